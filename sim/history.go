@@ -1,0 +1,152 @@
+package sim
+
+import "time"
+
+// History is what the checker needs from a run, recorded in true time by the
+// processes through their Env. The simulator is omniscient: every outcome that
+// some process knows (for example whether the storage node accepted a write)
+// is recorded as ground truth, never left unknown.
+type History struct {
+	// Wants are the periods during which a client wanted a lock: from the
+	// moment its workload decided to acquire until it got the lock, gave up,
+	// crashed or the run ended. Liveness is judged on them.
+	Wants []Want
+	// Attempts are the individual acquire attempts (one try of an algorithm).
+	Attempts []Attempt
+	// Beliefs are the periods during which a client believed it held a lock.
+	Beliefs []Belief
+	// Sections are the critical sections: one read and one write of the
+	// protected resource each.
+	Sections []Section
+	// Faults are the faults the fault schedule applied, in order.
+	Faults []FaultRecord
+	// End is the true time at which the run stopped.
+	End Time
+}
+
+// Want is a period during which a client wanted a lock.
+type Want struct {
+	Client string
+	Lock   string
+	Start  Time
+	// End is when the want ended; Open is true when the run ended first.
+	End Time
+	// Got is true when the client acquired the lock at End.
+	Got  bool
+	Open bool
+	// Reason says why the want ended without the lock: "gave-up", "crashed",
+	// "run-end"; empty when Got.
+	Reason string
+}
+
+// Attempt is one acquire attempt.
+type Attempt struct {
+	Client string
+	Lock   string
+	Start  Time
+	End    Time
+	OK     bool
+	Open   bool // the run ended (or the client crashed) before the attempt finished
+}
+
+// BeliefEnd says why a belief period ended.
+type BeliefEnd string
+
+const (
+	// EndReleased: the client sent its release.
+	EndReleased BeliefEnd = "released"
+	// EndLost: the client learned that it lost the lock (an extend failed, a
+	// session expired notification, a reply saying the key is gone).
+	EndLost BeliefEnd = "lost"
+	// EndExpired: the client's algorithm checked the validity it computed and
+	// found, on its own clock, that it had passed.
+	EndExpired BeliefEnd = "expired"
+	// EndCrashed: the client process crashed.
+	EndCrashed BeliefEnd = "crashed"
+	// EndRunEnd: the run ended while the client still believed.
+	EndRunEnd BeliefEnd = "run-end"
+)
+
+// Belief is a period during which a client believed it held a lock. Start is
+// the moment the client concluded it holds the lock; AttemptStart is the start
+// of the attempt that led to it (the call time of the acquire operation in the
+// mutex model).
+type Belief struct {
+	ID           int
+	Client       string
+	Lock         string
+	AttemptStart Time
+	Start        Time
+	End          Time
+	Open         bool // still open (only while the run is in progress)
+	Reason       BeliefEnd
+	// Token is the fencing token obtained with the lock, if any.
+	Token    int64
+	HasToken bool
+}
+
+// WriteOutcome is the storage node's ground truth about a write.
+type WriteOutcome string
+
+const (
+	// WriteNone: no write was sent (the section was abandoned before writing).
+	WriteNone WriteOutcome = ""
+	// WriteAccepted: the storage node applied the write.
+	WriteAccepted WriteOutcome = "accepted"
+	// WriteRejected: the storage node refused the write (fencing).
+	WriteRejected WriteOutcome = "rejected"
+	// WriteLost: the write was sent but never reached the storage node
+	// (dropped by the network, or the run ended while it was in flight).
+	WriteLost WriteOutcome = "lost"
+)
+
+// Section is one critical section: the client reads the resource, spends its
+// hold time, and writes value+1. Times are true times; zero means "did not
+// happen" and the matching flag tells.
+type Section struct {
+	ID     int
+	Client string
+	Lock   string
+	// BeliefID links the section to the belief period it ran under (-1 if none).
+	BeliefID int
+	Token    int64
+	HasToken bool
+
+	// ReadSent is when the client sent its read; ReadAt is when the storage
+	// node served it (Read is true then) and ReadValue what it returned.
+	ReadSent     Time
+	ReadAt       Time
+	Read         bool
+	ReadValue    int64
+	ReadRejected bool // the storage node refused the read (fencing mode mark)
+
+	// WriteSent is when the client sent its write; WriteAt is when the
+	// storage node decided, with the outcome in Outcome.
+	WriteSent  Time
+	WriteAt    Time
+	Written    bool // the client sent a write
+	WriteValue int64
+	Outcome    WriteOutcome
+	// ResultAt is when the client learned the outcome (0 if it never did).
+	ResultAt Time
+}
+
+// FaultRecord is a fault as it was applied.
+type FaultRecord struct {
+	At   Time
+	Kind string
+	// Targets are the processes the fault touches (sorted as given).
+	Targets []string
+	// Text describes the fault in words, e.g. "C's wall clock jumped +30s".
+	Text string
+	// Until is when the fault stops acting: the end of a pause, a delay or a
+	// partition with heal_after, the restart of a crashed node. It is 0 for an
+	// instantaneous fault (a clock jump, a drift change, a drop of the next N
+	// messages, a heal, a promotion) and Never for a fault that does not heal
+	// by itself (a partition without heal_after, a crash without restart); a
+	// later heal or restart fault is recorded as its own record.
+	Until Time
+}
+
+// Duration converts a true-time span to a time.Duration.
+func (t Time) Duration() time.Duration { return time.Duration(t) }
