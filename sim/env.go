@@ -1,0 +1,89 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+)
+
+// TimerID identifies a timer for Cancel. The zero value is no timer.
+type TimerID struct {
+	idx int32
+	gen uint32
+}
+
+// Env is a process's only window on the world: its clocks, the network, its
+// timers, its random stream, its disk and the history recorder. The kernel
+// keeps one Env per process for the whole run (it survives restarts).
+type Env struct {
+	k *Kernel
+	p *proc
+}
+
+// ID returns the process's id.
+func (e *Env) ID() ProcID { return e.p.id }
+
+// Name returns the process's name.
+func (e *Env) Name() string { return e.p.name }
+
+// Lookup returns the id of a named process.
+func (e *Env) Lookup(name string) (ProcID, bool) { return e.k.Lookup(name) }
+
+// NameOf returns the name of a process.
+func (e *Env) NameOf(id ProcID) string { return e.k.Name(id) }
+
+// Wall returns the wall clock in nanoseconds since the Unix epoch.
+func (e *Env) Wall() int64 { return e.p.clock.read(Wall, e.k.now) }
+
+// WallMs returns the wall clock in Unix milliseconds (Redis' mstime()).
+func (e *Env) WallMs() int64 { return floorDiv(e.Wall(), int64(time.Millisecond)) }
+
+// Mono returns the monotonic clock in nanoseconds.
+func (e *Env) Mono() int64 { return e.p.clock.read(Mono, e.k.now) }
+
+// Read returns the reading of clock c.
+func (e *Env) Read(c Clock) int64 { return e.p.clock.read(c, e.k.now) }
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// Send sends a message to another process over the simulated network.
+func (e *Env) Send(to ProcID, m Message) { e.k.send(e.p, to, m) }
+
+// SetTimer sets a timer that fires when clock c reaches deadline (a reading
+// of that clock). tag is handed back to Fire.
+func (e *Env) SetTimer(c Clock, deadline int64, tag any) TimerID {
+	return e.k.setTimer(e.p, c, deadline, tag)
+}
+
+// After sets a timer that fires when clock c has advanced by d.
+func (e *Env) After(c Clock, d time.Duration, tag any) TimerID {
+	return e.k.setTimer(e.p, c, e.Read(c)+int64(d), tag)
+}
+
+// Cancel cancels a timer; it reports whether the timer was still pending.
+func (e *Env) Cancel(id TimerID) bool { return e.k.cancelTimer(id) }
+
+// Rand returns the process's own random stream ("proc/NAME"). It is not
+// reset by a restart: the machine keeps drawing.
+func (e *Env) Rand() *Rand { return &e.p.rand }
+
+// Disk returns the process's disk.
+func (e *Env) Disk() *Disk { return &e.p.disk }
+
+// Log records a model event (key-set, expired, fsync, promoted, ...) in the
+// trace. Fault triggers can match its kind.
+func (e *Env) Log(kind Kind, text string) {
+	e.k.tr.text = append(e.k.tr.text[:0], text...)
+	e.k.traceText(kind, e.p.id, NoProc, e.k.tr.text)
+}
+
+// Logf is Log with formatting.
+func (e *Env) Logf(kind Kind, format string, args ...any) {
+	e.k.tr.text = fmt.Appendf(e.k.tr.text[:0], format, args...)
+	e.k.traceText(kind, e.p.id, NoProc, e.k.tr.text)
+}

@@ -1,0 +1,221 @@
+package sim
+
+import "fmt"
+
+// openRecords tracks a process's history records that are still open, so
+// that a crash or the end of the run can close them.
+type openRecords struct {
+	wants    []int
+	attempts []int
+	beliefs  []int
+}
+
+func removeInt(s []int, v int) []int {
+	for i, x := range s {
+		if x == v {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
+}
+
+// WantBegin records that the client starts wanting a lock; it returns the
+// want's id.
+func (e *Env) WantBegin(lock string) int {
+	h := &e.k.hist
+	id := len(h.Wants)
+	h.Wants = append(h.Wants, Want{Client: e.p.name, Lock: lock, Start: e.k.now, Open: true})
+	e.p.open.wants = append(e.p.open.wants, id)
+	return id
+}
+
+// WantEnd records that the want ended: got tells whether with the lock;
+// otherwise reason says why ("gave-up").
+func (e *Env) WantEnd(id int, got bool, reason string) {
+	w := &e.k.hist.Wants[id]
+	if !w.Open {
+		return
+	}
+	w.End, w.Got, w.Open, w.Reason = e.k.now, got, false, reason
+	if got {
+		w.Reason = ""
+	}
+	e.p.open.wants = removeInt(e.p.open.wants, id)
+}
+
+// AttemptBegin records the start of an acquire attempt (and emits
+// acquire-start); it returns the attempt's id.
+func (e *Env) AttemptBegin(lock string) int {
+	h := &e.k.hist
+	id := len(h.Attempts)
+	h.Attempts = append(h.Attempts, Attempt{Client: e.p.name, Lock: lock, Start: e.k.now, Open: true})
+	e.p.open.attempts = append(e.p.open.attempts, id)
+	e.Logf(KindAcquireStart, "%s attempt %d", lock, id)
+	return id
+}
+
+// AttemptEnd records the outcome of an attempt. A failed attempt emits
+// acquire-failed; a successful one is followed by BeliefBegin.
+func (e *Env) AttemptEnd(id int, ok bool) {
+	a := &e.k.hist.Attempts[id]
+	if !a.Open {
+		return
+	}
+	a.End, a.OK, a.Open = e.k.now, ok, false
+	e.p.open.attempts = removeInt(e.p.open.attempts, id)
+	if !ok {
+		e.Logf(KindAcquireFailed, "%s attempt %d", a.Lock, id)
+	}
+}
+
+// BeliefBegin records that the client now believes it holds lock, as the
+// result of the given attempt, with an optional fencing token. It emits
+// acquired and returns the belief's id.
+func (e *Env) BeliefBegin(lock string, attempt int, token int64, hasToken bool) int {
+	h := &e.k.hist
+	id := len(h.Beliefs)
+	start := e.k.now
+	if attempt >= 0 && attempt < len(h.Attempts) {
+		start = h.Attempts[attempt].Start
+	}
+	h.Beliefs = append(h.Beliefs, Belief{ID: id, Client: e.p.name, Lock: lock, AttemptStart: start, Start: e.k.now, Open: true, Token: token, HasToken: hasToken})
+	e.p.open.beliefs = append(e.p.open.beliefs, id)
+	if hasToken {
+		e.Logf(KindAcquired, "%s token %d", lock, token)
+	} else {
+		e.Logf(KindAcquired, "%s", lock)
+	}
+	return id
+}
+
+// BeliefEnd records that the client stopped believing it holds the lock.
+// Reason EndReleased emits released; EndLost and EndExpired emit lock-lost.
+func (e *Env) BeliefEnd(id int, reason BeliefEnd) {
+	e.k.endBelief(e.p, id, reason)
+}
+
+func (k *Kernel) endBelief(p *proc, id int, reason BeliefEnd) {
+	b := &k.hist.Beliefs[id]
+	if !b.Open {
+		return
+	}
+	b.End, b.Open, b.Reason = k.now, false, reason
+	p.open.beliefs = removeInt(p.open.beliefs, id)
+	kind := KindLockLost
+	if reason == EndReleased {
+		kind = KindReleased
+	}
+	k.Tracef(kind, p.id, "%s (%s)", b.Lock, reason)
+}
+
+// Believes reports whether belief id is still open.
+func (e *Env) Believes(id int) bool {
+	return id >= 0 && id < len(e.k.hist.Beliefs) && e.k.hist.Beliefs[id].Open
+}
+
+// SectionBegin records that the client sends the read of a critical section
+// under belief (or -1). It emits resource-read and returns the section id,
+// which travels with the read and write messages so that the storage node
+// can record its ground truth.
+func (e *Env) SectionBegin(lock string, belief int, token int64, hasToken bool) int {
+	h := &e.k.hist
+	id := len(h.Sections)
+	h.Sections = append(h.Sections, Section{ID: id, Client: e.p.name, Lock: lock, BeliefID: belief, Token: token, HasToken: hasToken, ReadSent: e.k.now})
+	e.Logf(KindResourceRead, "%s section %d", lock, id)
+	return id
+}
+
+// SectionRead records, at the storage node, that it served the read of
+// section id with value (or rejected it).
+func (e *Env) SectionRead(id int, value int64, rejected bool) {
+	if s := e.k.section(id); s != nil {
+		s.ReadAt, s.Read, s.ReadValue, s.ReadRejected = e.k.now, !rejected, value, rejected
+	}
+}
+
+// SectionWriteSent records that the client sends the write of value.
+func (e *Env) SectionWriteSent(id int, value int64) {
+	if s := e.k.section(id); s != nil {
+		s.WriteSent, s.Written, s.WriteValue = e.k.now, true, value
+		e.Logf(KindResourceWrite, "%s section %d value %d", s.Lock, id, value)
+	}
+}
+
+// SectionWriteDecided records, at the storage node, the fate of the write.
+func (e *Env) SectionWriteDecided(id int, outcome WriteOutcome) {
+	if s := e.k.section(id); s != nil {
+		s.WriteAt, s.Outcome = e.k.now, outcome
+	}
+}
+
+// SectionResult records that the client learned the outcome of its write.
+func (e *Env) SectionResult(id int) {
+	if s := e.k.section(id); s != nil {
+		s.ResultAt = e.k.now
+	}
+}
+
+func (k *Kernel) section(id int) *Section {
+	if id < 0 || id >= len(k.hist.Sections) {
+		panic(fmt.Sprintf("sim: unknown section id %d", id))
+	}
+	return &k.hist.Sections[id]
+}
+
+// RecordFault adds a fault to the history (fault schedules call it when
+// they apply a fault) and to the trace.
+func (k *Kernel) RecordFault(f FaultRecord) {
+	f.At = k.now
+	k.hist.Faults = append(k.hist.Faults, f)
+	k.Tracef(KindFault, NoProc, "%s: %s", f.Kind, f.Text)
+}
+
+// closeOpen ends every open record of a process (crash or end of run).
+func (k *Kernel) closeOpen(p *proc, reason BeliefEnd) {
+	for len(p.open.beliefs) > 0 {
+		k.endBelief(p, p.open.beliefs[0], reason)
+	}
+	for _, id := range p.open.attempts {
+		a := &k.hist.Attempts[id]
+		a.End = k.now
+		if reason != EndRunEnd {
+			a.Open = false
+		}
+	}
+	p.open.attempts = p.open.attempts[:0]
+	for _, id := range p.open.wants {
+		w := &k.hist.Wants[id]
+		w.End = k.now
+		if reason == EndCrashed {
+			w.Open, w.Reason = false, "crashed"
+		} else {
+			w.Reason = "run-end"
+		}
+	}
+	p.open.wants = p.open.wants[:0]
+}
+
+// Finish ends the run at the current time: beliefs still open end with
+// reason run-end (and stay marked as such), open attempts and wants keep
+// Open set with End = now, and writes that were sent but never reached the
+// storage node are marked lost. It returns the history. Call it once, after
+// the last Run.
+func (k *Kernel) Finish() *History {
+	if !k.finished {
+		k.finished = true
+		for _, p := range k.procs {
+			k.closeOpen(p, EndRunEnd)
+		}
+		for i := range k.hist.Sections {
+			s := &k.hist.Sections[i]
+			if s.Written && s.Outcome == WriteNone {
+				s.Outcome = WriteLost
+			}
+		}
+		k.hist.End = k.now
+	}
+	return &k.hist
+}
+
+// History returns the history recorded so far (complete after Finish).
+func (k *Kernel) History() *History { return &k.hist }
