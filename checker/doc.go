@@ -1,0 +1,24 @@
+// Package checker turns the history of a locksim run into verdicts a design
+// review can trust.
+//
+// It answers three separate questions, because a fenced resource can stay
+// consistent while the lock itself failed:
+//
+//   - Lock safety: did two belief periods of a lock overlap in true time? It
+//     is decided by porcupine with an owner-aware mutex model (LockModel).
+//   - Resource safety: is the sequence of critical sections on the protected
+//     resource explained by some order in which each accepted write
+//     incremented the value it read? It is decided by porcupine with a
+//     fetch-and-increment counter model (ResourceModel).
+//   - Liveness: once the faults have settled, did every client that wanted a
+//     lock get it within its bound? It is measured directly on the wants.
+//
+// Porcupine always runs with a timeout; a timeout is reported as the verdict
+// Unknown, which never counts as a pass. The words that explain a violation
+// (who overlapped with whom, which update was lost, which faults came first)
+// are computed directly from the history, not from porcupine's output, so they
+// are deterministic.
+//
+// The checker reads only the history types of package sim and uses porcupine;
+// it must not import the nodes, clients or any other locksim package.
+package checker
