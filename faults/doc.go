@@ -1,0 +1,14 @@
+// Package faults holds locksim's fault kinds, their triggers and schedules,
+// and the random schedule generator used for fuzzing.
+//
+// A Spec is one fault as a scenario file writes it (SCENARIO_FORMAT.md,
+// "Fault kinds" and "Triggers"): a kind with its fields, fired at a true time
+// or when an event happens (the Nth time a process emits an event of a
+// kind), optionally after a delay. Install validates nothing: scenarios
+// validate specs (with file and line) before they build a world; Install
+// resolves names to processes and schedules the faults on a sim.Kernel, and
+// records each applied fault in the history so that the checker can name
+// the faults that preceded a violation.
+//
+// faults imports only sim.
+package faults
