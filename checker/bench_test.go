@@ -1,0 +1,107 @@
+package checker
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// genHistory generates, deterministically, a history of n belief periods on
+// one lock handed round-robin among k clients that wait for it in FIFO order
+// (each client starts its next attempt as soon as it releases, so k-1
+// acquires are pending at any time), each with one critical section that
+// increments a counter, and one want per acquisition. If illegal, every
+// thousandth holder (and the first) is paused past the next grant: the two
+// beliefs overlap and the paused holder's write lands between the next
+// holder's read and write, a lost update.
+func genHistory(n, k int, illegal bool) *sim.History {
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(k)))
+	h := &sim.History{}
+	lastEnd := make([]sim.Time, k)
+	var value int64
+	var t, forced sim.Time
+	for i := 0; i < n; i++ {
+		c := i % k
+		name := fmt.Sprintf("c%d", c)
+		attempt := lastEnd[c] + ms(1)
+		start := t + ms(int64(1+rng.IntN(5)))
+		if forced > 0 {
+			start, forced = forced, 0
+		}
+		end := start + ms(int64(10+rng.IntN(50)))
+		readAt, writeAt := start+ms(1), end-ms(1)
+		read := value
+		if illegal && i%1000 == 0 && i+1 < n {
+			// Paused: the next holder is granted at forced and reads at
+			// forced+1ms, before this write lands at forced+3ms; this belief
+			// ends at forced+4ms. Both write read+1: one update is lost.
+			forced = end + ms(1)
+			writeAt, end = forced+ms(3), forced+ms(4)
+		} else {
+			value++
+		}
+		h.Beliefs = append(h.Beliefs, sim.Belief{
+			ID: i, Client: name, Lock: "L", AttemptStart: attempt, Start: start, End: end,
+			Reason: sim.EndReleased, Token: int64(i + 1), HasToken: true,
+		})
+		h.Sections = append(h.Sections, sim.Section{
+			ID: i, Client: name, Lock: "L", BeliefID: i, Token: int64(i + 1), HasToken: true,
+			ReadSent: readAt, ReadAt: readAt, Read: true, ReadValue: read,
+			WriteSent: writeAt, WriteAt: writeAt, Written: true, WriteValue: read + 1,
+			Outcome: sim.WriteAccepted, ResultAt: writeAt,
+		})
+		h.Wants = append(h.Wants, sim.Want{Client: name, Lock: "L", Start: attempt, End: start, Got: true})
+		lastEnd[c] = end
+		t = max(t, end)
+	}
+	h.End = t + sim.Time(time.Second)
+	return h
+}
+
+func TestGenHistory(t *testing.T) {
+	for _, k := range []int{5, 50} {
+		legal := Check(genHistory(2000, k, false), Options{DefaultMaxWait: time.Minute})
+		assert.Equal(t, []Verdict{Holds, Holds, Holds}, []Verdict{legal.LockSafety, legal.ResourceSafety, legal.Liveness}, "k=%d", k)
+		assert.Empty(t, legal.Violations)
+
+		bad := Check(genHistory(2000, k, true), Options{DefaultMaxWait: time.Minute})
+		assert.Equal(t, []Verdict{Violated, Violated, Holds}, []Verdict{bad.LockSafety, bad.ResourceSafety, bad.Liveness}, "k=%d", k)
+		var kinds []string
+		for _, v := range bad.Violations {
+			kinds = append(kinds, v.Kind)
+		}
+		assert.Equal(t, []string{KindLockSafety, KindLockSafety, KindResourceSafety, KindResourceSafety}, kinds, "k=%d: two overlaps, two lost updates", k)
+	}
+}
+
+// BenchmarkCheck10k checks histories of 5,000 belief periods (10,000 lock
+// operations) and 5,000 critical sections (5,000 resource operations).
+func BenchmarkCheck10k(b *testing.B) {
+	for _, bc := range []struct {
+		clients int
+		illegal bool
+	}{{5, false}, {5, true}, {50, false}, {50, true}} {
+		name := fmt.Sprintf("clients=%d/legal", bc.clients)
+		if bc.illegal {
+			name = fmt.Sprintf("clients=%d/illegal", bc.clients)
+		}
+		h := genHistory(5000, bc.clients, bc.illegal)
+		want := Holds
+		if bc.illegal {
+			want = Violated
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				r := Check(h, Options{DefaultMaxWait: time.Minute})
+				if r.LockSafety != want || r.ResourceSafety != want {
+					b.Fatalf("verdicts %s, %s; want %s", r.LockSafety, r.ResourceSafety, want)
+				}
+			}
+		})
+	}
+}

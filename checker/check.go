@@ -1,0 +1,310 @@
+package checker
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// Verdict is the answer to one of the checker's questions.
+type Verdict string
+
+const (
+	// Holds means the property was checked and holds.
+	Holds Verdict = "holds"
+	// Violated means the property was checked and does not hold; Result
+	// explains how.
+	Violated Verdict = "violated"
+	// Unknown means porcupine ran out of time before deciding. It is an
+	// outcome of its own and never counts as a pass.
+	Unknown Verdict = "unknown"
+	// NotJudged is a liveness verdict only: no wait bound was given, or the
+	// faults settled only after the run ended, so there was nothing to judge.
+	// It is neither a pass nor a violation.
+	NotJudged Verdict = "not-judged"
+)
+
+// DefaultTimeout is the porcupine timeout of a check when Options.Timeout is
+// not set.
+const DefaultTimeout = 10 * time.Second
+
+// Options tune Check.
+type Options struct {
+	// Timeout bounds each porcupine check (lock and resource separately);
+	// zero or negative means DefaultTimeout. A check that runs out of time
+	// gives the verdict Unknown.
+	Timeout time.Duration
+	// MaxWait is the liveness bound per client name. A client missing from
+	// the map uses DefaultMaxWait; a bound of zero or less means the client's
+	// waits are measured but never judged.
+	MaxWait map[string]time.Duration
+	// DefaultMaxWait is the liveness bound of clients missing from MaxWait.
+	// When it is zero and MaxWait gives no positive bound, liveness is not
+	// judged at all (verdict NotJudged).
+	DefaultMaxWait time.Duration
+	// OutDir, when not empty, receives porcupine's HTML visualization of each
+	// illegal history (lock.html, resource.html), with the faults drawn on a
+	// row tagged "faults" and the violations on a row tagged "violations".
+	// The HTML is not byte-for-byte deterministic; the verdicts are.
+	OutDir string
+}
+
+// Window is a span of true time.
+type Window struct {
+	Start sim.Time `json:"start"`
+	End   sim.Time `json:"end"`
+}
+
+// Violation kinds.
+const (
+	KindLockSafety     = "lock-safety"
+	KindResourceSafety = "resource-safety"
+	KindLiveness       = "liveness"
+)
+
+// Violation is one way in which a property failed, in words.
+type Violation struct {
+	// Kind is KindLockSafety, KindResourceSafety or KindLiveness.
+	Kind string `json:"kind"`
+	// Lock is the lock (and protected resource) concerned.
+	Lock string `json:"lock"`
+	// Clients are the clients involved, in the order the explanation names
+	// them.
+	Clients []string `json:"clients"`
+	// Windows are the true-time spans of the violation: the overlap of two
+	// beliefs, the section whose read went stale, or the excessive wait.
+	Windows []Window `json:"windows"`
+	// Explanation tells what happened in one or two sentences.
+	Explanation string `json:"explanation"`
+}
+
+// Result holds the verdicts on one history and what explains them.
+type Result struct {
+	LockSafety     Verdict `json:"lock_safety"`
+	ResourceSafety Verdict `json:"resource_safety"`
+	Liveness       Verdict `json:"liveness"`
+
+	// Violations lists lock-safety, then resource-safety, then liveness
+	// violations, each group in true-time order. A property whose verdict is
+	// not Violated contributes none.
+	Violations []Violation `json:"violations"`
+
+	// LongestWait is the longest wait measured for liveness and
+	// LongestWaitClient the client that waited it (empty if nobody waited).
+	LongestWait       time.Duration `json:"longest_wait"`
+	LongestWaitClient string        `json:"longest_wait_client"`
+	// LivenessFrom is the moment from which waits were judged: when the last
+	// fault settled (see CheckLiveness).
+	LivenessFrom sim.Time `json:"liveness_from"`
+	// LivenessNote says from when liveness was judged and why, or why it was
+	// not judged.
+	LivenessNote string `json:"liveness_note,omitempty"`
+
+	// Fencing tells, when the lock failed but the resource stayed safe, how
+	// fencing saved it (or that no write conflicted).
+	Fencing string `json:"fencing,omitempty"`
+
+	// Visualizations are the HTML files written to Options.OutDir, and
+	// VisualizationErr the first error met writing them.
+	Visualizations   []string `json:"visualizations,omitempty"`
+	VisualizationErr error    `json:"-"`
+}
+
+// Check judges a history: lock safety and resource safety with porcupine,
+// liveness directly, and explains every violation in words. A nil history is
+// an empty one.
+func Check(h *sim.History, opts Options) Result {
+	h = orEmpty(h)
+	timeout := withDefault(opts.Timeout)
+	verbose := opts.OutDir != ""
+
+	lockV, lockInfo := checkLock(h, timeout, verbose)
+	resV, resInfo := checkResource(h, timeout, verbose)
+	live := CheckLiveness(h, opts)
+
+	r := Result{
+		LockSafety:        lockV,
+		ResourceSafety:    resV,
+		Liveness:          live.Verdict,
+		LongestWait:       live.LongestWait,
+		LongestWaitClient: live.LongestWaitClient,
+		LivenessFrom:      live.From,
+		LivenessNote:      live.Note,
+	}
+	var lockViolations, resViolations []Violation
+	if lockV == Violated {
+		lockViolations = explainLock(h)
+		r.Violations = append(r.Violations, lockViolations...)
+	}
+	if resV == Violated {
+		resViolations = explainResource(h)
+		r.Violations = append(r.Violations, resViolations...)
+	}
+	r.Violations = append(r.Violations, live.Violations...)
+	if lockV == Violated && resV == Holds {
+		r.Fencing = fencingStory(h, lockViolations)
+	}
+
+	if verbose {
+		if lockV == Violated {
+			r.visualize(lockModelNamed(beliefClients(h)), lockInfo, h, lockViolations, filepath.Join(opts.OutDir, "lock.html"))
+		}
+		if resV == Violated {
+			r.visualize(ResourceModel, resInfo, h, resViolations, filepath.Join(opts.OutDir, "resource.html"))
+		}
+	}
+	return r
+}
+
+// visualize writes porcupine's visualization of info to path, with h's faults
+// and the given violations as annotations, and records the file or the error
+// in r.
+func (r *Result) visualize(model porcupine.Model, info porcupine.LinearizationInfo, h *sim.History, vs []Violation, path string) {
+	info.AddAnnotations(annotations(h, vs))
+	err := os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
+		err = porcupine.VisualizePath(model, info, path)
+	}
+	if err != nil {
+		if r.VisualizationErr == nil {
+			r.VisualizationErr = fmt.Errorf("checker: writing %s: %w", path, err)
+		}
+		return
+	}
+	r.Visualizations = append(r.Visualizations, path)
+}
+
+// annotations draws h's faults (tag "faults") and vs (tag "violations").
+func annotations(h *sim.History, vs []Violation) []porcupine.Annotation {
+	var as []porcupine.Annotation
+	for _, f := range h.Faults {
+		end := effectEnd(f)
+		if end == sim.Never || end > h.End {
+			end = h.End
+		}
+		details := f.Text
+		if len(f.Targets) > 0 {
+			details += " (" + joinAnd(f.Targets) + ")"
+		}
+		as = append(as, porcupine.Annotation{
+			Tag:             "faults",
+			Start:           int64(f.At),
+			End:             int64(end),
+			Description:     f.Kind,
+			Details:         details,
+			BackgroundColor: "#ffd8a8",
+		})
+	}
+	for _, v := range vs {
+		for _, w := range v.Windows {
+			as = append(as, porcupine.Annotation{
+				Tag:             "violations",
+				Start:           int64(w.Start),
+				End:             int64(w.End),
+				Description:     v.Kind,
+				Details:         v.Explanation,
+				BackgroundColor: "#ffa8a8",
+			})
+		}
+	}
+	return as
+}
+
+// linearize runs porcupine, always with a timeout. Verbose runs also return
+// the information a visualization needs. It is a variable so that tests can
+// observe the timeout Check passes.
+var linearize = func(model porcupine.Model, ops []porcupine.Operation, timeout time.Duration, verbose bool) (porcupine.CheckResult, porcupine.LinearizationInfo) {
+	if verbose {
+		return porcupine.CheckOperationsVerbose(model, ops, timeout)
+	}
+	return porcupine.CheckOperationsTimeout(model, ops, timeout), porcupine.LinearizationInfo{}
+}
+
+// verdictOf maps porcupine's result to a verdict. Anything but Ok and
+// Illegal, a timeout in particular, is Unknown.
+func verdictOf(r porcupine.CheckResult) Verdict {
+	switch r {
+	case porcupine.Ok:
+		return Holds
+	case porcupine.Illegal:
+		return Violated
+	default:
+		return Unknown
+	}
+}
+
+// withDefault returns timeout, or DefaultTimeout if it is not positive.
+// Porcupine reads a zero timeout as "no limit", which the checker never uses.
+func withDefault(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return DefaultTimeout
+	}
+	return timeout
+}
+
+// orEmpty returns h, or an empty history if h is nil.
+func orEmpty(h *sim.History) *sim.History {
+	if h == nil {
+		return &sim.History{}
+	}
+	return h
+}
+
+// partitionBy returns a porcupine partition function grouping operations by
+// key, partitions in key order and operations in their original order.
+func partitionBy(key func(porcupine.Operation) string) func([]porcupine.Operation) [][]porcupine.Operation {
+	return func(ops []porcupine.Operation) [][]porcupine.Operation {
+		index := map[string]int{}
+		var keys []string
+		var parts [][]porcupine.Operation
+		for _, op := range ops {
+			k := key(op)
+			i, ok := index[k]
+			if !ok {
+				i = len(parts)
+				index[k] = i
+				keys = append(keys, k)
+				parts = append(parts, nil)
+			}
+			parts[i] = append(parts[i], op)
+		}
+		order := make([]int, len(parts))
+		for i := range order {
+			order[i] = i
+		}
+		sort.Slice(order, func(a, b int) bool { return keys[order[a]] < keys[order[b]] })
+		sorted := make([][]porcupine.Operation, len(parts))
+		for i, j := range order {
+			sorted[i] = parts[j]
+		}
+		return sorted
+	}
+}
+
+// clientIDs maps each of the sorted names to its index, the porcupine client
+// id (zero-based, as visualizations need).
+func clientIDs(sortedNames []string) map[string]int {
+	ids := make(map[string]int, len(sortedNames))
+	for i, n := range sortedNames {
+		ids[n] = i
+	}
+	return ids
+}
+
+// uniqueSorted sorts names and removes duplicates, in place.
+func uniqueSorted(names []string) []string {
+	sort.Strings(names)
+	out := names[:0]
+	for i, n := range names {
+		if i == 0 || n != names[i-1] {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,183 @@
+package checker
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// kleppmann is the article's story: c1 pauses while holding the lock, its
+// lease expires, c2 acquires and writes with a newer token, and c1 writes on
+// resuming. Fencing rejects c1's write (and c2 waits 22s for the lock).
+func kleppmann() *sim.History {
+	h := history(s(60), []sim.Belief{
+		withToken(bel("c1", s(0), s(1), s(31)), 33),
+		withToken(bel("c2", s(2), s(24), s(27)), 34),
+	}, []sim.Section{
+		sect("c1", 33, s(2), s(30), 0, sim.WriteRejected),
+		sect("c2", 34, s(25), s(26), 0, sim.WriteAccepted),
+	})
+	h.Wants = []sim.Want{want("c1", s(0), s(1), true, ""), want("c2", s(2), s(24), true, "")}
+	h.Faults = []sim.FaultRecord{fault(s(3), s(29), "pause", "c1 was paused for 26s (GC)", "c1")}
+	return h
+}
+
+func TestCheck(t *testing.T) {
+	r := Check(kleppmann(), Options{DefaultMaxWait: 30 * time.Second})
+	assert.Equal(t, Result{
+		LockSafety:     Violated,
+		ResourceSafety: Holds,
+		Liveness:       Holds,
+		Violations: []Violation{{
+			Kind: KindLockSafety, Lock: "L", Clients: []string{"c1", "c2"},
+			Windows:     []Window{{Start: s(24), End: s(27)}},
+			Explanation: `c1 believed it held the lock "L" from 1.000s to 31.000s and c2 from 24.000s to 27.000s; the overlap began 21s after c1 was paused for 26s (GC) at 3.000s.`,
+		}},
+		LongestWait:       0,
+		LongestWaitClient: "",
+		LivenessFrom:      s(29),
+		LivenessNote:      "judged from 29.000s, when the last fault settled (c1 was paused for 26s (GC) from 3.000s to 29.000s)",
+		Fencing:           "c1's write with token 33 was rejected at 30.000s after c2 wrote with token 34 at 26.000s",
+	}, r)
+}
+
+func TestCheckAllViolated(t *testing.T) {
+	h := history(s(100), []sim.Belief{
+		withToken(bel("c1", s(26), s(27), s(62)), 2),
+		withToken(bel("c0", s(40), s(43), s(81)), 3),
+	}, counterexample())
+	h.Wants = []sim.Want{want("c0", s(0), s(43), true, ""), want("c1", s(0), s(27), true, ""), openWant("c2", s(50))}
+	r := Check(h, Options{DefaultMaxWait: 30 * time.Second})
+	assert.Equal(t, Violated, r.LockSafety)
+	assert.Equal(t, Violated, r.ResourceSafety)
+	assert.Equal(t, Violated, r.Liveness)
+	assert.Empty(t, r.Fencing, "no fencing story when the resource was not kept safe")
+	assert.Equal(t, 50*time.Second, r.LongestWait)
+	assert.Equal(t, "c2", r.LongestWaitClient)
+	var kinds []string
+	for _, v := range r.Violations {
+		kinds = append(kinds, v.Kind)
+	}
+	assert.Equal(t, []string{KindLockSafety, KindResourceSafety, KindLiveness, KindLiveness}, kinds)
+}
+
+func TestCheckNilHistory(t *testing.T) {
+	r := Check(nil, Options{})
+	assert.Equal(t, Holds, r.LockSafety)
+	assert.Equal(t, Holds, r.ResourceSafety)
+	assert.Equal(t, NotJudged, r.Liveness)
+	assert.Empty(t, r.Violations)
+}
+
+func TestVerdictOf(t *testing.T) {
+	assert.Equal(t, Holds, verdictOf(porcupine.Ok))
+	assert.Equal(t, Violated, verdictOf(porcupine.Illegal))
+	assert.Equal(t, Unknown, verdictOf(porcupine.Unknown))
+	assert.Equal(t, Unknown, verdictOf(porcupine.CheckResult("something new")))
+}
+
+// fakeLinearize replaces porcupine for one test, recording the timeouts and
+// answering res.
+func fakeLinearize(t *testing.T, res porcupine.CheckResult) *[]time.Duration {
+	t.Helper()
+	var timeouts []time.Duration
+	saved := linearize
+	linearize = func(_ porcupine.Model, _ []porcupine.Operation, timeout time.Duration, _ bool) (porcupine.CheckResult, porcupine.LinearizationInfo) {
+		timeouts = append(timeouts, timeout)
+		return res, porcupine.LinearizationInfo{}
+	}
+	t.Cleanup(func() { linearize = saved })
+	return &timeouts
+}
+
+func TestCheckPassesTheTimeout(t *testing.T) {
+	tests := []struct {
+		name string
+		opts time.Duration
+		want time.Duration
+	}{
+		{"given", 1234 * time.Millisecond, 1234 * time.Millisecond},
+		{"default", 0, DefaultTimeout},
+		{"negative means default, never unlimited", -time.Second, DefaultTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			timeouts := fakeLinearize(t, porcupine.Ok)
+			Check(kleppmann(), Options{Timeout: tt.opts})
+			assert.Equal(t, []time.Duration{tt.want, tt.want}, *timeouts, "one lock check, one resource check")
+
+			*timeouts = nil
+			CheckLock(kleppmann(), tt.opts)
+			CheckResource(kleppmann(), tt.opts)
+			assert.Equal(t, []time.Duration{tt.want, tt.want}, *timeouts)
+		})
+	}
+}
+
+func TestCheckUnknown(t *testing.T) {
+	fakeLinearize(t, porcupine.Unknown)
+	r := Check(kleppmann(), Options{DefaultMaxWait: 30 * time.Second})
+	assert.Equal(t, Unknown, r.LockSafety)
+	assert.Equal(t, Unknown, r.ResourceSafety)
+	assert.Equal(t, Holds, r.Liveness, "liveness does not depend on porcupine")
+	assert.Empty(t, r.Violations, "an unknown verdict explains nothing")
+	assert.Empty(t, r.Fencing)
+}
+
+func TestVisualization(t *testing.T) {
+	t.Run("illegal histories are drawn", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "out")
+		h := history(s(100), []sim.Belief{
+			withToken(bel("c1", s(26), s(27), s(62)), 2),
+			withToken(bel("c0", s(40), s(43), s(81)), 3),
+		}, counterexample())
+		h.Faults = []sim.FaultRecord{
+			fault(s(30), s(50), "pause", "c1 was paused for 20s", "c1"),
+			fault(s(35), sim.Never, "crash", "r1 crashed", "r1"),
+		}
+		r := Check(h, Options{OutDir: dir})
+		require.NoError(t, r.VisualizationErr)
+		require.Equal(t, Violated, r.LockSafety)
+		require.Equal(t, Violated, r.ResourceSafety)
+		assert.Equal(t, []string{filepath.Join(dir, "lock.html"), filepath.Join(dir, "resource.html")}, r.Visualizations)
+		for _, path := range r.Visualizations {
+			info, err := os.Stat(path)
+			require.NoError(t, err)
+			assert.Positive(t, info.Size())
+		}
+	})
+	t.Run("legal histories are not", func(t *testing.T) {
+		dir := t.TempDir()
+		r := Check(history(s(10), []sim.Belief{bel("c1", 0, s(1), s(2))}, nil), Options{OutDir: dir})
+		assert.Empty(t, r.Visualizations)
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, entries)
+	})
+	t.Run("an error is reported, verdicts stand", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "file")
+		require.NoError(t, os.WriteFile(file, nil, 0o644))
+		r := Check(history(s(100), nil, counterexample()), Options{OutDir: file})
+		assert.Equal(t, Violated, r.ResourceSafety)
+		assert.Error(t, r.VisualizationErr)
+		assert.Empty(t, r.Visualizations)
+	})
+}
+
+// TestCheckIsDeterministic runs the same history many times: porcupine checks
+// partitions in parallel, which must not reach the result.
+func TestCheckIsDeterministic(t *testing.T) {
+	h := genHistory(300, 4, true)
+	first := Check(h, Options{DefaultMaxWait: time.Minute})
+	require.Equal(t, Violated, first.LockSafety)
+	for i := 0; i < 10; i++ {
+		assert.Equal(t, first, Check(h, Options{DefaultMaxWait: time.Minute}))
+	}
+}

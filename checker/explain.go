@@ -1,0 +1,489 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// The explanations are computed directly from the history, never from
+// porcupine's output, and depend only on the history: every list is sorted
+// and no map order reaches the text.
+
+// overlap is two belief periods of one lock that overlap in true time; a
+// starts no later than b.
+type overlap struct {
+	a, b       sim.Belief
+	aEnd, bEnd sim.Time
+	start, end sim.Time
+}
+
+// overlaps returns every pair of overlapping belief periods of h, by lock and
+// then by the start of the later belief. Two periods overlap iff each starts
+// strictly before the other ends; periods that touch at one instant do not,
+// exactly as in LockModel.
+func overlaps(h *sim.History) []overlap {
+	type active struct {
+		b   sim.Belief
+		end sim.Time
+	}
+	var out []overlap
+	var open []active
+	lock := ""
+	for i, b := range sortedBeliefs(h) {
+		if i == 0 || b.Lock != lock {
+			lock, open = b.Lock, open[:0]
+		}
+		end := beliefEnd(b, h.End)
+		kept := open[:0]
+		for _, a := range open {
+			if a.end > b.Start { // a.end <= b.Start cannot overlap b or any later belief
+				kept = append(kept, a)
+			}
+		}
+		open = kept
+		for _, a := range open {
+			if a.b.Start < end && b.Start < a.end {
+				out = append(out, overlap{a: a.b, b: b, aEnd: a.end, bEnd: end, start: b.Start, end: minTime(a.end, end)})
+			}
+		}
+		open = append(open, active{b, end})
+	}
+	return out
+}
+
+// explainLock returns one lock-safety violation per belief that later
+// beliefs overlapped (a holder stuck for a long time overlaps many
+// successors: they make one violation, with one window per overlap), in time
+// order. If porcupine found the history illegal but no pair overlaps (which
+// LockModel's exactness rules out), it returns a generic violation rather
+// than none.
+func explainLock(h *sim.History) []Violation {
+	type key struct {
+		lock string
+		id   int
+	}
+	var groups [][]overlap
+	index := map[key]int{} // looked up only: group order is first appearance
+	for _, o := range overlaps(h) {
+		k := key{o.a.Lock, o.a.ID}
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], o)
+	}
+	var vs []Violation
+	for _, g := range groups {
+		vs = append(vs, explainOverlaps(h, g))
+	}
+	if len(vs) == 0 {
+		return []Violation{{
+			Kind:        KindLockSafety,
+			Explanation: "porcupine found no order of acquires and releases that keeps every lock exclusive, although no two belief periods overlap; see the lock visualization.",
+		}}
+	}
+	sortViolations(vs)
+	return vs
+}
+
+// explainOverlaps explains the overlaps g of one belief with later ones.
+func explainOverlaps(h *sim.History, g []overlap) Violation {
+	a := g[0].a
+	v := Violation{Kind: KindLockSafety, Lock: a.Lock, Clients: []string{a.Client}}
+	var text string
+	if len(g) == 1 && g[0].b.Client == a.Client {
+		text = fmt.Sprintf("%s believed it held the lock %q twice at once, from %s and from %s",
+			a.Client, a.Lock, span(a, g[0].aEnd, h.End), span(g[0].b, g[0].bEnd, h.End))
+	} else {
+		items := []string{span(a, g[0].aEnd, h.End)}
+		for i, o := range g {
+			if i == maxListed {
+				items = append(items, fmt.Sprintf("%d more overlapping beliefs", len(g)-maxListed))
+				break
+			}
+			who := o.b.Client
+			if who == a.Client {
+				who += " again"
+			}
+			items = append(items, fmt.Sprintf("%s from %s", who, span(o.b, o.bEnd, h.End)))
+		}
+		text = fmt.Sprintf("%s believed it held the lock %q from %s", a.Client, a.Lock, joinAnd(items))
+	}
+	first := g[0].start
+	for _, o := range g {
+		v.Clients = append(v.Clients, o.b.Client)
+		v.Windows = append(v.Windows, Window{Start: o.start, End: o.end})
+		first = minTime(first, o.start)
+	}
+	v.Clients = uniqueInOrder(v.Clients)
+	what := "the overlap"
+	if len(g) > 1 {
+		what = "the first overlap"
+	}
+	v.Explanation = text + "; " + faultClause(h.Faults, v.Clients, a.Start, first, what) + "."
+	return v
+}
+
+// span renders a belief period: "12.003s to 15.001s", or "14.200s until the
+// run ended at 60.000s" for a belief still held at the end.
+func span(b sim.Belief, end, runEnd sim.Time) string {
+	if b.Open || (b.Reason == sim.EndRunEnd && end == runEnd) {
+		return fmt.Sprintf("%s until the run ended at %s", b.Start, end)
+	}
+	return fmt.Sprintf("%s to %s", b.Start, end)
+}
+
+// faultClause names the faults that preceded what (a violation starting at
+// at, among the processes clients, whose first belief started at first).
+//
+// The candidates are the faults that began no later than at and were still
+// acting at first (or began after it): those that can have led the first
+// believer astray. Without such a fault, every fault that began no later
+// than at is a candidate (a drift change at the start of the run acts
+// forever). Among the candidates, faults targeting one of the clients are
+// preferred, since the checker does not know the topology; of those, the
+// most recent is named (all of them, in record order, if several began at the
+// same instant).
+func faultClause(faults []sim.FaultRecord, clients []string, first, at sim.Time, what string) string {
+	var acting, before []sim.FaultRecord
+	for _, f := range faults {
+		if f.At > at {
+			continue
+		}
+		before = append(before, f)
+		if effectEnd(f) >= first {
+			acting = append(acting, f)
+		}
+	}
+	cands := acting
+	if len(cands) == 0 {
+		cands = before
+	}
+	if len(cands) == 0 {
+		return "no fault preceded " + what
+	}
+	var targeted []sim.FaultRecord
+	for _, f := range cands {
+		if targets(f, clients) {
+			targeted = append(targeted, f)
+		}
+	}
+	if len(targeted) > 0 {
+		cands = targeted
+	}
+	latest := cands[0].At
+	for _, f := range cands {
+		if f.At > latest {
+			latest = f.At
+		}
+	}
+	var texts []string
+	for _, f := range cands {
+		if f.At == latest {
+			texts = append(texts, f.Text)
+		}
+	}
+	if latest == at {
+		return fmt.Sprintf("%s began at %s, when %s", what, at, joinAnd(texts))
+	}
+	return fmt.Sprintf("%s began %s after %s at %s", what, fmtDuration(at.Sub(latest)), joinAnd(texts), latest)
+}
+
+// targets reports whether f targets one of the processes.
+func targets(f sim.FaultRecord, processes []string) bool {
+	for _, t := range f.Targets {
+		for _, p := range processes {
+			if t == p {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// maxListed is how many writes or rejections an explanation lists before
+// summarising the rest as a count.
+const maxListed = 3
+
+// explainResource replays the accepted writes of each resource in the order
+// the storage node applied them and returns one resource-safety violation per
+// write whose read was stale: a lost update. If porcupine found the history
+// illegal but the replay finds no stale read (for instance a fenced section
+// that read a value the resource never held, which the strict model also
+// rejects), it returns a generic violation rather than none.
+func explainResource(h *sim.History) []Violation {
+	byLock := map[string][]sim.Section{}
+	var locks []string
+	for _, s := range checkedSections(h) {
+		if s.Outcome != sim.WriteAccepted {
+			continue
+		}
+		if _, ok := byLock[s.Lock]; !ok {
+			locks = append(locks, s.Lock)
+		}
+		byLock[s.Lock] = append(byLock[s.Lock], s)
+	}
+	sort.Strings(locks)
+
+	var vs []Violation
+	for _, lock := range locks {
+		writes := byLock[lock]
+		sort.SliceStable(writes, func(i, j int) bool {
+			a, b := writes[i], writes[j]
+			if a.WriteAt != b.WriteAt {
+				return a.WriteAt < b.WriteAt
+			}
+			if a.ReadValue != b.ReadValue {
+				return a.ReadValue < b.ReadValue
+			}
+			return a.ID < b.ID
+		})
+		// values[k] is the resource's value after the first k writes.
+		values := []int64{0}
+		for k, w := range writes {
+			if cur := values[k]; w.ReadValue != cur {
+				vs = append(vs, staleRead(w, writes[:k], values))
+			}
+			values = append(values, w.ReadValue+1)
+		}
+	}
+	if len(vs) == 0 {
+		return []Violation{{
+			Kind:        KindResourceSafety,
+			Explanation: "porcupine found no order of the critical sections that explains every value read, although no accepted write overwrote another; see the resource visualization.",
+		}}
+	}
+	sortViolations(vs)
+	return vs
+}
+
+// staleRead explains w, an accepted write whose read was stale, given the
+// writes applied before it and the values they produced.
+func staleRead(w sim.Section, before []sim.Section, values []int64) Violation {
+	v := Violation{
+		Kind:    KindResourceSafety,
+		Lock:    w.Lock,
+		Windows: []Window{{Start: w.ReadAt, End: w.WriteAt}},
+	}
+	// The writes applied since the resource last held the value w read.
+	k := -1
+	for i := len(before); i >= 0; i-- {
+		if values[i] == w.ReadValue {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		v.Clients = []string{w.Client}
+		v.Explanation = fmt.Sprintf("%s read %d at %s and its write of %d%s was accepted at %s, but the resource had never held %d until then.",
+			w.Client, w.ReadValue, w.ReadAt, w.ReadValue+1, tokenNote(w), w.WriteAt, w.ReadValue)
+		return v
+	}
+	lost := before[k:]
+	if len(lost) == 1 && lost[0].ReadValue == w.ReadValue {
+		x := lost[0]
+		v.Clients = uniqueInOrder([]string{x.Client, w.Client})
+		v.Explanation = fmt.Sprintf("%s and %s both read %d (at %s and %s) and both writes were accepted: %s's write of %d%s at %s was lost when %s wrote %d%s at %s.",
+			x.Client, w.Client, w.ReadValue, x.ReadAt, w.ReadAt,
+			x.Client, x.ReadValue+1, tokenNote(x), x.WriteAt,
+			w.Client, w.ReadValue+1, tokenNote(w), w.WriteAt)
+		return v
+	}
+	names := []string{w.Client}
+	var items []string
+	for i, x := range lost {
+		names = append(names, x.Client)
+		if i < maxListed {
+			items = append(items, fmt.Sprintf("%s's write of %d%s at %s", x.Client, x.ReadValue+1, tokenNote(x), x.WriteAt))
+		}
+	}
+	if n := len(lost) - maxListed; n > 0 {
+		items = append(items, fmt.Sprintf("%d more", n))
+	}
+	what, were := "that update was", "was"
+	if len(lost) > 1 {
+		what, were = "those updates were", "were"
+	}
+	v.Clients = uniqueInOrder(names)
+	v.Explanation = fmt.Sprintf("%s read %d at %s and wrote %d%s at %s, but %s %s accepted in between: %s lost.",
+		w.Client, w.ReadValue, w.ReadAt, w.ReadValue+1, tokenNote(w), w.WriteAt, joinAnd(items), were, what)
+	return v
+}
+
+// tokenNote renders a section's fencing token as " (token 3)", or nothing.
+func tokenNote(s sim.Section) string {
+	if !s.HasToken {
+		return ""
+	}
+	return fmt.Sprintf(" (token %d)", s.Token)
+}
+
+// fencingStory tells how fencing kept the resource safe while the lock
+// failed: the rejected reads and writes on the locks of vs, from the first
+// overlap on, each with the use of a newer token that fenced it off.
+func fencingStory(h *sim.History, vs []Violation) string {
+	since := map[string]sim.Time{}
+	for _, v := range vs {
+		for _, w := range v.Windows {
+			if t, ok := since[v.Lock]; !ok || w.Start < t {
+				since[v.Lock] = w.Start
+			}
+		}
+	}
+	type rejection struct {
+		s    sim.Section
+		at   sim.Time
+		read bool
+	}
+	var rs []rejection
+	for _, s := range h.Sections {
+		start, ok := since[s.Lock]
+		if !ok {
+			continue
+		}
+		r := rejection{s: s}
+		switch {
+		case s.ReadRejected:
+			r.at, r.read = s.ReadAt, true
+			if r.at == 0 {
+				r.at = s.ReadSent
+			}
+		case s.Written && s.Outcome == sim.WriteRejected:
+			r.at = s.WriteAt
+		default:
+			continue
+		}
+		if r.at >= start {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return "no read or write was rejected: the critical sections of the overlapping holders did not conflict at the resource"
+	}
+	sort.SliceStable(rs, func(i, j int) bool {
+		if rs[i].at != rs[j].at {
+			return rs[i].at < rs[j].at
+		}
+		return rs[i].s.ID < rs[j].s.ID
+	})
+	var parts []string
+	for i, r := range rs {
+		if i == maxListed {
+			parts = append(parts, fmt.Sprintf("%d more rejections", len(rs)-maxListed))
+			break
+		}
+		op := "write"
+		if r.read {
+			op = "read"
+		}
+		part := fmt.Sprintf("%s's %s", r.s.Client, op)
+		if r.s.HasToken {
+			part += fmt.Sprintf(" with token %d", r.s.Token)
+		}
+		part += fmt.Sprintf(" was rejected at %s", r.at)
+		if f, verb, at, ok := fencer(h, r.s, r.at); ok {
+			part += fmt.Sprintf(" after %s %s with token %d at %s", f.Client, verb, f.Token, at)
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// fencer finds the use of a newer token that fenced off s at time at: the
+// latest accepted write by another client with a larger token no later than
+// at or, failing that, the latest read served to one (fencing in mark mode).
+func fencer(h *sim.History, s sim.Section, at sim.Time) (sim.Section, string, sim.Time, bool) {
+	if !s.HasToken {
+		return sim.Section{}, "", 0, false
+	}
+	newer := func(x sim.Section) bool {
+		return x.Lock == s.Lock && x.Client != s.Client && x.HasToken && x.Token > s.Token
+	}
+	var best sim.Section
+	var bestAt sim.Time
+	found := false
+	for _, x := range h.Sections {
+		if newer(x) && x.Written && x.Outcome == sim.WriteAccepted && x.WriteAt <= at &&
+			(!found || x.WriteAt > bestAt || (x.WriteAt == bestAt && x.ID < best.ID)) {
+			best, bestAt, found = x, x.WriteAt, true
+		}
+	}
+	if found {
+		return best, "wrote", bestAt, true
+	}
+	for _, x := range h.Sections {
+		if newer(x) && x.Read && !x.ReadRejected && x.ReadAt <= at &&
+			(!found || x.ReadAt > bestAt || (x.ReadAt == bestAt && x.ID < best.ID)) {
+			best, bestAt, found = x, x.ReadAt, true
+		}
+	}
+	return best, "read", bestAt, found
+}
+
+// sortViolations orders violations by the start of their first window, then
+// by lock and explanation.
+func sortViolations(vs []Violation) {
+	start := func(v Violation) sim.Time {
+		if len(v.Windows) == 0 {
+			return 0
+		}
+		return v.Windows[0].Start
+	}
+	sort.SliceStable(vs, func(i, j int) bool {
+		if a, b := start(vs[i]), start(vs[j]); a != b {
+			return a < b
+		}
+		if vs[i].Lock != vs[j].Lock {
+			return vs[i].Lock < vs[j].Lock
+		}
+		return vs[i].Explanation < vs[j].Explanation
+	})
+}
+
+// joinAnd joins items as "a", "a and b" or "a, b and c".
+func joinAnd(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// fmtDuration renders d rounded to the millisecond, the precision of
+// sim.Time's String: "1.2s", "250ms".
+func fmtDuration(d time.Duration) string {
+	return d.Round(time.Millisecond).String()
+}
+
+// uniqueInOrder drops repeated names, keeping the first of each.
+func uniqueInOrder(names []string) []string {
+	var out []string
+	for _, n := range names {
+		dup := false
+		for _, o := range out {
+			if o == n {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func minTime(a, b sim.Time) sim.Time {
+	if a < b {
+		return a
+	}
+	return b
+}

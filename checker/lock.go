@@ -1,0 +1,232 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// LockOp is the kind of an operation of the lock model.
+type LockOp int
+
+const (
+	// Acquire is the operation that ends when a client starts believing it
+	// holds the lock.
+	Acquire LockOp = iota
+	// Release is the moment a client stops believing it holds the lock.
+	Release
+)
+
+// LockInput is the input of a lock-model operation. The model compares only
+// Op and Client; Name and Lock are carried for partitioning and descriptions.
+type LockInput struct {
+	Op     LockOp
+	Client int    // porcupine client id (index of Name among the clients)
+	Name   string // client name, e.g. "c1"
+	Lock   string // lock name; operations are partitioned by it
+}
+
+// LockOutput is the output of a lock-model operation. OK is false for an
+// acquire that did not grant the lock, which the model treats as a no-op;
+// LockOperations never emits one, because failed attempts create no belief
+// and dropping them keeps the search from blowing up.
+type LockOutput struct {
+	OK bool
+}
+
+// free is the lock-model state of a lock nobody holds; any other state is the
+// client id of the owner.
+const free = -1
+
+// LockModel is porcupine's owner-aware mutex over belief periods. The state is
+// the owner's client id (-1 when free). An acquire that was granted requires a
+// free lock and makes its client the owner; a release requires its client to
+// be the owner and frees the lock. Operations are partitioned by lock name, so
+// each lock is checked on its own.
+//
+// With LockOperations' encoding (acquire returns when the belief starts,
+// release is a point at the moment the belief ends) a history is legal if and
+// only if no two belief periods of a lock overlap; periods that merely touch
+// at one instant are legal, because porcupine's intervals are closed.
+var LockModel = porcupine.Model{
+	Partition: partitionBy(func(op porcupine.Operation) string { return op.Input.(LockInput).Lock }),
+	Init:      func() interface{} { return free },
+	Step: func(state, input, output interface{}) (bool, interface{}) {
+		owner, in, out := state.(int), input.(LockInput), output.(LockOutput)
+		switch in.Op {
+		case Acquire:
+			if !out.OK {
+				return true, owner
+			}
+			if owner != free {
+				return false, owner
+			}
+			return true, in.Client
+		case Release:
+			if owner != in.Client {
+				return false, owner
+			}
+			return true, free
+		}
+		return false, owner
+	},
+	Hash: func(state interface{}) uint64 { return uint64(state.(int) + 1) },
+	DescribeOperation: func(input, output interface{}) string {
+		in, out := input.(LockInput), output.(LockOutput)
+		who := in.Name
+		if who == "" {
+			who = fmt.Sprintf("client %d", in.Client)
+		}
+		switch {
+		case in.Op == Release:
+			return who + " release"
+		case out.OK:
+			return who + " acquire"
+		default:
+			return who + " acquire (failed)"
+		}
+	},
+	DescribeState: func(state interface{}) string {
+		if owner := state.(int); owner != free {
+			return fmt.Sprintf("held by client %d", owner)
+		}
+		return "free"
+	},
+}
+
+// lockModelNamed returns LockModel with states described by client name, for
+// visualizations.
+func lockModelNamed(names []string) porcupine.Model {
+	m := LockModel
+	m.DescribeState = func(state interface{}) string {
+		owner := state.(int)
+		switch {
+		case owner == free:
+			return "free"
+		case owner >= 0 && owner < len(names):
+			return "held by " + names[owner]
+		default:
+			return fmt.Sprintf("held by client %d", owner)
+		}
+	}
+	return m
+}
+
+// LockOperations encodes the belief periods of h as lock-model operations,
+// two per belief:
+//
+//   - Acquire: Call = AttemptStart, Return = Start (the moment the client
+//     concluded it holds the lock);
+//   - Release: Call = Return = End (the moment it stopped believing). A belief
+//     still open when the run stopped ends at h.End.
+//
+// Failed attempts have no belief and so are dropped. A client's id is the
+// index of its name among the sorted names of the clients that believed.
+// Operations come out sorted by lock, belief start, client and belief ID.
+func LockOperations(h *sim.History) []porcupine.Operation {
+	beliefs := sortedBeliefs(h)
+	ids := clientIDs(beliefClients(h))
+	ops := make([]porcupine.Operation, 0, 2*len(beliefs))
+	for _, b := range beliefs {
+		id := ids[b.Client]
+		start, end := b.Start, beliefEnd(b, h.End)
+		call := b.AttemptStart
+		if call > start || call < 0 {
+			call = start
+		}
+		meta := fmt.Sprintf("belief %d (%s)", b.ID, endReason(b))
+		if b.HasToken {
+			meta += fmt.Sprintf(", token %d", b.Token)
+		}
+		ops = append(ops,
+			porcupine.Operation{
+				ClientId: id,
+				Input:    LockInput{Op: Acquire, Client: id, Name: b.Client, Lock: b.Lock},
+				Call:     int64(call),
+				Output:   LockOutput{OK: true},
+				Return:   int64(start),
+				Metadata: meta,
+			},
+			porcupine.Operation{
+				ClientId: id,
+				Input:    LockInput{Op: Release, Client: id, Name: b.Client, Lock: b.Lock},
+				Call:     int64(end),
+				Output:   LockOutput{OK: true},
+				Return:   int64(end),
+				Metadata: meta,
+			})
+	}
+	return ops
+}
+
+// CheckLock decides lock safety for h with porcupine and LockModel, giving up
+// after timeout (DefaultTimeout if timeout <= 0).
+func CheckLock(h *sim.History, timeout time.Duration) Verdict {
+	v, _ := checkLock(orEmpty(h), withDefault(timeout), false)
+	return v
+}
+
+func checkLock(h *sim.History, timeout time.Duration, verbose bool) (Verdict, porcupine.LinearizationInfo) {
+	model := lockModelNamed(beliefClients(h))
+	res, info := linearize(model, LockOperations(h), timeout, verbose)
+	return verdictOf(res), info
+}
+
+// beliefEnd is the end of b in true time: a belief still open when the run
+// stopped ends at the end of the run. An end before the start (which a
+// well-formed history never has) is clamped to the start.
+func beliefEnd(b sim.Belief, runEnd sim.Time) sim.Time {
+	end := b.End
+	if b.Open {
+		end = runEnd
+	}
+	if end < b.Start {
+		end = b.Start
+	}
+	return end
+}
+
+// endReason describes why b ended.
+func endReason(b sim.Belief) string {
+	switch {
+	case b.Open:
+		return string(sim.EndRunEnd)
+	case b.Reason == "":
+		return "ended"
+	default:
+		return string(b.Reason)
+	}
+}
+
+// sortedBeliefs returns a copy of h's beliefs sorted by lock, start, client
+// and ID.
+func sortedBeliefs(h *sim.History) []sim.Belief {
+	bs := append([]sim.Belief(nil), h.Beliefs...)
+	sort.SliceStable(bs, func(i, j int) bool {
+		a, b := bs[i], bs[j]
+		if a.Lock != b.Lock {
+			return a.Lock < b.Lock
+		}
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		if a.Client != b.Client {
+			return a.Client < b.Client
+		}
+		return a.ID < b.ID
+	})
+	return bs
+}
+
+// beliefClients returns the sorted names of the clients that ever believed.
+func beliefClients(h *sim.History) []string {
+	names := make([]string, 0, len(h.Beliefs))
+	for _, b := range h.Beliefs {
+		names = append(names, b.Client)
+	}
+	return uniqueSorted(names)
+}

@@ -1,0 +1,182 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// WriteResult is the storage node's decision about the write of a critical
+// section, as the resource model sees it.
+type WriteResult int
+
+const (
+	// Accepted means the storage node applied the write.
+	Accepted WriteResult = iota
+	// Rejected means the storage node refused the write (fencing); the write
+	// is a no-op.
+	Rejected
+)
+
+// ResourceInput is the input of a resource-model operation: who ran the
+// critical section, with which fencing token, on which lock's resource. The
+// model itself reads none of it; Lock partitions the operations.
+type ResourceInput struct {
+	Client   int    // porcupine client id (index of Name among the clients)
+	Name     string // client name, e.g. "c1"
+	Lock     string // lock (and so resource) name; operations are partitioned by it
+	Section  int    // Section.ID
+	Token    int64
+	HasToken bool
+}
+
+// ResourceOutput is the output of a resource-model operation: the value the
+// section read and what became of its write (of Read+1).
+type ResourceOutput struct {
+	Read  int64
+	Write WriteResult
+}
+
+// ResourceModel is porcupine's fetch-and-increment counter, one operation per
+// critical section. The state is the resource's value (an int64, initially 0,
+// the storage node's initial value). An accepted section is legal iff the
+// state equals the value it read, and it sets the state to that value plus
+// one. A rejected section (its write was fenced off) changes nothing but must
+// still have read the current value: this is the strict mode, exact here
+// because every read is the storage node's ground truth. Operations are
+// partitioned by lock name, one resource per lock.
+//
+// Two overlapping sections that both read v and were both accepted are
+// illegal: that is a lost update.
+var ResourceModel = porcupine.Model{
+	Partition: partitionBy(func(op porcupine.Operation) string { return op.Input.(ResourceInput).Lock }),
+	Init:      func() interface{} { return int64(0) },
+	Step: func(state, input, output interface{}) (bool, interface{}) {
+		value, out := state.(int64), output.(ResourceOutput)
+		if out.Read != value {
+			return false, value
+		}
+		if out.Write == Accepted {
+			return true, value + 1
+		}
+		return true, value
+	},
+	Hash: func(state interface{}) uint64 { return uint64(state.(int64)) },
+	DescribeOperation: func(input, output interface{}) string {
+		in, out := input.(ResourceInput), output.(ResourceOutput)
+		who := in.Name
+		if who == "" {
+			who = fmt.Sprintf("client %d", in.Client)
+		}
+		if in.HasToken {
+			who += fmt.Sprintf(" [token %d]", in.Token)
+		}
+		verdict := "accepted"
+		if out.Write == Rejected {
+			verdict = "rejected"
+		}
+		return fmt.Sprintf("%s read %d, write %d %s", who, out.Read, out.Read+1, verdict)
+	},
+	DescribeState: func(state interface{}) string { return fmt.Sprintf("%d", state.(int64)) },
+}
+
+// ResourceOperations encodes the critical sections of h as resource-model
+// operations, one per section whose write reached the storage node:
+//
+//   - Call = ReadAt, when the storage node served the read;
+//   - Return = WriteAt, when the storage node decided about the write.
+//
+// The storage node is the single point of serialization of the resource, so
+// its own times bound exactly the span in which the section's effect can
+// take place: the value read is the state at ReadAt and the write takes
+// effect (or is refused) at WriteAt. The client's send and receive times
+// (ReadSent, ResultAt) would widen the interval, adding concurrency (what
+// makes porcupine slow) and freedom to reorder that can hide a lost update;
+// the storage node's times are exact.
+//
+// Sections whose write did not take effect are dropped: abandoned sections
+// (no write), writes lost on the way (WriteLost) and sections whose read was
+// refused (fencing in mark mode). Their reads are ground truth and cannot be
+// wrong, so they constrain nothing; as always-legal operations they would
+// only make the search exponential on illegal histories. Sections that wrote
+// without a read do not occur (the workload writes the value it read plus
+// one) and are dropped too.
+func ResourceOperations(h *sim.History) []porcupine.Operation {
+	secs := checkedSections(h)
+	ids := clientIDs(sectionClients(secs))
+	ops := make([]porcupine.Operation, 0, len(secs))
+	for _, s := range secs {
+		id := ids[s.Client]
+		w := Accepted
+		if s.Outcome == sim.WriteRejected {
+			w = Rejected
+		}
+		meta := fmt.Sprintf("section %d", s.ID)
+		if s.BeliefID >= 0 {
+			meta += fmt.Sprintf(", belief %d", s.BeliefID)
+		}
+		ops = append(ops, porcupine.Operation{
+			ClientId: id,
+			Input:    ResourceInput{Client: id, Name: s.Client, Lock: s.Lock, Section: s.ID, Token: s.Token, HasToken: s.HasToken},
+			Call:     int64(s.ReadAt),
+			Output:   ResourceOutput{Read: s.ReadValue, Write: w},
+			Return:   int64(s.WriteAt),
+			Metadata: meta,
+		})
+	}
+	return ops
+}
+
+// CheckResource decides resource safety for h with porcupine and
+// ResourceModel, giving up after timeout (DefaultTimeout if timeout <= 0).
+func CheckResource(h *sim.History, timeout time.Duration) Verdict {
+	v, _ := checkResource(orEmpty(h), withDefault(timeout), false)
+	return v
+}
+
+func checkResource(h *sim.History, timeout time.Duration, verbose bool) (Verdict, porcupine.LinearizationInfo) {
+	res, info := linearize(ResourceModel, ResourceOperations(h), timeout, verbose)
+	return verdictOf(res), info
+}
+
+// checked reports whether s becomes a resource-model operation: it read the
+// resource and the storage node accepted or rejected its write.
+func checked(s sim.Section) bool {
+	return s.Read && !s.ReadRejected && s.Written &&
+		(s.Outcome == sim.WriteAccepted || s.Outcome == sim.WriteRejected)
+}
+
+// checkedSections returns the sections that become resource-model
+// operations, sorted by lock, read time and ID.
+func checkedSections(h *sim.History) []sim.Section {
+	secs := make([]sim.Section, 0, len(h.Sections))
+	for _, s := range h.Sections {
+		if checked(s) {
+			secs = append(secs, s)
+		}
+	}
+	sort.SliceStable(secs, func(i, j int) bool {
+		a, b := secs[i], secs[j]
+		if a.Lock != b.Lock {
+			return a.Lock < b.Lock
+		}
+		if a.ReadAt != b.ReadAt {
+			return a.ReadAt < b.ReadAt
+		}
+		return a.ID < b.ID
+	})
+	return secs
+}
+
+// sectionClients returns the sorted names of the clients of secs.
+func sectionClients(secs []sim.Section) []string {
+	names := make([]string, 0, len(secs))
+	for _, s := range secs {
+		names = append(names, s.Client)
+	}
+	return uniqueSorted(names)
+}
