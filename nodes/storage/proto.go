@@ -5,7 +5,7 @@ import "strconv"
 // Messages between lock clients and the storage node (the protected
 // resource, a counter). Section is the history's critical-section id (from
 // sim.Env.SectionBegin): the storage node records its ground truth against
-// it. Token is the fencing token when HasToken is set. LockValue is the
+// it; a negative Section is served but not recorded (probes, tests). Token is the fencing token when HasToken is set. LockValue is the
 // lock's random value, which the token-cas mode (antirez's check-and-set)
 // uses instead of a monotonic token.
 
