@@ -146,10 +146,10 @@ func span(b sim.Belief, end, runEnd sim.Time) string {
 // acting at first (or began after it): those that can have led the first
 // believer astray. Without such a fault, every fault that began no later
 // than at is a candidate (a drift change at the start of the run acts
-// forever). Among the candidates, faults targeting one of the clients are
-// preferred, since the checker does not know the topology; of those, the
-// most recent is named (all of them, in record order, if several began at the
-// same instant).
+// forever). Of the candidates, those targeting one of the clients are
+// preferred and the most recent is named (all of them if several began at
+// the same instant); faults on other processes at that instant or later are
+// named too.
 func faultClause(faults []sim.FaultRecord, clients []string, first, at sim.Time, what string) string {
 	var acting, before []sim.FaultRecord
 	for _, f := range faults {
@@ -168,31 +168,49 @@ func faultClause(faults []sim.FaultRecord, clients []string, first, at sim.Time,
 	if len(cands) == 0 {
 		return "no fault preceded " + what
 	}
-	var targeted []sim.FaultRecord
+	// Faults targeting the clients are preferred, since the checker does
+	// not know which servers a lock uses; but a server fault at the same
+	// instant or later (a clock jump on a Redis node is exactly what leads a
+	// Redlock client astray) is named too.
+	var targeted, others []sim.FaultRecord
 	for _, f := range cands {
 		if targets(f, clients) {
 			targeted = append(targeted, f)
+		} else {
+			others = append(others, f)
 		}
 	}
-	if len(targeted) > 0 {
-		cands = targeted
+	if len(targeted) == 0 {
+		targeted, others = others, nil
 	}
-	latest := cands[0].At
-	for _, f := range cands {
+	latest := targeted[0].At
+	for _, f := range targeted {
 		if f.At > latest {
 			latest = f.At
 		}
 	}
-	var texts []string
-	for _, f := range cands {
+	var texts, later []string
+	for _, f := range targeted {
 		if f.At == latest {
 			texts = append(texts, f.Text)
 		}
 	}
-	if latest == at {
-		return fmt.Sprintf("%s began at %s, when %s", what, at, joinAnd(texts))
+	for _, f := range others {
+		switch {
+		case f.At == latest:
+			texts = append(texts, f.Text)
+		case f.At > latest:
+			later = append(later, fmt.Sprintf("%s at %s", f.Text, f.At))
+		}
 	}
-	return fmt.Sprintf("%s began %s after %s at %s", what, fmtDuration(at.Sub(latest)), joinAnd(texts), latest)
+	suffix := ""
+	if len(later) > 0 {
+		suffix = " (and later " + joinAnd(later) + ")"
+	}
+	if latest == at {
+		return fmt.Sprintf("%s began at %s, when %s%s", what, at, joinAnd(texts), suffix)
+	}
+	return fmt.Sprintf("%s began %s after %s at %s%s", what, fmtDuration(at.Sub(latest)), joinAnd(texts), latest, suffix)
 }
 
 // targets reports whether f targets one of the processes.
