@@ -1,0 +1,184 @@
+package redis
+
+import (
+	"sort"
+	"strconv"
+)
+
+// entry is one key of the keyspace: a string or a hash, with an optional
+// absolute expiry deadline in Unix milliseconds of the node's wall clock
+// (setExpire, R 7.2.4 src/db.c:1649-1665).
+type entry struct {
+	isHash bool
+	str    string
+	hash   map[string]string
+	hasExp bool
+	exp    int64
+}
+
+// keyIsExpired is R 7.2.4 src/db.c:1730-1744: nothing expires while loading;
+// otherwise a key is expired iff the frozen command time is strictly later
+// than its deadline (a key with deadline T still exists at T).
+func (n *Node) keyIsExpired(e *entry) bool {
+	return !n.loading && e.hasExp && n.now > e.exp
+}
+
+// lookup is lookupKey (R 7.2.4 src/db.c:88-112) with expireIfNeeded
+// (db.c:1775-1823): it returns nil for a missing or logically expired key.
+// A master deletes an expired key and propagates DEL; a replica never deletes
+// (except for writes on a writable replica), treats nothing as expired while
+// applying its master's stream, and hides expired keys from other clients.
+func (n *Node) lookup(key string, write bool) *entry {
+	e := n.db[key]
+	if e == nil {
+		return nil
+	}
+	if !n.keyIsExpired(e) {
+		return e
+	}
+	if n.isReplica() {
+		if n.cur.fromMaster {
+			return e // the master link sees every key (db.c:1798)
+		}
+		// Forced deletion only on writable replicas (db.c:101-105).
+		// Simplification: a writable replica expires its local keys only
+		// here, on write access (no expireSlaveKeys cycle).
+		if !(write && !n.cfg.ReplicaReadOnly) {
+			return nil
+		}
+	}
+	// NB: DEBUG SET-ACTIVE-EXPIRE 0 disables only the active cycle; lazy
+	// expiry still deletes.
+	n.deleteExpired(key)
+	return nil
+}
+
+// deleteExpired is deleteExpiredKeyAndPropagate (R 7.2.4 src/db.c:1680-1727):
+// delete the key, and feed DEL to the AOF and the replicas.
+func (n *Node) deleteExpired(key string) {
+	e := n.db[key]
+	n.removeKey(key)
+	n.logf(EventKeyExpired, "%s deadline=%d now=%d", strconv.Quote(key), e.exp, n.now)
+	n.propagate(Cmd{"DEL", key})
+	n.stats.expiredKeys++
+}
+
+// removeKey deletes a key from the keyspace without any logging.
+func (n *Node) removeKey(key string) {
+	if e := n.db[key]; e != nil && e.hasExp {
+		delete(n.volatile, key)
+	}
+	delete(n.db, key)
+}
+
+// setString stores a string value (setKey). keepTTL keeps an existing
+// deadline (SET KEEPTTL, or SET with an expire that is set right after);
+// otherwise any deadline is removed, as a plain SET does.
+func (n *Node) setString(key, val string, keepTTL bool) {
+	e := n.db[key]
+	if e == nil {
+		e = &entry{}
+		n.db[key] = e
+	}
+	e.isHash, e.hash, e.str = false, nil, val
+	if !keepTTL && e.hasExp {
+		e.hasExp, e.exp = false, 0
+		delete(n.volatile, key)
+	}
+}
+
+// setExpire gives an existing key an absolute deadline.
+func (n *Node) setExpire(key string, when int64) {
+	e := n.db[key]
+	e.hasExp, e.exp = true, when
+	n.volatile[key] = struct{}{}
+}
+
+// logKeySet emits key-set for a string key just stored.
+func (n *Node) logKeySet(key string) {
+	if n.quiet {
+		return
+	}
+	e := n.db[key]
+	if e.isHash {
+		n.logf(EventKeySet, "%s hash deadline=%s", strconv.Quote(key), deadlineText(e))
+		return
+	}
+	n.logf(EventKeySet, "%s %s deadline=%s", strconv.Quote(key), strconv.Quote(e.str), deadlineText(e))
+}
+
+func deadlineText(e *entry) string {
+	if !e.hasExp {
+		return "none"
+	}
+	return strconv.FormatInt(e.exp, 10)
+}
+
+// sortedKeys returns the keys of the keyspace in order (map order must never
+// reach the trace or a message).
+func (n *Node) sortedKeys() []string {
+	keys := make([]string, 0, len(n.db))
+	for k := range n.db {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// snapshot returns every key, including logically expired ones (an RDB save
+// writes them all), in key order.
+func (n *Node) snapshot() []Entry {
+	keys := n.sortedKeys()
+	out := make([]Entry, 0, len(keys))
+	for _, k := range keys {
+		e := n.db[k]
+		en := Entry{Key: k, Hash: e.isHash, Str: e.str, HasExpire: e.hasExp, ExpireAt: e.exp}
+		if e.isHash {
+			names := make([]string, 0, len(e.hash))
+			for f := range e.hash {
+				names = append(names, f)
+			}
+			sort.Strings(names)
+			en.Fields = make([]Field, len(names))
+			for i, f := range names {
+				en.Fields[i] = Field{Name: f, Value: e.hash[f]}
+			}
+		}
+		out = append(out, en)
+	}
+	return out
+}
+
+// loadEntry inserts a snapshot entry.
+func (n *Node) loadEntry(en Entry) {
+	e := &entry{isHash: en.Hash, str: en.Str, hasExp: en.HasExpire, exp: en.ExpireAt}
+	if en.Hash {
+		e.hash = make(map[string]string, len(en.Fields))
+		for _, f := range en.Fields {
+			e.hash[f.Name] = f.Value
+		}
+	}
+	n.db[en.Key] = e
+	if e.hasExp {
+		n.volatile[en.Key] = struct{}{}
+	}
+}
+
+// flushData empties the keyspace.
+func (n *Node) flushData() {
+	n.db = map[string]*entry{}
+	n.volatile = map[string]struct{}{}
+}
+
+// expiredVolatile returns, in order, the keys whose deadline has passed on
+// the node's wall clock now.
+func (n *Node) expiredVolatile() []string {
+	var out []string
+	for k := range n.volatile {
+		if e := n.db[k]; e != nil && n.keyIsExpired(e) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

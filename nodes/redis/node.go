@@ -1,0 +1,360 @@
+package redis
+
+import (
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// Trace event kinds a node emits with env.Log. Fault triggers match them
+// together with the node's name (SCENARIO_FORMAT.md, "Triggers").
+const (
+	// EventKeySet: a key was stored (SET, a script's SET, HINCRBY or HSET
+	// creating a hash), on a master or on a replica applying its master's
+	// stream. Text: the key, the value and the absolute deadline.
+	EventKeySet sim.Kind = "key-set"
+	// EventKeyDel: a key was deleted by a command (DEL, a script's DEL, an
+	// EXPIRE whose deadline is already past, or the master's DEL applied by
+	// a replica).
+	EventKeyDel sim.Kind = "key-del"
+	// EventKeyExpired: a master deleted a key whose deadline passed (lazily on
+	// access, by the active expiry cycle, or after loading).
+	EventKeyExpired sim.Kind = "key-expired"
+	// EventAOFWrite: commands were written to the AOF (page cache).
+	EventAOFWrite sim.Kind = "aof-write"
+	// EventAOFFsync: the AOF was fsynced.
+	EventAOFFsync sim.Kind = "aof-fsync"
+	// EventRDBSave: an RDB snapshot was written and fsynced.
+	EventRDBSave sim.Kind = "rdb-save"
+	// EventLoaded: a (re)started node loaded its data from disk.
+	EventLoaded sim.Kind = "loaded"
+	// EventPromoted: a replica became a master (REPLICAOF NO ONE).
+	EventPromoted sim.Kind = "promoted"
+	// EventReplicaSync: a replica finished a full synchronisation with its
+	// master (its data was replaced by the master's).
+	EventReplicaSync sim.Kind = "replica-sync"
+)
+
+// ListenPort is the port every simulated node reports (INFO, ROLE): the
+// default port 6379 (R 7.2.4 src/config.c:3150). Nodes are told apart by
+// their process names, which play the role of host names.
+const ListenPort = 6379
+
+// Node is one simulated Redis server. It is a sim.Process; build it with New.
+type Node struct {
+	cfg Config
+	env *sim.Env
+
+	// Keyspace (one database: db 0).
+	db       map[string]*entry
+	volatile map[string]struct{} // keys with a deadline (db->expires)
+
+	loading      bool    // while loading from disk: nothing expires
+	quiet        bool    // suppress per-key trace events (loading)
+	now          int64   // commandTimeSnapshot(): frozen Unix ms
+	cur          execCtx // the command being executed
+	prop         []Cmd   // commands propagated by the current execution unit
+	dirty        int64   // server.dirty: changes since the last RDB save
+	activeExpire bool    // DEBUG SET-ACTIVE-EXPIRE
+
+	// Replication identity (server.replid, replid2, master_repl_offset).
+	runID        string
+	replID       string
+	replID2      string
+	offset       int64
+	secondOffset int64
+
+	// Replica side: master address and link state.
+	masterName string
+	masterPort int64
+	masterID   sim.ProcID
+	link       linkState
+	session    uint64
+	answered   bool  // a FullSync for session arrived (maybe still delayed)
+	lastIO     int64 // wall seconds of the last message from the master
+	downSince  int64 // wall seconds the link went down; 0 if never up
+	queue      []queued
+	queueArmed bool
+	queueLast  int64 // mono ns of the last queued item's apply time
+
+	// Master side.
+	backlog         bool  // a replication backlog exists (repl_backlog != NULL)
+	noReplicasSince int64 // repl_no_slaves_since, wall seconds
+	replicas        []*replicaLink
+	goodReplicas    int
+	woff            map[sim.ProcID]int64
+	waiters         []*waiter
+
+	// Persistence.
+	lastSave  int64 // server.lastsave, wall seconds
+	lastFsync int64 // server.aof_last_fsync, wall ms (7.4 semantics)
+
+	cronLoops int64
+	startMono int64
+	scripts   map[string]bool // the script cache: loaded SHAs
+	stats     stats
+}
+
+type stats struct {
+	expiredKeys     int64
+	loadKeysLoaded  int64
+	loadKeysExpired int64
+}
+
+// execCtx describes the execution unit in progress.
+type execCtx struct {
+	client      sim.ProcID
+	reqID       uint64
+	fromMaster  bool // applying the master's replication stream
+	inScript    bool
+	scriptDirty bool // SCRIPT_WRITE_DIRTY
+	blocked     bool // the command blocked the client (WAIT)
+}
+
+// New returns a fresh server instance for the kernel to start or restart;
+// it recovers its data from env.Disk() in Init. Pass it to sim.Kernel.Add as
+// func() sim.Process { return redis.New(cfg) }. The config must be valid
+// (Validate); New panics otherwise, since scenarios validate first.
+func New(cfg Config) sim.Process {
+	if err := cfg.Validate(); err != nil {
+		panic(err)
+	}
+	return &Node{cfg: cfg}
+}
+
+// timerTag names the node's timers in the trace.
+type timerTag uint8
+
+const (
+	tagCron  timerTag = iota + 1 // serverCron, every 1/hz on the monotonic clock
+	tagApply                     // the replication delay queue
+)
+
+// AppendTrace renders the tag.
+func (t timerTag) AppendTrace(b []byte) []byte {
+	if t == tagApply {
+		return append(b, "repl-apply"...)
+	}
+	return append(b, "cron"...)
+}
+
+// Init starts the server: it recovers data from disk, starts serverCron and,
+// for a replica, connects to its master.
+func (n *Node) Init(env *sim.Env) {
+	n.env = env
+	n.flushData()
+	n.activeExpire = true
+	n.woff = map[sim.ProcID]int64{}
+	n.scripts = map[string]bool{}
+	n.masterID = sim.NoProc
+	n.runID = randHex(env)
+	n.replID = randHex(env)
+	n.replID2 = zeroID
+	n.secondOffset = -1
+	n.startMono = env.Mono()
+	n.now = env.WallMs()
+	replicaOf := n.cfg.ReplicaOf
+	if rec, ok := n.loadRole(); ok {
+		replicaOf = rec.ReplicaOf
+	}
+	if replicaOf != "" {
+		n.masterName, n.masterPort = replicaOf, ListenPort
+		if id, ok := env.Lookup(replicaOf); ok && id != env.ID() {
+			n.masterID = id
+		}
+	}
+	n.load()
+	// server.lastsave = time(NULL): "At startup we consider the DB saved"
+	// (R 7.2.4 src/server.c:2668).
+	n.lastSave = n.wallSec()
+	n.lastFsync = env.WallMs()
+	n.noReplicasSince = n.wallSec()
+	n.armCron()
+	if n.isReplica() {
+		n.connectMaster()
+	}
+}
+
+// Receive handles a client request or a replication message.
+func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
+	n.env = env
+	switch m := msg.(type) {
+	case Request:
+		n.handleRequest(from, m)
+	case SyncRequest:
+		n.onSyncRequest(from, m)
+	case FullSync:
+		n.onFromMaster(from, m)
+	case Stream:
+		n.onFromMaster(from, m)
+	case Ack:
+		n.onAck(from, m)
+	case Reset:
+		n.onReset(from, m)
+	}
+	n.beforeSleep()
+}
+
+// Fire handles the node's timers.
+func (n *Node) Fire(env *sim.Env, tag any) {
+	n.env = env
+	switch tag {
+	case tagCron:
+		n.serverCron()
+		n.armCron()
+	case tagApply:
+		n.queueArmed = false
+		n.drainQueue()
+	}
+	n.beforeSleep()
+}
+
+// Shutdown is a clean shutdown (SHUTDOWN, SIGTERM): flush and fsync the AOF
+// and save an RDB snapshot if save points are configured (finishShutdown,
+// R 7.2.4 src/server.c around 4390-4406; reference section 2.1).
+// Simplification: it does not wait for replicas to catch up
+// (shutdown-timeout).
+func (n *Node) Shutdown(env *sim.Env) {
+	n.env = env
+	n.now = env.WallMs()
+	if n.cfg.AppendOnly {
+		n.fsyncAOF("shutdown")
+	}
+	if len(n.cfg.Save) > 0 {
+		n.rdbSave("shutdown")
+	}
+}
+
+var _ sim.Shutdowner = (*Node)(nil)
+
+// armCron schedules the next serverCron: every 1000/hz ms, in integer
+// milliseconds as ae computes it.
+func (n *Node) armCron() {
+	n.env.After(sim.Mono, time.Duration(1000/n.cfg.Hz)*time.Millisecond, tagCron)
+}
+
+// runWithPeriod is serverCron's run_with_period(ms) (R 7.2.4 src/server.h:668).
+func (n *Node) runWithPeriod(ms int64) bool {
+	tick := int64(1000 / n.cfg.Hz)
+	return ms <= tick || n.cronLoops%(ms/tick) == 0
+}
+
+// serverCron runs every 1/hz on the monotonic clock: ae timers use the
+// monotonic clock since 6.2 (reference section 1.2).
+func (n *Node) serverCron() {
+	n.now = n.env.WallMs()
+	// databasesCron: the active expiry cycle runs on masters only
+	// (R 7.2.4 src/server.c:1048-1056, expire.c). Simplification: with a
+	// handful of lock keys, the cycle checks every key with a deadline instead
+	// of sampling 20 per loop, using a fresh wall-clock reading.
+	if !n.isReplica() && n.activeExpire {
+		n.activeExpireCycle()
+	}
+	n.checkSavePoints()
+	// replicationCron every second (R 7.2.4 src/server.c:1467-1469).
+	if n.runWithPeriod(1000) {
+		n.replicationCron()
+	}
+	n.cronLoops++
+}
+
+// activeExpireCycle deletes every key whose deadline passed, each deletion
+// propagated on its own, not wrapped in MULTI/EXEC (propagateDeletion,
+// R 7.2.4 src/db.c:1697-1711).
+func (n *Node) activeExpireCycle() {
+	for _, k := range n.expiredVolatile() {
+		n.deleteExpired(k)
+		n.endUnit(sim.NoProc)
+	}
+}
+
+// beforeSleep runs after every event: blocked WAIT timeouts
+// (handleBlockedClientsTimeout, R 7.2.4 src/timeout.c:137-155) and the
+// background everysec fsync (flushAppendOnlyFile from beforeSleep,
+// R 7.2.4 src/server.c:1718-1738).
+func (n *Node) beforeSleep() {
+	n.handleWaitTimeouts()
+	n.everysecFsync()
+}
+
+// handleRequest executes one client command and replies.
+func (n *Node) handleRequest(from sim.ProcID, req Request) {
+	n.now = n.env.WallMs()
+	n.cur = execCtx{client: from, reqID: req.ID}
+	v := n.process(req.Args)
+	n.endUnit(from)
+	if n.cur.blocked {
+		return
+	}
+	n.env.Send(from, Reply{ID: req.ID, Value: v})
+}
+
+// endUnit ends an execution unit: what it propagated goes to the AOF and to
+// the replicas, before the reply is sent (R 7.2.4 src/server.c:1718-1738),
+// and the client's write offset moves (c->woff, server.c:3683).
+func (n *Node) endUnit(client sim.ProcID) {
+	if len(n.prop) == 0 {
+		return
+	}
+	cmds := n.prop
+	n.prop = nil
+	if len(cmds) > 1 {
+		// propagatePendingCommands wraps an execution unit of several
+		// commands in MULTI/EXEC (R 7.2.4 src/server.c:3340-3366).
+		wrapped := make([]Cmd, 0, len(cmds)+2)
+		wrapped = append(wrapped, Cmd{"MULTI"})
+		wrapped = append(wrapped, cmds...)
+		cmds = append(wrapped, Cmd{"EXEC"})
+	}
+	n.feedAOF(cmds)
+	n.feedReplicas(cmds)
+	if client != sim.NoProc {
+		n.woff[client] = n.offset
+	}
+}
+
+// propagate records a command for the AOF and the replicas of the current
+// execution unit. Nothing is propagated while loading or while applying the
+// master's stream (the stream itself is forwarded instead).
+func (n *Node) propagate(c Cmd) {
+	if n.loading || n.cur.fromMaster {
+		return
+	}
+	n.prop = append(n.prop, c)
+}
+
+func (n *Node) isReplica() bool { return n.masterName != "" }
+
+func (n *Node) wallSec() int64 { return floorDiv(n.env.WallMs(), 1000) }
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func (n *Node) logf(kind sim.Kind, format string, args ...any) {
+	if n.quiet {
+		return
+	}
+	n.env.Logf(kind, format, args...)
+}
+
+// zeroID is the cleared replid2 (clearReplicationId2).
+const zeroID = "0000000000000000000000000000000000000000"
+
+// randHex draws a 40-character hex id (run id, replication id) from the
+// process's random stream.
+func randHex(env *sim.Env) string {
+	const digits = "0123456789abcdef"
+	var b strings.Builder
+	b.Grow(40)
+	r := env.Rand()
+	for i := 0; i < 40; i++ {
+		b.WriteByte(digits[r.Intn(16)])
+	}
+	return b.String()
+}

@@ -1,0 +1,522 @@
+package redis
+
+import (
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// linkState is the replica's view of its link to the master.
+type linkState uint8
+
+const (
+	linkDown       linkState = iota // connecting or waiting for the full sync
+	linkConnected                   // REPL_STATE_CONNECTED
+	linkNoMasterID                  // the master's name is no process: never connects
+)
+
+// replicaLink is the master's view of one replica (a client with
+// CLIENT_SLAVE): its session, the offset it acked and when (wall seconds).
+type replicaLink struct {
+	id      sim.ProcID
+	session uint64
+	ackOff  int64
+	ackTime int64 // repl_ack_time, wall seconds
+}
+
+// queued is an item of the replication delay queue.
+type queued struct {
+	at  int64 // mono ns
+	msg sim.Message
+}
+
+// ---- master side ----
+
+// replBacklogTTL is repl-backlog-ttl: a master frees its backlog after this
+// many seconds without replicas (R 7.2.4 src/config.c:3230).
+const replBacklogTTL = 60 * 60
+
+// feedReplicas sends an execution unit down the replication stream and
+// advances the replication offset (replicationFeedSlaves). Without a
+// backlog (a master that never had a replica) the offset does not move.
+// Simplification: no SELECT is emitted.
+func (n *Node) feedReplicas(cmds []Cmd) {
+	// A replica never feeds its own writes (a writable replica's local
+	// writes) to sub-replicas; it only proxies its master's stream
+	// (R 7.2.4 src/replication.c:450).
+	if !n.backlog || n.isReplica() {
+		return
+	}
+	start := n.offset
+	for _, c := range cmds {
+		n.offset += c.respLen()
+	}
+	for _, r := range n.replicas {
+		n.env.Send(r.id, Stream{Session: r.session, Start: start, Cmds: cmds})
+	}
+}
+
+// onSyncRequest serves a full synchronisation: the replica gets a snapshot
+// of every key (with its absolute deadline, expired or not) and the current
+// replication id and offset, and is online from then on
+// (replicaPutOnline, R 7.2.4 src/replication.c:1297-1305). A replica can
+// serve its own replicas (chained replication) with its master's id and
+// offset.
+func (n *Node) onSyncRequest(from sim.ProcID, m SyncRequest) {
+	if from == n.masterID {
+		n.env.Send(from, Reset{Session: m.Session})
+		return
+	}
+	n.dropReplica(from, 0)
+	n.replicas = append(n.replicas, &replicaLink{id: from, session: m.Session, ackTime: n.wallSec()})
+	if !n.backlog {
+		// The first replica creates the backlog, with a new replication id
+		// and no id2 (R 7.2.4 src/replication.c:1046-1057).
+		n.replID, n.replID2, n.secondOffset = randHex(n.env), zeroID, -1
+		n.backlog = true
+	}
+	n.env.Send(from, FullSync{Session: m.Session, ReplID: n.replID, Offset: n.offset, Entries: n.snapshot()})
+	n.refreshGoodReplicas()
+}
+
+// onAck records REPLCONF ACK (replconfCommand: the ack offset only grows)
+// and wakes WAIT clients. An ack from an unknown link gets a Reset, as a
+// restarted master would reset the replica's old connection.
+func (n *Node) onAck(from sim.ProcID, m Ack) {
+	r := n.findReplica(from, m.Session)
+	if r == nil {
+		n.env.Send(from, Reset{Session: m.Session})
+		return
+	}
+	if m.Offset > r.ackOff {
+		r.ackOff = m.Offset
+	}
+	r.ackTime = n.wallSec()
+	n.processWaiters()
+}
+
+// onReset handles a link reset from either side.
+func (n *Node) onReset(from sim.ProcID, m Reset) {
+	if from == n.masterID && m.Session == n.session && n.isReplica() {
+		n.masterLinkLost()
+		return
+	}
+	n.dropReplica(from, m.Session)
+}
+
+func (n *Node) findReplica(id sim.ProcID, session uint64) *replicaLink {
+	for _, r := range n.replicas {
+		if r.id == id && r.session == session {
+			return r
+		}
+	}
+	return nil
+}
+
+// dropReplica forgets the link with a replica (session 0: any session).
+func (n *Node) dropReplica(id sim.ProcID, session uint64) {
+	for i, r := range n.replicas {
+		if r.id == id && (session == 0 || r.session == session) {
+			n.replicas = append(n.replicas[:i], n.replicas[i+1:]...)
+			n.replicasGone()
+			return
+		}
+	}
+}
+
+// replicasGone notes the time the last replica left (repl_no_slaves_since,
+// R 7.2.4 src/networking.c:1668) and refreshes the good-replica count.
+func (n *Node) replicasGone() {
+	if len(n.replicas) == 0 {
+		n.noReplicasSince = n.wallSec()
+	}
+	n.refreshGoodReplicas()
+}
+
+// disconnectReplicas resets every replica link (disconnectSlaves): they
+// reconnect and resync.
+func (n *Node) disconnectReplicas() {
+	for _, r := range n.replicas {
+		n.env.Send(r.id, Reset{Session: r.session})
+	}
+	n.replicas = nil
+	n.replicasGone()
+}
+
+// refreshGoodReplicas is refreshGoodSlavesCount (R 7.2.4
+// src/replication.c:3432-3449): replicas whose last ack is at most
+// min-replicas-max-lag seconds old on the wall clock.
+func (n *Node) refreshGoodReplicas() {
+	lag := int64(n.cfg.MinReplicasMaxLag / time.Second)
+	if n.cfg.MinReplicasToWrite == 0 || lag == 0 || n.env == nil {
+		return
+	}
+	now := n.wallSec()
+	good := 0
+	for _, r := range n.replicas {
+		if now-r.ackTime <= lag {
+			good++
+		}
+	}
+	n.goodReplicas = good
+}
+
+// goodReplicasOK is checkGoodReplicasStatus (R 7.2.4
+// src/replication.c:3451-3457).
+func (n *Node) goodReplicasOK() bool {
+	return n.isReplica() || n.cfg.MinReplicasMaxLag < time.Second || n.cfg.MinReplicasToWrite == 0 ||
+		n.goodReplicas >= n.cfg.MinReplicasToWrite
+}
+
+// replicationCron runs once a second (R 7.2.4 src/replication.c:3712-3906).
+func (n *Node) replicationCron() {
+	now := n.wallSec()
+	timeout := int64(n.cfg.ReplTimeout / time.Second)
+	if n.isReplica() {
+		switch {
+		case n.link == linkConnected && now-n.lastIO > timeout:
+			// "MASTER timeout: no data nor PING received" (:3737-3743).
+			// Simplification: this timeout (or a Reset from the restarted
+			// master) is the only way a replica notices a dead master; a
+			// real replica sees a killed process's closed connection at once.
+			n.masterLinkLost()
+		case n.link == linkDown && !n.answered && n.masterID != sim.NoProc:
+			// Reconnect attempts once a second (connectWithMaster, :3745-3750).
+			n.env.Send(n.masterID, SyncRequest{Session: n.session})
+		case n.link == linkConnected:
+			// REPLCONF ACK every second (replicationSendAck, :3752-3757).
+			n.env.Send(n.masterID, Ack{Session: n.session, Offset: n.offset})
+		}
+	}
+	// PING the replicas every repl-ping-replica-period through the stream
+	// (:3767-3785).
+	period := int64(n.cfg.ReplPingReplicaPeriod / time.Second)
+	loops := n.cronLoops / int64(n.cfg.Hz)
+	if !n.isReplica() && len(n.replicas) > 0 && loops%period == 0 {
+		n.feedReplicas([]Cmd{{"PING"}})
+	}
+	// Disconnect timed-out replicas (:3818-3834).
+	for i := 0; i < len(n.replicas); {
+		if r := n.replicas[i]; now-r.ackTime > timeout {
+			n.env.Send(r.id, Reset{Session: r.session})
+			n.replicas = append(n.replicas[:i], n.replicas[i+1:]...)
+			n.replicasGone()
+			continue
+		}
+		i++
+	}
+	// Free the backlog of a master without replicas after repl-backlog-ttl,
+	// with a new replication id (:3852-3880).
+	if !n.isReplica() && len(n.replicas) == 0 && n.backlog && now-n.noReplicasSince > replBacklogTTL {
+		n.replID, n.replID2, n.secondOffset = randHex(n.env), zeroID, -1
+		n.backlog = false
+	}
+	n.refreshGoodReplicas()
+}
+
+// ---- replica side ----
+
+// connectMaster starts a new link to the master: a new session and a
+// SyncRequest (PSYNC). Simplification: real Redis connects from the next
+// replicationCron; the model sends at once.
+func (n *Node) connectMaster() {
+	n.link = linkDown
+	n.answered = false
+	n.session = n.env.Rand().Uint64() | 1
+	if n.masterID == sim.NoProc {
+		n.link = linkNoMasterID
+		return
+	}
+	n.env.Send(n.masterID, SyncRequest{Session: n.session})
+}
+
+// masterLinkLost marks the link down and reconnects.
+func (n *Node) masterLinkLost() {
+	if n.link == linkConnected {
+		n.downSince = n.wallSec()
+	}
+	n.connectMaster()
+}
+
+// onFromMaster receives a FullSync or a Stream message. Messages of another
+// process or an old session are answered with Reset (a closed connection).
+// Everything from the master goes through the replication delay queue, in
+// order.
+func (n *Node) onFromMaster(from sim.ProcID, msg sim.Message) {
+	var session uint64
+	switch m := msg.(type) {
+	case FullSync:
+		session = m.Session
+	case Stream:
+		session = m.Session
+	}
+	if !n.isReplica() || from != n.masterID || session != n.session {
+		n.env.Send(from, Reset{Session: session})
+		return
+	}
+	if _, ok := msg.(FullSync); ok {
+		n.answered = true
+	}
+	if n.cfg.ReplicationDelay.Hi == 0 && len(n.queue) == 0 {
+		n.applyFromMaster(msg)
+		return
+	}
+	at := n.env.Mono() + int64(n.cfg.ReplicationDelay.Draw(n.env.Rand()))
+	if at < n.queueLast {
+		at = n.queueLast
+	}
+	n.queueLast = at
+	n.queue = append(n.queue, queued{at: at, msg: msg})
+	n.armQueue()
+}
+
+func (n *Node) armQueue() {
+	if n.queueArmed || len(n.queue) == 0 {
+		return
+	}
+	n.queueArmed = true
+	n.env.SetTimer(sim.Mono, n.queue[0].at, tagApply)
+}
+
+func (n *Node) drainQueue() {
+	now := n.env.Mono()
+	for len(n.queue) > 0 && n.queue[0].at <= now {
+		msg := n.queue[0].msg
+		n.queue = n.queue[1:]
+		n.applyFromMaster(msg)
+	}
+	n.armQueue()
+}
+
+func (n *Node) applyFromMaster(msg sim.Message) {
+	switch m := msg.(type) {
+	case FullSync:
+		if m.Session == n.session && n.isReplica() {
+			n.applyFullSync(m)
+		}
+	case Stream:
+		if m.Session == n.session && n.isReplica() && n.link == linkConnected {
+			n.applyStream(m)
+		}
+	}
+}
+
+// applyFullSync replaces the replica's data with the master's snapshot
+// (readSyncBulkPayload): every key is loaded, expired or not, since a
+// replica waits for the master's DEL. The received RDB becomes the
+// replica's dump.rdb, and an AOF is rewritten from it
+// (restartAOFAfterSYNC). Sub-replicas are disconnected to resync.
+func (n *Node) applyFullSync(m FullSync) {
+	n.now = n.env.WallMs()
+	n.disconnectReplicas()
+	n.flushData()
+	for _, e := range m.Entries {
+		n.loadEntry(e)
+	}
+	n.replID, n.offset = m.ReplID, m.Offset
+	n.replID2, n.secondOffset = zeroID, -1
+	n.backlog = true // replicas always keep a backlog (:2275-2279)
+	n.link = linkConnected
+	n.lastIO = n.wallSec()
+	n.persistSnapshot("full sync")
+	n.logf(EventReplicaSync, "from %s replid %s offset %d keys %d", n.masterName, m.ReplID, m.Offset, len(m.Entries))
+}
+
+// applyStream applies one unit of the master's stream with the master
+// client's privileges (no expiry, no READONLY), writes it to the AOF and
+// proxies it to sub-replicas. A gap in the offsets (messages lost in a
+// partition) breaks the link and forces a resync. Simplification: a real
+// TCP link retransmits after a short partition instead.
+func (n *Node) applyStream(m Stream) {
+	if m.Start != n.offset {
+		n.masterLinkLost()
+		return
+	}
+	n.lastIO = n.wallSec()
+	n.now = n.env.WallMs()
+	saved := n.cur
+	n.cur = execCtx{client: n.masterID, fromMaster: true}
+	var data []Cmd
+	for _, c := range m.Cmds {
+		name := strings.ToLower(c[0])
+		switch name {
+		case "ping", "multi", "exec", "select":
+		case "replconf":
+			// REPLCONF GETACK: ack at once, with the offset before this command.
+			if len(c) > 1 && strings.EqualFold(c[1], "getack") {
+				n.env.Send(n.masterID, Ack{Session: n.session, Offset: n.offset})
+			}
+		default:
+			if spec, errv := resolve(c); errv == nil {
+				spec.run(n, c)
+			}
+			data = append(data, c)
+		}
+		n.offset += c.respLen()
+	}
+	n.prop = nil
+	n.cur = saved
+	if len(data) > 0 {
+		n.feedAOF(data)
+	}
+	for _, r := range n.replicas {
+		n.env.Send(r.id, Stream{Session: r.session, Start: m.Start, Cmds: m.Cmds})
+	}
+}
+
+// ---- commands ----
+
+// cmdReplicaOf is replicaofCommand (R 7.2.4 src/replication.c:3137-3196).
+// The host is a process name; the port must be a valid port number, as in
+// Redis, and is otherwise ignored (every node listens on ListenPort).
+func cmdReplicaOf(n *Node, a []string) Value {
+	if strings.EqualFold(a[1], "no") && strings.EqualFold(a[2], "one") {
+		if n.isReplica() {
+			n.promote()
+		}
+		return OK()
+	}
+	port, ok := parseLL(a[2])
+	if !ok || port < 0 || port > 65535 {
+		return Err("ERR Invalid master port")
+	}
+	if n.isReplica() && strings.EqualFold(n.masterName, a[1]) && n.masterPort == port {
+		return Status("OK Already connected to specified master")
+	}
+	n.setMaster(a[1], port)
+	return OK()
+}
+
+// promote is replicationUnsetMaster: the node keeps its data, shifts its
+// replication id (replid2 = old id, second_repl_offset = offset+1),
+// disconnects its own replicas so they learn the new id, and from now on
+// expires keys with its own wall clock.
+func (n *Node) promote() {
+	old := n.masterName
+	if n.masterID != sim.NoProc {
+		n.env.Send(n.masterID, Reset{Session: n.session})
+	}
+	n.masterName, n.masterPort, n.masterID = "", 0, sim.NoProc
+	n.link = linkDown
+	n.queue, n.queueLast = nil, 0
+	n.replID2, n.secondOffset = n.replID, n.offset+1
+	n.replID = randHex(n.env)
+	n.disconnectReplicas()
+	n.logf(EventPromoted, "was replica of %s; replid %s offset %d", old, n.replID, n.offset)
+}
+
+// setMaster is replicationSetMaster: blocked clients are unblocked with an
+// error, replicas disconnected, and a full sync with the new master
+// replaces the data when it arrives.
+func (n *Node) setMaster(name string, port int64) {
+	if n.isReplica() && n.masterID != sim.NoProc {
+		n.env.Send(n.masterID, Reset{Session: n.session})
+	}
+	for _, w := range n.waiters {
+		n.env.Send(w.client, Reply{ID: w.reqID, Value: errUnblocked})
+	}
+	n.waiters = nil
+	n.disconnectReplicas()
+	n.masterName, n.masterPort, n.masterID = name, port, sim.NoProc
+	n.queue, n.queueLast = nil, 0
+	if id, ok := n.env.Lookup(name); ok && id != n.env.ID() {
+		n.masterID = id
+	}
+	n.downSince = 0
+	n.connectMaster()
+}
+
+// ---- WAIT ----
+
+// waiter is a client blocked in WAIT.
+type waiter struct {
+	client   sim.ProcID
+	reqID    uint64
+	offset   int64 // the client's woff
+	num      int64
+	deadline int64 // wall ms; 0 = forever
+}
+
+// countAcks is replicationCountAcksByOffset.
+func (n *Node) countAcks(off int64) int64 {
+	var c int64
+	for _, r := range n.replicas {
+		if r.ackOff >= off {
+			c++
+		}
+	}
+	return c
+}
+
+// cmdWait is waitCommand (R 7.2.4 src/replication.c:3529-3559): reply at
+// once if enough replicas acked the client's last write, otherwise block
+// and ask every replica for an ack (REPLCONF GETACK through the stream).
+// The timeout is absolute on the wall clock (getTimeoutFromObjectOrReply,
+// R 7.2.4 src/timeout.c:165-202) and checked after every event and on
+// every serverCron tick (timeout.c:137-155), so a WAIT times out on the
+// first tick after its deadline, as in Redis.
+func cmdWait(n *Node, a []string) Value {
+	if n.isReplica() {
+		return errWaitOnReplica
+	}
+	num, ok := parseLL(a[1])
+	if !ok {
+		return errNotInteger
+	}
+	t, ok := parseLL(a[2])
+	if !ok {
+		return Err("ERR timeout is not an integer or out of range")
+	}
+	if t < 0 {
+		return Err("ERR timeout is negative")
+	}
+	var deadline int64
+	if t > 0 {
+		if t > 1<<63-1-n.now {
+			return Err("ERR timeout is out of range")
+		}
+		deadline = t + n.now
+	}
+	off := n.woff[n.cur.client]
+	acks := n.countAcks(off)
+	if acks >= num || n.cur.inScript || n.cur.fromMaster {
+		return Int(acks)
+	}
+	n.waiters = append(n.waiters, &waiter{client: n.cur.client, reqID: n.cur.reqID, offset: off, num: num, deadline: deadline})
+	n.cur.blocked = true
+	n.feedReplicas([]Cmd{{"REPLCONF", "GETACK", "*"}})
+	return Nil()
+}
+
+// processWaiters is processClientsWaitingReplicas.
+func (n *Node) processWaiters() {
+	for i := 0; i < len(n.waiters); {
+		w := n.waiters[i]
+		if c := n.countAcks(w.offset); c >= w.num {
+			n.env.Send(w.client, Reply{ID: w.reqID, Value: Int(c)})
+			n.waiters = append(n.waiters[:i], n.waiters[i+1:]...)
+			continue
+		}
+		i++
+	}
+}
+
+// handleWaitTimeouts unblocks WAIT clients whose deadline passed
+// (checkBlockedClientTimeout: timeout < now, strict) with the count
+// reached so far.
+func (n *Node) handleWaitTimeouts() {
+	if len(n.waiters) == 0 {
+		return
+	}
+	now := n.env.WallMs()
+	for i := 0; i < len(n.waiters); {
+		w := n.waiters[i]
+		if w.deadline != 0 && w.deadline < now {
+			n.env.Send(w.client, Reply{ID: w.reqID, Value: Int(n.countAcks(w.offset))})
+			n.waiters = append(n.waiters[:i], n.waiters[i+1:]...)
+			continue
+		}
+		i++
+	}
+}
