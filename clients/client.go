@@ -1,0 +1,328 @@
+package clients
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/nodes/storage"
+	"github.com/locksim/locksim/sim"
+)
+
+// KindClient is the trace kind of a client's decisions that the history
+// does not already record (a renewal cancelled, a validity check, a late
+// reply ignored, a release that found the key gone).
+const KindClient sim.Kind = "client"
+
+// algorithm is one lock algorithm, driven by the client's workload loop.
+// Each method runs inside one kernel step; continuations run in later steps.
+type algorithm interface {
+	// init runs when the process starts (and after every restart).
+	init()
+	// acquire makes one attempt (try counts from 0 within a want) and calls
+	// done exactly once. On success it has set the client's fencing token.
+	acquire(try int, done func(ok bool))
+	// held starts what runs while the client holds the lock (extension,
+	// renewal).
+	held()
+	// expired reports whether the validity the algorithm computed has
+	// passed on its own clock; algorithms that compute none return false.
+	expired() bool
+	// release sends the release at once (the belief ends when it is sent),
+	// stops extension, and calls done when the release completed.
+	release(done func())
+	// value is the lock's value, sent to the resource for token-cas.
+	value() string
+	// retryDelay is the wait before the next try.
+	retryDelay() time.Duration
+	// giveUp runs when a want ends without the lock (tries exhausted).
+	giveUp()
+	// receive handles a message that is not a reply to a client request
+	// (ZooKeeper session traffic); it reports whether it did.
+	receive(from sim.ProcID, msg sim.Message) bool
+	// fire handles a timer the algorithm set itself (the ZooKeeper
+	// session's); it reports whether it did.
+	fire(tag any) bool
+}
+
+// client is a lock client process: the workload loop around an algorithm.
+type client struct {
+	cfg  Config
+	env  *sim.Env
+	alg  algorithm
+	lock string // the lock's name in the history
+
+	nextID uint64
+	calls  map[uint64]pending
+	seq    uint64
+	timers map[uint64]func()
+
+	master        string // the discovered master's process name
+	rediscovering bool
+
+	completed int  // cycles completed
+	stopped   bool // the workload is done
+	want      int  // open want id, -1 when none
+	try       int  // tries made in the current want
+	attempt   int  // current attempt id
+	belief    int  // current belief id, -1 when none
+	token     int64
+	hasToken  bool
+	section   int // current section id, -1 when none
+}
+
+// New returns a fresh client process for cfg (the kernel calls the factory
+// again on restart: a restarted client starts its workload over). It panics
+// on an invalid configuration: callers validate first (Config.Validate).
+func New(cfg Config) sim.Process {
+	if err := cfg.Validate(); err != nil {
+		panic(fmt.Sprintf("clients: invalid config for %s: %v", cfg.Name, err))
+	}
+	c := &client{cfg: cfg, lock: cfg.Lock.Key, want: -1, belief: -1, section: -1}
+	switch cfg.Lock.Algorithm {
+	case RedisSingle, RedisSetNXExpire, RedisFixedValue, RedisGetDel:
+		c.alg = &single{c: c}
+	case Redlock, Redsync:
+		c.alg = &quorumLock{c: c}
+	case Redisson:
+		c.alg = &redisson{c: c}
+	case ZooKeeper:
+		c.alg = &zkLock{c: c}
+	}
+	return c
+}
+
+// Init starts the process: the workload begins when the monotonic clock
+// reaches Workload.Start.
+func (c *client) Init(env *sim.Env) {
+	c.env = env
+	c.calls = map[uint64]pending{}
+	c.timers = map[uint64]func(){}
+	// Request ids start at a random base so that a reply addressed to a
+	// previous incarnation of this process can never match a new request.
+	c.nextID = env.Rand().Uint64() >> 1
+	if c.cfg.Discovery != nil {
+		c.master = c.cfg.Discovery.Master
+	}
+	c.alg.init()
+	c.seq++
+	seq := c.seq
+	c.timers[seq] = c.startWant
+	env.SetTimer(sim.Mono, int64(c.cfg.Workload.Start), timerTag{what: "start", seq: seq})
+}
+
+// Receive handles replies and session traffic.
+func (c *client) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
+	switch m := msg.(type) {
+	case redis.Reply:
+		c.complete(m.ID, m)
+	case storage.ReadReply:
+		c.complete(m.ID, m)
+	case storage.WriteReply:
+		c.complete(m.ID, m)
+	case storage.SetLockReply:
+		c.complete(m.ID, m)
+	default:
+		if !c.alg.receive(from, msg) {
+			env.Logf(KindClient, "ignored message %T", msg)
+		}
+	}
+}
+
+// Fire runs a timer's continuation.
+func (c *client) Fire(env *sim.Env, tag any) {
+	if t, ok := tag.(timerTag); ok {
+		c.fire(t)
+		return
+	}
+	if !c.alg.fire(tag) {
+		env.Logf(KindClient, "ignored timer %T", tag)
+	}
+}
+
+// ---- the workload loop ----
+
+// startWant begins wanting the lock.
+func (c *client) startWant() {
+	if c.stopped {
+		return
+	}
+	c.want = c.env.WantBegin(c.lock)
+	c.try = 0
+	c.nextTry()
+}
+
+// nextTry makes one acquire attempt (after asking the sentinels for the
+// master, when the lock uses discovery).
+func (c *client) nextTry() {
+	c.discover(func() {
+		c.attempt = c.env.AttemptBegin(c.lock)
+		c.token, c.hasToken = 0, false
+		try := c.try
+		c.try++
+		c.alg.acquire(try, c.acquired)
+	})
+}
+
+// acquired ends an attempt.
+func (c *client) acquired(ok bool) {
+	c.env.AttemptEnd(c.attempt, ok)
+	if ok {
+		c.belief = c.env.BeliefBegin(c.lock, c.attempt, c.token, c.hasToken)
+		c.env.WantEnd(c.want, true, "")
+		c.want = -1
+		c.alg.held()
+		c.use()
+		return
+	}
+	if t := c.cfg.Lock.Tries; t == 0 || c.try < t {
+		c.after(c.alg.retryDelay(), "retry", c.nextTry)
+		return
+	}
+	c.env.WantEnd(c.want, false, "gave-up")
+	c.want = -1
+	c.alg.giveUp()
+	c.after(c.cfg.Workload.Think, "think", c.startWant)
+}
+
+// lost ends the belief because the client learned that it lost the lock
+// (an extension failed, the session expired).
+func (c *client) lost(why string) {
+	if c.believes() {
+		c.env.Logf(KindClient, "lock lost: %s", why)
+		c.env.BeliefEnd(c.belief, sim.EndLost)
+	}
+}
+
+// believes reports whether the client still believes it holds the lock.
+func (c *client) believes() bool { return c.belief >= 0 && c.env.Believes(c.belief) }
+
+// resourceTimeout bounds one request to the resource.
+func (c *client) resourceTimeout() time.Duration {
+	if t := c.cfg.Workload.Timeout; t > 0 {
+		return t
+	}
+	return DefaultResourceTimeout
+}
+
+// use runs the critical section: read, hold, check, write (or, without a
+// resource, hold and check).
+func (c *client) use() {
+	if c.cfg.Resource == "" {
+		c.after(c.cfg.Workload.Hold, "hold", func() {
+			if c.check() {
+				c.release()
+			}
+		})
+		return
+	}
+	to, ok := c.env.Lookup(c.cfg.Resource)
+	if !ok {
+		panic("clients: unknown resource process " + c.cfg.Resource)
+	}
+	c.section = c.env.SectionBegin(c.lock, c.belief, c.token, c.hasToken)
+	sec := c.section
+	read := func() {
+		id := c.newID()
+		c.request(to, id, storage.ReadReq{ID: id, Section: sec, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}, c.resourceTimeout(), func(m sim.Message, ok bool) {
+			if !ok {
+				c.env.Logf(KindClient, "section %d: read timed out; abandoned", sec)
+				c.release()
+				return
+			}
+			r := m.(storage.ReadReply)
+			if !r.OK {
+				c.env.Logf(KindClient, "section %d: read rejected (%s); abandoned", sec, r.Err)
+				c.release()
+				return
+			}
+			c.after(c.cfg.Workload.Hold, "hold", func() { c.checkThenWrite(to, sec, r.Value) })
+		})
+	}
+	if c.cfg.ResourceFencing != storage.FencingTokenCAS {
+		read()
+		return
+	}
+	// antirez's check-and-set: first set the resource's current-lock field
+	// to the lock's value, then read-modify-write (reference §6.2, point 3).
+	id := c.newID()
+	c.request(to, id, storage.SetLockReq{ID: id, Section: sec, LockValue: c.alg.value()}, c.resourceTimeout(), func(_ sim.Message, ok bool) {
+		if !ok {
+			c.env.Logf(KindClient, "section %d: set-lock timed out; abandoned", sec)
+			c.release()
+			return
+		}
+		read()
+	})
+}
+
+// check is the careful client's check before it writes: it reports whether
+// the client may go on. A client that learned it lost the lock stops; an
+// algorithm that computed a validity checks it on its own clock and, when it
+// has passed, ends the belief (EndExpired).
+func (c *client) check() bool {
+	if !c.believes() {
+		c.env.Logf(KindClient, "no longer holds the lock; section abandoned")
+		c.release()
+		return false
+	}
+	if c.alg.expired() {
+		c.env.Logf(KindClient, "validity passed on the client's clock; section abandoned")
+		c.env.BeliefEnd(c.belief, sim.EndExpired)
+		c.release()
+		return false
+	}
+	return true
+}
+
+// checkThenWrite checks, then writes value+1 in a separate kernel step (a
+// zero-length timer), so that a pause can fall between the check and the
+// write (Kleppmann's S1). The write step does not check again.
+func (c *client) checkThenWrite(to sim.ProcID, sec int, value int64) {
+	if !c.check() {
+		return
+	}
+	c.after(0, "write", func() {
+		c.env.SectionWriteSent(sec, value+1)
+		id := c.newID()
+		c.request(to, id, storage.WriteReq{ID: id, Section: sec, Value: value + 1, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}, c.resourceTimeout(), func(m sim.Message, ok bool) {
+			if ok {
+				c.env.SectionResult(sec)
+				if r := m.(storage.WriteReply); !r.OK {
+					c.env.Logf(KindClient, "section %d: write rejected (%s)", sec, r.Err)
+				}
+			} else {
+				c.env.Logf(KindClient, "section %d: write timed out", sec)
+			}
+			c.release()
+		})
+	})
+}
+
+// release ends the belief (the release is being sent) and runs the
+// algorithm's release; the cycle is complete when it finishes.
+func (c *client) release() {
+	if c.believes() {
+		c.env.BeliefEnd(c.belief, sim.EndReleased)
+	}
+	c.belief, c.section = -1, -1
+	c.alg.release(func() {
+		c.completed++
+		if n := c.cfg.Workload.Cycles; n > 0 && c.completed >= n {
+			c.stopped = true
+			c.env.Logf(KindClient, "workload done after %d cycles", c.completed)
+			return
+		}
+		c.after(c.cfg.Workload.Think, "think", c.startWant)
+	})
+}
+
+// uniqueValue draws a lock value unique to this acquire: the distlock page
+// asks for "20 bytes from /dev/urandom"; locksim draws 64 bits from the
+// client's seeded stream and prefixes the client's name for the trace.
+func (c *client) uniqueValue() string {
+	return fmt.Sprintf("%s:%016x", c.cfg.Name, c.env.Rand().Uint64())
+}
+
+// read returns a reading of clock k.
+func (c *client) read(k sim.Clock) int64 { return c.env.Read(k) }

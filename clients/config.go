@@ -1,0 +1,724 @@
+package clients
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/nodes/storage"
+	"github.com/locksim/locksim/sim"
+)
+
+// Algorithm names (SCENARIO_FORMAT.md, "Lock algorithms").
+const (
+	// RedisSingle is SET k v NX PX ttl with a unique value, released by the
+	// compare-and-delete script (reference §4.1, "Single instance").
+	RedisSingle = "redis-single"
+	// RedisSetNXExpire is SETNX then EXPIRE as two commands (not atomic).
+	RedisSetNXExpire = "redis-setnx-expire"
+	// RedisFixedValue uses the same value for every client and releases by DEL.
+	RedisFixedValue = "redis-fixed-value"
+	// RedisGetDel releases by GET, compare in the client, then DEL.
+	RedisGetDel = "redis-get-del"
+	// Redlock is antirez's algorithm as specified (reference §4.1, redlock-rb).
+	Redlock = "redlock"
+	// Redsync is go-redsync/redsync v4 (reference §4.2).
+	Redsync = "redsync"
+	// Redisson is Redisson's RLock with its watchdog (reference §4.3).
+	Redisson = "redisson"
+	// ZooKeeper is the ephemeral-sequential lock recipe (reference §6.4;
+	// Curator's InterProcessMutex).
+	ZooKeeper = "zookeeper"
+)
+
+// Algorithms lists the algorithm names in the order the documentation gives
+// them.
+var Algorithms = []string{RedisSingle, RedisSetNXExpire, RedisFixedValue, RedisGetDel, Redlock, Redsync, Redisson, ZooKeeper}
+
+// Values of the enumerated parameters.
+const (
+	FanoutSequential = "sequential"
+	FanoutParallel   = "parallel"
+	ClockWall        = "wall"
+	ClockMonotonic   = "monotonic"
+	ReleaseAll       = "all"
+	ReleaseAcquired  = "acquired"
+	FencingNone      = "none"
+	FencingIncr      = "incr"
+	FencingZxid      = "zxid"
+)
+
+// Discovery configures Sentinel master discovery (SCENARIO_FORMAT.md,
+// "Master discovery"): when the lock's node (or an entry of its nodes) is
+// Master, the client asks a sentinel for the current master before each
+// acquire attempt and after an error, as Sentinel-aware clients do.
+type Discovery struct {
+	// Master is the process name the scenario's sentinel block monitors.
+	Master string
+	// MasterName is the name the sentinels know the master by; "" means
+	// "mymaster" (sentinel.conf's example, reference §3.4).
+	MasterName string
+	// Sentinels are the sentinel process names, asked in this order.
+	Sentinels []string
+}
+
+// Workload is a client's acquire/use/release loop.
+type Workload struct {
+	// Start is when the client begins (a reading of its monotonic clock,
+	// which starts at 0 with the run: a restarted client past Start begins
+	// at once).
+	Start time.Duration
+	// Cycles is how many acquire/use/release cycles to complete; 0 means
+	// until the end of the run. A cycle counts when the client held the lock
+	// and released it, whether or not its critical section wrote.
+	Cycles int
+	// Hold is the time between reading and writing the resource (on the
+	// client's monotonic clock).
+	Hold time.Duration
+	// Think is the time between cycles, and after giving up.
+	Think time.Duration
+	// Timeout bounds each request to the resource; 0 means
+	// DefaultResourceTimeout.
+	Timeout time.Duration
+}
+
+// DefaultResourceTimeout bounds a resource request when Workload.Timeout is 0.
+// locksim default: the storage node is not a modelled product; 5 s is
+// go-redis v9's socket read timeout (go-redis v9.23.0 options.go:741), the
+// client library most of the modelled clients are built on.
+const DefaultResourceTimeout = 5 * time.Second
+
+// Config configures one lock client process.
+type Config struct {
+	// Name is the process name.
+	Name string
+	// Lock is the lock algorithm and its parameters.
+	Lock LockConfig
+	// Workload is the client's loop.
+	Workload Workload
+	// Resource is the storage process name; "" means the client takes the
+	// lock but touches no resource.
+	Resource string
+	// ResourceFencing is the storage node's fencing mode (the scenario's
+	// resource.fencing; storage.Modes). With "token-cas" a critical section
+	// first sets the resource's current-lock field to its lock value
+	// (antirez's check-and-set, reference §6.2). "" means "none".
+	ResourceFencing string
+	// Discovery enables Sentinel master discovery; nil means none.
+	Discovery *Discovery
+}
+
+// LockConfig is a lock algorithm and its parameters. Start from
+// DefaultLockConfig(algorithm), which holds the real library's defaults, and
+// override what the scenario sets. Params lists the scenario parameter
+// (snake_case) names each algorithm accepts; the comment of each field gives
+// its name.
+type LockConfig struct {
+	// Algorithm is one of Algorithms.
+	Algorithm string
+	// Key is the lock key (Redis) or the parent znode without its leading
+	// slash (ZooKeeper); it also names the lock in the history. Parameter
+	// "key", default "lock".
+	Key string
+	// Node is the server process of a single-node algorithm (redis-*,
+	// redisson, zookeeper). Parameter "node".
+	Node string
+	// Nodes are the independent masters of redlock and redsync. Parameter
+	// "nodes".
+	Nodes []string
+	// TTL is the lock key's time to live. Parameter "ttl".
+	TTL time.Duration
+	// Tries is how many acquire attempts one want makes before giving up;
+	// 0 (redisson, zookeeper only) means forever. Parameter "tries".
+	Tries int
+	// RetryDelay is the wait before each retry, drawn uniformly. Parameter
+	// "retry_delay".
+	RetryDelay sim.Range
+	// NodeTimeout bounds one request to one node. Parameter "node_timeout".
+	NodeTimeout time.Duration
+	// WaitReplicas (redis-single family) is the number of replicas that must
+	// acknowledge the lock write (WAIT n wait_timeout) for an acquire to
+	// count; 0 means no WAIT. Parameter "wait_replicas".
+	WaitReplicas int
+	// WaitTimeout is WAIT's timeout. Parameter "wait_timeout".
+	WaitTimeout time.Duration
+	// DriftFactor is the clock-drift allowance as a fraction of the TTL.
+	// Parameter "drift_factor".
+	DriftFactor float64
+	// DriftExtra is added to the drift allowance (redlock-rb's +2 ms).
+	// Parameter "drift_extra".
+	DriftExtra time.Duration
+	// Fanout is how redlock contacts its nodes: sequential or parallel.
+	// Parameter "fanout".
+	Fanout string
+	// ElapsedClock is the client clock redlock measures elapsed time and
+	// validity on: wall or monotonic. Parameter "elapsed_clock".
+	ElapsedClock string
+	// Release is which nodes redlock unlocks after a failed attempt: all, or
+	// only those that acknowledged. Parameter "release".
+	Release string
+	// ValidityCheck makes redlock require validity > 0 to succeed and check
+	// it before writing; false means success on a majority alone and no
+	// check. Parameter "validity_check".
+	ValidityCheck bool
+	// TimeoutFactor bounds redsync's acquire round to TTL*TimeoutFactor.
+	// Parameter "timeout_factor".
+	TimeoutFactor float64
+	// SetNXOnExtend makes redsync's Extend re-create a missing key
+	// (WithSetNXOnExtend). Parameter "set_nx_on_extend".
+	SetNXOnExtend bool
+	// ExtendEvery is the period at which a holder extends its lock
+	// (redis-single: the touch script; redlock, redsync: Extend on all
+	// nodes); 0 means never. Parameter "extend_every".
+	ExtendEvery time.Duration
+	// Lease is Redisson's lock lease (the watchdog timeout). Parameter
+	// "lease".
+	Lease time.Duration
+	// RenewEvery is the watchdog's renewal period; 0 means Lease/3.
+	// Parameter "renew_every".
+	RenewEvery time.Duration
+	// Watchdog enables Redisson's renewal; false models lock(leaseTime),
+	// which has none. Parameter "watchdog".
+	Watchdog bool
+	// WaitReplicasOn makes Redisson follow each lock command with WAIT
+	// <replicas> wait_timeout and fail when no replica acknowledged while
+	// replicas exist. Parameter "wait_replicas" (a boolean for redisson).
+	WaitReplicasOn bool
+	// Replicas is Redisson's initial view of the number of replicas of
+	// Node; the client refreshes it from INFO replication (connected_slaves)
+	// at the first attempt of each want, so 0 is fine. Not a scenario
+	// parameter.
+	Replicas int
+	// SessionTimeout is the ZooKeeper session timeout the client requests;
+	// the server negotiates it into its bounds ([4 s, 40 s] by default).
+	// Parameter "session_timeout".
+	SessionTimeout time.Duration
+	// Heartbeat is the ZooKeeper ping period; 0 means the client's default,
+	// a third of the negotiated timeout and at most 10 s
+	// (zookeeper.MaxPingInterval). Parameter "heartbeat".
+	Heartbeat time.Duration
+	// ClientExpiry makes the ZooKeeper client declare its session expired
+	// on its own after hearing nothing for 4/3 of the timeout (ZooKeeper
+	// 3.9.3+, ZOOKEEPER-4508); false, the default, is Curator over earlier
+	// clients, which waits for the server. Parameter "client_expiry".
+	ClientExpiry bool
+	// LostOnDisconnect makes the ZooKeeper holder treat a lost connection
+	// (Curator's SUSPENDED) as a lost lock, as Curator's error-handling
+	// guidance recommends. false, the default, is InterProcessMutex itself,
+	// which registers no connection-state listener: the holder believes
+	// until it learns that its session expired. Parameter
+	// "lost_on_disconnect".
+	LostOnDisconnect bool
+	// FencingToken is how the client obtains a fencing token: none, incr
+	// (INCR <key>:token on the lock's Redis node) or zxid (the znode's
+	// creation zxid; zookeeper only). Parameter "fencing_token".
+	FencingToken string
+}
+
+// Defaults, each with its source.
+const (
+	// defaultKey is the lock key; the articles call it "resource_name"
+	// (reference §4.1); any constant works.
+	defaultKey = "lock"
+
+	// singleTTL: the distlock page's single-instance example,
+	// "SET resource_name my_random_value NX PX 30000" (reference §4.1).
+	singleTTL = 30 * time.Second
+	// singleTries and singleRetryMax: the single-instance recipe gives no
+	// retry policy, so locksim uses the reference implementation's:
+	// redlock-rb DefaultRetryCount=3 and a rand(200) ms wait
+	// (redlock.rb:4-12, reference §4.1).
+	singleTries    = 3
+	singleRetryMax = 200 * time.Millisecond
+	// commandTimeout bounds one command of a client that sets no timeout of
+	// its own: go-redis v9's default socket read timeout (go-redis v9.23.0
+	// options.go:741, "default: 5 seconds").
+	commandTimeout = 5 * time.Second
+	// waitTimeout: WAIT's timeout when none is given; Redisson's
+	// slavesSyncTimeout = 1000 ms (config/Config.java:81-89, reference §4.3).
+	waitTimeout = 1000 * time.Millisecond
+
+	// redlockTTL: the spec's example, "if the auto-release time is 10
+	// seconds" (RD distributed-locks.md, reference §4.1); redlock-rb takes
+	// the TTL from the caller.
+	redlockTTL = 10 * time.Second
+	// redlockTries, redlockRetryMax: redlock-rb DefaultRetryCount=3,
+	// DefaultRetryDelay=200 with sleep(rand(200)) (redlock.rb:4-12,55-83).
+	redlockTries    = 3
+	redlockRetryMax = 200 * time.Millisecond
+	// redlockDriftFactor, redlockDriftExtra: redlock-rb ClockDriftFactor=0.01
+	// and drift = (ttl*0.01).to_i + 2 ms ("Redis expires precision, which is
+	// 1 ms, plus 1 ms min drift", redlock.rb:55-83).
+	redlockDriftFactor = 0.01
+	redlockDriftExtra  = 2 * time.Millisecond
+	// redlockNodeTimeout: the spec's per-instance timeout, "in the ~ 5-50
+	// milliseconds range" for a 10 s TTL (reference §4.1); the upper end.
+	redlockNodeTimeout = 50 * time.Millisecond
+
+	// redsyncTTL, redsyncTries, redsyncRetry*, redsyncDriftFactor,
+	// redsyncTimeoutFactor: NewMutex (redsync.go:29-52, reference §4.2):
+	// expiry 8 s, tries 32, delay rand.Intn(250-50)+50 ms (so 50..249 ms),
+	// driftFactor 0.01, timeoutFactor 0.05.
+	redsyncTTL           = 8 * time.Second
+	redsyncTries         = 32
+	redsyncRetryMin      = 50 * time.Millisecond
+	redsyncRetryMax      = 249 * time.Millisecond
+	redsyncDriftFactor   = 0.01
+	redsyncTimeoutFactor = 0.05
+
+	// redissonLease: lockWatchdogTimeout = 30000 ms (config/Config.java:81-89).
+	redissonLease = 30 * time.Second
+	// redissonTimeout: BaseConfig timeout = 3000 ms (:58-67, reference §4.3).
+	redissonTimeout = 3 * time.Second
+	// redissonPollMin, redissonPollMax: Redisson's lock() waits for the
+	// unlock message on a pub/sub channel, or at most the PTTL the lock
+	// script returned (RedissonLock.java lock(), reference §4.3). locksim
+	// has no pub/sub: a waiter polls after a delay drawn from this range or
+	// after the PTTL, whichever is sooner. locksim default.
+	redissonPollMin = 10 * time.Millisecond
+	redissonPollMax = 50 * time.Millisecond
+
+	// zkSessionTimeout: Curator requests 60 s
+	// (CuratorFrameworkFactory DEFAULT_SESSION_TIMEOUT_MS, reference §6.4); a
+	// server with the default tickTime of 2000 ms negotiates it down to its
+	// maximum, 20*tickTime = 40 s (nodes/zookeeper Config.Negotiate).
+	zkSessionTimeout = 60 * time.Second
+	// zkRetryMax: a failed acquire step (connection loss) is retried after
+	// 0..1 s, after the base sleep of the ExponentialBackoffRetry(1000, 3)
+	// that Curator's documentation uses in its examples. locksim default.
+	zkRetryMax = 1000 * time.Millisecond
+)
+
+// DefaultLockConfig returns the configuration of algorithm with the real
+// library's defaults (SCENARIO_FORMAT.md "Lock algorithms"; reference §8.3).
+// An unknown algorithm is an error that lists the allowed ones.
+func DefaultLockConfig(algorithm string) (LockConfig, error) {
+	c := LockConfig{Algorithm: algorithm, Key: defaultKey, FencingToken: FencingNone}
+	switch algorithm {
+	case RedisSingle, RedisSetNXExpire, RedisFixedValue, RedisGetDel:
+		c.TTL = singleTTL
+		c.Tries = singleTries
+		c.RetryDelay = sim.Range{Lo: 0, Hi: singleRetryMax}
+		c.NodeTimeout = commandTimeout
+		c.WaitTimeout = waitTimeout
+	case Redlock:
+		c.TTL = redlockTTL
+		c.Tries = redlockTries
+		c.RetryDelay = sim.Range{Lo: 0, Hi: redlockRetryMax}
+		c.DriftFactor = redlockDriftFactor
+		c.DriftExtra = redlockDriftExtra
+		c.NodeTimeout = redlockNodeTimeout
+		// The spec and redlock-rb contact the nodes one after the other
+		// (redlock.rb:55-83 "@servers.each"), read Time.now (the wall clock),
+		// unlock all nodes on failure ("unlock all", reference §4.1 step 5)
+		// and require validity > 0.
+		c.Fanout = FanoutSequential
+		c.ElapsedClock = ClockWall
+		c.Release = ReleaseAll
+		c.ValidityCheck = true
+	case Redsync:
+		c.TTL = redsyncTTL
+		c.Tries = redsyncTries
+		c.RetryDelay = sim.Range{Lo: redsyncRetryMin, Hi: redsyncRetryMax}
+		c.DriftFactor = redsyncDriftFactor
+		c.TimeoutFactor = redsyncTimeoutFactor
+		// Unlock and Extend run with the caller's context and no timeout
+		// of their own (mutex.go:142-173): the go-redis read timeout bounds them.
+		c.NodeTimeout = commandTimeout
+		// redsync is parallel (actOnPoolsAsync, mutex.go:269-321), measures
+		// on Go's monotonic reading (time.Now/Sub, reference §4.2), unlocks
+		// all pools and requires now.Before(until).
+		c.Fanout = FanoutParallel
+		c.ElapsedClock = ClockMonotonic
+		c.Release = ReleaseAll
+		c.ValidityCheck = true
+	case Redisson:
+		c.Lease = redissonLease
+		c.Watchdog = true
+		// lock() waits until it gets the lock (RedissonLock.java lock()).
+		c.Tries = 0
+		c.RetryDelay = sim.Range{Lo: redissonPollMin, Hi: redissonPollMax}
+		c.NodeTimeout = redissonTimeout
+		// checkLockSyncedSlaves = true, slavesSyncTimeout = 1000 ms
+		// (config/Config.java:81-89).
+		c.WaitReplicasOn = true
+		c.WaitTimeout = waitTimeout
+	case ZooKeeper:
+		c.SessionTimeout = zkSessionTimeout
+		// InterProcessMutex.acquire() without a timeout waits forever.
+		c.Tries = 0
+		c.RetryDelay = sim.Range{Lo: 0, Hi: zkRetryMax}
+	default:
+		return LockConfig{}, unknownAlgorithm(algorithm)
+	}
+	return c, nil
+}
+
+func unknownAlgorithm(a string) error {
+	return fmt.Errorf("lock.algorithm: unknown algorithm %q (allowed: %s)", a, strings.Join(Algorithms, ", "))
+}
+
+// Parameter names per algorithm group.
+var (
+	singleParams   = []string{"key", "node", "ttl", "tries", "retry_delay", "node_timeout", "wait_replicas", "wait_timeout", "fencing_token"}
+	redlockParams  = []string{"key", "nodes", "ttl", "tries", "retry_delay", "drift_factor", "drift_extra", "node_timeout", "fanout", "elapsed_clock", "release", "validity_check", "extend_every", "fencing_token"}
+	redsyncParams  = []string{"key", "nodes", "ttl", "tries", "retry_delay", "drift_factor", "timeout_factor", "node_timeout", "set_nx_on_extend", "extend_every", "fencing_token"}
+	redissonParams = []string{"key", "node", "lease", "renew_every", "watchdog", "wait_replicas", "wait_timeout", "node_timeout", "tries", "retry_delay", "fencing_token"}
+	zkParams       = []string{"key", "node", "session_timeout", "heartbeat", "client_expiry", "lost_on_disconnect", "tries", "retry_delay", "fencing_token"}
+)
+
+// Params returns the scenario parameter names (snake_case, as in
+// SCENARIO_FORMAT.md) that the algorithm accepts besides "algorithm", so that
+// the scenario parser can reject a parameter the algorithm does not take.
+// NB: "wait_replicas" is a number for the redis-* algorithms and a boolean
+// for redisson. It returns nil for an unknown algorithm.
+func (c LockConfig) Params() []string {
+	var p []string
+	switch c.Algorithm {
+	case RedisSingle:
+		p = append(append(p, singleParams...), "extend_every")
+	case RedisSetNXExpire, RedisFixedValue, RedisGetDel:
+		p = append(p, singleParams...)
+	case Redlock:
+		p = append(p, redlockParams...)
+	case Redsync:
+		p = append(p, redsyncParams...)
+	case Redisson:
+		p = append(p, redissonParams...)
+	case ZooKeeper:
+		p = append(p, zkParams...)
+	}
+	return p
+}
+
+// Accepts reports whether the algorithm takes parameter name.
+func (c LockConfig) Accepts(name string) bool {
+	for _, p := range c.Params() {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Set sets one scenario parameter from its text (durations in Go syntax,
+// ranges as "a..b", booleans as true/false, nodes as a comma-separated list).
+// It rejects a parameter the algorithm does not take and a value that does
+// not parse, naming the field ("lock.ttl: ..."). It does not validate ranges;
+// Config.Validate does.
+func (c *LockConfig) Set(name, value string) error {
+	if !c.Accepts(name) {
+		return fmt.Errorf("lock.%s: %s takes no parameter %q (allowed: %s)", name, c.Algorithm, name, strings.Join(c.Params(), ", "))
+	}
+	field := "lock." + name
+	var err error
+	switch name {
+	case "key":
+		c.Key = value
+	case "node":
+		c.Node = value
+	case "nodes":
+		c.Nodes = nil
+		for _, n := range strings.Split(value, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				c.Nodes = append(c.Nodes, n)
+			}
+		}
+	case "ttl":
+		c.TTL, err = parseDuration(value)
+	case "tries":
+		c.Tries, err = strconv.Atoi(value)
+	case "retry_delay":
+		c.RetryDelay, err = ParseRange(value)
+	case "node_timeout":
+		c.NodeTimeout, err = parseDuration(value)
+	case "wait_replicas":
+		if c.Algorithm == Redisson {
+			c.WaitReplicasOn, err = strconv.ParseBool(value)
+		} else {
+			c.WaitReplicas, err = strconv.Atoi(value)
+		}
+	case "wait_timeout":
+		c.WaitTimeout, err = parseDuration(value)
+	case "drift_factor":
+		c.DriftFactor, err = strconv.ParseFloat(value, 64)
+	case "drift_extra":
+		c.DriftExtra, err = parseDuration(value)
+	case "fanout":
+		c.Fanout = value
+	case "elapsed_clock":
+		c.ElapsedClock = value
+	case "release":
+		c.Release = value
+	case "validity_check":
+		c.ValidityCheck, err = strconv.ParseBool(value)
+	case "timeout_factor":
+		c.TimeoutFactor, err = strconv.ParseFloat(value, 64)
+	case "set_nx_on_extend":
+		c.SetNXOnExtend, err = strconv.ParseBool(value)
+	case "extend_every":
+		c.ExtendEvery, err = parseDuration(value)
+	case "lease":
+		c.Lease, err = parseDuration(value)
+	case "renew_every":
+		c.RenewEvery, err = parseDuration(value)
+	case "watchdog":
+		c.Watchdog, err = strconv.ParseBool(value)
+	case "session_timeout":
+		c.SessionTimeout, err = parseDuration(value)
+	case "heartbeat":
+		c.Heartbeat, err = parseDuration(value)
+	case "client_expiry":
+		c.ClientExpiry, err = strconv.ParseBool(value)
+	case "lost_on_disconnect":
+		c.LostOnDisconnect, err = strconv.ParseBool(value)
+	case "fencing_token":
+		c.FencingToken = value
+	}
+	if err != nil {
+		return fmt.Errorf("%s: cannot parse %q: %v", field, value, errors.Unwrap(err))
+	}
+	return nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimPrefix(strings.TrimSpace(s), "+"))
+	if err != nil {
+		return 0, fmt.Errorf("duration: %w", errors.New("want a Go duration such as 150ms or 10s"))
+	}
+	return d, nil
+}
+
+// ParseRange parses "a..b" (a uniform draw) or a single duration.
+func ParseRange(s string) (sim.Range, error) {
+	lo, hi, ok := strings.Cut(s, "..")
+	if !ok {
+		d, err := parseDuration(s)
+		return sim.Fixed(d), err
+	}
+	a, err := parseDuration(lo)
+	if err != nil {
+		return sim.Range{}, err
+	}
+	b, err := parseDuration(hi)
+	if err != nil {
+		return sim.Range{}, err
+	}
+	return sim.Range{Lo: a, Hi: b}, nil
+}
+
+// renewEvery is the effective watchdog period.
+func (c LockConfig) renewEvery() time.Duration {
+	if c.RenewEvery > 0 {
+		return c.RenewEvery
+	}
+	// Renewal every internalLockLeaseTime/3 (RedissonBaseLock
+	// renewExpiration, reference §4.3: "period lockWatchdogTimeout/3").
+	return c.Lease / 3
+}
+
+// quorum is the majority of the nodes: len/2+1 (reference §8.3).
+func (c LockConfig) quorum() int { return len(c.Nodes)/2 + 1 }
+
+// multiNode reports whether the algorithm takes nodes rather than node.
+func (c LockConfig) multiNode() bool { return c.Algorithm == Redlock || c.Algorithm == Redsync }
+
+// servers returns the lock's server process names.
+func (c LockConfig) servers() []string {
+	if c.multiNode() {
+		return c.Nodes
+	}
+	return []string{c.Node}
+}
+
+// RetryBudget is an upper bound on how long one want can take before it
+// ends (acquired or gave up), from the algorithm's tries, retry delays and
+// timeouts; 0 when the algorithm waits forever (tries 0). The scenario layer
+// may use it for the liveness bound ("twice the lock's ttl plus its retry
+// budget", SCENARIO_FORMAT.md "Verdicts").
+func (c LockConfig) RetryBudget() time.Duration {
+	if c.Tries <= 0 {
+		return 0
+	}
+	var try time.Duration
+	switch c.Algorithm {
+	case Redlock:
+		try = 2 * time.Duration(len(c.Nodes)) * c.NodeTimeout
+	case Redsync:
+		try = 2 * time.Duration(float64(c.TTL)*c.TimeoutFactor)
+	default:
+		try = 3*c.NodeTimeout + c.WaitTimeout
+	}
+	return time.Duration(c.Tries) * (try + c.RetryDelay.Hi)
+}
+
+// Validate checks the configuration; errors name the field and say what is
+// allowed. Process names are checked by the scenario layer.
+func (c Config) Validate() error {
+	if c.Name == "" {
+		return errors.New("name: must not be empty")
+	}
+	if err := c.Lock.validate(); err != nil {
+		return err
+	}
+	w := c.Workload
+	switch {
+	case w.Start < 0:
+		return fmt.Errorf("workload.start: must be >= 0, got %v", w.Start)
+	case w.Cycles < 0:
+		return fmt.Errorf("workload.cycles: must be >= 0 (0 = until the end), got %d", w.Cycles)
+	case w.Hold < 0:
+		return fmt.Errorf("workload.hold: must be >= 0, got %v", w.Hold)
+	case w.Think < 0:
+		return fmt.Errorf("workload.think: must be >= 0, got %v", w.Think)
+	case w.Timeout < 0:
+		return fmt.Errorf("workload.timeout: must be >= 0 (0 = %v), got %v", DefaultResourceTimeout, w.Timeout)
+	}
+	if c.ResourceFencing != "" {
+		if err := (storage.Config{Fencing: c.ResourceFencing}).Validate(); err != nil {
+			return fmt.Errorf("resource.fencing: unknown mode %q (allowed: %s)", c.ResourceFencing, strings.Join(storage.Modes, ", "))
+		}
+	}
+	if d := c.Discovery; d != nil {
+		if d.Master == "" {
+			return errors.New("discovery.master: must not be empty")
+		}
+		if len(d.Sentinels) == 0 {
+			return errors.New("discovery.sentinels: need at least 1 sentinel")
+		}
+		if c.Lock.Algorithm == ZooKeeper {
+			return errors.New("discovery: zookeeper takes no Sentinel discovery")
+		}
+	}
+	return nil
+}
+
+func (c LockConfig) validate() error {
+	if c.Params() == nil {
+		return unknownAlgorithm(c.Algorithm)
+	}
+	a := c.Algorithm
+	has := c.Accepts
+	if c.Key == "" {
+		return errors.New("lock.key: must not be empty")
+	}
+	if c.multiNode() {
+		if c.Node != "" {
+			return fmt.Errorf("lock.node: %s takes nodes, not node", a)
+		}
+		if len(c.Nodes) == 0 {
+			return fmt.Errorf("lock.nodes: %s needs at least 1 node", a)
+		}
+		seen := map[string]bool{}
+		for i, n := range c.Nodes {
+			if n == "" {
+				return fmt.Errorf("lock.nodes[%d]: must not be empty", i)
+			}
+			if seen[n] {
+				return fmt.Errorf("lock.nodes[%d]: %q is listed twice", i, n)
+			}
+			seen[n] = true
+		}
+	} else {
+		if len(c.Nodes) > 0 {
+			return fmt.Errorf("lock.nodes: %s takes one node, not nodes", a)
+		}
+		if c.Node == "" {
+			return fmt.Errorf("lock.node: %s needs a node", a)
+		}
+	}
+	if has("ttl") && c.TTL <= 0 {
+		return fmt.Errorf("lock.ttl: must be > 0, got %v", c.TTL)
+	}
+	if has("ttl") && c.TTL%time.Millisecond != 0 {
+		return fmt.Errorf("lock.ttl: must be a whole number of milliseconds (Redis PX), got %v", c.TTL)
+	}
+	minTries := 1
+	if a == Redisson || a == ZooKeeper {
+		minTries = 0
+	}
+	if c.Tries < minTries {
+		if minTries == 0 {
+			return fmt.Errorf("lock.tries: must be >= 0 (0 = forever), got %d", c.Tries)
+		}
+		return fmt.Errorf("lock.tries: must be >= 1, got %d", c.Tries)
+	}
+	if c.RetryDelay.Lo < 0 || c.RetryDelay.Hi < c.RetryDelay.Lo {
+		return fmt.Errorf("lock.retry_delay: must be a range lo..hi with 0 <= lo <= hi, got %v", c.RetryDelay)
+	}
+	if has("node_timeout") && c.NodeTimeout <= 0 {
+		return fmt.Errorf("lock.node_timeout: must be > 0, got %v", c.NodeTimeout)
+	}
+	if c.WaitReplicas < 0 {
+		return fmt.Errorf("lock.wait_replicas: must be >= 0, got %d", c.WaitReplicas)
+	}
+	if has("wait_timeout") && c.WaitTimeout < 0 {
+		return fmt.Errorf("lock.wait_timeout: must be >= 0 (0 = WAIT blocks forever), got %v", c.WaitTimeout)
+	}
+	if has("drift_factor") && (math.IsNaN(c.DriftFactor) || c.DriftFactor < 0 || c.DriftFactor >= 1) {
+		return fmt.Errorf("lock.drift_factor: must be in [0, 1), got %v", c.DriftFactor)
+	}
+	if c.DriftExtra < 0 {
+		return fmt.Errorf("lock.drift_extra: must be >= 0, got %v", c.DriftExtra)
+	}
+	if a == Redlock {
+		if err := oneOf("lock.fanout", c.Fanout, FanoutSequential, FanoutParallel); err != nil {
+			return err
+		}
+		if err := oneOf("lock.elapsed_clock", c.ElapsedClock, ClockWall, ClockMonotonic); err != nil {
+			return err
+		}
+		if err := oneOf("lock.release", c.Release, ReleaseAll, ReleaseAcquired); err != nil {
+			return err
+		}
+	}
+	if a == Redsync && (math.IsNaN(c.TimeoutFactor) || c.TimeoutFactor <= 0) {
+		return fmt.Errorf("lock.timeout_factor: must be > 0, got %v", c.TimeoutFactor)
+	}
+	if c.ExtendEvery < 0 {
+		return fmt.Errorf("lock.extend_every: must be >= 0 (0 = never), got %v", c.ExtendEvery)
+	}
+	if a == Redisson {
+		if c.Lease <= 0 || c.Lease%time.Millisecond != 0 {
+			return fmt.Errorf("lock.lease: must be > 0 and a whole number of milliseconds, got %v", c.Lease)
+		}
+		if c.RenewEvery < 0 || c.RenewEvery >= c.Lease {
+			return fmt.Errorf("lock.renew_every: must be in [0, lease) (0 = lease/3), got %v with lease %v", c.RenewEvery, c.Lease)
+		}
+		if c.Replicas < 0 {
+			return fmt.Errorf("lock.replicas: must be >= 0, got %d", c.Replicas)
+		}
+	}
+	if a == ZooKeeper {
+		if c.SessionTimeout <= 0 {
+			return fmt.Errorf("lock.session_timeout: must be > 0, got %v", c.SessionTimeout)
+		}
+		if c.Heartbeat < 0 || c.Heartbeat >= c.SessionTimeout {
+			return fmt.Errorf("lock.heartbeat: must be in [0, session_timeout) (0 = session_timeout/3, at most 10s), got %v with session_timeout %v", c.Heartbeat, c.SessionTimeout)
+		}
+		if strings.Contains(c.Key, "/") {
+			return fmt.Errorf("lock.key: the zookeeper lock's parent znode is /<key>; %q must not contain '/'", c.Key)
+		}
+	}
+	switch a {
+	case ZooKeeper:
+		return oneOf("lock.fencing_token", c.FencingToken, FencingNone, FencingZxid)
+	default:
+		if c.FencingToken == FencingZxid {
+			return fmt.Errorf("lock.fencing_token: zxid is a ZooKeeper transaction id; %s can use none or incr", a)
+		}
+		return oneOf("lock.fencing_token", c.FencingToken, FencingNone, FencingIncr)
+	}
+}
+
+func oneOf(field, v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: unknown value %q (allowed: %s)", field, v, strings.Join(allowed, ", "))
+}

@@ -1,0 +1,106 @@
+// Package clients holds locksim's lock clients: the lock algorithms whose
+// safety the scenarios argue about, each faithful to the published algorithm
+// and to the library people use, driven by a workload loop that records the
+// history the checker reads.
+//
+// A client is a sim.Process built by New(Config). Its workload waits until
+// Workload.Start, then repeats: want the lock (history Want), make attempts
+// (Attempt) until one succeeds or Lock.Tries are exhausted, believe it holds
+// the lock (Belief), run one critical section on the resource (Section: read,
+// hold, check, write value+1), release, think. A client that gives up ends
+// its want with "gave-up", thinks, and wants again: a cycle counts only when
+// the client held the lock and released it. A restarted client starts its
+// workload over.
+//
+// # Beliefs (DESIGN.md "Trace and history")
+//
+// A belief starts when the algorithm concludes that it holds the lock and
+// ends at the first of: the release is sent (released); the client learns
+// that it lost the lock (lost: an extension failed, the ZooKeeper session
+// expired); the algorithm checks the validity it computed and finds, on its
+// own clock, that it has passed (expired; redlock and redsync only); the
+// client crashes; the run ends. The check runs right before the write, and
+// the write is a separate kernel step (a zero-length timer), so that a pause
+// can fall between the check and the write (Kleppmann). A paused client runs
+// nothing and checks nothing.
+//
+// # Algorithms (reference = shared/reference/redis-and-lock-clients.md)
+//
+//   - redis-single: SET key value NX PX ttl with a value unique to the
+//     acquire; release by the compare-and-delete script; optionally WAIT
+//     wait_replicas (fewer acknowledgements fail the attempt, which releases
+//     and retries); optionally extend_every with the touch script, whose 0
+//     means the lock was lost (§4.1, §5).
+//   - redis-setnx-expire: SETNX then EXPIRE, two commands: a crash between
+//     them leaves a key without TTL that blocks everybody forever. (The
+//     model's Redis has no SETNX; the first command is its documented
+//     equivalent SET key value NX.)
+//   - redis-fixed-value: every client writes the same value and releases with
+//     DEL, deleting whatever lock is there.
+//   - redis-get-del: release by GET, compare in the client, DEL: the key can
+//     expire and be taken between the GET and the DEL.
+//   - redlock: antirez's algorithm (§4.1) with redlock-rb's defaults: read the
+//     clock (elapsed_clock: wall, as redlock-rb, or monotonic), SET NX PX on
+//     every node with a per-node timeout, sequential (as the spec and
+//     redlock-rb) or parallel, success iff a majority granted and validity =
+//     ttl − elapsed − (ttl·drift_factor + drift_extra) > 0 (validity_check
+//     false: a majority alone); on failure unlock all nodes (release=acquired:
+//     only those that granted), wait a random delay and retry up to tries.
+//     One value per want, reused by its retries. Optional extension.
+//   - redsync: go-redsync/redsync v4 (§4.2): a parallel round bounded by
+//     ttl·timeout_factor, until on the monotonic clock, the delete script
+//     answering −1 for a missing key, Extend with the touch script (or, with
+//     set_nx_on_extend, touch-or-SET-NX, which silently re-acquires a lock
+//     that expired and was taken and released meanwhile).
+//   - redisson: RLock (§4.3): a hash with a reentrancy counter in field
+//     <uuid>:<thread>, the lock script answering nil or the holder's PTTL,
+//     a watchdog renewing the lease every renew_every with the renew script
+//     and stopping silently when the key is gone (the holder is not told:
+//     it believes until it releases), and with replicas a WAIT <replicas>
+//     1000 after each lock command; an acquire with 0 replicas in sync fails
+//     and unlocks (checkLockSyncedSlaves).
+//   - zookeeper: the ephemeral-sequential recipe over a zookeeper.Session
+//     (Curator's InterProcessMutex, §6.4): create /<key>/_c_<guid>-lock-N,
+//     the lowest sequence number holds the lock, a waiter watches only its
+//     predecessor; the fencing token is the node's creation zxid. The holder
+//     learns of session expiry from the session and ends its belief (lost);
+//     a lost connection alone is not a lost lock unless lost_on_disconnect.
+//
+// fencing_token incr adds INCR <key>:token on the lock's Redis node (for
+// redlock and redsync: on the first node that granted, which is not safe, as
+// Kleppmann says) inside the acquire; zxid (zookeeper only) uses the node's
+// creation zxid. The token travels with every resource request. With a
+// token-cas resource the section first sets the resource's current-lock
+// field to the lock's value.
+//
+// Master discovery: when a lock node is the Sentinel-monitored master
+// (Config.Discovery), the client asks the sentinels for the current master
+// before each attempt and again after an error.
+//
+// # Simplifications
+//
+//   - Every client wait (timeouts, hold, think, retries, renewals) runs on the
+//     client's monotonic clock; only elapsed-time and validity measurements
+//     use the clock the library reads.
+//   - Values are 64 random bits from the client's seeded stream, prefixed with
+//     the client's name, not 20 bytes from /dev/urandom or a UUID.
+//   - redlock works in nanoseconds where redlock-rb truncates to milliseconds;
+//     extensions are not limited in number (the spec asks for a limit): a
+//     client extends only while it holds the lock for one section.
+//   - redsync's round deadline is enforced as redsync intends; go-redis v9
+//     with ContextTimeoutEnabled=false would let a sent command run to its
+//     5 s read timeout (set timeout_factor to model that).
+//   - redisson has no pub/sub: a waiter polls after retry_delay or the
+//     holder's PTTL, whichever is sooner; the replica count for WAIT comes
+//     from INFO replication before each attempt (Redisson tracks it through
+//     Sentinel); RFencedLock's INCR is a separate command after the lock
+//     script; one thread, so the reentrancy counter never exceeds 1.
+//   - zookeeper: a want that gives up deletes its node; an adopted node
+//     (protection mode after a connection loss) takes the service's last zxid
+//     as its token.
+//   - Sentinel-aware clients also subscribe to +switch-master; these ask
+//     before each attempt and after errors.
+//
+// Package clients imports sim and the message types of nodes/redis,
+// nodes/storage and nodes/zookeeper (and the zookeeper.Session helper).
+package clients

@@ -1,0 +1,279 @@
+package clients
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/sim"
+)
+
+// quorumLock is Redlock over N independent masters: antirez's specification
+// with redlock-rb's defaults (algorithm "redlock", reference §4.1) and
+// go-redsync/redsync v4 (algorithm "redsync", reference §4.2).
+type quorumLock struct {
+	c          *client
+	val        string
+	validUntil int64 // reading of clk at which the validity ends
+	extend     timerRef
+	gen        int // bumped at release: stale extension replies are ignored
+}
+
+func (q *quorumLock) init() {}
+
+func (q *quorumLock) cfg() LockConfig { return q.c.cfg.Lock }
+
+func (q *quorumLock) redsync() bool { return q.cfg().Algorithm == Redsync }
+
+func (q *quorumLock) value() string { return q.val }
+
+func (q *quorumLock) receive(sim.ProcID, sim.Message) bool { return false }
+
+func (q *quorumLock) fire(any) bool { return false }
+
+func (q *quorumLock) giveUp() {}
+
+func (q *quorumLock) retryDelay() time.Duration { return q.cfg().RetryDelay.Draw(q.c.env.Rand()) }
+
+// clk is the clock elapsed time and validity are measured on: redsync reads
+// Go's monotonic time (time.Now/Sub, reference §4.2); redlock-rb reads
+// Time.now, the wall clock (redlock.rb:55-83), unless elapsed_clock says
+// monotonic.
+func (q *quorumLock) clk() sim.Clock {
+	if q.redsync() || q.cfg().ElapsedClock == ClockMonotonic {
+		return sim.Mono
+	}
+	return sim.Wall
+}
+
+// parallel reports whether the nodes are contacted all at once.
+func (q *quorumLock) parallel() bool {
+	return q.redsync() || q.cfg().Fanout == FanoutParallel
+}
+
+// tracksValidity reports whether the algorithm computes a validity and
+// checks it (redsync always: now.Before(until); redlock unless
+// validity_check is false).
+func (q *quorumLock) tracksValidity() bool { return q.redsync() || q.cfg().ValidityCheck }
+
+// drift is the clock-drift allowance.
+func (q *quorumLock) drift() time.Duration {
+	cfg := q.cfg()
+	if q.redsync() {
+		// time.Duration(int64(float64(m.expiry)*m.driftFactor)), with no
+		// +2 ms term (mutex.go:75-134; removed in commit f80c13a).
+		return time.Duration(int64(float64(cfg.TTL)*cfg.DriftFactor)) + cfg.DriftExtra
+	}
+	// drift = (ttl*@clock_drift_factor).to_i + 2, in milliseconds
+	// (redlock.rb:55-83).
+	return time.Duration(int64(float64(cfg.TTL.Milliseconds())*cfg.DriftFactor))*time.Millisecond + cfg.DriftExtra
+}
+
+// nodeTimeout is the per-request timeout of an acquire round: the spec's
+// per-node timeout for redlock; for redsync the whole parallel round shares
+// one context deadline of expiry*timeoutFactor (mutex.go:75-134), and since
+// every request of the round leaves at once, a per-request timeout of that
+// length ends the round at the same instant.
+//
+// Simplification (redsync): with go-redis v9 and its default
+// ContextTimeoutEnabled=false, a context deadline does not interrupt a
+// command already sent (go-redis v9.23.0 redis.go:1892-1897); the socket
+// read timeout (5 s) does. locksim models the round deadline redsync
+// intends; set timeout_factor to 0.625 (5 s of an 8 s TTL) for the go-redis
+// behaviour.
+func (q *quorumLock) roundTimeout() time.Duration {
+	cfg := q.cfg()
+	if q.redsync() {
+		return time.Duration(int64(float64(cfg.TTL) * cfg.TimeoutFactor))
+	}
+	return cfg.NodeTimeout
+}
+
+// setArgs is the acquire command for one node.
+func (q *quorumLock) setArgs() []string {
+	cfg := q.cfg()
+	if q.redsync() {
+		// go-redis SetNX: "set k v px ms nx", or "ex s" when the expiry is a
+		// whole number of seconds (go-redis v9 string_commands.go:616-633).
+		if cfg.TTL%time.Second == 0 {
+			return []string{"SET", cfg.Key, q.val, "EX", strconv.FormatInt(int64(cfg.TTL/time.Second), 10), "NX"}
+		}
+		return []string{"SET", cfg.Key, q.val, "PX", ms(cfg.TTL), "NX"}
+	}
+	// lock_instance: SET resource val NX PX ttl (redlock.rb).
+	return []string{"SET", cfg.Key, q.val, "NX", "PX", ms(cfg.TTL)}
+}
+
+// acquire makes one attempt: lock every node, count, compute the validity.
+func (q *quorumLock) acquire(try int, done func(bool)) {
+	c, cfg := q.c, q.cfg()
+	if try == 0 {
+		// One value per lock() call, reused across its retries (redlock.rb
+		// lock; redsync mutex.go:80).
+		q.val = c.uniqueValue()
+	}
+	nodes := cfg.Nodes
+	// Step 1: get the current time (reference §4.1).
+	start := c.read(q.clk())
+	args := q.setArgs()
+	timeout := q.roundTimeout()
+	// Step 2: try every instance with the same key and value.
+	c.fanout(len(nodes), q.parallel(), func(i int, cb func(redis.Value, bool)) {
+		c.cmd(c.addr(nodes[i]), timeout, cb, args...)
+	}, func(res []reply) {
+		granted := make([]bool, len(nodes))
+		n, first := 0, -1
+		for i, r := range res {
+			if r.OK && r.Value.IsOK() {
+				granted[i] = true
+				n++
+				if first < 0 {
+					first = i
+				}
+			} else if !r.OK || r.Value.IsErr() {
+				c.noteError(nodes[i])
+			}
+		}
+		decide := func(tokenOK bool) {
+			// Step 3: elapsed = now - start; validity = ttl - elapsed -
+			// drift; success iff a majority and validity > 0.
+			now := c.read(q.clk())
+			q.validUntil = start + int64(cfg.TTL) - int64(q.drift())
+			validity := time.Duration(q.validUntil - now)
+			ok := tokenOK && n >= cfg.quorum() && (validity > 0 || !q.tracksValidity())
+			verdict := "failed"
+			if ok {
+				verdict = "acquired"
+			}
+			c.env.Logf(KindClient, "%d/%d nodes, validity %v: %s", n, len(nodes), validity, verdict)
+			if ok {
+				done(true)
+				return
+			}
+			// Step 5: on failure unlock all instances, "even the instances
+			// it believed it was not able to lock" (reference §4.1), or only
+			// the granted ones with release=acquired.
+			q.unlock(granted, q.roundTimeout(), func() { done(false) })
+		}
+		if cfg.FencingToken == FencingIncr && n >= cfg.quorum() {
+			// NB: not safe (Kleppmann, reference §6.1): the counter lives on
+			// one node, the first that granted the lock; another node's
+			// counter, or this one after a failover, may go backwards.
+			c.incrToken(c.addr(nodes[first]), timeout, decide)
+			return
+		}
+		decide(true)
+	})
+}
+
+// unlock runs the release script on the nodes (only on the granted ones
+// when release=acquired after a failed attempt; granted nil means all).
+func (q *quorumLock) unlock(granted []bool, timeout time.Duration, done func()) {
+	c, cfg := q.c, q.cfg()
+	var idx []int
+	for i := range cfg.Nodes {
+		if granted == nil || q.redsync() || cfg.Release == ReleaseAll || granted[i] {
+			idx = append(idx, i)
+		}
+	}
+	s := scriptCompareAndDelete
+	if q.redsync() {
+		// redsync's deleteScript answers -1 when the key is gone
+		// (ErrLockAlreadyExpired, scripts.go:5-14).
+		s = scriptDeleteOrMissing
+	}
+	c.fanout(len(idx), q.parallel(), func(j int, cb func(redis.Value, bool)) {
+		c.evalsha(c.addr(cfg.Nodes[idx[j]]), timeout, s, []string{cfg.Key}, []string{q.val}, cb)
+	}, func(res []reply) {
+		for j, r := range res {
+			if r.OK && r.Value.Kind == redis.KindInt && r.Value.Int <= 0 && granted == nil {
+				c.env.Logf(KindClient, "release on %s: %v (the key was gone or not ours)", cfg.Nodes[idx[j]], r.Value)
+			}
+		}
+		done()
+	})
+}
+
+// expired checks the validity computed at acquisition (or the last
+// extension) on the client's own clock.
+func (q *quorumLock) expired() bool {
+	return q.tracksValidity() && q.c.read(q.clk()) >= q.validUntil
+}
+
+// held starts the extension timer.
+func (q *quorumLock) held() {
+	if q.cfg().ExtendEvery > 0 {
+		q.scheduleExtend()
+	}
+}
+
+// scheduleExtend arms the next extension.
+//
+// redlock: the spec's extension runs the touch script on all instances and
+// counts "only if it was able to extend the lock into the majority of
+// instances, and within the validity time" (reference §4.1). locksim reads
+// that as: the client first checks its current validity (if it has passed,
+// the belief ends as expired, as at any check) and then needs a majority
+// and a positive validity recomputed from the extension's start.
+//
+// redsync: Extend (mutex.go:158-173) runs touchScript (or
+// touchWithSetNXScript with WithSetNXOnExtend) on all pools, needs a
+// quorum and recomputes until = now + expiry - elapsed - drift, which must
+// lie in the future. It does not check that the old until had passed, so
+// with SetNXOnExtend it silently re-acquires a lock that expired
+// (reference §4.2).
+func (q *quorumLock) scheduleExtend() {
+	c, cfg := q.c, q.cfg()
+	gen := q.gen
+	q.extend = c.after(cfg.ExtendEvery, "extend", func() {
+		q.extend = timerRef{}
+		if !c.believes() {
+			return
+		}
+		if !q.redsync() && q.expired() {
+			c.env.Logf(KindClient, "extend: validity already passed")
+			c.env.BeliefEnd(c.belief, sim.EndExpired)
+			return
+		}
+		s := scriptTouch
+		if q.redsync() && cfg.SetNXOnExtend {
+			s = scriptTouchSetNX
+		}
+		start := c.read(q.clk())
+		c.fanout(len(cfg.Nodes), q.parallel(), func(i int, cb func(redis.Value, bool)) {
+			c.evalsha(c.addr(cfg.Nodes[i]), cfg.NodeTimeout, s, []string{cfg.Key}, []string{q.val, ms(cfg.TTL)}, cb)
+		}, func(res []reply) {
+			if gen != q.gen {
+				return
+			}
+			n := 0
+			for i, r := range res {
+				// status != int64(0) counts (redsync mutex.go touch).
+				if r.OK && r.Value.Kind == redis.KindInt && r.Value.Int != 0 {
+					n++
+				} else if !r.OK || r.Value.IsErr() {
+					c.noteError(cfg.Nodes[i])
+				}
+			}
+			now := c.read(q.clk())
+			until := start + int64(cfg.TTL) - int64(q.drift())
+			if n >= cfg.quorum() && (!q.tracksValidity() || now < until) {
+				q.validUntil = until
+				c.env.Logf(KindClient, "extended on %d/%d nodes, validity %v", n, len(cfg.Nodes), time.Duration(until-now))
+				q.scheduleExtend()
+				return
+			}
+			c.lost("extend reached " + strconv.Itoa(n) + "/" + strconv.Itoa(len(cfg.Nodes)) + " nodes")
+		})
+	})
+}
+
+// release unlocks every node: redlock-rb's unlock runs the script on all
+// servers (redlock.rb unlock); redsync's Unlock on all pools in parallel
+// with the caller's context, so only the command timeout bounds it
+// (mutex.go:142-150).
+func (q *quorumLock) release(done func()) {
+	q.c.cancel(&q.extend)
+	q.gen++
+	q.unlock(nil, q.cfg().NodeTimeout, done)
+}

@@ -1,0 +1,233 @@
+package clients
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/sim"
+)
+
+// fixedValue is the value every redis-fixed-value client writes: the naive
+// "SET lock 1 NX PX ttl" that cannot tell one holder from another.
+const fixedValue = "1"
+
+// single is the single-instance family: redis-single, redis-setnx-expire,
+// redis-fixed-value and redis-get-del.
+type single struct {
+	c      *client
+	val    string
+	node   sim.ProcID // the node the lock was acquired on
+	extend timerRef
+	gen    int // bumped at release: stale extension replies are ignored
+}
+
+func (s *single) init() {}
+
+func (s *single) cfg() LockConfig { return s.c.cfg.Lock }
+
+func (s *single) value() string { return s.val }
+
+func (s *single) expired() bool { return false }
+
+func (s *single) receive(sim.ProcID, sim.Message) bool { return false }
+
+func (s *single) fire(any) bool { return false }
+
+func (s *single) giveUp() {}
+
+func (s *single) retryDelay() time.Duration { return s.cfg().RetryDelay.Draw(s.c.env.Rand()) }
+
+// acquire makes one attempt.
+func (s *single) acquire(_ int, done func(bool)) {
+	c, cfg := s.c, s.cfg()
+	s.node = c.addr(cfg.Node)
+	if cfg.Algorithm == RedisFixedValue {
+		s.val = fixedValue
+	} else {
+		s.val = c.uniqueValue()
+	}
+	// fail handles an error reply or a timeout: the lock was not taken (as
+	// far as the client knows).
+	fail := func(v redis.Value, ok bool) {
+		if !ok || v.IsErr() {
+			c.noteError(cfg.Node)
+		}
+		done(false)
+	}
+	if cfg.Algorithm == RedisSetNXExpire {
+		// The pre-2.6.12 pattern: SETNX, then EXPIRE as a second command. A
+		// crash between the two leaves a key without a TTL, which nobody
+		// ever releases (reference §8.3; the reason SET gained NX and PX).
+		//
+		// Simplification: the model's Redis has no SETNX command, so the
+		// first command is its documented equivalent, SET key value NX
+		// ("SETNX ... can be replaced by SET with the NX argument", Redis
+		// command docs); it answers +OK or (nil) instead of :1 or :0.
+		c.cmd(s.node, cfg.NodeTimeout, func(v redis.Value, ok bool) {
+			if !ok || !v.IsOK() {
+				fail(v, ok)
+				return
+			}
+			c.cmd(s.node, cfg.NodeTimeout, func(v redis.Value, ok bool) {
+				if !ok || v.Kind != redis.KindInt || v.Int != 1 {
+					// The key is ours but may have no TTL; give it back.
+					s.sendRelease(nil)
+					fail(v, ok)
+					return
+				}
+				s.afterSet(done)
+			}, expireArgs(cfg.Key, cfg.TTL)...)
+		}, "SET", cfg.Key, s.val, "NX")
+		return
+	}
+	// "SET resource_name my_random_value NX PX 30000" (RD
+	// distributed-locks.md, "Correct Implementation with a Single Instance").
+	c.cmd(s.node, cfg.NodeTimeout, func(v redis.Value, ok bool) {
+		if !ok || !v.IsOK() {
+			fail(v, ok)
+			return
+		}
+		s.afterSet(done)
+	}, "SET", cfg.Key, s.val, "NX", "PX", ms(cfg.TTL))
+}
+
+// expireArgs is EXPIRE in seconds when the TTL is whole seconds, PEXPIRE
+// otherwise (go-redis' usePrecise rule, go-redis v9 commands.go:25-27).
+func expireArgs(key string, ttl time.Duration) []string {
+	if ttl%time.Second == 0 {
+		return []string{"EXPIRE", key, strconv.FormatInt(int64(ttl/time.Second), 10)}
+	}
+	return []string{"PEXPIRE", key, ms(ttl)}
+}
+
+// afterSet completes an attempt whose key was set: the fencing token, then
+// WAIT for replicas when asked. A failure there releases the key and fails
+// the attempt.
+func (s *single) afterSet(done func(bool)) {
+	c, cfg := s.c, s.cfg()
+	giveBack := func() {
+		s.sendRelease(nil)
+		done(false)
+	}
+	wait := func() {
+		if cfg.WaitReplicas == 0 {
+			done(true)
+			return
+		}
+		// WAIT returns the number of replicas that acknowledged, whatever
+		// was asked: the caller must compare (reference §3.2).
+		c.cmd(s.node, cfg.WaitTimeout+cfg.NodeTimeout, func(v redis.Value, ok bool) {
+			if !ok || v.Kind != redis.KindInt || v.Int < int64(cfg.WaitReplicas) {
+				if !ok || v.IsErr() {
+					c.noteError(cfg.Node)
+				}
+				c.env.Logf(KindClient, "WAIT %d: %v acknowledged; attempt fails", cfg.WaitReplicas, v)
+				giveBack()
+				return
+			}
+			done(true)
+		}, "WAIT", strconv.Itoa(cfg.WaitReplicas), ms(cfg.WaitTimeout))
+	}
+	if cfg.FencingToken != FencingIncr {
+		wait()
+		return
+	}
+	c.incrToken(s.node, cfg.NodeTimeout, func(ok bool) {
+		if !ok {
+			c.noteError(cfg.Node)
+			giveBack()
+			return
+		}
+		wait()
+	})
+}
+
+// held starts the extension timer (redis-single with extend_every).
+func (s *single) held() {
+	if s.cfg().ExtendEvery > 0 {
+		s.scheduleExtend()
+	}
+}
+
+func (s *single) scheduleExtend() {
+	c, cfg := s.c, s.cfg()
+	gen := s.gen
+	s.extend = c.after(cfg.ExtendEvery, "extend", func() {
+		s.extend = timerRef{}
+		// The touch script: PEXPIRE only if the key still holds our value
+		// (redsync touchScript, scripts.go:26-32, reference §5).
+		c.evalsha(s.node, cfg.NodeTimeout, scriptTouch, []string{cfg.Key}, []string{s.val, ms(cfg.TTL)}, func(v redis.Value, ok bool) {
+			if gen != s.gen {
+				return
+			}
+			if ok && v.Kind == redis.KindInt && v.Int != 0 {
+				s.scheduleExtend()
+				return
+			}
+			if !ok || v.IsErr() {
+				c.noteError(cfg.Node)
+			}
+			c.lost("extend failed: " + v.String())
+		})
+	})
+}
+
+// release sends the variant's release.
+func (s *single) release(done func()) {
+	s.c.cancel(&s.extend)
+	s.gen++
+	s.sendRelease(done)
+}
+
+// sendRelease releases the key the way the variant does and calls done (if
+// not nil) when the release completed.
+func (s *single) sendRelease(done func()) {
+	c, cfg := s.c, s.cfg()
+	if done == nil {
+		done = func() {}
+	}
+	switch cfg.Algorithm {
+	case RedisFixedValue:
+		// DEL whatever holds the key: possibly another client's lock.
+		c.cmd(s.node, cfg.NodeTimeout, func(redis.Value, bool) { done() }, "DEL", cfg.Key)
+	case RedisGetDel:
+		// GET, compare in the client, DEL: not atomic, so the key may have
+		// expired and been taken by another client between the two.
+		c.cmd(s.node, cfg.NodeTimeout, func(v redis.Value, ok bool) {
+			if !ok || v.Kind != redis.KindBulk || v.Str != s.val {
+				c.env.Logf(KindClient, "release: GET %s = %v, not ours; no DEL", cfg.Key, v)
+				done()
+				return
+			}
+			c.cmd(s.node, cfg.NodeTimeout, func(redis.Value, bool) { done() }, "DEL", cfg.Key)
+		}, "GET", cfg.Key)
+	default:
+		// The compare-and-delete script (RD distributed-locks.md, reference §5).
+		c.evalsha(s.node, cfg.NodeTimeout, scriptCompareAndDelete, []string{cfg.Key}, []string{s.val}, func(v redis.Value, ok bool) {
+			if ok && v.Kind == redis.KindInt && v.Int == 0 {
+				c.env.Logf(KindClient, "release: %s no longer held our value", cfg.Key)
+			}
+			done()
+		})
+	}
+}
+
+// incrToken obtains a fencing token by INCR <key>:token on node and stores
+// it as the client's token.
+//
+// NB: this is the counter Kleppmann warns about: it lives in an
+// asynchronously replicated Redis, so a failover or a restart without fsync
+// can hand out the same token twice, and with several nodes (redlock) the
+// counter of one node says nothing about the others (reference §6.1, "Fix:
+// fencing"; §4.3 RFencedLock).
+func (c *client) incrToken(node sim.ProcID, timeout time.Duration, done func(ok bool)) {
+	c.cmd(node, timeout, func(v redis.Value, ok bool) {
+		if !ok || v.Kind != redis.KindInt {
+			done(false)
+			return
+		}
+		c.token, c.hasToken = v.Int, true
+		done(true)
+	}, "INCR", c.cfg.Lock.Key+":token")
+}
