@@ -1,0 +1,114 @@
+// Command simrun runs locksim scenarios: list the catalogue, run a named
+// scenario or a scenario file, replay a recorded result.
+//
+// Exit codes (DESIGN.md, "Command line"): 0 the verdicts match the
+// scenario's expectations (or no violation when nothing is expected); 1 they
+// do not; 2 bad input (flags, files, names); 3 inconclusive (a checker
+// timeout) or an internal error.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK           = 0
+	exitMismatch     = 1
+	exitBadInput     = 2
+	exitInconclusive = 3
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func badInput(format string, args ...any) error {
+	return &exitError{code: exitBadInput, err: fmt.Errorf(format, args...)}
+}
+
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// version is set by the build (-ldflags "-X main.version=...").
+var version = "dev"
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "simrun",
+		Short: "simrun runs deterministic experiments on distributed locks",
+		Long: `simrun runs locksim scenarios: deterministic simulations of Redis,
+Redlock, Redisson, ZooKeeper and fencing-token locks under faults (clock jumps,
+pauses, crashes, partitions, failovers), and checks lock safety, resource
+safety and liveness.
+
+Exit codes: 0 verdicts match the scenario's expectations; 1 they do not;
+2 bad input; 3 inconclusive (checker timeout) or internal error.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &exitError{code: exitBadInput, err: fmt.Errorf("%v\n\n%s", err, cmd.UsageString())}
+	})
+	root.AddCommand(newVersionCmd(), newListCmd(), newRunCmd(), newReplayCmd())
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print simrun's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintf(cmd.OutOrStdout(), "simrun %s\n", version)
+			return nil
+		},
+	}
+}
+
+// run executes simrun with args and returns its exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.Error() != "" {
+			fmt.Fprintln(stderr, "simrun:", ee.Error())
+		}
+		return ee.code
+	}
+	// Errors from cobra itself: unknown command, wrong number of arguments.
+	fmt.Fprintln(stderr, "simrun:", err)
+	if cmd != nil {
+		fmt.Fprintln(stderr)
+		fmt.Fprint(stderr, cmd.UsageString())
+	}
+	return exitBadInput
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}

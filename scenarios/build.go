@@ -1,0 +1,204 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/nodes/sentinel"
+	"github.com/locksim/locksim/nodes/storage"
+	"github.com/locksim/locksim/nodes/zookeeper"
+	"github.com/locksim/locksim/sim"
+)
+
+// World is a scenario built on a kernel, ready to run.
+type World struct {
+	Kernel *sim.Kernel
+	// MaxWait is the liveness bound of each client.
+	MaxWait map[string]time.Duration
+}
+
+// operatorName is the hidden process that performs operator actions (a
+// manual promotion sends REPLICAOF NO ONE as redis-cli would). It is in no
+// partition group, so it keeps its links.
+const operatorName = "_operator"
+
+// Build creates the processes of s on a fresh kernel with the given seed and
+// installs the fault schedule. Processes are added in a fixed order (Redis
+// servers, sentinels, ZooKeeper, storage, clients, operator), so process ids
+// and random streams do not depend on anything but the scenario.
+func Build(s *Scenario, seed uint64, keepTrace bool) (*World, error) {
+	k := sim.New(sim.Config{Seed: seed, Network: s.Network, KeepTrace: keepTrace})
+	w := &World{Kernel: k, MaxWait: map[string]time.Duration{}}
+	clock := func(c ClockSpec) (sim.ClockSpec, error) {
+		ppb, err := sim.RateFromDrift(c.Drift)
+		return sim.ClockSpec{Offset: c.Offset, DriftPPB: ppb}, err
+	}
+	add := func(name string, c ClockSpec, f func() sim.Process) error {
+		cs, err := clock(c)
+		if err != nil {
+			return fmt.Errorf("%s: clock: %w", name, err)
+		}
+		k.Add(name, f, cs)
+		return nil
+	}
+	replicasOf := map[string][]string{}
+	for _, r := range s.Redis {
+		if r.ReplicaOf != "" {
+			replicasOf[r.ReplicaOf] = append(replicasOf[r.ReplicaOf], r.Name)
+		}
+	}
+	for _, r := range s.Redis {
+		cfg := redis.DefaultConfig()
+		cfg.AppendOnly = r.AppendOnly
+		cfg.AppendFsync = redis.FsyncPolicy(r.AppendFsync)
+		cfg.ReplicaOf = r.ReplicaOf
+		cfg.ReplicationDelay = r.ReplicationDelay
+		cfg.MinReplicasToWrite = r.MinReplicasToWrite
+		if r.MinReplicasMaxLag > 0 {
+			cfg.MinReplicasMaxLag = r.MinReplicasMaxLag
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("redis %s: %w", r.Name, err)
+		}
+		if err := add(r.Name, r.Clock, func() sim.Process { return redis.New(cfg) }); err != nil {
+			return nil, err
+		}
+	}
+	var disc *clients.Discovery
+	if sp := s.Sentinel; sp != nil {
+		cfg := sentinel.DefaultConfig()
+		cfg.Master = sp.Master
+		cfg.Replicas = replicasOf[sp.Master]
+		cfg.Sentinels = sp.Names
+		cfg.Quorum = sp.Quorum
+		cfg.DownAfter = sp.DownAfter
+		cfg.FailoverTimeout = sp.FailoverTimeout
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("sentinel: %w", err)
+		}
+		for _, n := range sp.Names {
+			if err := add(n, sp.Clock, func() sim.Process { return sentinel.New(cfg) }); err != nil {
+				return nil, err
+			}
+		}
+		disc = &clients.Discovery{Master: sp.Master, MasterName: cfg.MasterName, Sentinels: sp.Names}
+	}
+	if z := s.ZK; z != nil {
+		cfg := zookeeper.DefaultConfig()
+		if z.TickTime > 0 {
+			cfg.TickTime = z.TickTime
+		}
+		cfg.LockDelay = z.LockDelay
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("zookeeper: %w", err)
+		}
+		if err := add(z.Name, z.Clock, func() sim.Process { return zookeeper.New(cfg) }); err != nil {
+			return nil, err
+		}
+	}
+	scfg := storage.DefaultConfig()
+	scfg.Fencing = s.Resource.Fencing
+	if err := scfg.Validate(); err != nil {
+		return nil, fmt.Errorf("resource: %w", err)
+	}
+	k.Add(s.Resource.Name, func() sim.Process { return storage.New(scfg) }, sim.ClockSpec{})
+	for _, c := range s.Clients {
+		cfg := clients.Config{
+			Name:            c.Name,
+			Lock:            c.Lock,
+			Workload:        c.Workload,
+			Resource:        s.Resource.Name,
+			ResourceFencing: s.Resource.Fencing,
+		}
+		if disc != nil && usesNode(c.Lock, disc.Master) {
+			cfg.Discovery = disc
+		}
+		cfg.Lock.Replicas = len(replicasOf[c.Lock.Node])
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("client %s: %w", c.Name, err)
+		}
+		if err := add(c.Name, c.Clock, func() sim.Process { return clients.New(cfg) }); err != nil {
+			return nil, err
+		}
+		w.MaxWait[c.Name] = maxWait(s, c)
+	}
+	for _, l := range s.Links {
+		from, _ := k.Lookup(l.From)
+		to, _ := k.Lookup(l.To)
+		k.Delay(from, to, l.Extra, forever)
+	}
+	op := &operator{}
+	k.Add(operatorName, func() sim.Process { return op }, sim.ClockSpec{})
+	hooks := faults.Hooks{Promote: func(node sim.ProcID) {
+		op.send(node, redis.Request{ID: op.next(), Args: []string{"REPLICAOF", "NO", "ONE"}})
+	}}
+	if err := faults.Install(k, s.Faults, hooks); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// forever is a delay that outlasts any run.
+const forever = time.Duration(1 << 62)
+
+func usesNode(l clients.LockConfig, name string) bool {
+	if l.Node == name {
+		return true
+	}
+	for _, n := range l.Nodes {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// maxWait is the liveness bound of a client: expect.max_wait when given,
+// otherwise twice the lock's ttl plus its retry budget (SCENARIO_FORMAT.md,
+// "Verdicts").
+func maxWait(s *Scenario, c ClientSpec) time.Duration {
+	if s.Expect.MaxWait > 0 {
+		return s.Expect.MaxWait
+	}
+	l := c.Lock
+	ttl := l.TTL
+	switch l.Algorithm {
+	case clients.Redisson:
+		ttl = l.Lease
+	case clients.ZooKeeper:
+		ttl = l.SessionTimeout
+	}
+	per := l.NodeTimeout
+	if l.Fanout == clients.FanoutSequential && len(l.Nodes) > 0 {
+		per *= time.Duration(len(l.Nodes))
+	}
+	if l.Algorithm == clients.Redsync {
+		per = time.Duration(float64(l.TTL) * l.TimeoutFactor)
+	}
+	tries := l.Tries
+	if tries <= 0 {
+		tries = 1
+	}
+	budget := time.Duration(tries) * (l.RetryDelay.Hi + per)
+	return 2*ttl + budget + c.Workload.Think
+}
+
+// operator is the hidden process through which faults act like a human
+// operator (redis-cli REPLICAOF NO ONE). It ignores replies.
+type operator struct {
+	env *sim.Env
+	id  uint64
+}
+
+func (o *operator) Init(env *sim.Env)                                    { o.env = env }
+func (o *operator) Receive(env *sim.Env, from sim.ProcID, m sim.Message) {}
+func (o *operator) Fire(env *sim.Env, tag any)                           {}
+func (o *operator) next() uint64                                         { o.id++; return o.id }
+func (o *operator) send(to sim.ProcID, m sim.Message) {
+	if o.env != nil {
+		o.env.Send(to, m)
+	}
+}

@@ -1,0 +1,128 @@
+package scenarios
+
+import (
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/sim"
+)
+
+// Scenario is one experiment, parsed and validated (SCENARIO_FORMAT.md).
+type Scenario struct {
+	Name   string
+	Title  string
+	Source string
+	// Why explains why the expected verdict follows from the model (built-in
+	// scenarios carry one; an extension of the core format).
+	Why      string
+	Seed     uint64
+	Duration time.Duration
+
+	Network sim.NetConfig
+	// Links add a fixed one-way latency to some links for the whole run:
+	// topology (a client near some servers and far from others), not a
+	// fault, so liveness is judged with them in place.
+	Links    []LinkSpec
+	Redis    []RedisSpec
+	Sentinel *SentinelSpec
+	ZK       *ZKSpec
+	Clients  []ClientSpec
+	Resource ResourceSpec
+	Faults   []faults.Spec
+	Expect   Expect
+
+	// File is where the scenario came from ("catalogue/NAME.yaml" for
+	// built-ins); Doc is its YAML tree, kept so that sweeps and fuzzing can
+	// change fields and re-parse, and shrinking can write a file back.
+	File string
+	Doc  *yaml.Node
+}
+
+// LinkSpec is a one-way link with extra latency.
+type LinkSpec struct {
+	From, To string
+	Extra    time.Duration
+}
+
+// ClockSpec is a process's initial clock state.
+type ClockSpec struct {
+	Offset time.Duration
+	Drift  float64
+}
+
+// RedisSpec is one Redis server.
+type RedisSpec struct {
+	Name               string
+	AppendOnly         bool
+	AppendFsync        string
+	ReplicaOf          string
+	ReplicationDelay   sim.Range
+	MinReplicasToWrite int
+	MinReplicasMaxLag  time.Duration
+	Clock              ClockSpec
+}
+
+// SentinelSpec configures Sentinel processes monitoring one master.
+type SentinelSpec struct {
+	Master          string
+	Names           []string // process names, s1..sN by default
+	Quorum          int
+	DownAfter       time.Duration
+	FailoverTimeout time.Duration
+	Clock           ClockSpec
+}
+
+// ZKSpec configures the ZooKeeper-style session service (an extension of
+// the core format, needed by the zookeeper algorithm).
+type ZKSpec struct {
+	Name      string
+	TickTime  time.Duration
+	LockDelay time.Duration
+	Clock     ClockSpec
+}
+
+// ClientSpec is one lock client.
+type ClientSpec struct {
+	Name     string
+	Lock     clients.LockConfig
+	Workload clients.Workload
+	Clock    ClockSpec
+	// line is where the client is declared (for errors found late).
+	line int
+}
+
+// ResourceSpec is the protected storage service.
+type ResourceSpec struct {
+	Name    string // "storage" unless given
+	Fencing string
+}
+
+// Expect holds the expected verdicts; empty strings mean "not expected".
+type Expect struct {
+	LockSafety     string
+	ResourceSafety string
+	Liveness       string
+	MaxWait        time.Duration
+}
+
+// Processes returns every process name of the scenario in build order.
+func (s *Scenario) Processes() []string {
+	var out []string
+	for _, r := range s.Redis {
+		out = append(out, r.Name)
+	}
+	if s.Sentinel != nil {
+		out = append(out, s.Sentinel.Names...)
+	}
+	if s.ZK != nil {
+		out = append(out, s.ZK.Name)
+	}
+	out = append(out, s.Resource.Name)
+	for _, c := range s.Clients {
+		out = append(out, c.Name)
+	}
+	return out
+}

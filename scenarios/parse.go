@@ -1,0 +1,423 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/sim"
+)
+
+var nameRE = regexp.MustCompile(`^[a-z0-9-]+$`)
+
+// Parse reads a scenario file. file names the source in error messages.
+// Every problem found is reported (as Errors), each with file, line and
+// field; unknown fields are errors.
+func Parse(file string, data []byte) (*Scenario, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, Errors{yamlError(file, err)}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, Errors{{File: file, Line: extra.Line, Msg: "a scenario file holds one YAML document; found a second one"}}
+	}
+	return FromNode(file, &doc)
+}
+
+// yamlError turns a YAML syntax error into an Error with its line.
+func yamlError(file string, err error) *Error {
+	msg := err.Error()
+	line := 0
+	if i := strings.Index(msg, "line "); i >= 0 {
+		fmt.Sscanf(msg[i:], "line %d", &line)
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if line > 0 {
+		msg = strings.TrimSpace(regexp.MustCompile(`^line \d+: `).ReplaceAllString(msg, ""))
+	}
+	return &Error{File: file, Line: line, Msg: "invalid YAML: " + msg}
+}
+
+// FromNode builds a scenario from a YAML document tree (Parse's second
+// half; sweeps and fuzzing edit the tree and call it again).
+func FromNode(file string, doc *yaml.Node) (*Scenario, error) {
+	r := &reader{file: file}
+	root := doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return nil, Errors{{File: file, Msg: "the file is empty"}}
+		}
+		root = root.Content[0]
+	}
+	s := &Scenario{File: file, Doc: doc}
+	o := r.mapping(root, "")
+	if o.n == nil && root.Kind != yaml.MappingNode {
+		return nil, r.errs
+	}
+	if n, v, ok := o.scalar("name"); !ok {
+		r.errf(root, "name", "required field is missing")
+	} else if !nameRE.MatchString(v) {
+		r.errf(n, "name", "%q must use only a-z, 0-9 and '-'", v)
+	} else {
+		s.Name = v
+	}
+	o.str("title", &s.Title)
+	o.str("source", &s.Source)
+	o.str("why", &s.Why)
+	s.Seed = 1
+	o.uint64("seed", &s.Seed)
+	if !o.has("duration") {
+		r.errf(root, "duration", "required field is missing (virtual time to simulate, e.g. 60s)")
+	}
+	if o.duration("duration", &s.Duration) && s.Duration <= 0 {
+		r.errf(o.get("duration"), "duration", "must be positive, got %s", s.Duration)
+	}
+	s.Links = r.network(o.get("network"), &s.Network)
+	for i, n := range o.list("redis") {
+		s.Redis = append(s.Redis, r.redis(n, fmt.Sprintf("redis[%d]", i)))
+	}
+	if n := o.get("sentinel"); n != nil {
+		s.Sentinel = r.sentinel(n)
+	}
+	if n := o.get("zookeeper"); n != nil {
+		s.ZK = r.zookeeper(n)
+	}
+	for i, n := range o.list("clients") {
+		s.Clients = append(s.Clients, r.client(n, fmt.Sprintf("clients[%d]", i)))
+	}
+	s.Resource = r.resource(o.get("resource"))
+	for i, n := range o.list("faults") {
+		s.Faults = append(s.Faults, r.fault(n, fmt.Sprintf("faults[%d]", i)))
+	}
+	s.Expect = r.expect(o.get("expect"))
+	o.done()
+	if len(r.errs) == 0 {
+		validate(r, s, root)
+	}
+	if len(r.errs) > 0 {
+		return nil, r.errs
+	}
+	return s, nil
+}
+
+func (r *reader) network(n *yaml.Node, dst *sim.NetConfig) []LinkSpec {
+	// Default: 1ms..3ms one-way, no loss (locksim's default, a LAN).
+	dst.Latency = sim.Range{Lo: 1e6, Hi: 3e6}
+	o := r.mapping(n, "network")
+	o.rng("latency", &dst.Latency)
+	if o.float("loss", &dst.Loss) && (dst.Loss < 0 || dst.Loss > 1) {
+		r.errf(o.get("loss"), "network.loss", "must be a probability in [0, 1], got %g", dst.Loss)
+	}
+	var links []LinkSpec
+	for i, ln := range o.list("links") {
+		path := fmt.Sprintf("network.links[%d]", i)
+		lo := r.mapping(ln, path)
+		var l LinkSpec
+		if !lo.str("from", &l.From) {
+			r.errf(ln, path+".from", "required field is missing")
+		}
+		if !lo.str("to", &l.To) {
+			r.errf(ln, path+".to", "required field is missing")
+		}
+		if !lo.duration("extra", &l.Extra) {
+			r.errf(ln, path+".extra", "required field is missing (the added one-way latency)")
+		} else if l.Extra <= 0 {
+			r.errf(lo.get("extra"), path+".extra", "must be positive")
+		}
+		lo.done()
+		links = append(links, l)
+	}
+	o.done()
+	if dst.Latency.Lo < 0 {
+		r.errf(n, "network.latency", "must not be negative")
+	}
+	return links
+}
+
+func (r *reader) clock(o *obj, path string) ClockSpec {
+	var c ClockSpec
+	n := o.get("clock")
+	if n == nil {
+		return c
+	}
+	co := r.mapping(n, join(path, "clock"))
+	co.duration("offset", &c.Offset)
+	if co.float("drift", &c.Drift) {
+		if _, err := sim.RateFromDrift(c.Drift); err != nil {
+			r.errf(co.get("drift"), join(path, "clock.drift"), "%v", err)
+		}
+	}
+	co.done()
+	return c
+}
+
+func (r *reader) redis(n *yaml.Node, path string) RedisSpec {
+	s := RedisSpec{AppendFsync: "everysec"}
+	o := r.mapping(n, path)
+	o.str("name", &s.Name)
+	o.boolean("appendonly", &s.AppendOnly)
+	if o.str("appendfsync", &s.AppendFsync) {
+		switch s.AppendFsync {
+		case "always", "everysec", "no":
+		default:
+			r.errf(o.get("appendfsync"), path+".appendfsync", "unknown value %q (allowed: always, everysec, no)", s.AppendFsync)
+		}
+	}
+	o.str("replicaof", &s.ReplicaOf)
+	o.rng("replication_delay", &s.ReplicationDelay)
+	o.integer("min_replicas_to_write", &s.MinReplicasToWrite)
+	o.duration("min_replicas_max_lag", &s.MinReplicasMaxLag)
+	s.Clock = r.clock(o, path)
+	o.done()
+	return s
+}
+
+func (r *reader) sentinel(n *yaml.Node) *SentinelSpec {
+	// Defaults: sentinel.conf's (quorum 2 in the example, down-after 30 s,
+	// failover-timeout 180 s; reference section 3.4) with three sentinels.
+	s := &SentinelSpec{Quorum: 2, DownAfter: 30e9, FailoverTimeout: 180e9}
+	o := r.mapping(n, "sentinel")
+	if !o.str("master", &s.Master) {
+		r.errf(n, "sentinel.master", "required field is missing (the Redis master to monitor)")
+	}
+	count := 3
+	o.integer("count", &count)
+	if !o.strs("names", &s.Names) {
+		if count < 1 {
+			r.errf(o.get("count"), "sentinel.count", "must be at least 1, got %d", count)
+			count = 0
+		}
+		for i := 1; i <= count; i++ {
+			s.Names = append(s.Names, fmt.Sprintf("s%d", i))
+		}
+	} else if o.has("count") && count != len(s.Names) {
+		r.errf(o.get("count"), "sentinel.count", "is %d but names lists %d sentinels", count, len(s.Names))
+	}
+	o.integer("quorum", &s.Quorum)
+	o.duration("down_after", &s.DownAfter)
+	o.duration("failover_timeout", &s.FailoverTimeout)
+	s.Clock = r.clock(o, "sentinel")
+	o.done()
+	if s.Quorum < 1 || s.Quorum > len(s.Names) {
+		r.errf(n, "sentinel.quorum", "%d can never be reached with %d sentinels (allowed: 1..%d)", s.Quorum, len(s.Names), len(s.Names))
+	}
+	if s.DownAfter <= 0 {
+		r.errf(n, "sentinel.down_after", "must be positive")
+	}
+	if s.FailoverTimeout <= 0 {
+		r.errf(n, "sentinel.failover_timeout", "must be positive")
+	}
+	return s
+}
+
+func (r *reader) zookeeper(n *yaml.Node) *ZKSpec {
+	s := &ZKSpec{Name: "zk"}
+	o := r.mapping(n, "zookeeper")
+	o.str("name", &s.Name)
+	o.duration("tick_time", &s.TickTime)
+	o.duration("lock_delay", &s.LockDelay)
+	s.Clock = r.clock(o, "zookeeper")
+	o.done()
+	if s.LockDelay < 0 {
+		r.errf(n, "zookeeper.lock_delay", "must not be negative")
+	}
+	return s
+}
+
+func (r *reader) resource(n *yaml.Node) ResourceSpec {
+	s := ResourceSpec{Name: "storage", Fencing: "none"}
+	o := r.mapping(n, "resource")
+	o.str("name", &s.Name)
+	if o.str("fencing", &s.Fencing) {
+		switch s.Fencing {
+		case "none", "monotonic", "mark", "token-cas":
+		default:
+			r.errf(o.get("fencing"), "resource.fencing", "unknown mode %q (allowed: none, monotonic, mark, token-cas)", s.Fencing)
+		}
+	}
+	o.done()
+	return s
+}
+
+func (r *reader) expect(n *yaml.Node) Expect {
+	var e Expect
+	o := r.mapping(n, "expect")
+	verdict := func(key string, dst *string) {
+		if o.str(key, dst) && *dst != "holds" && *dst != "violated" {
+			r.errf(o.get(key), "expect."+key, "unknown verdict %q (allowed: holds, violated)", *dst)
+		}
+	}
+	verdict("lock_safety", &e.LockSafety)
+	verdict("resource_safety", &e.ResourceSafety)
+	verdict("liveness", &e.Liveness)
+	if o.duration("max_wait", &e.MaxWait) && e.MaxWait <= 0 {
+		r.errf(o.get("max_wait"), "expect.max_wait", "must be positive")
+	}
+	o.done()
+	return e
+}
+
+func (r *reader) fault(n *yaml.Node, path string) faults.Spec {
+	var s faults.Spec
+	o := r.mapping(n, path)
+	if o.has("at") {
+		var at sim.Range
+		if o.rng("at", &at) {
+			if at.Lo < 0 {
+				r.errf(o.get("at"), path+".at", "must not be negative")
+			}
+			s.At = &at
+		}
+	} else {
+		o.known = append(o.known, "at")
+	}
+	if on := o.get("on"); on != nil {
+		t := &faults.Trigger{Count: 1}
+		to := r.mapping(on, path+".on")
+		if !to.str("event", &t.Event) {
+			r.errf(on, path+".on.event", "required field is missing (one of: %s)", strings.Join(allEvents(), ", "))
+		}
+		var client, node string
+		to.str("client", &client)
+		to.str("node", &node)
+		switch {
+		case client != "" && node != "":
+			r.errf(on, path+".on", "give client or node, not both")
+		case client != "":
+			t.Proc = client
+		case node != "":
+			t.Proc = node
+		default:
+			r.errf(on, path+".on", "needs client: NAME or node: NAME (whose event fires the fault)")
+		}
+		if to.integer("count", &t.Count) && t.Count < 1 {
+			r.errf(to.get("count"), path+".on.count", "must be at least 1, got %d", t.Count)
+		}
+		to.done()
+		s.On = t
+	}
+	if s.At != nil && s.On != nil {
+		r.errf(n, path, "give either at or on, not both")
+	}
+	if s.At == nil && s.On == nil && !o.has("at") {
+		r.errf(n, path, "needs a trigger: at: DURATION or on: {event: E, client|node: X}")
+	}
+	if o.rng("after", &s.After) && s.At != nil {
+		r.errf(o.get("after"), path+".after", "only applies to triggered faults (on:); with at: add the delay to at")
+	}
+	kn, kind, ok := o.scalar("kind")
+	if !ok {
+		r.errf(n, path+".kind", "required field is missing (one of: %s)", strings.Join(faults.Kinds, ", "))
+	}
+	s.Kind = kind
+	need := func(key string, present bool) {
+		if !present {
+			r.errf(n, path+"."+key, "required for kind %s", kind)
+		}
+	}
+	switch kind {
+	case "clock-jump":
+		need("node", o.str("node", &s.Node))
+		need("by", o.duration("by", &s.By))
+	case "clock-drift":
+		need("node", o.str("node", &s.Node))
+		if o.float("rate", &s.Rate) {
+			if _, err := sim.RateFromDrift(s.Rate); err != nil {
+				r.errf(o.get("rate"), path+".rate", "%v", err)
+			}
+		} else {
+			need("rate", false)
+		}
+	case "pause":
+		need("node", o.str("node", &s.Node))
+		if o.rng("for", &s.For) {
+			if s.For.Lo <= 0 {
+				r.errf(o.get("for"), path+".for", "must be positive")
+			}
+		} else {
+			need("for", false)
+		}
+	case "crash":
+		need("node", o.str("node", &s.Node))
+		if o.str("mode", &s.Mode) && s.Mode != "process" && s.Mode != "power" && s.Mode != "clean" {
+			r.errf(o.get("mode"), path+".mode", "unknown mode %q (allowed: process, power, clean)", s.Mode)
+		}
+		var ra sim.Range
+		if o.rng("restart_after", &ra) {
+			if ra.Lo < 0 {
+				r.errf(o.get("restart_after"), path+".restart_after", "must not be negative")
+			}
+			s.RestartAfter = &ra
+		}
+	case "restart", "promote":
+		need("node", o.str("node", &s.Node))
+	case "partition":
+		gn := o.get("groups")
+		if gn == nil {
+			need("groups", false)
+		} else if gn.Kind != yaml.SequenceNode || len(gn.Content) == 0 {
+			r.errf(gn, path+".groups", "must be a list of groups like [[c1, A], [c2, B]]")
+		} else {
+			for i, g := range gn.Content {
+				names, ok := r.strList(g, fmt.Sprintf("%s.groups[%d]", path, i))
+				if ok && len(names) == 0 {
+					r.errf(g, fmt.Sprintf("%s.groups[%d]", path, i), "a group needs at least one process")
+				}
+				s.Groups = append(s.Groups, names)
+			}
+		}
+		var ha sim.Range
+		if o.rng("heal_after", &ha) {
+			if ha.Lo <= 0 {
+				r.errf(o.get("heal_after"), path+".heal_after", "must be positive")
+			}
+			s.HealAfter = &ha
+		}
+	case "heal":
+	case "drop":
+		need("from", o.str("from", &s.From))
+		need("to", o.str("to", &s.To))
+		if o.integer("count", &s.Count) {
+			if s.Count < 1 {
+				r.errf(o.get("count"), path+".count", "must be at least 1, got %d", s.Count)
+			}
+		} else {
+			need("count", false)
+		}
+	case "delay":
+		need("from", o.str("from", &s.From))
+		need("to", o.str("to", &s.To))
+		if o.duration("by", &s.By) {
+			if s.By <= 0 {
+				r.errf(o.get("by"), path+".by", "must be positive")
+			}
+		} else {
+			need("by", false)
+		}
+		if o.rng("for", &s.For) {
+			if s.For.Lo <= 0 {
+				r.errf(o.get("for"), path+".for", "must be positive")
+			}
+		} else {
+			need("for", false)
+		}
+	case "":
+	default:
+		r.errf(kn, path+".kind", "unknown fault kind %q (known: %s)", kind, strings.Join(faults.Kinds, ", "))
+	}
+	o.done()
+	return s
+}
+
+func allEvents() []string {
+	var out []string
+	out = append(out, faults.ClientEvents...)
+	out = append(out, faults.NodeEvents...)
+	return append(out, faults.AnyEvents...)
+}

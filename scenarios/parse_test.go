@@ -1,0 +1,97 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const minimal = `name: t
+duration: 10s
+redis:
+  - name: A
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: A, ttl: 5s}
+    workload: {start: 0s, cycles: 1, hold: 1s}
+`
+
+func TestParseMinimal(t *testing.T) {
+	s, err := Parse("t.yaml", []byte(minimal))
+	require.NoError(t, err)
+	assert.Equal(t, "t", s.Name)
+	assert.Equal(t, uint64(1), s.Seed)
+	require.Len(t, s.Clients, 1)
+	assert.Equal(t, "redis-single", s.Clients[0].Lock.Algorithm)
+	assert.Equal(t, "storage", s.Resource.Name)
+	assert.Equal(t, []string{"A", "storage", "c1"}, s.Processes())
+}
+
+// TestParseErrors checks that every user error names the file, the line and
+// the field, and says what is allowed.
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want []string // substrings of the error
+	}{
+		{"unknown top-level field", minimal + "colour: blue\n", []string{"t.yaml:9: colour: unknown field \"colour\""}},
+		{"missing duration", strings.Replace(minimal, "duration: 10s\n", "", 1), []string{"duration: required field is missing"}},
+		{"bad name", strings.Replace(minimal, "name: t\n", "name: Bad_Name\n", 1), []string{"t.yaml:1: name:", "a-z, 0-9"}},
+		{"negative duration", strings.Replace(minimal, "duration: 10s", "duration: -1s", 1), []string{"t.yaml:2: duration: must be positive"}},
+		{"duration without unit", strings.Replace(minimal, "duration: 10s", "duration: 10", 1), []string{"t.yaml:2: duration:", "needs a unit"}},
+		{"unknown algorithm", strings.Replace(minimal, "redis-single", "redis-magic", 1), []string{"t.yaml:7: clients[0].lock.algorithm: unknown algorithm \"redis-magic\"", "redlock"}},
+		{"param of another algorithm", strings.Replace(minimal, "ttl: 5s}", "ttl: 5s, lease: 3s}", 1), []string{"t.yaml:7: clients[0].lock.lease: redis-single takes no parameter \"lease\""}},
+		{"unknown node", strings.Replace(minimal, "node: A", "node: F", 1), []string{"clients[0].lock.node: unknown process \"F\" (known: A, c1, storage)"}},
+		{"node of the wrong kind", strings.Replace(minimal, "node: A", "node: c1", 1), []string{"clients[0].lock.node: \"c1\" is a client; expected a Redis server (A)"}},
+		{"negative ttl", strings.Replace(minimal, "ttl: 5s", "ttl: -5s", 1), []string{"clients[0].lock.ttl"}},
+		{"duplicate names", minimal + "  - name: A\n    lock: {algorithm: redis-single, node: A}\n", []string{"t.yaml:9: clients[1].name: name \"A\" is already used by a Redis server"}},
+		{"fault on unknown process", minimal + "faults:\n  - {at: 1s, kind: pause, node: Z, for: 1s}\n", []string{"t.yaml:10: faults[0].node: unknown process \"Z\""}},
+		{"unknown fault kind", minimal + "faults:\n  - {at: 1s, kind: explode, node: A}\n", []string{"faults[0].kind: unknown fault kind \"explode\"", "clock-jump"}},
+		{"field of another fault kind", minimal + "faults:\n  - {at: 1s, kind: pause, node: A, for: 1s, by: 2s}\n", []string{"faults[0].by: unknown field \"by\""}},
+		{"fault after the end", minimal + "faults:\n  - {at: 20s, kind: pause, node: A, for: 1s}\n", []string{"faults[0].at: 20s is after the end of the run", "can never fire"}},
+		{"trigger on unknown event", minimal + "faults:\n  - {on: {event: exploded, client: c1}, kind: pause, node: A, for: 1s}\n", []string{"faults[0].on.event: unknown event \"exploded\""}},
+		{"client event on a node", minimal + "faults:\n  - {on: {event: acquired, node: A}, kind: pause, node: A, for: 1s}\n", []string{"faults[0].on.node: \"A\" is a Redis server; expected a client"}},
+		{"no trigger", minimal + "faults:\n  - {kind: heal}\n", []string{"faults[0]: needs a trigger"}},
+		{"both triggers", minimal + "faults:\n  - {at: 1s, on: {event: acquired, client: c1}, kind: heal}\n", []string{"faults[0]: give either at or on"}},
+		{"promote a master", minimal + "faults:\n  - {at: 1s, kind: promote, node: A}\n", []string{"faults[0].node: \"A\" is not a replica"}},
+		{"partition name twice", minimal + "faults:\n  - {at: 1s, kind: partition, groups: [[A, c1], [c1]]}\n", []string{"is in two groups"}},
+		{"bad latency range", strings.Replace(minimal, "redis:", "network: {latency: 5ms..1ms}\nredis:", 1), []string{"network.latency: range \"5ms..1ms\" is empty"}},
+		{"loss out of range", strings.Replace(minimal, "redis:", "network: {loss: 2}\nredis:", 1), []string{"network.loss: must be a probability"}},
+		{"quorum impossible", minimal + "sentinel: {master: A, count: 3, quorum: 4}\n", []string{"sentinel.quorum: 4 can never be reached with 3 sentinels"}},
+		{"bad expect", minimal + "expect: {lock_safety: fine}\n", []string{"expect.lock_safety: unknown verdict \"fine\" (allowed: holds, violated)"}},
+		{"bad fencing", minimal + "resource: {fencing: strong}\n", []string{"resource.fencing: unknown mode \"strong\""}},
+		{"yaml syntax", "name: t\nduration: [\n", []string{"t.yaml:", "invalid YAML"}},
+		{"not a mapping", "- a\n- b\n", []string{"must be a mapping"}},
+		{"drift out of range", strings.Replace(minimal, "  - name: A\n", "  - name: A\n    clock: {drift: -2}\n", 1), []string{"redis[0].clock.drift", "drift -2 out of range"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("t.yaml", []byte(tt.yaml))
+			require.Error(t, err)
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+// FuzzParse checks that no input makes the loader panic.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(minimal))
+	f.Add([]byte(minimal + "faults:\n  - {on: {event: acquired, client: c1}, after: 1s..2s, kind: clock-jump, node: A, by: +30s}\n"))
+	f.Add([]byte("name: x\nduration: 1s\nclients: [{name: c, lock: {algorithm: redlock, nodes: [A]}}]\n"))
+	names, _ := catalogueFS.ReadDir("catalogue")
+	for _, n := range names {
+		data, _ := catalogueFS.ReadFile("catalogue/" + n.Name())
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse("fuzz.yaml", data)
+		if err == nil && s == nil {
+			t.Fatal("Parse returned neither a scenario nor an error")
+		}
+	})
+}

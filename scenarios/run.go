@@ -1,0 +1,136 @@
+package scenarios
+
+import (
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/sim"
+)
+
+// Options tune a run.
+type Options struct {
+	// KeepTrace keeps every event (for summaries, JSONL export and
+	// divergence reports). The trace hash is computed either way.
+	KeepTrace bool
+	// CheckTimeout bounds each porcupine check (checker.DefaultTimeout if 0).
+	CheckTimeout time.Duration
+	// OutDir receives porcupine's visualization of illegal histories.
+	OutDir string
+}
+
+// Outcome is the result of one run: what DESIGN.md's --json prints, plus
+// the history and (optionally) the trace for reports.
+type Outcome struct {
+	Scenario       string              `json:"scenario"`
+	File           string              `json:"file"`
+	Seed           uint64              `json:"seed"`
+	TraceHash      string              `json:"trace_hash"`
+	Events         int64               `json:"events"`
+	VirtualTime    string              `json:"virtual_time"`
+	LockSafety     checker.Verdict     `json:"lock_safety"`
+	ResourceSafety checker.Verdict     `json:"resource_safety"`
+	Liveness       checker.Verdict     `json:"liveness"`
+	Violations     []checker.Violation `json:"violations"`
+	Fencing        string              `json:"fencing,omitempty"`
+	LivenessNote   string              `json:"liveness_note,omitempty"`
+	LongestWait    string              `json:"longest_wait,omitempty"`
+	LongestWaiter  string              `json:"longest_wait_client,omitempty"`
+	Expected       map[string]string   `json:"expected"`
+	Matched        bool                `json:"matched"`
+	// Inconclusive is true when a verdict that mattered is unknown (a
+	// checker timeout).
+	Inconclusive bool `json:"inconclusive"`
+
+	History *sim.History   `json:"-"`
+	Trace   []sim.Event    `json:"-"`
+	Result  checker.Result `json:"-"`
+}
+
+// Run builds the scenario's world with the given seed, simulates it for the
+// scenario's duration and checks the history.
+func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
+	w, err := Build(s, seed, opt.KeepTrace)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Kernel.Run(sim.At(s.Duration)); err != nil {
+		return nil, err
+	}
+	h := w.Kernel.Finish()
+	res := checker.Check(h, checker.Options{
+		Timeout: opt.CheckTimeout,
+		MaxWait: w.MaxWait,
+		OutDir:  opt.OutDir,
+	})
+	o := &Outcome{
+		Scenario:       s.Name,
+		File:           s.File,
+		Seed:           seed,
+		TraceHash:      sim.HashString(w.Kernel.TraceHash()),
+		Events:         w.Kernel.Events(),
+		VirtualTime:    s.Duration.String(),
+		LockSafety:     res.LockSafety,
+		ResourceSafety: res.ResourceSafety,
+		Liveness:       res.Liveness,
+		Violations:     res.Violations,
+		Fencing:        res.Fencing,
+		LivenessNote:   res.LivenessNote,
+		LongestWaiter:  res.LongestWaitClient,
+		History:        h,
+		Trace:          w.Kernel.Trace(),
+		Result:         res,
+	}
+	if o.Violations == nil {
+		o.Violations = []checker.Violation{}
+	}
+	if res.LongestWaitClient != "" {
+		o.LongestWait = res.LongestWait.String()
+	}
+	o.Expected, o.Matched, o.Inconclusive = judge(s.Expect, res)
+	return o, nil
+}
+
+// judge compares verdicts with expectations. With no expectation at all, a
+// run matches when no property is violated.
+func judge(e Expect, r checker.Result) (map[string]string, bool, bool) {
+	exp := map[string]string{}
+	pairs := []struct {
+		name string
+		want string
+		got  checker.Verdict
+	}{
+		{"lock_safety", e.LockSafety, r.LockSafety},
+		{"resource_safety", e.ResourceSafety, r.ResourceSafety},
+		{"liveness", e.Liveness, r.Liveness},
+	}
+	matched, inconclusive, any := true, false, false
+	for _, p := range pairs {
+		if p.want == "" {
+			continue
+		}
+		any = true
+		exp[p.name] = p.want
+		if p.got == checker.Unknown {
+			inconclusive = true
+		}
+		if string(p.got) != p.want {
+			matched = false
+		}
+	}
+	if !any {
+		for _, p := range pairs {
+			if p.got == checker.Violated {
+				matched = false
+			}
+			if p.got == checker.Unknown {
+				inconclusive = true
+			}
+		}
+	}
+	return exp, matched, inconclusive
+}
+
+// Violated reports whether any safety property was violated.
+func (o *Outcome) Violated() bool {
+	return o.LockSafety == checker.Violated || o.ResourceSafety == checker.Violated
+}

@@ -1,0 +1,349 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// Error is one problem found in a scenario file, located by file, line and
+// field path (for example faults[2].node).
+type Error struct {
+	File string
+	Line int
+	Path string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	if e.Path != "" {
+		return fmt.Sprintf("%s: %s: %s", loc, e.Path, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", loc, e.Msg)
+}
+
+// Errors is every problem found in one file.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	var b strings.Builder
+	for i, e := range es {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// reader walks a YAML node tree, reading typed values and collecting errors
+// with their location. Every mapping is strict: a key nobody asked for is
+// an error that lists the known keys.
+type reader struct {
+	file string
+	errs Errors
+}
+
+func (r *reader) errf(n *yaml.Node, path, format string, args ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	r.errs = append(r.errs, &Error{File: r.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// obj is a mapping being read.
+type obj struct {
+	r     *reader
+	n     *yaml.Node
+	path  string
+	known []string
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// mapping returns n as an obj, or nil (with an error) when it is not a
+// mapping. A nil node (field absent) gives an empty obj.
+func (r *reader) mapping(n *yaml.Node, path string) *obj {
+	if n != nil && n.Kind != yaml.MappingNode {
+		r.errf(n, path, "must be a mapping of fields, got %s", describe(n))
+		return &obj{r: r, path: path}
+	}
+	return &obj{r: r, n: n, path: path}
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "something else"
+}
+
+// get returns the value node of key (nil when absent) and marks key known.
+func (o *obj) get(key string) *yaml.Node {
+	o.known = append(o.known, key)
+	if o.n == nil {
+		return nil
+	}
+	for i := 0; i+1 < len(o.n.Content); i += 2 {
+		if o.n.Content[i].Value == key {
+			return o.n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// has reports whether key is present (without marking it).
+func (o *obj) has(key string) bool {
+	if o.n == nil {
+		return false
+	}
+	for i := 0; i+1 < len(o.n.Content); i += 2 {
+		if o.n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// keys returns the keys present, in file order.
+func (o *obj) keys() []*yaml.Node {
+	if o.n == nil {
+		return nil
+	}
+	var out []*yaml.Node
+	for i := 0; i+1 < len(o.n.Content); i += 2 {
+		out = append(out, o.n.Content[i])
+	}
+	return out
+}
+
+// done reports every key that no get asked for, and duplicate keys.
+func (o *obj) done() {
+	if o.n == nil {
+		return
+	}
+	known := map[string]bool{}
+	for _, k := range o.known {
+		known[k] = true
+	}
+	seen := map[string]bool{}
+	for _, kn := range o.keys() {
+		if seen[kn.Value] {
+			o.r.errf(kn, join(o.path, kn.Value), "duplicate field")
+		}
+		seen[kn.Value] = true
+		if !known[kn.Value] {
+			list := append([]string(nil), o.known...)
+			sort.Strings(list)
+			o.r.errf(kn, join(o.path, kn.Value), "unknown field %q (known: %s)", kn.Value, strings.Join(list, ", "))
+		}
+	}
+}
+
+func (o *obj) scalar(key string) (*yaml.Node, string, bool) {
+	n := o.get(key)
+	if n == nil {
+		return nil, "", false
+	}
+	if n.Kind != yaml.ScalarNode {
+		o.r.errf(n, join(o.path, key), "must be a single value, got %s", describe(n))
+		return n, "", false
+	}
+	return n, n.Value, true
+}
+
+func (o *obj) str(key string, dst *string) bool {
+	_, v, ok := o.scalar(key)
+	if ok {
+		*dst = v
+	}
+	return ok
+}
+
+func (o *obj) boolean(key string, dst *bool) bool {
+	n, v, ok := o.scalar(key)
+	if !ok {
+		return false
+	}
+	switch v {
+	case "true", "yes", "on":
+		*dst = true
+	case "false", "no", "off":
+		*dst = false
+	default:
+		o.r.errf(n, join(o.path, key), "must be true or false, got %q", v)
+		return false
+	}
+	return true
+}
+
+func (o *obj) integer(key string, dst *int) bool {
+	n, v, ok := o.scalar(key)
+	if !ok {
+		return false
+	}
+	x, err := strconv.Atoi(v)
+	if err != nil {
+		o.r.errf(n, join(o.path, key), "must be a whole number, got %q", v)
+		return false
+	}
+	*dst = x
+	return true
+}
+
+func (o *obj) uint64(key string, dst *uint64) bool {
+	n, v, ok := o.scalar(key)
+	if !ok {
+		return false
+	}
+	x, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		o.r.errf(n, join(o.path, key), "must be a non-negative whole number, got %q", v)
+		return false
+	}
+	*dst = x
+	return true
+}
+
+func (o *obj) float(key string, dst *float64) bool {
+	n, v, ok := o.scalar(key)
+	if !ok {
+		return false
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		o.r.errf(n, join(o.path, key), "must be a number, got %q", v)
+		return false
+	}
+	*dst = x
+	return true
+}
+
+// ParseDuration parses a Go duration with an optional leading '+'. A bare
+// 0 is accepted; any other number needs a unit.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "0" || s == "+0" || s == "-0" {
+		return 0, nil
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return 0, fmt.Errorf("%q needs a unit (for example %sms or %ss)", s, s, s)
+	}
+	d, err := time.ParseDuration(strings.TrimPrefix(s, "+"))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (use Go syntax: 150ms, 10s, 2m, -5s)", s)
+	}
+	return d, nil
+}
+
+// ParseRange parses "a..b" (a uniform draw) or a single duration.
+func ParseRange(s string) (sim.Range, error) {
+	if lo, hi, ok := strings.Cut(s, ".."); ok {
+		a, err := ParseDuration(lo)
+		if err != nil {
+			return sim.Range{}, err
+		}
+		b, err := ParseDuration(hi)
+		if err != nil {
+			return sim.Range{}, err
+		}
+		if b < a {
+			return sim.Range{}, fmt.Errorf("range %q is empty: the upper end is below the lower end", s)
+		}
+		return sim.Range{Lo: a, Hi: b}, nil
+	}
+	d, err := ParseDuration(s)
+	return sim.Fixed(d), err
+}
+
+func (o *obj) duration(key string, dst *time.Duration) bool {
+	n, v, ok := o.scalar(key)
+	if !ok {
+		return false
+	}
+	d, err := ParseDuration(v)
+	if err != nil {
+		o.r.errf(n, join(o.path, key), "%v", err)
+		return false
+	}
+	*dst = d
+	return true
+}
+
+func (o *obj) rng(key string, dst *sim.Range) bool {
+	n, v, ok := o.scalar(key)
+	if !ok {
+		return false
+	}
+	g, err := ParseRange(v)
+	if err != nil {
+		o.r.errf(n, join(o.path, key), "%v", err)
+		return false
+	}
+	*dst = g
+	return true
+}
+
+// strs reads a list of names (a YAML sequence of scalars).
+func (o *obj) strs(key string, dst *[]string) bool {
+	n := o.get(key)
+	if n == nil {
+		return false
+	}
+	out, ok := o.r.strList(n, join(o.path, key))
+	if ok {
+		*dst = out
+	}
+	return ok
+}
+
+func (r *reader) strList(n *yaml.Node, path string) ([]string, bool) {
+	if n.Kind != yaml.SequenceNode {
+		r.errf(n, path, "must be a list like [A, B], got %s", describe(n))
+		return nil, false
+	}
+	out := make([]string, 0, len(n.Content))
+	for i, e := range n.Content {
+		if e.Kind != yaml.ScalarNode {
+			r.errf(e, fmt.Sprintf("%s[%d]", path, i), "must be a name, got %s", describe(e))
+			return nil, false
+		}
+		out = append(out, e.Value)
+	}
+	return out, true
+}
+
+// list returns the items of a sequence field.
+func (o *obj) list(key string) []*yaml.Node {
+	n := o.get(key)
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		o.r.errf(n, join(o.path, key), "must be a list, got %s", describe(n))
+		return nil
+	}
+	return n.Content
+}
