@@ -128,7 +128,9 @@ func Build(s *Scenario, seed uint64, keepTrace bool) (*World, error) {
 	for _, l := range s.Links {
 		from, _ := k.Lookup(l.From)
 		to, _ := k.Lookup(l.To)
-		k.Delay(from, to, l.Extra, forever)
+		extra := l.Extra
+		// Set at time 0, before any process starts sending.
+		k.At(0, func() { k.Delay(from, to, extra, forever) })
 	}
 	op := &operator{}
 	k.Add(operatorName, func() sim.Process { return op }, sim.ClockSpec{})
