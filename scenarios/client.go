@@ -9,7 +9,7 @@ import (
 )
 
 func (r *reader) client(n *yaml.Node, path string) ClientSpec {
-	c := ClientSpec{line: n.Line}
+	var c ClientSpec
 	o := r.mapping(n, path)
 	o.str("name", &c.Name)
 	if ln := o.get("lock"); ln == nil {

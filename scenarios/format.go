@@ -90,8 +90,6 @@ type ClientSpec struct {
 	Lock     clients.LockConfig
 	Workload clients.Workload
 	Clock    ClockSpec
-	// line is where the client is declared (for errors found late).
-	line int
 }
 
 // ResourceSpec is the protected storage service.

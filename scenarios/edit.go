@@ -1,0 +1,261 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/sim"
+)
+
+// Sweeps, fuzzing and shrinking change a scenario by editing its YAML tree
+// and parsing it again, so that every variant goes through the same
+// validation as a file a user wrote, and can be written back as a file.
+
+// Clone returns a deep copy of a YAML tree.
+func Clone(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = Clone(k)
+	}
+	return &c
+}
+
+func docRoot(doc *yaml.Node) *yaml.Node {
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		return doc.Content[0]
+	}
+	return doc
+}
+
+// pathStep is one step of a field path: a mapping key, optionally indexed.
+type pathStep struct {
+	key   string
+	index int // -1 when not indexed
+}
+
+// parsePath splits "clients[0].lock.ttl" into steps.
+func parsePath(path string) ([]pathStep, error) {
+	if path == "" {
+		return nil, fmt.Errorf("empty field path")
+	}
+	var out []pathStep
+	for _, part := range strings.Split(path, ".") {
+		st := pathStep{key: part, index: -1}
+		if i := strings.IndexByte(part, '['); i >= 0 {
+			if !strings.HasSuffix(part, "]") {
+				return nil, fmt.Errorf("field path %q: %q has no closing ]", path, part)
+			}
+			n, err := strconv.Atoi(part[i+1 : len(part)-1])
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("field path %q: %q is not a valid index", path, part)
+			}
+			st.key, st.index = part[:i], n
+		}
+		if st.key == "" {
+			return nil, fmt.Errorf("field path %q: empty field name", path)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// SetPath sets the scalar at path (for example "faults[1].by",
+// "clients[0].lock.ttl" or "redis[2].clock.drift") in a YAML tree to value.
+// Missing mapping fields along the path are created; list indexes must
+// exist. The caller re-parses the tree to validate the result.
+func SetPath(doc *yaml.Node, path, value string) error {
+	steps, err := parsePath(path)
+	if err != nil {
+		return err
+	}
+	n := docRoot(doc)
+	for i, st := range steps {
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("field path %q: %s is not a mapping", path, strings.Join(stepNames(steps[:i]), "."))
+		}
+		var val *yaml.Node
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == st.key {
+				val = n.Content[j+1]
+			}
+		}
+		last := i == len(steps)-1
+		if val == nil {
+			if st.index >= 0 {
+				return fmt.Errorf("field path %q: there is no list %q", path, st.key)
+			}
+			val = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			if last {
+				val = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str"}
+			}
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: st.key}, val)
+		}
+		if st.index >= 0 {
+			if val.Kind != yaml.SequenceNode || st.index >= len(val.Content) {
+				return fmt.Errorf("field path %q: %s has no item %d", path, st.key, st.index)
+			}
+			val = val.Content[st.index]
+		}
+		if last {
+			if val.Kind != yaml.ScalarNode {
+				return fmt.Errorf("field path %q: the field holds %s, not a single value", path, describe(val))
+			}
+			val.Value = value
+			val.Tag = ""
+			val.Style = 0
+			return nil
+		}
+		n = val
+	}
+	return nil
+}
+
+func stepNames(steps []pathStep) []string {
+	var out []string
+	for _, s := range steps {
+		if s.index >= 0 {
+			out = append(out, fmt.Sprintf("%s[%d]", s.key, s.index))
+		} else {
+			out = append(out, s.key)
+		}
+	}
+	if len(out) == 0 {
+		return []string{"the document"}
+	}
+	return out
+}
+
+// With returns a copy of s with the given fields set (path=value pairs, in
+// order), validated as a file would be.
+func (s *Scenario) With(params [][2]string) (*Scenario, error) {
+	doc := Clone(s.Doc)
+	for _, p := range params {
+		if err := SetPath(doc, p[0], p[1]); err != nil {
+			return nil, err
+		}
+	}
+	return FromNode(s.File, doc)
+}
+
+// WithFaults returns a copy of s whose fault schedule is specs.
+func (s *Scenario) WithFaults(specs []faults.Spec) (*Scenario, error) {
+	doc := Clone(s.Doc)
+	root := docRoot(doc)
+	list := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, f := range specs {
+		list.Content = append(list.Content, FaultNode(f))
+	}
+	replaced := false
+	for j := 0; j+1 < len(root.Content); j += 2 {
+		if root.Content[j].Value == "faults" {
+			root.Content[j+1] = list
+			replaced = true
+		}
+	}
+	if !replaced {
+		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "faults"}, list)
+	}
+	return FromNode(s.File, doc)
+}
+
+// FaultNode renders a fault as a YAML mapping in the scenario format.
+func FaultNode(f faults.Spec) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	add := func(k string, v *yaml.Node) {
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, v)
+	}
+	str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }
+	if f.At != nil {
+		add("at", str(f.At.String()))
+	}
+	if f.On != nil {
+		on := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle}
+		on.Content = append(on.Content, str("event"), str(f.On.Event))
+		who := "node"
+		for _, e := range faults.ClientEvents {
+			if e == f.On.Event {
+				who = "client"
+			}
+		}
+		on.Content = append(on.Content, str(who), str(f.On.Proc))
+		if f.On.Count > 1 {
+			on.Content = append(on.Content, str("count"), str(strconv.Itoa(f.On.Count)))
+		}
+		add("on", on)
+		if f.After != (sim.Range{}) {
+			add("after", str(f.After.String()))
+		}
+	}
+	add("kind", str(f.Kind))
+	switch f.Kind {
+	case "clock-jump":
+		add("node", str(f.Node))
+		by := f.By.String()
+		if f.By >= 0 {
+			by = "+" + by
+		}
+		add("by", str(by))
+	case "clock-drift":
+		add("node", str(f.Node))
+		add("rate", str(strconv.FormatFloat(f.Rate, 'g', -1, 64)))
+	case "pause":
+		add("node", str(f.Node))
+		add("for", str(f.For.String()))
+	case "crash":
+		add("node", str(f.Node))
+		if f.Mode != "" {
+			add("mode", str(f.Mode))
+		}
+		if f.RestartAfter != nil {
+			add("restart_after", str(f.RestartAfter.String()))
+		}
+	case "restart", "promote":
+		add("node", str(f.Node))
+	case "partition":
+		groups := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+		for _, g := range f.Groups {
+			gn := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+			for _, name := range g {
+				gn.Content = append(gn.Content, str(name))
+			}
+			groups.Content = append(groups.Content, gn)
+		}
+		add("groups", groups)
+		if f.HealAfter != nil {
+			add("heal_after", str(f.HealAfter.String()))
+		}
+	case "drop":
+		add("from", str(f.From))
+		add("to", str(f.To))
+		add("count", str(strconv.Itoa(f.Count)))
+	case "delay":
+		add("from", str(f.From))
+		add("to", str(f.To))
+		add("by", str(f.By.String()))
+		add("for", str(f.For.String()))
+	}
+	return m
+}
+
+// Marshal renders the scenario's YAML tree as a file (comments kept).
+func (s *Scenario) Marshal() ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(s.Doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
