@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 )
 
@@ -46,6 +47,14 @@ func RateFromDrift(drift float64) (int64, error) {
 	return int64(math.Round(drift * PPB)), nil
 }
 
+// checkPPB panics on a rate error that would stop or reverse a clock or
+// make it run more than twice as fast (the range RateFromDrift accepts).
+func checkPPB(ppb int64) {
+	if ppb <= -PPB || ppb > PPB {
+		panic(fmt.Sprintf("sim: drift of %d ppb out of range: it must be in (-%d, %d] (use RateFromDrift)", ppb, PPB, PPB))
+	}
+}
+
 // clockState holds a process's two clocks as affine functions of true time:
 // reading(t) = base + scale(t - anchor), where scale applies the common rate
 // error. Jumps move the wall base; rate changes re-anchor both clocks.
@@ -56,8 +65,10 @@ type clockState struct {
 	ppb      int64 // rate error: a reading advances (1e9+ppb)/1e9 ns per true ns
 }
 
-// scaled returns d true nanoseconds as seen by a clock with rate error ppb,
-// computed exactly in integers (|ppb| <= 1e9 keeps every product in range).
+// scaled returns d >= 0 true nanoseconds as seen by a clock with rate error
+// ppb, computed exactly in integers: d*(1e9+ppb)/1e9 rounded toward d (down
+// for a fast clock, up for a slow one). |ppb| <= 1e9 keeps every product in
+// range as long as the result itself fits in an int64.
 func scaled(d, ppb int64) int64 {
 	if ppb == 0 {
 		return d
@@ -66,7 +77,11 @@ func scaled(d, ppb int64) int64 {
 	return d + q*ppb + r*ppb/PPB
 }
 
-// unscaled returns the smallest true span d >= 0 with scaled(d, ppb) >= want.
+// unscaled returns the smallest true span d >= 0 with scaled(d, ppb) >= want
+// (the time a timer waits), exactly, or math.MaxInt64 when there is none in
+// range. With R = 1e9+ppb, scaled(d) is floor(d*R/1e9) for ppb >= 0 and
+// ceil(d*R/1e9) for ppb < 0, so d is ceil(want*1e9/R) or
+// floor((want-1)*1e9/R)+1; both are computed in 128 bits.
 func unscaled(want, ppb int64) int64 {
 	if want <= 0 {
 		return 0
@@ -74,19 +89,27 @@ func unscaled(want, ppb int64) int64 {
 	if ppb == 0 {
 		return want
 	}
-	// A floating-point estimate, corrected to the exact integer answer (the
-	// correction makes the result independent of float rounding).
-	d := int64(float64(want) / (1 + float64(ppb)/PPB))
-	if d < 0 {
-		d = 0
+	r := uint64(PPB + ppb)
+	x, up := uint64(want), true
+	if ppb < 0 {
+		x, up = uint64(want-1), false
 	}
-	for scaled(d, ppb) < want {
+	hi, lo := bits.Mul64(x, PPB)
+	if hi >= r {
+		return math.MaxInt64
+	}
+	d, rem := bits.Div64(hi, lo, r)
+	if up {
+		if rem != 0 {
+			d++
+		}
+	} else {
 		d++
 	}
-	for d > 0 && scaled(d-1, ppb) >= want {
-		d--
+	if d > math.MaxInt64 {
+		return math.MaxInt64
 	}
-	return d
+	return int64(d)
 }
 
 func (c *clockState) read(k Clock, now Time) int64 {
@@ -116,5 +139,13 @@ func (c *clockState) when(k Clock, deadline int64, now Time) Time {
 	if k == Mono {
 		base = c.monoBase
 	}
-	return c.anchor + Time(unscaled(deadline-base, c.ppb))
+	want := deadline - base
+	if base < 0 && want < deadline {
+		return Never // the span overflows: the deadline is out of reach
+	}
+	d := unscaled(want, c.ppb)
+	if d >= int64(Never-c.anchor) {
+		return Never
+	}
+	return c.anchor + Time(d)
 }

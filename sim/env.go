@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"fmt"
+	"math"
 	"time"
 )
 
@@ -60,9 +60,15 @@ func (e *Env) SetTimer(c Clock, deadline int64, tag any) TimerID {
 	return e.k.setTimer(e.p, c, deadline, tag)
 }
 
-// After sets a timer that fires when clock c has advanced by d.
+// After sets a timer that fires when clock c has advanced by d (at once
+// for d <= 0; a d too large for the clock's range means never).
 func (e *Env) After(c Clock, d time.Duration, tag any) TimerID {
-	return e.k.setTimer(e.p, c, e.Read(c)+int64(d), tag)
+	now := e.Read(c)
+	deadline := now + int64(d)
+	if d > 0 && deadline < now {
+		deadline = math.MaxInt64
+	}
+	return e.k.setTimer(e.p, c, deadline, tag)
 }
 
 // Cancel cancels a timer; it reports whether the timer was still pending.
@@ -78,12 +84,10 @@ func (e *Env) Disk() *Disk { return &e.p.disk }
 // Log records a model event (key-set, expired, fsync, promoted, ...) in the
 // trace. Fault triggers can match its kind.
 func (e *Env) Log(kind Kind, text string) {
-	e.k.tr.text = append(e.k.tr.text[:0], text...)
-	e.k.traceText(kind, e.p.id, NoProc, e.k.tr.text)
+	e.k.traceText(kind, e.p.id, NoProc, text)
 }
 
 // Logf is Log with formatting.
 func (e *Env) Logf(kind Kind, format string, args ...any) {
-	e.k.tr.text = fmt.Appendf(e.k.tr.text[:0], format, args...)
-	e.k.traceText(kind, e.p.id, NoProc, e.k.tr.text)
+	e.k.Tracef(kind, e.p.id, format, args...)
 }

@@ -81,28 +81,42 @@ type proc struct {
 	p       Process
 	env     Env
 	state   procState
-	inc     uint32 // incarnation: bumped by every crash
+	inc     uint32 // incarnation: bumped by every crash and every restart
 	clock   clockState
-	timers  []int32 // active timer slots of this process
+	timers  int // number of active timer slots of this process
+	// inbox holds the messages and due timers that wait for the process,
+	// in the order they became due: filled while it is paused, and also
+	// while it replays the inbox after a resume, so that nothing that
+	// arrives later overtakes what waited (links stay FIFO).
 	inbox   []pendingItem
 	inboxAt int // next inbox item to replay after a resume
-	pauseV  uint32
-	rand    Rand
-	netRand Rand
-	disk    Disk
-	open    openRecords
+	// replayQueued is true while an evInbox event of this incarnation is
+	// in the queue (so that a pause and resume at one instant never start
+	// a second replay chain).
+	replayQueued bool
+	pauseV       uint32
+	pauseUntil   Time // end of the current pause
+	rand         Rand
+	netRand      Rand
+	disk         Disk
+	open         openRecords
 }
+
+// waiting reports whether an arriving message or due timer must wait in
+// the inbox: the process is paused, or it has not yet replayed what
+// waited during its last pause.
+func (p *proc) waiting() bool { return p.state == stPaused || p.inboxAt < len(p.inbox) }
 
 type timerSlot struct {
 	proc     ProcID
 	clock    Clock
 	deadline int64
 	tag      any
-	gen      uint32 // identity: bumped when the slot is freed
+	due      Time   // true time of the queued event (when not in the inbox)
+	gen      uint32 // identity: bumped when the slot is freed, never 0
 	sched    uint32 // version of the queued event; bumped on re-plan
 	active   bool
-	paused   bool // fired while the process was paused; waits in its inbox
-	pos      int32
+	inInbox  bool // became due while the process was waiting; in its inbox
 }
 
 type msgSlot struct {
@@ -150,8 +164,10 @@ func (k *Kernel) Seed() uint64 { return k.cfg.Seed }
 
 // Add registers a process. factory makes a fresh instance at start and at
 // every restart. Processes start (Init) at true time 0, in registration
-// order. Names must be unique; Add panics otherwise (a programming error:
-// scenarios validate names before they build a kernel).
+// order; the start is scheduled when Add is called, so a fault scheduled
+// with At for time 0 after Add finds the process running. Names must be
+// unique and clock.DriftPPB in range; Add panics otherwise (programming
+// errors: scenarios validate names and drifts before they build a kernel).
 func (k *Kernel) Add(name string, factory func() Process, clock ClockSpec) ProcID {
 	if _, dup := k.byName[name]; dup {
 		panic(fmt.Sprintf("sim: duplicate process name %q", name))
@@ -159,6 +175,7 @@ func (k *Kernel) Add(name string, factory func() Process, clock ClockSpec) ProcI
 	if k.started {
 		panic("sim: Add after Run")
 	}
+	checkPPB(clock.DriftPPB)
 	id := ProcID(len(k.procs))
 	p := &proc{id: id, name: name, factory: factory}
 	p.env = Env{k: k, p: p}
@@ -168,6 +185,8 @@ func (k *Kernel) Add(name string, factory func() Process, clock ClockSpec) ProcI
 	p.netRand.Reset(k.cfg.Seed, "net/"+name)
 	k.procs = append(k.procs, p)
 	k.byName[name] = id
+	k.net.grow(len(k.procs))
+	k.At(0, func() { k.startProc(p) })
 	return id
 }
 
@@ -248,7 +267,8 @@ func (k *Kernel) At(t Time, f func()) {
 	k.push(t, evCall, i, 0)
 }
 
-// ErrBudget is returned by Run when the event budget is exhausted.
+// ErrBudget is returned by Run when the event budget of the call
+// (Config.MaxEvents) is exhausted.
 type ErrBudget struct {
 	Budget int64
 	At     Time
@@ -258,38 +278,31 @@ func (e *ErrBudget) Error() string {
 	return fmt.Sprintf("sim: event budget of %d events exhausted at true time %s: a process is probably looping (raise the budget if the scenario really needs more)", e.Budget, e.At)
 }
 
-func (k *Kernel) start() {
-	if k.started {
-		return
-	}
-	k.started = true
-	k.net.grow(len(k.procs))
-	for _, p := range k.procs {
-		pp := p
-		k.At(0, func() { k.startProc(pp) })
-	}
-}
-
 func (k *Kernel) startProc(p *proc) {
 	if p.state != stNew {
 		return
 	}
 	p.state = stRunning
 	p.p = p.factory()
-	k.trace(KindStart, p.id, NoProc, nil)
+	k.traceV(codeStart, KindStart, p.id, NoProc, nil)
 	p.p.Init(&p.env)
 }
 
 // Run executes events until true time until is reached (events at exactly
-// until still run), the queue is empty, or the event budget is exhausted.
-// Run may be called again with a later deadline to continue.
+// until still run), the queue is empty, or the event budget of this call is
+// exhausted (then it returns *ErrBudget and leaves the remaining events
+// queued). Run may be called again with a later deadline to continue.
 func (k *Kernel) Run(until Time) error {
-	k.start()
+	k.started = true
+	budget := k.events + k.cfg.MaxEvents
+	if budget < k.events { // MaxEvents near the int64 limit
+		budget = 1<<63 - 1
+	}
 	for k.q.len() > 0 {
 		if k.q.peek().at > until {
 			break
 		}
-		if k.events >= k.cfg.MaxEvents {
+		if k.events >= budget {
 			return &ErrBudget{Budget: k.cfg.MaxEvents, At: k.now}
 		}
 		e := k.q.pop()
@@ -318,28 +331,29 @@ func (k *Kernel) Run(until Time) error {
 
 // trace records an event whose detail is v rendered.
 func (k *Kernel) trace(kind Kind, proc, peer ProcID, v any) {
-	t := k.tr
-	t.text = appendValue(t.text[:0], v)
-	k.traceText(kind, proc, peer, t.text)
+	k.traceV(kindCode(kind), kind, proc, peer, v)
 }
 
-func (k *Kernel) traceText(kind Kind, proc, peer ProcID, text []byte) {
-	k.traceMsg(kind, proc, peer, 0, text)
+// traceV records an event of a kind whose code is known.
+func (k *Kernel) traceV(code byte, kind Kind, proc, peer ProcID, v any) {
+	b := k.tr.begin(k.now, code, kind, proc, peer, 0)
+	b = appendValue(b, v)
+	k.tr.end(b, k.now, kind, proc, peer, 0, k)
 }
 
-func (k *Kernel) traceMsg(kind Kind, proc, peer ProcID, msg uint64, text []byte) {
-	var pn, qn string
-	if k.tr.keep {
-		pn, qn = k.Name(proc), k.Name(peer)
-	}
-	k.tr.record(k.now, kind, proc, peer, pn, qn, msg, text)
+// traceText records an event with a plain text.
+func (k *Kernel) traceText(kind Kind, proc, peer ProcID, text string) {
+	b := k.tr.begin(k.now, kindCode(kind), kind, proc, peer, 0)
+	b = append(b, text...)
+	k.tr.end(b, k.now, kind, proc, peer, 0, k)
 }
 
 // Tracef records a kernel-level event with formatted detail (fault
 // schedules and scenario code use it; processes use Env.Log).
 func (k *Kernel) Tracef(kind Kind, proc ProcID, format string, args ...any) {
-	k.tr.text = fmt.Appendf(k.tr.text[:0], format, args...)
-	k.traceText(kind, proc, NoProc, k.tr.text)
+	b := k.tr.begin(k.now, kindCode(kind), kind, proc, NoProc, 0)
+	b = fmt.Appendf(b, format, args...)
+	k.tr.end(b, k.now, kind, proc, NoProc, 0, k)
 }
 
 // ---- timers ----
@@ -351,33 +365,40 @@ func (k *Kernel) setTimer(p *proc, c Clock, deadline int64, tag any) TimerID {
 		k.freeTm = k.freeTm[:n-1]
 	} else {
 		i = int32(len(k.timers))
-		k.timers = append(k.timers, timerSlot{})
+		// gen starts at 1 so that the zero TimerID names no timer.
+		k.timers = append(k.timers, timerSlot{gen: 1})
 	}
 	t := &k.timers[i]
-	t.proc, t.clock, t.deadline, t.tag, t.active, t.paused = p.id, c, deadline, tag, true, false
-	t.sched++
-	t.pos = int32(len(p.timers))
-	p.timers = append(p.timers, i)
-	k.push(p.clock.when(c, deadline, k.now), evTimer, i, t.sched)
+	t.proc, t.clock, t.deadline, t.tag, t.active, t.inInbox = p.id, c, deadline, tag, true, false
+	p.timers++
+	k.queueTimer(p, i, t)
 	return TimerID{idx: i, gen: t.gen}
+}
+
+// queueTimer queues the event of timer slot i at the true time its clock
+// will reach its deadline, superseding any event queued before.
+func (k *Kernel) queueTimer(p *proc, i int32, t *timerSlot) {
+	t.sched++
+	t.due = p.clock.when(t.clock, t.deadline, k.now)
+	k.push(t.due, evTimer, i, t.sched)
 }
 
 func (k *Kernel) freeTimer(i int32) {
 	t := &k.timers[i]
-	p := k.procs[t.proc]
-	last := p.timers[len(p.timers)-1]
-	p.timers[t.pos] = last
-	k.timers[last].pos = t.pos
-	p.timers = p.timers[:len(p.timers)-1]
+	k.procs[t.proc].timers--
 	t.active = false
+	t.inInbox = false
 	t.tag = nil
 	t.gen++
+	if t.gen == 0 {
+		t.gen = 1
+	}
 	t.sched++
 	k.freeTm = append(k.freeTm, i)
 }
 
 func (k *Kernel) cancelTimer(id TimerID) bool {
-	if id.idx < 0 || int(id.idx) >= len(k.timers) {
+	if id.gen == 0 || id.idx < 0 || int(id.idx) >= len(k.timers) {
 		return false
 	}
 	t := &k.timers[id.idx]
@@ -388,15 +409,25 @@ func (k *Kernel) cancelTimer(id TimerID) bool {
 	return true
 }
 
-// replan re-queues every pending timer of p after its clock changed.
-func (k *Kernel) replan(p *proc) {
-	for _, i := range p.timers {
+// replan re-queues the pending timers of p after its clock changed (only
+// the wall-clock timers when wallOnly). A timer whose firing time does not
+// change keeps its queued event, and with it its place among events of
+// equal time. A timer waiting in the inbox is re-checked when it is
+// replayed. NB: processes keep no list of their timers (that bookkeeping
+// cost 5% of the hot loop); clock faults and crashes, which are rare, scan
+// the timer slots instead, in slot order.
+func (k *Kernel) replan(p *proc, wallOnly bool) {
+	if p.timers == 0 {
+		return
+	}
+	for i := range k.timers {
 		t := &k.timers[i]
-		if t.paused {
-			continue // it is waiting in the inbox; re-checked on resume
+		if !t.active || t.proc != p.id || t.inInbox || (wallOnly && t.clock != Wall) {
+			continue
 		}
-		t.sched++
-		k.push(p.clock.when(t.clock, t.deadline, k.now), evTimer, i, t.sched)
+		if due := p.clock.when(t.clock, t.deadline, k.now); due != t.due {
+			k.queueTimer(p, int32(i), t)
+		}
 	}
 }
 
@@ -406,21 +437,25 @@ func (k *Kernel) fireTimer(i int32, sched uint32) {
 		return // cancelled or re-planned
 	}
 	p := k.procs[t.proc]
-	if p.state == stPaused {
-		t.paused = true
+	if p.waiting() {
+		t.inInbox = true
 		p.inbox = append(p.inbox, pendingItem{kind: evTimer, idx: i, gen: t.gen})
 		return
 	}
-	// A timer fires when its clock reaches the deadline; after a backward
-	// jump the queued time may be early, so re-check.
+	k.runTimer(p, i, t)
+}
+
+// runTimer fires timer slot i of the running process p, unless its clock
+// has not reached the deadline (a backward jump while the timer waited in
+// the inbox): then it is queued again.
+func (k *Kernel) runTimer(p *proc, i int32, t *timerSlot) {
 	if p.clock.read(t.clock, k.now) < t.deadline {
-		t.sched++
-		k.push(p.clock.when(t.clock, t.deadline, k.now), evTimer, i, t.sched)
+		k.queueTimer(p, i, t)
 		return
 	}
 	tag := t.tag
 	k.freeTimer(i)
-	k.trace(KindTimer, p.id, NoProc, tag)
+	k.traceV(codeTimer, KindTimer, p.id, NoProc, tag)
 	p.p.Fire(&p.env, tag)
 }
 
@@ -428,18 +463,28 @@ func (k *Kernel) fireTimer(i int32, sched uint32) {
 
 // Pause stops a process for d: nothing of it runs, its clocks keep running,
 // messages and timers wait and are handled in order when it resumes. Pausing
-// a paused process extends the pause if the new end is later.
+// a paused process extends the pause if the new end is later (and does
+// nothing otherwise).
 func (k *Kernel) Pause(id ProcID, d time.Duration) {
 	p := k.procs[id]
 	if p.state == stCrashed || p.state == stNew {
 		k.Tracef(KindPause, id, "ignored: process is not running")
 		return
 	}
+	if d < 0 {
+		d = 0
+	}
+	end := addSat(k.now, d)
+	if p.state == stPaused && end <= p.pauseUntil {
+		k.Tracef(KindPause, id, "for %v: ignored, already paused until %s", d, p.pauseUntil)
+		return
+	}
 	p.state = stPaused
 	p.pauseV++
+	p.pauseUntil = end
 	v := p.pauseV
 	k.Tracef(KindPause, id, "for %v", d)
-	k.At(k.now+Time(d), func() {
+	k.At(end, func() {
 		if p.state == stPaused && p.pauseV == v {
 			k.resume(p)
 		}
@@ -449,43 +494,54 @@ func (k *Kernel) Pause(id ProcID, d time.Duration) {
 func (k *Kernel) resume(p *proc) {
 	p.state = stRunning
 	k.trace(KindResume, p.id, NoProc, nil)
-	if p.inboxAt < len(p.inbox) {
+	k.queueReplay(p)
+}
+
+// queueReplay queues the replay of p's inbox unless it is empty or a replay
+// is already queued.
+func (k *Kernel) queueReplay(p *proc) {
+	if p.inboxAt < len(p.inbox) && !p.replayQueued {
+		p.replayQueued = true
 		k.push(k.now, evInbox, int32(p.id), p.inc)
 	}
 }
 
 // replayInbox handles the next item that waited during a pause, then queues
-// the rest, one event per item, so that other events at the same instant
-// interleave deterministically.
+// the replay of the rest, one event per item, so that work scheduled at the
+// same instant while an item was handled (a fault triggered by an event the
+// item caused) acts before the next item. Items that become due meanwhile
+// join the end of the inbox.
 func (k *Kernel) replayInbox(p *proc, inc uint32) {
-	if p.inc != inc || p.state != stRunning || p.inboxAt >= len(p.inbox) {
-		return
+	if p.inc != inc {
+		return // queued for an incarnation that crashed since
+	}
+	p.replayQueued = false
+	if p.state != stRunning || p.inboxAt >= len(p.inbox) {
+		return // paused again: the next resume queues the replay
 	}
 	it := p.inbox[p.inboxAt]
 	p.inboxAt++
 	if p.inboxAt == len(p.inbox) {
 		p.inbox = p.inbox[:0]
 		p.inboxAt = 0
-	} else {
-		k.push(k.now, evInbox, int32(p.id), p.inc)
 	}
 	switch it.kind {
 	case evDeliver:
 		k.handle(p, it.idx)
 	case evTimer:
-		t := &k.timers[it.idx]
-		if !t.active || t.gen != it.gen {
-			return
+		if t := &k.timers[it.idx]; t.active && t.gen == it.gen { // else cancelled by an earlier item
+			t.inInbox = false
+			k.runTimer(p, it.idx, t)
 		}
-		t.paused = false
-		t.sched++
-		k.fireTimer(it.idx, t.sched)
 	}
+	k.queueReplay(p)
 }
 
 // Crash kills a process: its memory and timers are gone, messages waiting
 // for it are lost, and its disk keeps what the crash mode allows. Open
-// history records of the process end with reason "crashed".
+// history records of the process end (beliefs with reason "crashed").
+// NB: a CrashClean of a paused process cannot run its Shutdown hook (a
+// stopped process does not handle SIGTERM); its files are still synced.
 func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 	p := k.procs[id]
 	if p.state == stCrashed || p.state == stNew {
@@ -499,15 +555,17 @@ func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 	}
 	p.state = stCrashed
 	p.inc++
-	for len(p.timers) > 0 {
-		k.freeTimer(p.timers[len(p.timers)-1])
+	for i := 0; p.timers > 0 && i < len(k.timers); i++ {
+		if t := &k.timers[i]; t.active && t.proc == p.id {
+			k.freeTimer(int32(i))
+		}
 	}
 	for _, it := range p.inbox[p.inboxAt:] {
 		if it.kind == evDeliver {
 			k.dropMsg(it.idx, "crashed")
 		}
 	}
-	p.inbox, p.inboxAt = p.inbox[:0], 0
+	p.inbox, p.inboxAt, p.replayQueued = p.inbox[:0], 0, false
 	p.p = nil
 	p.disk.crash(mode, k.now)
 	k.Tracef(KindCrash, id, "mode %s", mode)
@@ -515,7 +573,9 @@ func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 }
 
 // Restart starts a fresh instance of a crashed process; it recovers from its
-// disk in Init. Restarting a process that is not crashed does nothing.
+// disk in Init. Messages sent to the process before the restart (to the old
+// incarnation, or while it was down) are dropped on arrival as "connection
+// reset". Restarting a process that is not crashed does nothing.
 func (k *Kernel) Restart(id ProcID) {
 	p := k.procs[id]
 	if p.state != stCrashed {
@@ -523,6 +583,7 @@ func (k *Kernel) Restart(id ProcID) {
 		return
 	}
 	p.state = stRunning
+	p.inc++
 	p.p = p.factory()
 	k.trace(KindRestart, id, NoProc, nil)
 	p.p.Init(&p.env)
@@ -535,20 +596,27 @@ func (k *Kernel) Restart(id ProcID) {
 // deadline passes early after a forward jump, late after a backward one.
 func (k *Kernel) JumpWall(id ProcID, d time.Duration) {
 	p := k.procs[id]
-	p.clock.reanchor(k.now)
+	// NB: no re-anchoring: that could move the monotonic clock by a
+	// rounding nanosecond under drift, and a jump must leave it alone.
 	p.clock.wallBase += int64(d)
-	k.Tracef(KindClockJump, id, "%+v", d)
-	k.replan(p)
+	sign := "+"
+	if d < 0 {
+		sign = "" // d.String() has the minus sign
+	}
+	k.Tracef(KindClockJump, id, "%s%v", sign, d)
+	k.replan(p, true)
 }
 
 // SetDrift sets the rate error of both of a process's clocks from now on
-// (ppb parts per billion; see RateFromDrift).
+// (ppb parts per billion, in (-1e9, 1e9]; see RateFromDrift). It panics on
+// a rate out of range (a programming error: scenarios validate drifts).
 func (k *Kernel) SetDrift(id ProcID, ppb int64) {
+	checkPPB(ppb)
 	p := k.procs[id]
 	p.clock.reanchor(k.now)
 	p.clock.ppb = ppb
 	k.Tracef(KindClockDrift, id, "%d ppb", ppb)
-	k.replan(p)
+	k.replan(p, false)
 }
 
 // ClockOffset returns how far a process's clock is from true time (for

@@ -54,9 +54,20 @@ func (nw *network) init(k *Kernel, cfg NetConfig) {
 	nw.cfg = cfg
 }
 
+// grow resizes the link matrix to n processes (Add calls it for every new
+// process), keeping the state of existing links and partitions.
 func (nw *network) grow(n int) {
+	old, on := nw.links, nw.n
 	nw.n = n
 	nw.links = make([]link, n*n)
+	for a := 0; a < on; a++ {
+		copy(nw.links[a*n:a*n+on], old[a*on:(a+1)*on])
+	}
+	for i := range nw.parts {
+		for len(nw.parts[i].group) < n {
+			nw.parts[i].group = append(nw.parts[i].group, -1)
+		}
+	}
 }
 
 func (nw *network) link(from, to ProcID) *link { return &nw.links[int(from)*nw.n+int(to)] }
@@ -80,8 +91,9 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 	k.msgID++
 	id := k.msgID
 	t := k.tr
-	t.text = appendValue(t.text[:0], m)
-	k.traceMsg(KindSend, p.id, to, id, t.text)
+	b := t.begin(k.now, codeSend, KindSend, p.id, to, 0)
+	b = appendValue(b, m)
+	t.end(b, k.now, KindSend, p.id, to, id, k)
 	ln := nw.link(p.id, to)
 	switch {
 	case nw.blocked(p.id, to):
@@ -98,6 +110,9 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 	lat := nw.cfg.Latency.Draw(&p.netRand)
 	if k.now < ln.extraUntil {
 		lat += ln.extra
+	}
+	if lat < 0 {
+		lat = 0 // a message never arrives before it is sent
 	}
 	at := k.now + Time(lat)
 	if at < ln.last {
@@ -118,8 +133,9 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 
 func (k *Kernel) traceDrop(from, to ProcID, id uint64, why string) {
 	t := k.tr
-	t.text = append(t.text[:0], why...)
-	k.traceMsg(KindDrop, from, to, id, t.text)
+	b := t.begin(k.now, codeDrop, KindDrop, from, to, id)
+	b = append(b, why...)
+	t.end(b, k.now, KindDrop, from, to, id, k)
 }
 
 func (k *Kernel) releaseMsg(i int32) {
@@ -146,7 +162,7 @@ func (k *Kernel) deliver(i int32) {
 	case k.net.blocked(m.from, m.to):
 		k.dropMsg(i, "partition")
 		return
-	case dst.state == stPaused:
+	case dst.waiting():
 		dst.inbox = append(dst.inbox, pendingItem{kind: evDeliver, idx: i})
 		return
 	}
@@ -157,7 +173,8 @@ func (k *Kernel) deliver(i int32) {
 func (k *Kernel) handle(dst *proc, i int32) {
 	m := k.msgs[i]
 	k.releaseMsg(i)
-	k.traceMsg(KindDeliver, dst.id, m.from, m.id, nil)
+	t := k.tr
+	t.end(t.begin(k.now, codeDeliver, KindDeliver, dst.id, m.from, m.id), k.now, KindDeliver, dst.id, m.from, m.id, k)
 	dst.p.Receive(&dst.env, m.from, m.msg)
 }
 
@@ -198,6 +215,9 @@ func (k *Kernel) CutOneWay(from, to []ProcID) int {
 			nw.link(a, b).oneWayCut++
 		}
 	}
+	// Copy the lists: Unpartition must undo exactly what was done even if
+	// the caller reuses its slices.
+	from, to = append([]ProcID(nil), from...), append([]ProcID(nil), to...)
 	nw.cuts = append(nw.cuts, oneWayCut{id: nw.nextID, from: from, to: to})
 	k.Tracef(KindPartition, NoProc, "#%d one-way %s -> %s", nw.nextID, k.names(from), k.names(to))
 	return nw.nextID
@@ -248,8 +268,12 @@ func (k *Kernel) Heal() {
 	k.Tracef(KindHeal, NoProc, "all")
 }
 
-// DropNext drops the next n messages sent from one process to another.
+// DropNext drops the next n messages sent from one process to another (n
+// <= 0 adds nothing).
 func (k *Kernel) DropNext(from, to ProcID, n int) {
+	if n < 0 {
+		n = 0
+	}
 	k.net.link(from, to).dropNext += n
 	k.Tracef(KindLinkFault, from, "drop next %d to %s", n, k.Name(to))
 }
@@ -258,7 +282,7 @@ func (k *Kernel) DropNext(from, to ProcID, n int) {
 // another during the next d of true time.
 func (k *Kernel) Delay(from, to ProcID, by, d time.Duration) {
 	l := k.net.link(from, to)
-	l.extra, l.extraUntil = by, k.now+Time(d)
+	l.extra, l.extraUntil = by, addSat(k.now, d)
 	k.Tracef(KindLinkFault, from, "delay %v to %s for %v", by, k.Name(to), d)
 }
 

@@ -1,5 +1,7 @@
 package sim
 
+import "math/bits"
+
 // eventKind tells the run loop what an event is.
 type eventKind uint8
 
@@ -22,12 +24,18 @@ type event struct {
 func (e *event) kind() eventKind { return eventKind(e.ik & 7) }
 func (e *event) idx() int32      { return int32(e.ik >> 3) }
 
-func (a *event) less(b *event) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.seq < b.seq
+// before returns 1 if a is ordered before b, else 0: (at, seq) compared as
+// one 128-bit number, without branches (times are never negative, so at
+// compares the same as an unsigned number). Branch-free comparisons matter:
+// which child of a heap node is smaller is a coin toss the CPU cannot
+// predict.
+func (a *event) before(b *event) uint64 {
+	_, borrow := bits.Sub64(a.seq, b.seq, 0)
+	_, borrow = bits.Sub64(uint64(a.at), uint64(b.at), borrow)
+	return borrow
 }
+
+func (a *event) less(b *event) bool { return a.before(b) != 0 }
 
 // queue is a binary min-heap ordered by (time, sequence number). Equal times
 // pop in scheduling order because sequence numbers are unique and increasing.
@@ -59,27 +67,37 @@ func (q *queue) pop() event {
 	top := h[0]
 	n := len(h) - 1
 	last := h[n]
-	q.h = h[:n]
 	h = h[:n]
+	q.h = h
 	if n == 0 {
 		return top
 	}
-	// Sift the last element down from the root through a hole.
+	// Move the hole at the root down to a leaf, always through the smaller
+	// child (one branch-free comparison per level), then sift the last
+	// element up from there: it came from the bottom, so it rarely climbs
+	// ("bottom-up" deletion, as in Wegener's bottom-up heapsort).
 	i := 0
 	for {
 		l := 2*i + 1
-		if l >= n {
+		if l+1 < n {
+			m := l + int(h[l+1].before(&h[l]))
+			h[i] = h[m]
+			i = m
+			continue
+		}
+		if l < n {
+			h[i] = h[l]
+			i = l
+		}
+		break
+	}
+	for i > 0 {
+		p := (i - 1) / 2
+		if !last.less(&h[p]) {
 			break
 		}
-		m := l
-		if r := l + 1; r < n && h[r].less(&h[l]) {
-			m = r
-		}
-		if !h[m].less(&last) {
-			break
-		}
-		h[i] = h[m]
-		i = m
+		h[i] = h[p]
+		i = p
 	}
 	h[i] = last
 	return top

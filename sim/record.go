@@ -40,7 +40,8 @@ func (e *Env) WantEnd(id int, got bool, reason string) {
 	if got {
 		w.Reason = ""
 	}
-	e.p.open.wants = removeInt(e.p.open.wants, id)
+	o := e.k.owner(w.Client)
+	o.open.wants = removeInt(o.open.wants, id)
 }
 
 // AttemptBegin records the start of an acquire attempt (and emits
@@ -62,7 +63,8 @@ func (e *Env) AttemptEnd(id int, ok bool) {
 		return
 	}
 	a.End, a.OK, a.Open = e.k.now, ok, false
-	e.p.open.attempts = removeInt(e.p.open.attempts, id)
+	o := e.k.owner(a.Client)
+	o.open.attempts = removeInt(o.open.attempts, id)
 	if !ok {
 		e.Logf(KindAcquireFailed, "%s attempt %d", a.Lock, id)
 	}
@@ -89,23 +91,31 @@ func (e *Env) BeliefBegin(lock string, attempt int, token int64, hasToken bool) 
 }
 
 // BeliefEnd records that the client stopped believing it holds the lock.
-// Reason EndReleased emits released; EndLost and EndExpired emit lock-lost.
+// Reason EndReleased emits released; EndLost and EndExpired emit lock-lost
+// (the client learned it lost the lock). The kernel itself ends beliefs
+// with EndCrashed (Crash) and EndRunEnd (Finish) and emits no event for
+// them: the client learned nothing.
 func (e *Env) BeliefEnd(id int, reason BeliefEnd) {
-	e.k.endBelief(e.p, id, reason)
+	e.k.endBelief(id, reason)
 }
 
-func (k *Kernel) endBelief(p *proc, id int, reason BeliefEnd) {
+// owner returns the process that recorded a history record.
+func (k *Kernel) owner(client string) *proc { return k.procs[k.byName[client]] }
+
+func (k *Kernel) endBelief(id int, reason BeliefEnd) {
 	b := &k.hist.Beliefs[id]
 	if !b.Open {
 		return
 	}
 	b.End, b.Open, b.Reason = k.now, false, reason
+	p := k.owner(b.Client)
 	p.open.beliefs = removeInt(p.open.beliefs, id)
-	kind := KindLockLost
-	if reason == EndReleased {
-		kind = KindReleased
+	switch reason {
+	case EndReleased:
+		k.Tracef(KindReleased, p.id, "%s (%s)", b.Lock, reason)
+	case EndLost, EndExpired:
+		k.Tracef(KindLockLost, p.id, "%s (%s)", b.Lock, reason)
 	}
-	k.Tracef(kind, p.id, "%s (%s)", b.Lock, reason)
 }
 
 // Believes reports whether belief id is still open.
@@ -170,21 +180,28 @@ func (k *Kernel) RecordFault(f FaultRecord) {
 	k.Tracef(KindFault, NoProc, "%s: %s", f.Kind, f.Text)
 }
 
-// closeOpen ends every open record of a process (crash or end of run).
+// closeOpen ends every open record of a process (reason EndCrashed for a
+// crash, EndRunEnd at the end of the run). Beliefs end with the reason.
+// Attempts get End = now and stay Open (they never finished). Wants end
+// with reason "crashed" on a crash; at the end of the run they get End =
+// now and reason "run-end" and stay Open.
 func (k *Kernel) closeOpen(p *proc, reason BeliefEnd) {
 	for len(p.open.beliefs) > 0 {
-		k.endBelief(p, p.open.beliefs[0], reason)
+		id := p.open.beliefs[0]
+		k.endBelief(id, reason)
+		p.open.beliefs = removeInt(p.open.beliefs, id) // in case it was not open
 	}
 	for _, id := range p.open.attempts {
-		a := &k.hist.Attempts[id]
-		a.End = k.now
-		if reason != EndRunEnd {
-			a.Open = false
+		if a := &k.hist.Attempts[id]; a.Open {
+			a.End = k.now
 		}
 	}
 	p.open.attempts = p.open.attempts[:0]
 	for _, id := range p.open.wants {
 		w := &k.hist.Wants[id]
+		if !w.Open {
+			continue
+		}
 		w.End = k.now
 		if reason == EndCrashed {
 			w.Open, w.Reason = false, "crashed"

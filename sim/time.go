@@ -42,3 +42,12 @@ func (t Time) Add(d time.Duration) Time { return t + Time(d) }
 
 // Sub returns t-u as a duration.
 func (t Time) Sub(u Time) time.Duration { return time.Duration(t - u) }
+
+// addSat returns t+d, or Never if the sum overflows (a pause or a delay
+// "for ever").
+func addSat(t Time, d time.Duration) Time {
+	if u := t + Time(d); d <= 0 || u > t {
+		return u
+	}
+	return Never
+}

@@ -63,6 +63,9 @@ type Event struct {
 // into the trace without reflection (the fast path). Other values are
 // rendered with fmt's %+v, which is deterministic for values without
 // pointers, maps of pointers or funcs: messages must be such values.
+// AppendTrace follows the append convention: it appends its rendering to b
+// and returns the extended slice, leaving b's existing bytes alone (b is the
+// kernel's hash buffer).
 type Tracer interface {
 	AppendTrace(b []byte) []byte
 }
@@ -89,12 +92,81 @@ func appendValue(b []byte, v any) []byte {
 	}
 }
 
+// kindCode returns the one-byte code of a kernel or history kind in the
+// canonical encoding, 0 for any other kind (which is then spelled out).
+func kindCode(k Kind) byte {
+	switch k {
+	case KindStart:
+		return codeStart
+	case KindSend:
+		return codeSend
+	case KindDeliver:
+		return codeDeliver
+	case KindDrop:
+		return codeDrop
+	case KindTimer:
+		return codeTimer
+	case KindPause:
+		return 6
+	case KindResume:
+		return 7
+	case KindCrash:
+		return 8
+	case KindRestart:
+		return 9
+	case KindClockJump:
+		return 10
+	case KindClockDrift:
+		return 11
+	case KindPartition:
+		return 12
+	case KindHeal:
+		return 13
+	case KindLinkFault:
+		return 14
+	case KindFault:
+		return 15
+	case KindAcquireStart:
+		return 16
+	case KindAcquired:
+		return 17
+	case KindAcquireFailed:
+		return 18
+	case KindReleased:
+		return 19
+	case KindLockLost:
+		return 20
+	case KindResourceRead:
+		return 21
+	case KindResourceWrite:
+		return 22
+	}
+	return 0
+}
+
+// Codes of the kinds on the hot path (kindCode agrees).
+const (
+	codeStart   byte = 1
+	codeSend    byte = 2
+	codeDeliver byte = 3
+	codeDrop    byte = 4
+	codeTimer   byte = 5
+)
+
 // tracer records events: it always feeds the rolling hash, and keeps the
 // events themselves only when asked to.
+//
+// Canonical encoding of one event, hashed in order: the true time since the
+// previous event (uvarint); the kind as a one-byte code, or 0, the length
+// (uvarint) and the name for kinds without a code; the process and the peer
+// (uvarint of id+1, so that NoProc is 0); the message number (uvarint, 0
+// for none; also 0 for a send, whose number is implied: sends are numbered
+// in trace order); and the text, length-prefixed (uvarint). Every field is
+// self-delimiting, so the encoding of a trace is unambiguous.
 type tracer struct {
 	h      hash.Hash
-	buf    []byte // pending bytes for the hash
-	text   []byte // scratch for the current event's text
+	buf    []byte // pending bytes for the hash; the event being recorded at its end
+	mark   int    // position of the current event's text length in buf
 	seq    uint64
 	last   Time
 	keep   bool
@@ -111,42 +183,70 @@ type ObservedEvent struct {
 }
 
 func newTracer(keep bool) *tracer {
-	return &tracer{h: sha256.New(), keep: keep, buf: make([]byte, 0, 8192), text: make([]byte, 0, 256)}
+	return &tracer{h: sha256.New(), keep: keep, buf: make([]byte, 0, 8192)}
 }
 
-// record appends one event. text is the event's rendered detail; it is
-// copied when events are kept.
-func (t *tracer) record(at Time, kind Kind, proc, peer ProcID, procName, peerName string, msg uint64, text []byte) {
-	t.seq++
-	// Canonical encoding: the time since the previous event, the kind, the
-	// two process ids (+1, so that NoProc is 0), the message number (0 for
-	// none) and the text, each
-	// length-prefixed or varint-coded so that the encoding is unambiguous.
+// appendUvarint is binary.AppendUvarint with a fast path for one byte.
+func appendUvarint(b []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(b, byte(v))
+	}
+	return binary.AppendUvarint(b, v)
+}
+
+// begin starts recording an event: it encodes the header into the hash
+// buffer and returns the buffer, to which the caller appends the event's
+// text before calling end. hashMsg is the message number as hashed.
+func (t *tracer) begin(at Time, code byte, kind Kind, proc, peer ProcID, hashMsg uint64) []byte {
 	b := t.buf
-	b = binary.AppendUvarint(b, uint64(at-t.last))
+	b = appendUvarint(b, uint64(at-t.last))
 	t.last = at
-	b = append(b, byte(len(kind)))
-	b = append(b, kind...)
-	b = binary.AppendUvarint(b, uint64(proc+1))
-	b = binary.AppendUvarint(b, uint64(peer+1))
-	b = binary.AppendUvarint(b, msg)
-	b = binary.AppendUvarint(b, uint64(len(text)))
-	b = append(b, text...)
+	if code != 0 {
+		b = append(b, code)
+	} else {
+		b = append(b, 0)
+		b = appendUvarint(b, uint64(len(kind)))
+		b = append(b, kind...)
+	}
+	b = appendUvarint(b, uint64(proc+1))
+	b = appendUvarint(b, uint64(peer+1))
+	b = appendUvarint(b, hashMsg)
+	t.mark = len(b)
+	return append(b, 0) // the text length, fixed by end
+}
+
+// end finishes the event begun by begin; b is the buffer begin returned
+// with the text appended. msg is the message number (0 for none) and
+// names are the process names (used only when events are kept).
+func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64, k *Kernel) {
+	t.seq++
+	n := len(b) - t.mark - 1
+	if n < 0x80 {
+		b[t.mark] = byte(n)
+	} else {
+		// Make room for a longer length: shift the text right.
+		var l [binary.MaxVarintLen64]byte
+		w := binary.PutUvarint(l[:], uint64(n))
+		b = append(b, l[:w-1]...)
+		copy(b[t.mark+w:], b[t.mark+1:t.mark+1+n])
+		copy(b[t.mark:], l[:w])
+	}
+	if t.keep {
+		txt := string(b[len(b)-n:])
+		if msg != 0 {
+			if n == 0 {
+				txt = "#" + strconv.FormatUint(msg, 10)
+			} else {
+				txt = "#" + strconv.FormatUint(msg, 10) + " " + txt
+			}
+		}
+		t.events = append(t.events, Event{Seq: t.seq, At: at, Kind: kind, Proc: k.Name(proc), Peer: k.Name(peer), Text: txt})
+	}
 	if len(b) >= 4096 {
 		t.h.Write(b)
 		b = b[:0]
 	}
 	t.buf = b
-	if t.keep {
-		txt := string(text)
-		if msg != 0 {
-			txt = "#" + strconv.FormatUint(msg, 10) + " " + txt
-			if len(text) == 0 {
-				txt = txt[:len(txt)-1]
-			}
-		}
-		t.events = append(t.events, Event{Seq: t.seq, At: at, Kind: kind, Proc: procName, Peer: peerName, Text: txt})
-	}
 	for _, f := range t.obs {
 		f(ObservedEvent{At: at, Kind: kind, Proc: proc, Peer: peer})
 	}

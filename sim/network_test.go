@@ -1,0 +1,344 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// reach builds a world of processes a, b, c, d, applies faults at 5ms, has
+// every process send one message to every other at 10ms, and returns the
+// links that delivered ("a>b") sorted.
+func reach(t *testing.T, faults func(k *Kernel, id map[string]ProcID)) []string {
+	t.Helper()
+	w := newWorld(Config{Seed: 1})
+	names := []string{"a", "b", "c", "d"}
+	ids := map[string]ProcID{}
+	var got []string
+	for _, n := range names {
+		ids[n] = w.add(n, hooks{
+			init: func(env *Env) { env.After(Mono, 10*ms, "go") },
+			fire: func(env *Env, _ any) {
+				for _, to := range names {
+					if to != env.Name() {
+						send(env, to, "hi")
+					}
+				}
+			},
+			recv: func(env *Env, from ProcID, _ Message) { got = append(got, env.NameOf(from)+">"+env.Name()) },
+		})
+	}
+	if faults != nil {
+		w.at(5*ms, func() { faults(w.k, ids) })
+	}
+	w.run(time.Second)
+	sort.Strings(got)
+	return got
+}
+
+// allLinks returns every directed link among a..d except those listed.
+func allLinks(except ...string) []string {
+	skip := map[string]bool{}
+	for _, e := range except {
+		skip[e] = true
+	}
+	var out []string
+	for _, a := range "abcd" {
+		for _, b := range "abcd" {
+			l := string(a) + ">" + string(b)
+			if a != b && !skip[l] {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+func TestPartitions(t *testing.T) {
+	ids := func(id map[string]ProcID, names string) []ProcID {
+		var out []ProcID
+		for _, n := range strings.Fields(names) {
+			out = append(out, id[n])
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		faults func(k *Kernel, id map[string]ProcID)
+		links  []string
+	}{
+		{"no fault", nil, allLinks()},
+		{
+			"groups; unlisted d keeps its links",
+			func(k *Kernel, id map[string]ProcID) { k.Partition([][]ProcID{ids(id, "a b"), ids(id, "c")}) },
+			allLinks("a>c", "c>a", "b>c", "c>b"),
+		},
+		{
+			"three groups",
+			func(k *Kernel, id map[string]ProcID) {
+				k.Partition([][]ProcID{ids(id, "a"), ids(id, "b"), ids(id, "c d")})
+			},
+			[]string{"c>d", "d>c"},
+		},
+		{
+			"unpartition removes it",
+			func(k *Kernel, id map[string]ProcID) {
+				k.Unpartition(k.Partition([][]ProcID{ids(id, "a b"), ids(id, "c d")}))
+			},
+			allLinks(),
+		},
+		{
+			"partitions stack; unpartition removes only one",
+			func(k *Kernel, id map[string]ProcID) {
+				p1 := k.Partition([][]ProcID{ids(id, "a b"), ids(id, "c d")})
+				k.Partition([][]ProcID{ids(id, "a"), ids(id, "b")})
+				k.Unpartition(p1)
+			},
+			allLinks("a>b", "b>a"),
+		},
+		{
+			"one-way cut",
+			func(k *Kernel, id map[string]ProcID) { k.CutOneWay(ids(id, "a"), ids(id, "b c")) },
+			allLinks("a>b", "a>c"),
+		},
+		{
+			"two cuts of one link need two unpartitions",
+			func(k *Kernel, id map[string]ProcID) {
+				c1 := k.CutOneWay(ids(id, "a"), ids(id, "b"))
+				k.CutOneWay(ids(id, "a b"), ids(id, "b"))
+				k.Unpartition(c1)
+			},
+			allLinks("a>b"),
+		},
+		{
+			"cut lists may be reused by the caller",
+			func(k *Kernel, id map[string]ProcID) {
+				from, to := ids(id, "a"), ids(id, "b")
+				c := k.CutOneWay(from, to)
+				from[0], to[0] = id["c"], id["d"]
+				k.Unpartition(c)
+			},
+			allLinks(),
+		},
+		{
+			"heal removes everything",
+			func(k *Kernel, id map[string]ProcID) {
+				k.Partition([][]ProcID{ids(id, "a b"), ids(id, "c d")})
+				k.CutOneWay(ids(id, "a"), ids(id, "b"))
+				k.DropNext(id["b"], id["a"], 3)
+				k.Delay(id["c"], id["d"], time.Hour, time.Hour)
+				k.Heal()
+			},
+			allLinks(),
+		},
+		{
+			"unpartition after heal is a no-op",
+			func(k *Kernel, id map[string]ProcID) {
+				c1 := k.CutOneWay(ids(id, "a"), ids(id, "b"))
+				k.Heal()
+				k.Unpartition(c1)
+				k.CutOneWay(ids(id, "a"), ids(id, "b"))
+			},
+			allLinks("a>b"),
+		},
+		{
+			"drop next",
+			func(k *Kernel, id map[string]ProcID) { k.DropNext(id["a"], id["b"], 1) },
+			allLinks("a>b"),
+		},
+		{
+			"drop next with a negative count adds nothing",
+			func(k *Kernel, id map[string]ProcID) {
+				k.DropNext(id["a"], id["b"], -1)
+				k.DropNext(id["a"], id["b"], 1)
+			},
+			allLinks("a>b"),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.links, reach(t, tt.faults))
+		})
+	}
+}
+
+func TestPartitionDropsInFlight(t *testing.T) {
+	w := newWorld(Config{Seed: 1, KeepTrace: true, Network: NetConfig{Latency: Fixed(10 * ms)}})
+	a := w.add("a", hooks{init: func(env *Env) { send(env, "b", "m") }})
+	b := w.add("b", hooks{})
+	w.at(5*ms, func() {
+		w.k.Partition([][]ProcID{{a}, {b}})
+		assert.True(t, w.k.Partitioned(a, b))
+		assert.True(t, w.k.Partitioned(b, a))
+	})
+	w.run(time.Second)
+	assert.Equal(t, []string{"0s b init"}, w.lines("b"))
+	assert.Equal(t, []string{"10ms a #1 partition"}, kinds(w.k, KindDrop))
+	assert.Equal(t, []string{"5ms  #1 [a] [b]"}, kinds(w.k, KindPartition))
+}
+
+func TestDropNextAndDelay(t *testing.T) {
+	w := newWorld(Config{Seed: 1, KeepTrace: true, Network: NetConfig{Latency: Fixed(ms)}})
+	a := w.add("a", hooks{
+		init: func(env *Env) {
+			for i := 1; i <= 6; i++ {
+				env.After(Mono, time.Duration(i)*10*ms, i)
+			}
+		},
+		fire: func(env *Env, tag any) { send(env, "b", fmt.Sprint("m", tag)) },
+	})
+	b := w.add("b", hooks{})
+	w.at(5*ms, func() { w.k.DropNext(a, b, 2) })
+	w.at(35*ms, func() { w.k.Delay(a, b, 100*ms, 20*ms) }) // messages sent in [35ms, 55ms) wait 100ms more
+	w.run(time.Second)
+	assert.Equal(t, []string{
+		"0s b init",
+		"31ms b got m3 from a",
+		"141ms b got m4 from a",
+		"151ms b got m5 from a",
+		"151ms b got m6 from a", // sent at 60ms: normal latency, but FIFO behind m5
+	}, w.lines("b"))
+	assert.Equal(t, []string{"10ms a #1 link drop", "20ms a #2 link drop"}, kinds(w.k, KindDrop))
+}
+
+// TestLossProbability sends many messages over a lossy network and checks
+// the loss rate is near the configured probability (a fixed seed; the bound
+// is five standard deviations).
+func TestLossProbability(t *testing.T) {
+	tests := []struct {
+		name string
+		loss float64
+	}{
+		{"none", 0},
+		{"10%", 0.1},
+		{"30%", 0.3},
+		{"all", 1},
+	}
+	const n = 20000
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(Config{Seed: 42, Network: NetConfig{Latency: Fixed(ms), Loss: tt.loss}})
+			received := 0
+			w.add("a", hooks{init: func(env *Env) {
+				for i := 0; i < n; i++ {
+					send(env, "b", i)
+				}
+			}})
+			w.add("b", hooks{recv: func(*Env, ProcID, Message) { received++ }})
+			w.log = nil
+			w.run(time.Second)
+			lost := float64(n-received) / n
+			sd := 5 * sqrt(tt.loss*(1-tt.loss)/n)
+			assert.InDelta(t, tt.loss, lost, sd+1e-12, "lost %d of %d", n-received, n)
+		})
+	}
+}
+
+func sqrt(x float64) float64 {
+	z := x
+	if z == 0 {
+		return 0
+	}
+	for i := 0; i < 60; i++ {
+		z = (z + x/z) / 2
+	}
+	return z
+}
+
+// TestFIFOUnderRandomLatency checks that messages on one link arrive in the
+// order they were sent although each draws its own latency, and that the
+// latency really varies.
+func TestFIFOUnderRandomLatency(t *testing.T) {
+	w := newWorld(Config{Seed: 3, KeepTrace: true, Network: NetConfig{Latency: Range{Lo: ms, Hi: 50 * ms}}})
+	var got []int
+	var arrivals []Time
+	w.add("a", hooks{
+		init: func(env *Env) { env.After(Mono, 0, 0) },
+		fire: func(env *Env, tag any) {
+			i := tag.(int)
+			// Bursts of three at one instant, then a gap of 0..20ms.
+			for j := 0; j < 3; j++ {
+				send(env, "b", 3*i+j)
+			}
+			if i < 300 {
+				env.After(Mono, env.Rand().Between(0, 20*ms), i+1)
+			}
+		},
+	})
+	w.add("b", hooks{recv: func(env *Env, _ ProcID, m Message) {
+		got = append(got, m.(int))
+		arrivals = append(arrivals, env.k.Now())
+	}})
+	w.run(time.Minute)
+	require.Len(t, got, 903)
+	for i, v := range got {
+		require.Equal(t, i, v, "message %d arrived out of order", i)
+	}
+	// Arrival gaps differ from send gaps: the latencies varied.
+	distinct := map[Time]bool{}
+	sends := map[uint64]Time{}
+	for _, e := range w.k.Trace() {
+		var id uint64
+		fmt.Sscanf(e.Text, "#%d", &id)
+		switch e.Kind {
+		case KindSend:
+			sends[id] = e.At
+		case KindDeliver:
+			distinct[e.At-sends[id]] = true
+		}
+	}
+	assert.Greater(t, len(distinct), 100, "latencies should vary")
+}
+
+// TestSendToUnknownPanics: a process sending to a ProcID that does not
+// exist is a programming error.
+func TestSendToUnknownPanics(t *testing.T) {
+	w := newWorld(Config{Seed: 1})
+	w.add("a", hooks{init: func(env *Env) { env.Send(7, "x") }})
+	assert.PanicsWithValue(t, "sim: a sent to unknown process 7", func() { w.run(time.Second) })
+}
+
+// TestNetworkFaultsBeforeRun: faults may be set while building the world,
+// before any Run and between Adds.
+func TestNetworkFaultsBeforeRun(t *testing.T) {
+	w := newWorld(Config{Seed: 1})
+	var got []string
+	rec := hooks{recv: func(env *Env, _ ProcID, m Message) { got = append(got, env.Name()+" "+m.(string)) }}
+	a := w.add("a", hooks{init: func(env *Env) { send(env, "b", "1"); send(env, "c", "2"); send(env, "b", "3") }})
+	b := w.add("b", rec)
+	w.k.DropNext(a, b, 1)
+	w.k.Partition([][]ProcID{{a}, {b}})
+	c := w.add("c", rec) // unlisted: keeps its links
+	w.k.CutOneWay([]ProcID{a}, []ProcID{c})
+	w.k.Heal()
+	w.k.DropNext(a, b, 1)
+	w.run(time.Second)
+	assert.Equal(t, []string{"c 2", "b 3"}, got)
+}
+
+// TestDurationEdges: a pause or a delay "for ever" does not overflow into
+// the past, and a negative latency (or delay) never delivers a message
+// before it was sent.
+func TestDurationEdges(t *testing.T) {
+	const forever = time.Duration(math.MaxInt64)
+	w := newWorld(Config{Seed: 1, KeepTrace: true, Network: NetConfig{Latency: Range{Lo: -5 * ms, Hi: -ms}}})
+	a := w.add("a", hooks{
+		init: func(env *Env) { env.After(Mono, time.Second, nil) },
+		fire: func(env *Env, _ any) { send(env, "b", "m"); send(env, "c", "m") },
+	})
+	b := w.add("b", hooks{})
+	c := w.add("c", hooks{})
+	w.at(10*ms, func() { w.k.Pause(b, forever) })
+	w.at(20*ms, func() { w.k.Delay(a, c, -time.Hour, forever) })
+	w.run(time.Minute)
+	assert.True(t, w.k.Paused(b))
+	assert.Equal(t, []string{"0s c init", "1s c got m from a"}, w.lines("c"))
+	assert.Equal(t, []string{"0s b init"}, w.lines("b"))
+	assert.Equal(t, At(time.Minute), w.k.Now())
+}
