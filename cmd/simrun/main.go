@@ -70,8 +70,16 @@ Exit codes: 0 verdicts match the scenario's expectations; 1 they do not;
 		return &exitError{code: exitBadInput, err: fmt.Errorf("%v\n\n%s", err, cmd.UsageString())}
 	})
 	root.AddCommand(newVersionCmd(), newListCmd(), newRunCmd(), newReplayCmd())
+	for _, f := range extraCommands {
+		root.AddCommand(f())
+	}
 	return root
 }
+
+// extraCommands are the commands defined in other files of this package
+// (fuzz, shrink, sweep, report, ...), each appended by an init function.
+// Cobra lists commands sorted by name, so the order does not matter.
+var extraCommands []func() *cobra.Command
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
