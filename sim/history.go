@@ -142,9 +142,11 @@ type FaultRecord struct {
 	// Until is when the fault stops acting: the end of a pause, a delay or a
 	// partition with heal_after, the restart of a crashed node. It is 0 for an
 	// instantaneous fault (a clock jump, a drift change, a drop of the next N
-	// messages, a heal, a promotion) and Never for a fault that does not heal
-	// by itself (a partition without heal_after, a crash without restart); a
-	// later heal or restart fault is recorded as its own record.
+	// messages, a heal, a promotion) and for a crash without restart (the
+	// node is gone for good; the rest of the system is expected to work
+	// around it, so liveness is judged from then on). It is Never for a
+	// fault that keeps acting (a partition without heal_after); a later heal
+	// or restart fault is recorded as its own record.
 	Until Time
 }
 
