@@ -178,6 +178,10 @@ func (r *reader) redis(n *yaml.Node, path string) RedisSpec {
 	return s
 }
 
+// maxSentinels bounds sentinel.count: real deployments run 3 or 5, and the
+// bound keeps a typo from building millions of processes.
+const maxSentinels = 99
+
 func (r *reader) sentinel(n *yaml.Node) *SentinelSpec {
 	// Defaults: sentinel.conf's (quorum 2 in the example, down-after 30 s,
 	// failover-timeout 180 s; reference section 3.4) with three sentinels.
@@ -189,8 +193,8 @@ func (r *reader) sentinel(n *yaml.Node) *SentinelSpec {
 	count := 3
 	o.integer("count", &count)
 	if !o.strs("names", &s.Names) {
-		if count < 1 {
-			r.errf(o.get("count"), "sentinel.count", "must be at least 1, got %d", count)
+		if count < 1 || count > maxSentinels {
+			r.errf(o.get("count"), "sentinel.count", "must be between 1 and %d, got %d", maxSentinels, count)
 			count = 0
 		}
 		for i := 1; i <= count; i++ {

@@ -61,6 +61,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad latency range", strings.Replace(minimal, "redis:", "network: {latency: 5ms..1ms}\nredis:", 1), []string{"network.latency: range \"5ms..1ms\" is empty"}},
 		{"loss out of range", strings.Replace(minimal, "redis:", "network: {loss: 2}\nredis:", 1), []string{"network.loss: must be a probability"}},
 		{"quorum impossible", minimal + "sentinel: {master: A, count: 3, quorum: 4}\n", []string{"sentinel.quorum: 4 can never be reached with 3 sentinels"}},
+		{"too many sentinels", minimal + "sentinel: {master: A, count: 100000000}\n", []string{"sentinel.count: must be between 1 and 99"}},
 		{"bad expect", minimal + "expect: {lock_safety: fine}\n", []string{"expect.lock_safety: unknown verdict \"fine\" (allowed: holds, violated)"}},
 		{"bad fencing", minimal + "resource: {fencing: strong}\n", []string{"resource.fencing: unknown mode \"strong\""}},
 		{"yaml syntax", "name: t\nduration: [\n", []string{"t.yaml:", "invalid YAML"}},
