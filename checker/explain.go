@@ -146,10 +146,11 @@ func span(b sim.Belief, end, runEnd sim.Time) string {
 // acting at first (or began after it): those that can have led the first
 // believer astray. Without such a fault, every fault that began no later
 // than at is a candidate (a drift change at the start of the run acts
-// forever). Of the candidates, those targeting one of the clients are
-// preferred and the most recent is named (all of them if several began at
-// the same instant); faults on other processes at that instant or later are
-// named too.
+// forever). The most recent candidates are named (all of them if several
+// began at the same instant, those targeting the clients first), then the
+// earlier ones, most recent first, up to maxEarlier instants: the checker
+// does not know which servers a lock uses, and a crash of C before a
+// partition is as much part of the story as the partition.
 func faultClause(faults []sim.FaultRecord, clients []string, first, at sim.Time, what string) string {
 	var acting, before []sim.FaultRecord
 	for _, f := range faults {
@@ -168,50 +169,54 @@ func faultClause(faults []sim.FaultRecord, clients []string, first, at sim.Time,
 	if len(cands) == 0 {
 		return "no fault preceded " + what
 	}
-	// Faults targeting the clients are preferred, since the checker does
-	// not know which servers a lock uses; but a server fault at the same
-	// instant or later (a clock jump on a Redis node is exactly what leads a
-	// Redlock client astray) is named too.
-	var targeted, others []sim.FaultRecord
+	// Group the candidates by instant, most recent first.
+	var instants []sim.Time
+	seen := map[sim.Time]bool{}
 	for _, f := range cands {
-		if targets(f, clients) {
-			targeted = append(targeted, f)
-		} else {
-			others = append(others, f)
+		if !seen[f.At] {
+			seen[f.At] = true
+			instants = append(instants, f.At)
 		}
 	}
-	if len(targeted) == 0 {
-		targeted, others = others, nil
-	}
-	latest := targeted[0].At
-	for _, f := range targeted {
-		if f.At > latest {
-			latest = f.At
+	sort.Slice(instants, func(i, j int) bool { return instants[i] > instants[j] })
+	texts := func(t sim.Time) string {
+		var mine, others []string
+		for _, f := range cands {
+			if f.At != t {
+				continue
+			}
+			if targets(f, clients) {
+				mine = append(mine, f.Text)
+			} else {
+				others = append(others, f.Text)
+			}
 		}
+		return joinAnd(append(mine, others...))
 	}
-	var texts, later []string
-	for _, f := range targeted {
-		if f.At == latest {
-			texts = append(texts, f.Text)
-		}
-	}
-	for _, f := range others {
-		switch {
-		case f.At == latest:
-			texts = append(texts, f.Text)
-		case f.At > latest:
-			later = append(later, fmt.Sprintf("%s at %s", f.Text, f.At))
-		}
-	}
-	suffix := ""
-	if len(later) > 0 {
-		suffix = " (and later " + joinAnd(later) + ")"
-	}
+	latest := instants[0]
+	var clause string
 	if latest == at {
-		return fmt.Sprintf("%s began at %s, when %s%s", what, at, joinAnd(texts), suffix)
+		clause = fmt.Sprintf("%s began at %s, when %s", what, at, texts(latest))
+	} else {
+		clause = fmt.Sprintf("%s began %s after %s at %s", what, fmtDuration(at.Sub(latest)), texts(latest), latest)
 	}
-	return fmt.Sprintf("%s began %s after %s at %s%s", what, fmtDuration(at.Sub(latest)), joinAnd(texts), latest, suffix)
+	var earlier []string
+	for i, t := range instants[1:] {
+		if i == maxEarlier {
+			earlier = append(earlier, fmt.Sprintf("%d earlier faults", len(instants)-1-maxEarlier))
+			break
+		}
+		earlier = append(earlier, fmt.Sprintf("%s at %s", texts(t), t))
+	}
+	if len(earlier) > 0 {
+		clause += " (and before that, " + strings.Join(earlier, "; ") + ")"
+	}
+	return clause
 }
+
+// maxEarlier is how many earlier instants of faults an explanation names
+// after the most recent one.
+const maxEarlier = 2
 
 // targets reports whether f targets one of the processes.
 func targets(f sim.FaultRecord, processes []string) bool {

@@ -30,7 +30,7 @@ func TestLockExplanations(t *testing.T) {
 			}},
 		},
 		{
-			name:    "a pause of the holder is named first, a later server fault after it",
+			name:    "the most recent fault is named first, an earlier pause of the holder after it",
 			beliefs: []sim.Belief{bel("c1", s(9), s(10), s(40)), bel("c2", s(20), s(31), s(35))},
 			faults: []sim.FaultRecord{
 				fault(s(12), s(38), "pause", "c1 was paused for 26s", "c1"),
@@ -39,7 +39,7 @@ func TestLockExplanations(t *testing.T) {
 			want: []Violation{{
 				Kind: KindLockSafety, Lock: "L", Clients: []string{"c1", "c2"},
 				Windows:     []Window{{Start: s(31), End: s(35)}},
-				Explanation: `c1 believed it held the lock "L" from 10.000s to 40.000s and c2 from 31.000s to 35.000s; the overlap began 19s after c1 was paused for 26s at 12.000s (and later r1's wall clock jumped +10s at 14.000s).`,
+				Explanation: `c1 believed it held the lock "L" from 10.000s to 40.000s and c2 from 31.000s to 35.000s; the overlap began 17s after r1's wall clock jumped +10s at 14.000s (and before that, c1 was paused for 26s at 12.000s).`,
 			}},
 		},
 		{
