@@ -32,9 +32,7 @@
 //     and retries); optionally extend_every with the touch script, whose 0
 //     means the lock was lost (§4.1, §5).
 //   - redis-setnx-expire: SETNX then EXPIRE, two commands: a crash between
-//     them leaves a key without TTL that blocks everybody forever. (The
-//     model's Redis has no SETNX; the first command is its documented
-//     equivalent SET key value NX.)
+//     them leaves a key without TTL that blocks everybody forever.
 //   - redis-fixed-value: every client writes the same value and releases with
 //     DEL, deleting whatever lock is there.
 //   - redis-get-del: release by GET, compare in the client, DEL: the key can

@@ -59,13 +59,9 @@ func (s *single) acquire(_ int, done func(bool)) {
 		// The pre-2.6.12 pattern: SETNX, then EXPIRE as a second command. A
 		// crash between the two leaves a key without a TTL, which nobody
 		// ever releases (reference §8.3; the reason SET gained NX and PX).
-		//
-		// Simplification: the model's Redis has no SETNX command, so the
-		// first command is its documented equivalent, SET key value NX
-		// ("SETNX ... can be replaced by SET with the NX argument", Redis
-		// command docs); it answers +OK or (nil) instead of :1 or :0.
+		// SETNX answers :1 when it stored the key, :0 when it existed.
 		c.cmd(s.node, cfg.NodeTimeout, func(v redis.Value, ok bool) {
-			if !ok || !v.IsOK() {
+			if !ok || v.Kind != redis.KindInt || v.Int != 1 {
 				fail(v, ok)
 				return
 			}
@@ -78,7 +74,7 @@ func (s *single) acquire(_ int, done func(bool)) {
 				}
 				s.afterSet(done)
 			}, expireArgs(cfg.Key, cfg.TTL)...)
-		}, "SET", cfg.Key, s.val, "NX")
+		}, "SETNX", cfg.Key, s.val)
 		return
 	}
 	// "SET resource_name my_random_value NX PX 30000" (RD

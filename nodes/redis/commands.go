@@ -27,6 +27,7 @@ func init() {
 	list := []*cmdSpec{
 		{name: "get", arity: 2, run: cmdGet},
 		{name: "set", arity: -3, write: true, run: cmdSet},
+		{name: "setnx", arity: 3, write: true, run: cmdSetNX},
 		{name: "del", arity: -2, write: true, run: cmdDel},
 		{name: "exists", arity: -2, run: cmdExists},
 		{name: "pttl", arity: 2, run: cmdPTTL},
@@ -256,6 +257,21 @@ func cmdSet(n *Node, a []string) Value {
 		return old
 	}
 	return OK()
+}
+
+// cmdSetNX is setnxCommand (R 7.2.4 src/t_string.c:setnxCommand): SET with
+// NX and no expiry, answering :1 when it stored the key and :0 when the key
+// existed. It is propagated as it is.
+func cmdSetNX(n *Node, a []string) Value {
+	key, val := a[1], a[2]
+	if n.lookup(key, true) != nil {
+		return Int(0)
+	}
+	n.setString(key, val, false)
+	n.dirty++
+	n.propagate(Cmd(a))
+	n.logKeySet(key)
+	return Int(1)
 }
 
 // getGeneric is getGenericCommand (R 7.2.4 src/t_string.c:316-327).

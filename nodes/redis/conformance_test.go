@@ -374,7 +374,7 @@ func TestConformance(t *testing.T) {
 			cmd("HSET", "h", "f"), cmd("HSET", "h", "f", "v", "g"), cmd("WAIT", "1"), cmd("REPLICAOF", "x"),
 			cmd("EVAL"), cmd("EVALSHA", "x"), cmd("PING", "a", "b"), cmd("ROLE", "x"), cmd("SCRIPT"),
 			cmd("SCRIPT", "nosuch"), cmd("SCRIPT", "LOAD"), cmd("PUBLISH", "ch"), cmd("DBSIZE", "x"),
-			cmd("SET", "k", "v", "NX", "XX"), cmd("SET", "k", "v", "PX"), cmd("SET", "k", "v", "PX", "0"),
+			cmd("SET", "k", "v", "NX", "XX"), cmd("SETNX", "k"), cmd("SETNX", "sx", "1"), cmd("SETNX", "sx", "2"), cmd("GET", "sx"), cmd("SET", "k", "v", "PX"), cmd("SET", "k", "v", "PX", "0"),
 			cmd("SET", "k", "v", "PX", "-1"), cmd("SET", "k", "v", "EX", "0"), cmd("SET", "k", "v", "PX", "abc"),
 			cmd("SET", "k", "v", "PX", "10", "EX", "10"), cmd("SET", "k", "v", "KEEPTTL", "PX", "10"),
 			cmd("SET", "k", "v", "PXAT", "0"), cmd("SET", "k", "v", "EXAT", "9223372036854775807"),
@@ -614,6 +614,9 @@ func genSequence(r *sim.Rand, p string) []step {
 			}
 			if r.Chance(0.2) {
 				args = append(args, "GET")
+			}
+			if r.Chance(0.1) {
+				args = []string{"SETNX", k, pick(vals)}
 			}
 			steps = append(steps, cmd(args...))
 		case x < 7:
