@@ -2,7 +2,9 @@ package faults
 
 import (
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/locksim/locksim/sim"
 )
@@ -15,36 +17,34 @@ type Hooks struct {
 }
 
 // Install schedules specs on k. Names must already be validated; an unknown
-// name is an error here too (never a panic). Random sizes (ranges) are drawn
-// from the kernel's "faults" stream: timed faults when they are installed,
-// triggered ones when they fire, so a run is reproducible from its seed.
+// name (process, kind or trigger event) or an out-of-range drift rate is an
+// error here too (never a panic), and Install then schedules nothing. Random
+// sizes (ranges) are drawn from the kernel's "faults" stream: timed faults
+// when they are installed, triggered ones when they fire, so a run is
+// reproducible from its seed.
 func Install(k *sim.Kernel, specs []Spec, hooks Hooks) error {
-	in := &installer{k: k, hooks: hooks, rand: k.Rand("faults")}
+	in := &installer{k: k, hooks: hooks, rand: k.Rand("faults"), pauseEnd: map[sim.ProcID]sim.Time{}}
 	for i := range specs {
-		s := specs[i]
-		if err := in.check(s); err != nil {
+		if err := in.check(specs[i]); err != nil {
 			return fmt.Errorf("faults[%d]: %w", i, err)
 		}
-		switch {
-		case s.At != nil:
+	}
+	for i := range specs {
+		s := specs[i]
+		if s.At != nil {
 			at := sim.Time(s.At.Draw(in.rand))
 			k.At(at, func() { in.apply(s) })
-		case s.On != nil:
-			id, _ := k.Lookup(s.On.Proc)
-			kind, ok := eventKinds[s.On.Event]
-			if !ok {
-				return fmt.Errorf("faults[%d].on.event: unknown event %q", i, s.On.Event)
-			}
-			count := s.On.Count
-			if count <= 0 {
-				count = 1
-			}
-			in.triggers = append(in.triggers, armed{spec: s, proc: id, kind: kind, left: count})
-		default:
-			return fmt.Errorf("faults[%d]: needs at or on", i)
+			continue
 		}
+		id, _ := k.Lookup(s.On.Proc)
+		count := s.On.Count
+		if count <= 0 {
+			count = 1
+		}
+		in.triggers = append(in.triggers, armed{spec: s, proc: id, kind: eventKinds[s.On.Event], left: count})
 	}
 	if len(in.triggers) > 0 {
+		in.down = map[sim.ProcID]bool{}
 		k.Observe(in.observe)
 	}
 	return nil
@@ -63,18 +63,41 @@ type installer struct {
 	hooks    Hooks
 	rand     *sim.Rand
 	triggers []armed
+	// pauseEnd is when the last pause this installer applied to a process
+	// ends. NB: the kernel has no accessor for the end of a pause, and only
+	// the installer pauses processes, so this bookkeeping tells whether a
+	// new pause extends the current one or is ignored by the kernel.
+	pauseEnd map[sim.ProcID]sim.Time
+	// down is whether a process was crashed after the last crash or restart
+	// event the observer saw: the kernel traces an ignored crash (of a
+	// process already down) or restart (of a running process) with the same
+	// kind as a real one, and a trigger must count only real ones.
+	down map[sim.ProcID]bool
 }
 
 func (in *installer) id(name string) (sim.ProcID, error) {
 	id, ok := in.k.Lookup(name)
 	if !ok {
-		return sim.NoProc, fmt.Errorf("unknown process %q", name)
+		known := make([]string, in.k.NumProcs())
+		for i := range known {
+			known[i] = in.k.Name(sim.ProcID(i))
+		}
+		sort.Strings(known)
+		return sim.NoProc, fmt.Errorf("unknown process %q (known: %s)", name, strings.Join(known, ", "))
 	}
 	return id, nil
 }
 
-// check resolves every name the spec uses.
+// check resolves every name the spec uses and rejects what apply could not
+// perform.
 func (in *installer) check(s Spec) error {
+	known := false
+	for _, k := range Kinds {
+		known = known || k == s.Kind
+	}
+	if !known {
+		return fmt.Errorf("kind: unknown fault kind %q (known: %s)", s.Kind, strings.Join(Kinds, ", "))
+	}
 	var names []string
 	switch s.Kind {
 	case "heal":
@@ -87,7 +110,15 @@ func (in *installer) check(s Spec) error {
 	default:
 		names = []string{s.Node}
 	}
-	if s.On != nil {
+	switch {
+	case s.At != nil && s.On != nil:
+		return fmt.Errorf("needs at or on, not both")
+	case s.At == nil && s.On == nil:
+		return fmt.Errorf("needs at or on")
+	case s.On != nil:
+		if _, ok := eventKinds[s.On.Event]; !ok {
+			return fmt.Errorf("on.event: unknown event %q", s.On.Event)
+		}
 		names = append(names, s.On.Proc)
 	}
 	for _, n := range names {
@@ -95,16 +126,38 @@ func (in *installer) check(s Spec) error {
 			return err
 		}
 	}
-	if s.Kind == "promote" && in.hooks.Promote == nil {
-		return fmt.Errorf("promote: the world has no way to promote a node")
+	switch s.Kind {
+	case "promote":
+		if in.hooks.Promote == nil {
+			return fmt.Errorf("promote: the world has no way to promote a node")
+		}
+	case "clock-drift":
+		if _, err := sim.RateFromDrift(s.Rate); err != nil {
+			return fmt.Errorf("rate: %w", err)
+		}
+	case "crash":
+		switch s.Mode {
+		case "", "process", "power", "clean":
+		default:
+			return fmt.Errorf("mode: unknown crash mode %q (allowed: process, power, clean)", s.Mode)
+		}
 	}
 	return nil
 }
 
 func (in *installer) observe(ev sim.ObservedEvent) {
+	counts := true
+	switch ev.Kind {
+	case sim.KindCrash, sim.KindRestart:
+		// A real crash takes a process down, a real restart brings it up;
+		// an ignored one changes nothing (see installer.down).
+		now := in.k.Crashed(ev.Proc)
+		counts = now != in.down[ev.Proc]
+		in.down[ev.Proc] = now
+	}
 	for i := range in.triggers {
 		t := &in.triggers[i]
-		if t.fired || ev.Kind != t.kind || ev.Proc != t.proc {
+		if t.fired || ev.Kind != t.kind || ev.Proc != t.proc || !counts {
 			continue
 		}
 		t.left--
@@ -134,9 +187,27 @@ func (in *installer) apply(s Spec) {
 		rec.Text = fmt.Sprintf("%s's clocks began to run at rate %s", s.Node, rate(s.Rate))
 	case "pause":
 		d := s.For.Draw(in.rand)
+		end := addSat(now, d)
+		old, paused := in.pauseEnd[node]
+		paused = paused && k.Paused(node)
+		running := k.Process(node) != nil
 		k.Pause(node, d)
-		rec.Text = fmt.Sprintf("%s paused for %s", s.Node, d)
-		rec.Until = now + sim.Time(d)
+		switch {
+		case !running:
+			// The kernel ignores a pause of a process that is not running.
+			rec.Text = fmt.Sprintf("%s was not paused for %s: it was %s", s.Node, d, in.notRunning(node))
+		case paused && end <= old:
+			// The kernel only extends a pause.
+			rec.Text = fmt.Sprintf("%s was not paused for %s: it was already paused until %s", s.Node, d, old)
+			rec.Until = old
+		default:
+			in.pauseEnd[node] = end
+			rec.Text = fmt.Sprintf("%s paused for %s", s.Node, d)
+			if paused {
+				rec.Text += fmt.Sprintf(" (extending a pause that was to end at %s)", old)
+			}
+			rec.Until = end
+		}
 	case "crash":
 		mode := sim.CrashProcess
 		switch s.Mode {
@@ -144,6 +215,17 @@ func (in *installer) apply(s Spec) {
 			mode = sim.CrashPower
 		case "clean":
 			mode = sim.CrashClean
+		}
+		if k.Process(node) == nil {
+			// The kernel ignores the crash of a process that is not
+			// running, and the restart that belongs to this crash would
+			// restart a process this fault did not take down.
+			rec.Text = fmt.Sprintf("%s did not crash (%s): it was %s", s.Node, mode, in.notRunning(node))
+			k.Crash(node, mode)
+			if s.RestartAfter != nil {
+				s.RestartAfter.Draw(in.rand) // keep the stream's draws independent of the state
+			}
+			break
 		}
 		k.Crash(node, mode)
 		rec.Text = fmt.Sprintf("%s crashed (%s)", s.Node, mode)
@@ -154,13 +236,18 @@ func (in *installer) apply(s Spec) {
 		// by contrast, is still acting (Until Never).
 		if s.RestartAfter != nil {
 			d := s.RestartAfter.Draw(in.rand)
-			rec.Until = now + sim.Time(d)
+			rec.Until = addSat(now, d)
 			rec.Text += fmt.Sprintf(" and restarted %s later", d)
 			k.At(rec.Until, func() { k.Restart(node) })
 		}
 	case "restart":
+		if k.Crashed(node) {
+			rec.Text = fmt.Sprintf("%s restarted", s.Node)
+		} else {
+			// The kernel restarts only a crashed process.
+			rec.Text = fmt.Sprintf("%s was not restarted: it was %s", s.Node, in.notRunning(node))
+		}
 		k.Restart(node)
-		rec.Text = fmt.Sprintf("%s restarted", s.Node)
 	case "partition":
 		groups := make([][]sim.ProcID, len(s.Groups))
 		var words []string
@@ -176,7 +263,7 @@ func (in *installer) apply(s Spec) {
 		rec.Until = sim.Never
 		if s.HealAfter != nil {
 			d := s.HealAfter.Draw(in.rand)
-			rec.Until = now + sim.Time(d)
+			rec.Until = addSat(now, d)
 			rec.Text += fmt.Sprintf(" for %s", d)
 			k.At(rec.Until, func() { k.Unpartition(pid) })
 		}
@@ -194,12 +281,34 @@ func (in *installer) apply(s Spec) {
 		d := s.For.Draw(in.rand)
 		k.Delay(from, to, s.By, d)
 		rec.Text = fmt.Sprintf("messages from %s to %s were delayed by %s for %s", s.From, s.To, s.By, d)
-		rec.Until = now + sim.Time(d)
+		rec.Until = addSat(now, d)
 	case "promote":
 		in.hooks.Promote(node)
 		rec.Text = fmt.Sprintf("%s was promoted to master", s.Node)
 	}
 	k.RecordFault(rec)
+}
+
+// notRunning says what a process that a fault could not act on was.
+func (in *installer) notRunning(id sim.ProcID) string {
+	switch {
+	case in.k.Crashed(id):
+		return "crashed"
+	case in.k.Process(id) == nil:
+		return "not started"
+	case in.k.Paused(id):
+		return "paused"
+	}
+	return "running"
+}
+
+// addSat returns t+d, or sim.Never if the sum overflows (a pause "for
+// ever"), as the kernel computes the end of a pause or a delay.
+func addSat(t sim.Time, d time.Duration) sim.Time {
+	if u := t + sim.Time(d); d <= 0 || u > t {
+		return u
+	}
+	return sim.Never
 }
 
 func rate(r float64) string {

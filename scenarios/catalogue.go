@@ -86,14 +86,22 @@ func BuiltinNames() []string {
 // Load returns the scenario named by arg: a file path when arg names an
 // existing file or ends in .yaml/.yml, otherwise a built-in name.
 func Load(arg string) (*Scenario, error) {
-	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+	st, err := os.Stat(arg)
+	switch {
+	case err == nil && st.IsDir():
+		return nil, fmt.Errorf("%s is a directory, not a scenario file", arg)
+	case err == nil:
 		data, err := os.ReadFile(arg)
 		if err != nil {
 			return nil, err
 		}
 		return Parse(arg, data)
-	} else if strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") || strings.ContainsRune(arg, os.PathSeparator) {
-		return nil, fmt.Errorf("%s: %w", arg, errors.Unwrap(err))
+	case strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") || strings.ContainsRune(arg, os.PathSeparator):
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: %v", arg, err)
 	}
 	return Builtin(arg)
 }

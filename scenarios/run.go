@@ -21,10 +21,11 @@ type Options struct {
 // Outcome is the result of one run: what DESIGN.md's --json prints, plus
 // the history and (optionally) the trace for reports.
 type Outcome struct {
-	Scenario       string              `json:"scenario"`
-	File           string              `json:"file"`
-	Seed           uint64              `json:"seed"`
-	TraceHash      string              `json:"trace_hash"`
+	Scenario  string `json:"scenario"`
+	File      string `json:"file"`
+	Seed      uint64 `json:"seed"`
+	TraceHash string `json:"trace_hash"`
+	// Events is the number of trace events.
 	Events         int64               `json:"events"`
 	VirtualTime    string              `json:"virtual_time"`
 	LockSafety     checker.Verdict     `json:"lock_safety"`
@@ -67,7 +68,7 @@ func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 		File:           s.File,
 		Seed:           seed,
 		TraceHash:      sim.HashString(w.Kernel.TraceHash()),
-		Events:         w.Kernel.Events(),
+		Events:         int64(w.Kernel.TraceEvents()),
 		VirtualTime:    s.Duration.String(),
 		LockSafety:     res.LockSafety,
 		ResourceSafety: res.ResourceSafety,

@@ -221,6 +221,11 @@ func (k *Kernel) Rand(name string) *Rand { return NewRand(k.cfg.Seed, name) }
 // must not call into processes; they may schedule work with At.
 func (k *Kernel) Observe(f func(ObservedEvent)) { k.tr.obs = append(k.tr.obs, f) }
 
+// TraceEvents returns how many trace events have been recorded (the
+// length of the trace, whether or not it is kept). Events counts kernel
+// steps instead, which is the kernel's throughput measure.
+func (k *Kernel) TraceEvents() uint64 { return k.tr.seq }
+
 // TraceHash returns the SHA-256 over the canonical encoding of every event so
 // far.
 func (k *Kernel) TraceHash() [32]byte { return k.tr.sum() }

@@ -65,6 +65,9 @@ func expectText(e scenarios.Expect) string {
 
 // loadScenario resolves NAME|FILE, mapping every user error to exit 2.
 func loadScenario(arg string) (*scenarios.Scenario, error) {
+	if st, err := os.Stat(arg); err == nil && st.IsDir() {
+		return nil, badInput("%s is a directory, not a scenario file", arg)
+	}
 	s, err := scenarios.Load(arg)
 	if err != nil {
 		return nil, withCode(exitBadInput, err)
@@ -141,7 +144,7 @@ func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 			return withCode(exitInconclusive, fmt.Errorf("internal error in the second run: %w", err))
 		}
 		if i := sim.FirstDivergence(o.Trace, o2.Trace); i >= 0 || o.TraceHash != o2.TraceHash {
-			return withCode(exitMismatch, fmt.Errorf("determinism check failed: the two runs diverge at event %d:\n  first:  %s\n  second: %s", i, eventAt(o.Trace, i), eventAt(o2.Trace, i)))
+			return withCode(exitMismatch, fmt.Errorf("determinism check failed: the two runs diverge at event #%d:\n  first:  %s\n  second: %s", i+1, eventAt(o.Trace, i), eventAt(o2.Trace, i)))
 		}
 		fmt.Fprintf(stderr, "determinism check: two runs, %d identical events, trace hash %s\n", len(o.Trace), o.TraceHash)
 	}
@@ -218,7 +221,11 @@ var keyKinds = map[sim.Kind]bool{
 }
 
 func printSummary(w io.Writer, s *scenarios.Scenario, o *scenarios.Outcome, f runFlags) {
-	fmt.Fprintf(w, "%s: %s\n", s.Name, s.Title)
+	if s.Title != "" {
+		fmt.Fprintf(w, "%s: %s\n", s.Name, s.Title)
+	} else {
+		fmt.Fprintln(w, s.Name)
+	}
 	if s.Source != "" {
 		fmt.Fprintf(w, "source: %s\n", s.Source)
 	}
@@ -267,7 +274,17 @@ func printSummary(w io.Writer, s *scenarios.Scenario, o *scenarios.Outcome, f ru
 	if o.Inconclusive {
 		verdict = "INCONCLUSIVE (the checker timed out)"
 	}
-	fmt.Fprintf(w, "%s (replay: simrun run %s --seed %d)\n", verdict, s.File, o.Seed)
+	fmt.Fprintf(w, "%s (replay: simrun run %s --seed %d)\n", verdict, scenarioArg(s.File, s.Name), o.Seed)
+}
+
+// scenarioArg is the NAME|FILE argument that loads a scenario again: its
+// name for a built-in (its File, "catalogue/NAME.yaml", names no file a
+// user has), its file otherwise.
+func scenarioArg(file, name string) string {
+	if file == "" || strings.HasPrefix(file, "catalogue/") {
+		return name
+	}
+	return file
 }
 
 func newReplayCmd() *cobra.Command {
@@ -300,11 +317,7 @@ func replay(w io.Writer, path, traceIn string) error {
 	if rec.Scenario == "" || rec.TraceHash == "" {
 		return withCode(exitBadInput, fmt.Errorf("%s: not a simrun result (no scenario or trace_hash)", path))
 	}
-	arg := rec.File
-	if arg == "" || strings.HasPrefix(arg, "catalogue/") {
-		arg = rec.Scenario
-	}
-	s, err := loadScenario(arg)
+	s, err := loadScenario(scenarioArg(rec.File, rec.Scenario))
 	if err != nil {
 		return err
 	}
@@ -332,8 +345,11 @@ func replay(w io.Writer, path, traceIn string) error {
 		if err != nil {
 			return withCode(exitBadInput, fmt.Errorf("%s: %w", traceIn, err))
 		}
-		i := sim.FirstDivergence(old, o.Trace)
-		fmt.Fprintf(w, "first diverging event %d:\n  recorded: %s\n  now:      %s\n", i, eventAt(old, i), eventAt(o.Trace, i))
+		if i := sim.FirstDivergence(old, o.Trace); i >= 0 {
+			fmt.Fprintf(w, "first diverging event #%d:\n  recorded: %s\n  now:      %s\n", i+1, eventAt(old, i), eventAt(o.Trace, i))
+		} else {
+			fmt.Fprintf(w, "the recorded trace %s and this run agree on all %d events: the recorded trace hash does not belong to that trace\n", traceIn, len(old))
+		}
 	}
 	return withCode(exitMismatch, errors.New("trace hash mismatch"))
 }

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// result is what one simrun invocation produced.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// simrun runs the command line in-process.
+func simrun(args ...string) result {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// writeFile writes a file into dir and returns its path.
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	return p
+}
+
+// TestRoot checks the root command: help, version, and the exit code and
+// stream of each kind of command-line error.
+func TestRoot(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		// out and errs must appear on stdout and stderr; quiet is true when
+		// stdout must stay empty.
+		out   []string
+		errs  []string
+		quiet bool
+	}{
+		{name: "no arguments prints help", args: nil, code: exitOK, out: []string{"simrun runs locksim scenarios", "Available Commands:", "run ", "list ", "replay ", "Exit codes"}},
+		{name: "help", args: []string{"help"}, code: exitOK, out: []string{"Usage:", "simrun [command]", "version "}},
+		{name: "--help", args: []string{"--help"}, code: exitOK, out: []string{"Usage:", "simrun [command]"}},
+		{name: "help of a command", args: []string{"help", "run"}, code: exitOK, out: []string{"simrun run NAME|FILE", "--seed", "--json", "--trace", "--out", "--check-determinism"}},
+		{name: "version", args: []string{"version"}, code: exitOK, out: []string{"simrun " + version + "\n"}},
+		{name: "version takes no argument", args: []string{"version", "x"}, code: exitBadInput, errs: []string{"simrun:", "Usage:"}, quiet: true},
+		{name: "unknown command", args: []string{"frobnicate"}, code: exitBadInput, errs: []string{`unknown command "frobnicate"`, "Usage:", "simrun [command]"}, quiet: true},
+		{name: "unknown root flag", args: []string{"--frobnicate"}, code: exitBadInput, errs: []string{"unknown flag: --frobnicate", "Usage:"}, quiet: true},
+		{name: "unknown run flag", args: []string{"run", "redlock-clock-jump", "--frobnicate"}, code: exitBadInput, errs: []string{"unknown flag: --frobnicate", "simrun run NAME|FILE"}, quiet: true},
+		{name: "bad flag value", args: []string{"run", "redlock-clock-jump", "--seed", "minus-one"}, code: exitBadInput, errs: []string{"--seed", "Usage:"}, quiet: true},
+		{name: "run without argument", args: []string{"run"}, code: exitBadInput, errs: []string{"simrun run needs NAME|FILE (got 0 arguments)", "Usage:"}, quiet: true},
+		{name: "run with two arguments", args: []string{"run", "a", "b"}, code: exitBadInput, errs: []string{"got 2 arguments"}, quiet: true},
+		{name: "replay without argument", args: []string{"replay"}, code: exitBadInput, errs: []string{"simrun replay needs RESULT.json"}, quiet: true},
+		{name: "list takes no argument", args: []string{"list", "extra"}, code: exitBadInput, errs: []string{"extra", "simrun list"}, quiet: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := simrun(tt.args...)
+			assert.Equal(t, tt.code, r.code, "stderr: %s", r.stderr)
+			for _, s := range tt.out {
+				assert.Contains(t, r.stdout, s)
+			}
+			for _, s := range tt.errs {
+				assert.Contains(t, r.stderr, s)
+			}
+			if tt.quiet {
+				assert.Empty(t, r.stdout)
+			}
+			if tt.code == exitOK {
+				assert.Empty(t, r.stderr)
+			}
+		})
+	}
+}
+
+// TestExitError checks how run maps errors to exit codes and messages.
+func TestExitError(t *testing.T) {
+	assert.Equal(t, "", (&exitError{code: exitMismatch}).Error())
+	e := badInput("field %q is wrong", "x")
+	var ee *exitError
+	require.ErrorAs(t, e, &ee)
+	assert.Equal(t, exitBadInput, ee.code)
+	assert.Equal(t, `field "x" is wrong`, e.Error())
+}
