@@ -1,0 +1,135 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/scenarios"
+)
+
+type shrinkFlags struct {
+	out     string
+	seed    uint64
+	seedSet bool
+	kind    string
+	maxRuns int
+}
+
+func newShrinkCmd() *cobra.Command {
+	var f shrinkFlags
+	cmd := &cobra.Command{
+		Use:   "shrink FILE",
+		Short: "Reduce a failing scenario's faults to a minimal schedule",
+		Long: `Given a failing scenario (its run violates something, or mismatches its
+expect block), remove faults, shorten pauses, jumps and delays, move faults
+earlier and shorten the run, keeping only the changes that preserve the
+violation, until no single change does (delta debugging).
+
+The violation kept (--kind overrides): a property the scenario expects to
+hold but the run violates; else one it expects violated and the run violates
+(a fuzz finding); else, with no expect block, the first one violated.
+
+Writes the minimal scenario (default: FILE with .shrunk.yaml), with a comment
+saying what was removed and an expect block set to the kept violation, so
+'simrun run' of it exits 0 while it reproduces.
+
+Exit codes: 0 shrunk; 2 bad input (including a scenario that does not fail);
+3 internal error.`,
+		Args: exactArgs(1, "FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.seedSet = cmd.Flags().Changed("seed")
+			return runShrink(cmd.OutOrStdout(), args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.out, "out", "", "file to write (default: FILE with .shrunk.yaml)")
+	fl.Uint64Var(&f.seed, "seed", 0, "seed of the run (default: the scenario's seed)")
+	fl.StringVar(&f.kind, "kind", "", "violation to keep: lock, resource or liveness (default: see above)")
+	fl.IntVar(&f.maxRuns, "max-runs", fuzz.DefaultShrinkRuns, "most candidate runs to try")
+	return cmd
+}
+
+func shrunkPath(in string) string {
+	for _, ext := range []string{".yaml", ".yml"} {
+		if strings.HasSuffix(in, ext) {
+			return strings.TrimSuffix(in, ext) + ".shrunk.yaml"
+		}
+	}
+	return in + ".shrunk.yaml"
+}
+
+func runShrink(stdout io.Writer, arg string, f shrinkFlags) error {
+	s, err := loadScenario(arg)
+	if err != nil {
+		return err
+	}
+	if f.maxRuns < 1 {
+		return badInput("--max-runs must be at least 1, got %d", f.maxRuns)
+	}
+	seed := s.Seed
+	if f.seedSet {
+		seed = f.seed
+	}
+	kind := ""
+	if f.kind != "" {
+		ks, err := fuzz.ParseChecks(f.kind)
+		if err != nil || len(ks) != 1 {
+			return badInput("--kind: %q is not one property (allowed: lock, resource, liveness)", f.kind)
+		}
+		kind = ks[0]
+	} else {
+		o, err := scenarios.Run(s, seed, scenarios.Options{})
+		if err != nil {
+			return withCode(exitInconclusive, fmt.Errorf("internal error running %s: %w", arg, err))
+		}
+		if kind, err = fuzz.TargetKind(s, o); err != nil {
+			return badInput("%s: %v", arg, err)
+		}
+	}
+	r, err := fuzz.Shrink(s, seed, fuzz.ShrinkOptions{Kind: kind, MaxRuns: f.maxRuns})
+	if err != nil {
+		return badInput("%s: %v", arg, err)
+	}
+	out := f.out
+	if out == "" {
+		out = shrunkPath(s.File)
+		if strings.HasPrefix(s.File, "catalogue/") {
+			out = s.Name + ".shrunk.yaml"
+		}
+	}
+	title := s.Title
+	if title == "" {
+		title = s.Name
+	}
+	source := "simrun shrink " + arg
+	if s.Source != "" {
+		source = s.Source + "; shrunk by simrun shrink"
+	}
+	ss, err := fuzz.ShrunkScenario(r, title+" (shrunk)", source)
+	if err != nil {
+		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
+	}
+	head := append([]string{fmt.Sprintf("Shrunk by simrun shrink from %s.", arg)}, r.Header()...)
+	head = append(head, "Replay: "+fuzz.ReplayCommand(out, seed)+" (exits 0 while it reproduces).", "")
+	data, err := fuzz.FileBytes(ss, head)
+	if err != nil {
+		return withCode(exitInconclusive, err)
+	}
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		return badInput("--out: %v", err)
+	}
+	fmt.Fprintf(stdout, "%s: %s, keeping %s violated\n", arg, r.Summary(), kind)
+	for _, sp := range r.After {
+		fmt.Fprintf(stdout, "  - %s\n", sp)
+	}
+	if len(r.Removed) > 0 {
+		fmt.Fprintf(stdout, "removed %d faults\n", len(r.Removed))
+	}
+	fmt.Fprintf(stdout, "wrote %s\nreplay: %s\n", out, fuzz.ReplayCommand(out, seed))
+	return nil
+}

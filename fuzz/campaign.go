@@ -1,0 +1,306 @@
+package fuzz
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// Config describes a campaign.
+type Config struct {
+	// Base is the scenario whose topology, clients and workload every run
+	// keeps; its fault schedule is replaced.
+	Base *scenarios.Scenario
+	// Seed is the campaign seed (RunSeed).
+	Seed uint64
+	// Runs is the number of runs; 0 means until the context is done.
+	Runs int
+	// Workers run in parallel (runtime.NumCPU() when 0). The findings do
+	// not depend on it.
+	Workers int
+	// Kinds are the fault kinds the generator may use (nil: every kind that
+	// applies to the base, faults.Applicable).
+	Kinds []string
+	// MaxFaults bounds the faults of one schedule (faults.DefaultMaxFaults
+	// when 0).
+	MaxFaults int
+	// Checks are the properties checked (nil: DefaultChecks of the base).
+	Checks []string
+	// Keep is how many findings of each kind get a scenario file and are
+	// shrunk (DefaultKeep when 0).
+	Keep int
+	// CheckTimeout bounds each porcupine check (scenarios.Options).
+	CheckTimeout time.Duration
+	// Progress, when set, is called from Run's goroutine after each run
+	// with the counts so far.
+	Progress func(Progress)
+}
+
+// DefaultKeep is how many findings of each kind a campaign keeps by
+// default for files and shrinking. locksim's choice: enough to see
+// variety, few enough to read.
+const DefaultKeep = 5
+
+// Progress is a campaign's running count.
+type Progress struct {
+	Runs         int // runs finished
+	Found        int // runs that violated a checked property
+	Inconclusive int // runs whose checked verdict was unknown
+}
+
+// Result is what a campaign found.
+type Result struct {
+	Base   string
+	Seed   uint64
+	Runs   int
+	Kinds  []string
+	Checks []string
+	// Findings are the violating runs, in run order, numbered from 1.
+	Findings []*Finding
+	// Inconclusive are runs in which a checked verdict was unknown.
+	Inconclusive []RunRef
+	// Errors are runs that could not run: a generated schedule that failed
+	// validation (a generator bug) or an internal error.
+	Errors []RunError
+}
+
+// RunRef names one run.
+type RunRef struct {
+	Run  int    `json:"run"`
+	Seed uint64 `json:"seed"`
+}
+
+// RunError is a run that failed to run.
+type RunError struct {
+	RunRef
+	Err string `json:"error"`
+}
+
+// Finding is one violating run.
+type Finding struct {
+	// Number is the finding's position in the campaign (1, 2, ...): its
+	// file is finding-Number.yaml.
+	Number int
+	Run    int
+	// Seed is the run seed: the simulation seed and the seed of its
+	// schedule.
+	Seed uint64
+	// Kinds are the checked properties violated, in Properties order; the
+	// first is the finding's kind.
+	Kinds  []string
+	Swarm  faults.Swarm
+	Faults []faults.Spec
+	// Verdicts of the run.
+	LockSafety, ResourceSafety, Liveness checker.Verdict
+	// Explanation is the checker's explanation of the first violation of
+	// the finding's kind.
+	Explanation string
+	// Kept is true for the first Config.Keep findings of each kind: they
+	// get a file and are shrunk.
+	Kept bool
+	// File is where the finding was written ("" when not).
+	File string
+	// Shrunk is the shrunk schedule (nil when not shrunk).
+	Shrunk *ShrinkResult
+	// ShrunkFile is where the shrunk scenario was written.
+	ShrunkFile string
+}
+
+// Kind is the finding's kind: the first property it violates.
+func (f *Finding) Kind() string { return f.Kinds[0] }
+
+// RunSeed is the seed of run number run (0, 1, ...) of a campaign: the
+// (run+1)-th output of SplitMix64 started at the campaign seed, that is
+// mix(campaign + (run+1) × 0x9e3779b97f4a7c15) with SplitMix64's finaliser
+// mix. It depends on nothing else, so any worker may do any run.
+func RunSeed(campaign uint64, run int) uint64 {
+	z := campaign + uint64(run+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// scheduleStream names the random stream of a run's schedule, derived from
+// the run seed (the simulation's streams use their own names).
+const scheduleStream = "fuzz-schedule"
+
+// Schedule returns the swarm flags and fault schedule of the run with seed
+// seed: what every campaign run and every replay of it uses.
+func Schedule(w faults.GenWorld, seed uint64, kinds []string, maxFaults int) (faults.Swarm, []faults.Spec) {
+	r := sim.NewRand(seed, scheduleStream)
+	opts := faults.GenOptions{Kinds: kinds, MaxFaults: maxFaults}
+	sw := faults.DrawSwarm(r, w, opts)
+	return sw, sw.Generate(r, w)
+}
+
+// Prepare fills a config's defaults and checks it; the error names what
+// was wrong (a kind that does not apply to the base, a bad count).
+func Prepare(cfg *Config) error {
+	if cfg.Base == nil {
+		return fmt.Errorf("no base scenario")
+	}
+	w := WorldOf(cfg.Base)
+	if err := faults.CheckWorld(w); err != nil {
+		return fmt.Errorf("%s: %v", cfg.Base.Name, err)
+	}
+	if cfg.Kinds == nil {
+		cfg.Kinds = faults.Applicable(w)
+	}
+	if err := faults.CheckKinds(cfg.Kinds, w); err != nil {
+		return fmt.Errorf("--faults: %v", err)
+	}
+	if cfg.Checks == nil {
+		cfg.Checks = DefaultChecks(cfg.Base.Expect)
+	}
+	if len(cfg.Checks) == 0 {
+		return fmt.Errorf("--check: no property to check")
+	}
+	if cfg.Runs < 0 {
+		return fmt.Errorf("--runs must not be negative, got %d", cfg.Runs)
+	}
+	if cfg.Workers < 0 {
+		return fmt.Errorf("--workers must not be negative, got %d", cfg.Workers)
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = runtime.NumCPU()
+	}
+	if cfg.Keep <= 0 {
+		cfg.Keep = DefaultKeep
+	}
+	if cfg.MaxFaults < 0 {
+		return fmt.Errorf("--max-faults must not be negative, got %d", cfg.MaxFaults)
+	}
+	if cfg.MaxFaults == 0 {
+		cfg.MaxFaults = faults.DefaultMaxFaults
+	}
+	return nil
+}
+
+// runResult is one finished run.
+type runResult struct {
+	run          int
+	seed         uint64
+	finding      *Finding
+	inconclusive bool
+	err          error
+}
+
+// Run runs a campaign: cfg.Runs runs, or until ctx is done when cfg.Runs
+// is 0 (or sooner: the runs already started finish, so the runs done are
+// always 0..N-1). The result is the same for any number of workers.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := Prepare(&cfg); err != nil {
+		return nil, err
+	}
+	w := WorldOf(cfg.Base)
+	var next atomic.Int64
+	results := make(chan runResult, cfg.Workers)
+	var wg sync.WaitGroup
+	for i := 0; i < cfg.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				if ctx.Err() != nil {
+					return
+				}
+				run := int(next.Add(1) - 1)
+				if cfg.Runs > 0 && run >= cfg.Runs {
+					return
+				}
+				results <- runOne(cfg, w, run)
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	res := &Result{Base: cfg.Base.Name, Seed: cfg.Seed, Kinds: cfg.Kinds, Checks: cfg.Checks}
+	var p Progress
+	for r := range results {
+		p.Runs++
+		switch {
+		case r.err != nil:
+			res.Errors = append(res.Errors, RunError{RunRef{r.run, r.seed}, r.err.Error()})
+		case r.finding != nil:
+			p.Found++
+			res.Findings = append(res.Findings, r.finding)
+		case r.inconclusive:
+			p.Inconclusive++
+			res.Inconclusive = append(res.Inconclusive, RunRef{r.run, r.seed})
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(p)
+		}
+	}
+	res.Runs = p.Runs
+	sort.Slice(res.Findings, func(i, j int) bool { return res.Findings[i].Run < res.Findings[j].Run })
+	sort.Slice(res.Inconclusive, func(i, j int) bool { return res.Inconclusive[i].Run < res.Inconclusive[j].Run })
+	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Run < res.Errors[j].Run })
+	kept := map[string]int{}
+	for i, f := range res.Findings {
+		f.Number = i + 1
+		if kept[f.Kind()] < cfg.Keep {
+			kept[f.Kind()]++
+			f.Kept = true
+		}
+	}
+	return res, nil
+}
+
+// runOne generates and runs one schedule.
+func runOne(cfg Config, w faults.GenWorld, run int) runResult {
+	seed := RunSeed(cfg.Seed, run)
+	rr := runResult{run: run, seed: seed}
+	sw, specs := Schedule(w, seed, cfg.Kinds, cfg.MaxFaults)
+	s, err := cfg.Base.WithFaults(specs)
+	if err != nil {
+		rr.err = fmt.Errorf("generated schedule failed validation (a generator bug): %v", err)
+		return rr
+	}
+	o, err := scenarios.Run(s, seed, scenarios.Options{CheckTimeout: cfg.CheckTimeout})
+	if err != nil {
+		rr.err = fmt.Errorf("internal error: %v", err)
+		return rr
+	}
+	violated, inconclusive := Violated(o, cfg.Checks)
+	if len(violated) == 0 {
+		rr.inconclusive = inconclusive
+		return rr
+	}
+	rr.finding = &Finding{
+		Run: run, Seed: seed, Kinds: violated, Swarm: sw, Faults: specs,
+		LockSafety: o.LockSafety, ResourceSafety: o.ResourceSafety, Liveness: o.Liveness,
+		Explanation: explanation(o, violated[0]),
+	}
+	return rr
+}
+
+// explanation returns the checker's words on the first violation of kind.
+func explanation(o *scenarios.Outcome, kind string) string {
+	for _, v := range o.Violations {
+		if v.Kind == kind {
+			return v.Explanation
+		}
+	}
+	return ""
+}
+
+// ByKind counts findings per kind (a finding counts under its first kind).
+func (r *Result) ByKind() map[string]int {
+	out := map[string]int{}
+	for _, f := range r.Findings {
+		out[f.Kind()]++
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+package fuzz
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+func TestWorldOf(t *testing.T) {
+	tests := []struct {
+		name string
+		want faults.GenWorld
+	}{
+		{name: "redlock-clock-jump", want: faults.GenWorld{
+			Clients: []string{"c1", "c2"}, Masters: []string{"A", "B", "C", "D", "E"}, Others: []string{"storage"},
+			Duration: 30 * time.Second, TTL: 10 * time.Second,
+		}},
+		{name: "single-failover", want: faults.GenWorld{
+			Clients: []string{"c1", "c2"}, Masters: []string{"M"}, Replicas: []string{"R"}, Others: []string{"s1", "s2", "s3", "storage"},
+		}},
+		{name: "zk-session-expiry-pause", want: faults.GenWorld{
+			Clients: []string{"c1", "c2"}, Others: []string{"zk", "storage"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := scenarios.Builtin(tt.name)
+			require.NoError(t, err)
+			w := WorldOf(s)
+			assert.Equal(t, tt.want.Clients, w.Clients)
+			assert.Equal(t, tt.want.Masters, w.Masters)
+			assert.Equal(t, tt.want.Replicas, w.Replicas)
+			assert.Equal(t, tt.want.Others, w.Others)
+			assert.Equal(t, s.Duration, w.Duration)
+			assert.Positive(t, w.TTL)
+			if tt.want.TTL > 0 {
+				assert.Equal(t, tt.want.TTL, w.TTL)
+			}
+		})
+	}
+}
+
+// TestGeneratedSchedulesValidate is the generator's contract with the
+// scenario format: for every built-in scenario, every schedule drawn (from
+// seeded streams and from random bytes) passes the scenario validation.
+// A failure here is a generator bug.
+func TestGeneratedSchedulesValidate(t *testing.T) {
+	cat, err := scenarios.Catalogue()
+	require.NoError(t, err)
+	r := sim.NewRand(11, "bytes")
+	for _, s := range cat {
+		t.Run(s.Name, func(t *testing.T) {
+			w := WorldOf(s)
+			for seed := uint64(0); seed < 60; seed++ {
+				_, specs := Schedule(w, seed, nil, 0)
+				_, err := s.WithFaults(specs)
+				require.NoError(t, err, "seed %d: %v", seed, specStrings(specs))
+				data := make([]byte, r.Intn(100))
+				for i := range data {
+					data[i] = byte(r.Uint64())
+				}
+				specs = faults.Generate(faults.NewByteSource(data), w, faults.GenOptions{})
+				_, err = s.WithFaults(specs)
+				require.NoError(t, err, "bytes %q: %v", data, specStrings(specs))
+			}
+		})
+	}
+}
