@@ -203,7 +203,11 @@ func faultClause(faults []sim.FaultRecord, clients []string, first, at sim.Time,
 	var earlier []string
 	for i, t := range instants[1:] {
 		if i == maxEarlier {
-			earlier = append(earlier, fmt.Sprintf("%d earlier faults", len(instants)-1-maxEarlier))
+			if rest := len(instants) - 1 - maxEarlier; rest == 1 {
+				earlier = append(earlier, "1 earlier fault")
+			} else {
+				earlier = append(earlier, fmt.Sprintf("%d earlier faults", rest))
+			}
 			break
 		}
 		earlier = append(earlier, fmt.Sprintf("%s at %s", texts(t), t))

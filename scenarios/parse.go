@@ -367,6 +367,9 @@ func (r *reader) fault(n *yaml.Node, path string) faults.Spec {
 			need("groups", false)
 		} else if gn.Kind != yaml.SequenceNode || len(gn.Content) == 0 {
 			r.errf(gn, path+".groups", "must be a list of groups like [[c1, A], [c2, B]]")
+		} else if len(gn.Content) < 2 {
+			// Unlisted processes keep their links, so one group cuts nothing.
+			r.errf(gn, path+".groups", "needs at least two groups (processes not listed keep their links, so a single group cuts nothing): [[c1, A], [c2, B]]")
 		} else {
 			for i, g := range gn.Content {
 				names, ok := r.strList(g, fmt.Sprintf("%s.groups[%d]", path, i))

@@ -57,6 +57,7 @@ func TestParseErrors(t *testing.T) {
 		{"no trigger", minimal + "faults:\n  - {kind: heal}\n", []string{"faults[0]: needs a trigger"}},
 		{"both triggers", minimal + "faults:\n  - {at: 1s, on: {event: acquired, client: c1}, kind: heal}\n", []string{"faults[0]: give either at or on"}},
 		{"promote a master", minimal + "faults:\n  - {at: 1s, kind: promote, node: A}\n", []string{"faults[0].node: \"A\" is not a replica"}},
+		{"partition with one group", minimal + "faults:\n  - {at: 1s, kind: partition, groups: [[A, c1]]}\n", []string{"faults[0].groups: needs at least two groups"}},
 		{"partition name twice", minimal + "faults:\n  - {at: 1s, kind: partition, groups: [[A, c1], [c1]]}\n", []string{"is in two groups"}},
 		{"bad latency range", strings.Replace(minimal, "redis:", "network: {latency: 5ms..1ms}\nredis:", 1), []string{"network.latency: range \"5ms..1ms\" is empty"}},
 		{"loss out of range", strings.Replace(minimal, "redis:", "network: {loss: 2}\nredis:", 1), []string{"network.loss: must be a probability"}},

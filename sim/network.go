@@ -180,9 +180,11 @@ func (k *Kernel) handle(dst *proc, i int32) {
 
 // ---- network faults ----
 
-// Partition splits processes into groups: a listed process can talk only to
-// processes of its own group; unlisted processes keep their links. It
-// returns an id for Unpartition. Partitions stack: a message passes only if
+// Partition splits processes into groups: a message between two listed
+// processes passes only if they are in the same group; unlisted processes
+// keep all their links, to listed processes too (SCENARIO_FORMAT.md,
+// "partition"), so a single group cuts nothing. It returns an id for
+// Unpartition. Partitions stack: a message passes only if
 // no active partition separates its ends.
 func (k *Kernel) Partition(groups [][]ProcID) int {
 	nw := &k.net
