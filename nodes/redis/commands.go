@@ -76,18 +76,37 @@ func notModelled(what string) func(*Node, []string) Value {
 
 // resolve finds the command (or subcommand) of argv and checks its arity
 // (lookupCommand and commandCheckArity, R 7.2.4 src/server.c:3740-3795).
+// lookupLower finds a command by its name in any case without allocating:
+// the compiler does not copy m[string(b)] lookups, and command names are
+// short ASCII (this runs for every command, so it is on the hot path).
+func lookupLower(m map[string]*cmdSpec, name string) *cmdSpec {
+	var buf [24]byte
+	if len(name) > len(buf) {
+		return m[strings.ToLower(name)]
+	}
+	b := buf[:len(name)]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return m[string(b)]
+}
+
 func resolve(a []string) (*cmdSpec, *Value) {
 	if len(a) == 0 {
 		v := errUnknownCommand([]string{""})
 		return nil, &v
 	}
-	spec := commands[strings.ToLower(a[0])]
+	spec := lookupLower(commands, a[0])
 	if spec == nil {
 		v := errUnknownCommand(a)
 		return nil, &v
 	}
 	if spec.subs != nil && len(a) >= 2 {
-		sub := spec.subs[strings.ToLower(a[1])]
+		sub := lookupLower(spec.subs, a[1])
 		if sub == nil {
 			v := errUnknownSubcommand(a[0], a[1])
 			return nil, &v
