@@ -200,7 +200,9 @@ func writeTrace(path string, tr []sim.Event) error {
 	return fh.Close()
 }
 
-// writeReportFiles writes result.json and trace.jsonl into dir.
+// writeReportFiles writes result.json and trace.jsonl into dir, and the
+// report drawn from them (index.html, timeline and clocks figures), as
+// simrun report would from the recorded files.
 func writeReportFiles(dir string, o *scenarios.Outcome) error {
 	data, err := json.MarshalIndent(o, "", "  ")
 	if err != nil {
@@ -209,7 +211,18 @@ func writeReportFiles(dir string, o *scenarios.Outcome) error {
 	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(data, '\n'), 0o644); err != nil {
 		return err
 	}
-	return writeTrace(filepath.Join(dir, "trace.jsonl"), o.Trace)
+	if err := writeTrace(filepath.Join(dir, "trace.jsonl"), o.Trace); err != nil {
+		return err
+	}
+	s, err := scenarioOfResult(o.Scenario, o.File)
+	if err != nil {
+		return err
+	}
+	res, err := resultOf(o)
+	if err != nil {
+		return err
+	}
+	return writeRunReport(dir, s, res, o.Trace)
 }
 
 // keyKinds are the trace kinds a summary shows.

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locksim/locksim/reports"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+func init() {
+	extraCommands = append(extraCommands, newReportCmd, newSweepCmd, newMatrixCmd)
+}
+
+func newReportCmd() *cobra.Command {
+	var outDir, traceIn string
+	cmd := &cobra.Command{
+		Use:   "report RESULT.json --out DIR",
+		Short: "Draw the report of a recorded run (timeline, clocks, index.html) without re-running it",
+		Long: `Draw the report of a run recorded by simrun run --out: timeline.png/svg,
+clocks.png/svg and a self-contained index.html. The report is reconstructed
+from the recorded result, its trace (trace.jsonl beside the result, or
+--trace) and the scenario's names and initial clocks (the built-in scenario
+or the file named in the result); the simulation is not run again.`,
+		Args: exactArgs(1, "RESULT.json"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return reportCmd(cmd.OutOrStdout(), args[0], traceIn, outDir)
+		},
+	}
+	cmd.Flags().StringVar(&outDir, "out", "", "folder to write the report into (default: the result's folder)")
+	cmd.Flags().StringVar(&traceIn, "trace", "", "the recorded trace (default: trace.jsonl beside the result)")
+	return cmd
+}
+
+func reportCmd(w io.Writer, path, traceIn, outDir string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return withCode(exitBadInput, fmt.Errorf("RESULT.json: %w", err))
+	}
+	var rec scenarios.Outcome
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return withCode(exitBadInput, fmt.Errorf("%s: not a simrun result: %v", path, err))
+	}
+	if rec.Scenario == "" || rec.TraceHash == "" {
+		return withCode(exitBadInput, fmt.Errorf("%s: not a simrun result (no scenario or trace_hash)", path))
+	}
+	var res reports.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		return withCode(exitBadInput, fmt.Errorf("%s: not a simrun result: %v", path, err))
+	}
+	s, err := scenarioOfResult(rec.Scenario, rec.File)
+	if err != nil {
+		return err
+	}
+	resultDir := filepath.Dir(path)
+	if traceIn == "" {
+		traceIn = filepath.Join(resultDir, "trace.jsonl")
+		if !fileExists(traceIn) {
+			return withCode(exitBadInput, fmt.Errorf("%s: no trace beside the result (trace.jsonl); write one with simrun run --out, or name it with --trace", path))
+		}
+	}
+	fh, err := os.Open(traceIn)
+	if err != nil {
+		return withCode(exitBadInput, fmt.Errorf("--trace: %w", err))
+	}
+	trace, err := sim.ReadJSONL(fh)
+	fh.Close()
+	if err != nil {
+		return withCode(exitBadInput, fmt.Errorf("--trace %s: %w", traceIn, err))
+	}
+	if outDir == "" {
+		outDir = resultDir
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+	}
+	// Porcupine's visualizations come with the result: copy them along.
+	for _, v := range []string{"lock.html", "resource.html"} {
+		src, dst := filepath.Join(resultDir, v), filepath.Join(outDir, v)
+		if fileExists(src) && !sameFile(src, dst) {
+			b, err := os.ReadFile(src)
+			if err != nil {
+				return withCode(exitBadInput, err)
+			}
+			if err := os.WriteFile(dst, b, 0o644); err != nil {
+				return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+			}
+		}
+	}
+	if err := writeRunReport(outDir, s, res, trace); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "report of %s seed %d written to %s (index.html, timeline.png/svg, clocks.png/svg)\n", rec.Scenario, rec.Seed, outDir)
+	return nil
+}
+
+func sameFile(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// scenarioOfResult finds the scenario a result names: the built-in by name
+// for catalogue scenarios, otherwise the file.
+func scenarioOfResult(name, file string) (*scenarios.Scenario, error) {
+	arg := file
+	if arg == "" || strings.HasPrefix(arg, "catalogue/") {
+		arg = name
+	}
+	return loadScenario(arg)
+}
+
+// replayArg is how a command line names a scenario: built-ins by name,
+// files by path.
+func replayArg(s *scenarios.Scenario) string {
+	if s.File == "" || strings.HasPrefix(s.File, "catalogue/") {
+		return s.Name
+	}
+	return s.File
+}
+
+// writeRunReport draws the report of one run into dir: the one code path
+// for simrun run --out and simrun report, so that both write the same bytes.
+func writeRunReport(dir string, s *scenarios.Scenario, res reports.Result, trace []sim.Event) error {
+	setup, err := reportSetup(s)
+	if err != nil {
+		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
+	}
+	run := &reports.Run{
+		Setup:   setup,
+		Result:  res,
+		Trace:   trace,
+		Command: fmt.Sprintf("simrun run %s --seed %d", shellQuote(replayArg(s)), res.Seed),
+	}
+	for _, v := range []string{"lock.html", "resource.html"} {
+		if fileExists(filepath.Join(dir, v)) {
+			run.Visualizations = append(run.Visualizations, v)
+		}
+	}
+	if err := reports.WriteRun(dir, run); err != nil {
+		return withCode(exitInconclusive, fmt.Errorf("writing the report: %w", err))
+	}
+	return nil
+}
+
+// shellQuote quotes a word for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// reportSetup extracts what a report needs from a scenario: lanes, roles,
+// lock keys, initial clocks and the text.
+func reportSetup(s *scenarios.Scenario) (reports.Setup, error) {
+	st := reports.Setup{
+		Name:     s.Name,
+		Title:    s.Title,
+		Source:   s.Source,
+		Why:      s.Why,
+		File:     s.File,
+		Duration: s.Duration,
+	}
+	clock := func(name string, c scenarios.ClockSpec) error {
+		if c == (scenarios.ClockSpec{}) {
+			return nil
+		}
+		ppb, err := sim.RateFromDrift(c.Drift)
+		if err != nil {
+			return fmt.Errorf("%s: clock: %w", name, err)
+		}
+		st.Clocks = append(st.Clocks, reports.Clock{Proc: name, Offset: c.Offset, DriftPPB: ppb})
+		return nil
+	}
+	seenKey := map[string]bool{}
+	for _, c := range s.Clients {
+		st.Clients = append(st.Clients, c.Name)
+		if k := c.Lock.Key; k != "" && !seenKey[k] {
+			seenKey[k] = true
+			st.LockKeys = append(st.LockKeys, k)
+		}
+		if err := clock(c.Name, c.Clock); err != nil {
+			return st, err
+		}
+	}
+	for _, r := range s.Redis {
+		srv := reports.Server{Name: r.Name, Role: reports.RoleRedis, AOF: r.AppendOnly}
+		if r.ReplicaOf != "" {
+			srv.Role, srv.Note = reports.RoleReplica, "replica of "+r.ReplicaOf
+		}
+		st.Servers = append(st.Servers, srv)
+		if err := clock(r.Name, r.Clock); err != nil {
+			return st, err
+		}
+	}
+	if sp := s.Sentinel; sp != nil {
+		for _, n := range sp.Names {
+			st.Servers = append(st.Servers, reports.Server{Name: n, Role: reports.RoleSentinel, Note: "sentinel"})
+			if err := clock(n, sp.Clock); err != nil {
+				return st, err
+			}
+		}
+	}
+	if z := s.ZK; z != nil {
+		st.Servers = append(st.Servers, reports.Server{Name: z.Name, Role: reports.RoleZooKeeper, Note: "zookeeper"})
+		if err := clock(z.Name, z.Clock); err != nil {
+			return st, err
+		}
+	}
+	st.Servers = append(st.Servers, reports.Server{Name: s.Resource.Name, Role: reports.RoleStorage, Note: "resource, fencing " + orNone(s.Resource.Fencing)})
+	text, err := s.Marshal()
+	if err != nil {
+		return st, err
+	}
+	st.YAML = string(text)
+	return st, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// resultOf converts an outcome to what a report shows, through its JSON
+// form: exactly what simrun report reads back from result.json.
+func resultOf(o *scenarios.Outcome) (reports.Result, error) {
+	var res reports.Result
+	data, err := json.Marshal(o)
+	if err != nil {
+		return res, err
+	}
+	err = json.Unmarshal(data, &res)
+	return res, err
+}

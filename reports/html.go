@@ -1,0 +1,228 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/base64"
+	"html/template"
+	"os"
+	"path/filepath"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/sim"
+)
+
+// keyKinds are the trace kinds the key-event table shows (as simrun run's
+// summary does).
+var keyKinds = map[sim.Kind]bool{
+	sim.KindAcquired: true, sim.KindReleased: true, sim.KindLockLost: true,
+	sim.KindFault: true, sim.KindCrash: true, sim.KindRestart: true,
+	"key-expired": true, "resource-applied": true, "resource-rejected": true,
+	"promoted": true, "switch-master": true, "session-expired": true, "loaded": true,
+}
+
+// KeyEvents returns the events a reader follows a run by: acquisitions,
+// releases and losses, faults, crashes and restarts, expiries, the
+// resource's decisions, promotions and session expiries.
+func KeyEvents(trace []sim.Event) []sim.Event {
+	var out []sim.Event
+	for _, e := range trace {
+		if !keyKinds[e.Kind] || (e.Kind == "loaded" && e.At == 0) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// WriteRun writes a run's report into dir: timeline.png, timeline.svg,
+// clocks.png, clocks.svg and index.html.
+func WriteRun(dir string, run *Run) error {
+	files, err := RenderRun(run)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"timeline.png", "timeline.svg", "clocks.png", "clocks.svg", "index.html"} {
+		if err := os.WriteFile(filepath.Join(dir, name), files[name], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RenderRun renders a run's report files in memory, by file name.
+func RenderRun(run *Run) (map[string][]byte, error) {
+	tl, err := BuildTimeline(run)
+	if err != nil {
+		return nil, err
+	}
+	title := run.Setup.Name
+	if run.Setup.Title != "" {
+		title += ": " + run.Setup.Title
+	}
+	title += "  (seed " + uitoa(run.Result.Seed) + ")"
+	if tl.View < tl.End {
+		title += "  [first " + tl.View.Duration().String() + " of " + tl.End.Duration().String() + ": nothing drawn changes later]"
+	}
+	timeline, err := TimelineImage(tl, title)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := Clocks(run.Setup, run.Trace)
+	if err != nil {
+		return nil, err
+	}
+	clocks, err := ClocksImage(hs, run.end(), "Clock offsets from true time: "+run.Setup.Name)
+	if err != nil {
+		return nil, err
+	}
+	page, err := indexHTML(run, timeline.SVG, clocks.SVG)
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{
+		"timeline.png": timeline.PNG,
+		"timeline.svg": timeline.SVG,
+		"clocks.png":   clocks.PNG,
+		"clocks.svg":   clocks.SVG,
+		"index.html":   page,
+	}, nil
+}
+
+func uitoa(v uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// svgURI embeds an SVG as a data URI (base64: no character of it can end
+// the attribute).
+func svgURI(svg []byte) template.URL {
+	return template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(svg))
+}
+
+type verdictRow struct {
+	Property string
+	Verdict  checker.Verdict
+	Expected string
+	Status   string // "ok", "mismatch" or ""
+}
+
+type pageData struct {
+	Run      *Run
+	Verdicts []verdictRow
+	Events   []sim.Event
+	Timeline template.URL
+	Clocks   template.URL
+	Matched  string
+}
+
+var page = template.Must(template.New("index").Funcs(template.FuncMap{
+	"time": func(t sim.Time) string { return t.String() },
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{{.Run.Setup.Name}} (seed {{.Run.Result.Seed}}): locksim report</title>
+<style>
+body { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; margin: 1.5em auto; max-width: 1400px; padding: 0 1em; color: #222; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; }
+h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; }
+td, th { padding: 2px 10px; text-align: left; vertical-align: top; }
+tr:nth-child(even) td { background: #f6f6f6; }
+.violated { color: #b00; font-weight: bold; }
+.holds { color: #060; }
+.mismatch { color: #b00; font-weight: bold; }
+.ok { color: #060; }
+code, pre { font-family: "Liberation Mono", "Courier New", monospace; }
+pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; }
+img { max-width: 100%; border: 1px solid #ddd; }
+.muted { color: #777; }
+</style>
+</head>
+<body>
+<h1>{{.Run.Setup.Name}}{{with .Run.Setup.Title}}: {{.}}{{end}}</h1>
+{{with .Run.Setup.Source}}<p class="muted">Source: {{.}}</p>{{end}}
+{{with .Run.Setup.Why}}<p>{{.}}</p>{{end}}
+<p>Seed {{.Run.Result.Seed}}, {{.Run.Result.VirtualTime}} of virtual time, {{.Run.Result.Events}} events. {{.Matched}}</p>
+
+<h2>Verdicts</h2>
+<table>
+<tr><th>property</th><th>verdict</th><th>expected</th><th></th></tr>
+{{range .Verdicts}}<tr><td>{{.Property}}</td><td class="{{.Verdict}}">{{.Verdict}}</td><td>{{.Expected}}</td><td class="{{.Status}}">{{.Status}}</td></tr>
+{{end}}</table>
+{{if .Run.Result.Violations}}<h3>Explanation</h3>
+<ul>{{range .Run.Result.Violations}}<li>{{.Explanation}}</li>
+{{end}}</ul>{{end}}
+{{with .Run.Result.Fencing}}<p>Fencing: {{.}}</p>{{end}}
+{{with .Run.Result.LivenessNote}}<p>Liveness: {{.}}</p>{{end}}
+{{if .Run.Visualizations}}<p>Porcupine's visualization of the illegal history:
+{{range .Run.Visualizations}}<a href="{{.}}">{{.}}</a> {{end}}</p>{{end}}
+
+<h2>Timeline</h2>
+<p><img src="{{.Timeline}}" alt="timeline of {{.Run.Setup.Name}}"></p>
+<p class="muted">Also as <a href="timeline.png">timeline.png</a> and <a href="timeline.svg">timeline.svg</a>.</p>
+
+<h2>Clocks</h2>
+<p><img src="{{.Clocks}}" alt="clock offsets of {{.Run.Setup.Name}}"></p>
+<p class="muted">Also as <a href="clocks.png">clocks.png</a> and <a href="clocks.svg">clocks.svg</a>.</p>
+
+<h2>Key events</h2>
+<table>
+<tr><th>true time</th><th>process</th><th>event</th><th>detail</th></tr>
+{{range .Events}}<tr><td>{{time .At}}</td><td>{{.Proc}}</td><td>{{.Kind}}</td><td>{{.Text}}</td></tr>
+{{end}}</table>
+
+<h2>Reproduce</h2>
+<pre>{{.Run.Command}}</pre>
+<p>Trace hash <code>{{.Run.Result.TraceHash}}</code></p>
+
+<h2>Scenario</h2>
+<p class="muted">{{.Run.Setup.File}}</p>
+<pre>{{.Run.Setup.YAML}}</pre>
+</body>
+</html>
+`))
+
+func indexHTML(run *Run, timelineSVG, clocksSVG []byte) ([]byte, error) {
+	d := pageData{
+		Run:      run,
+		Events:   KeyEvents(run.Trace),
+		Timeline: svgURI(timelineSVG),
+		Clocks:   svgURI(clocksSVG),
+	}
+	exp := run.Result.Expected
+	row := func(prop, key string, got checker.Verdict) {
+		r := verdictRow{Property: prop, Verdict: got, Expected: exp[key]}
+		if r.Expected != "" {
+			r.Status = "ok"
+			if string(got) != r.Expected {
+				r.Status = "mismatch"
+			}
+		}
+		d.Verdicts = append(d.Verdicts, r)
+	}
+	row("lock safety", "lock_safety", run.Result.LockSafety)
+	row("resource safety", "resource_safety", run.Result.ResourceSafety)
+	row("liveness", "liveness", run.Result.Liveness)
+	switch {
+	case run.Result.Inconclusive:
+		d.Matched = "Inconclusive: a checker timed out."
+	case run.Result.Matched:
+		d.Matched = "The verdicts match the expectations."
+	default:
+		d.Matched = "The verdicts do NOT match the expectations."
+	}
+	var b bytes.Buffer
+	if err := page.Execute(&b, d); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

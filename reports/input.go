@@ -1,0 +1,111 @@
+package reports
+
+import (
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/sim"
+)
+
+// Role says what a server lane stands for.
+type Role string
+
+// Server roles.
+const (
+	RoleRedis     Role = "redis"
+	RoleReplica   Role = "replica"
+	RoleSentinel  Role = "sentinel"
+	RoleZooKeeper Role = "zookeeper"
+	RoleStorage   Role = "storage"
+)
+
+// Server is one non-client process of the scenario.
+type Server struct {
+	Name string
+	Role Role
+	// Note is shown under the lane's name, e.g. "replica of M".
+	Note string
+	// AOF is true for a Redis node with appendonly on (which file a restart
+	// loads from).
+	AOF bool
+}
+
+// Clock is a process's initial clock state (the scenario's clock: block).
+type Clock struct {
+	Proc   string
+	Offset time.Duration
+	// DriftPPB is the rate error in parts per billion (sim.RateFromDrift).
+	DriftPPB int64
+}
+
+// Setup is what a report needs to know of the scenario beyond the trace:
+// names, roles, lock keys and initial clocks. cmd/simrun builds it from the
+// scenario file (re-parsing a file is not re-running it).
+type Setup struct {
+	Name   string
+	Title  string
+	Source string
+	Why    string
+	// File is where the scenario came from ("catalogue/NAME.yaml" for
+	// built-ins).
+	File     string
+	Duration time.Duration
+	// Clients and Servers are the lanes, top to bottom, in scenario order.
+	Clients []string
+	Servers []Server
+	// LockKeys are the keys (Redis) and parent znodes (ZooKeeper, without
+	// the leading slash) whose holders are drawn.
+	LockKeys []string
+	// Clocks holds the initial clock of every process with a non-zero one;
+	// processes missing from it start exact.
+	Clocks []Clock
+	// YAML is the scenario's text, shown in index.html.
+	YAML string
+}
+
+// Result is the recorded outcome of the run: the fields of simrun's
+// result.json that a report shows.
+type Result struct {
+	Seed           uint64              `json:"seed"`
+	TraceHash      string              `json:"trace_hash"`
+	Events         int64               `json:"events"`
+	VirtualTime    string              `json:"virtual_time"`
+	LockSafety     checker.Verdict     `json:"lock_safety"`
+	ResourceSafety checker.Verdict     `json:"resource_safety"`
+	Liveness       checker.Verdict     `json:"liveness"`
+	Violations     []checker.Violation `json:"violations"`
+	Fencing        string              `json:"fencing,omitempty"`
+	LivenessNote   string              `json:"liveness_note,omitempty"`
+	Expected       map[string]string   `json:"expected"`
+	Matched        bool                `json:"matched"`
+	Inconclusive   bool                `json:"inconclusive"`
+}
+
+// Run is everything a run's report is made of.
+type Run struct {
+	Setup  Setup
+	Result Result
+	// Trace is the full trace of the run (simrun run --out's trace.jsonl).
+	Trace []sim.Event
+	// End is the true time at which the run stopped (the scenario's
+	// duration when zero).
+	End sim.Time
+	// Command reproduces the run, e.g. "simrun run redlock-clock-jump --seed 1".
+	Command string
+	// Visualizations are porcupine's HTML files beside index.html
+	// (lock.html, resource.html) to link.
+	Visualizations []string
+}
+
+func (r *Run) end() sim.Time {
+	if r.End > 0 {
+		return r.End
+	}
+	if r.Setup.Duration > 0 {
+		return sim.Time(r.Setup.Duration)
+	}
+	if n := len(r.Trace); n > 0 {
+		return r.Trace[n-1].At
+	}
+	return 0
+}

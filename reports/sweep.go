@@ -1,0 +1,328 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"image/color"
+	"math"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// SweepParam is one swept scenario parameter.
+type SweepParam struct {
+	// Path is the field path ("faults[1].by").
+	Path string
+	// Values are the values as written into the scenario.
+	Values []string
+	// X are the values' positions on an axis (seconds for durations), or
+	// nil when the values are not numbers (then they are categories).
+	X []float64
+	// Unit is "s" for durations, "" otherwise.
+	Unit string
+}
+
+func (p SweepParam) axisLabel() string {
+	if p.Unit != "" {
+		return p.Path + " (" + p.Unit + ")"
+	}
+	return p.Path
+}
+
+// SweepPoint is one point of a sweep: a value per parameter and the
+// verdicts of its runs.
+type SweepPoint struct {
+	Values []string
+	Counts Counts
+	// File is the point's scenario file, relative to the sweep's folder.
+	File string
+	// Replay is the command that replays the point's first violating run
+	// (or its first run when none violated).
+	Replay string
+}
+
+// Sweep is the result of simrun sweep.
+type Sweep struct {
+	Scenario string
+	BaseSeed uint64
+	// Seeds is the number of runs per point.
+	Seeds  int
+	Params []SweepParam
+	// Points are in row-major order: with two parameters, point
+	// i*len(Params[1].Values)+j has the i-th value of the first and the
+	// j-th of the second.
+	Points []SweepPoint
+}
+
+var verdictColours = map[Verdict]color.RGBA{
+	LockSafety:     {0xd6, 0x27, 0x28, 0xff},
+	ResourceSafety: {0xff, 0x7f, 0x0e, 0xff},
+	Liveness:       {0x1f, 0x77, 0xb4, 0xff},
+}
+
+// judged reports whether any point judged the property.
+func (s *Sweep) judged(v Verdict) bool {
+	for _, p := range s.Points {
+		if _, n := p.Counts.Of(v); n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// CSV renders the raw counts, the estimates and the 95% Wilson intervals,
+// one line per point.
+func (s *Sweep) CSV() []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	head := []string{"point"}
+	for _, p := range s.Params {
+		head = append(head, p.Path)
+	}
+	head = append(head, "runs",
+		"lock_violated", "lock_unknown", "lock_p", "lock_lo", "lock_hi",
+		"resource_violated", "resource_unknown", "resource_p", "resource_lo", "resource_hi",
+		"liveness_violated", "liveness_judged", "liveness_p", "liveness_lo", "liveness_hi",
+		"file", "replay")
+	w.Write(head)
+	for i, pt := range s.Points {
+		row := []string{strconv.Itoa(i)}
+		row = append(row, pt.Values...)
+		c := pt.Counts
+		row = append(row, strconv.Itoa(c.Runs))
+		row = append(row, strconv.Itoa(c.LockViolated), strconv.Itoa(c.LockUnknown))
+		row = append(row, rateCols(c, LockSafety)...)
+		row = append(row, strconv.Itoa(c.ResourceViolated), strconv.Itoa(c.ResourceUnknown))
+		row = append(row, rateCols(c, ResourceSafety)...)
+		row = append(row, strconv.Itoa(c.LivenessViolated), strconv.Itoa(c.LivenessJudged))
+		row = append(row, rateCols(c, Liveness)...)
+		row = append(row, pt.File, pt.Replay)
+		w.Write(row)
+	}
+	w.Flush()
+	return b.Bytes()
+}
+
+func rateCols(c Counts, v Verdict) []string {
+	p, lo, hi := c.Rate(v)
+	if math.IsNaN(p) {
+		return []string{"", "", ""}
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+	return []string{f(p), f(lo), f(hi)}
+}
+
+// SweepImage plots a sweep: for one parameter, the probability of each
+// verdict against the value with 95% Wilson intervals as error bars; for
+// two, one heatmap per verdict.
+func SweepImage(s *Sweep) (Image, error) {
+	switch len(s.Params) {
+	case 1:
+		return sweepLines(s)
+	case 2:
+		return sweepHeatmaps(s)
+	}
+	return Image{}, fmt.Errorf("a sweep plot needs one or two parameters, not %d", len(s.Params))
+}
+
+// errPoints are the points of one series with their intervals.
+type errPoints struct {
+	xy     plotter.XYs
+	lo, hi []float64
+}
+
+func (e errPoints) Len() int                    { return len(e.xy) }
+func (e errPoints) XY(i int) (float64, float64) { return e.xy[i].X, e.xy[i].Y }
+func (e errPoints) YError(i int) (float64, float64) {
+	return e.xy[i].Y - e.lo[i], e.hi[i] - e.xy[i].Y
+}
+
+// probTicks marks a probability axis every 0.1, labelled every 0.2.
+type probTicks struct{}
+
+func (probTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for i := 0; i <= 10; i++ {
+		t := plot.Tick{Value: float64(i) / 10}
+		if i%2 == 0 {
+			t.Label = strconv.FormatFloat(t.Value, 'f', 1, 64)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// categoryTicks labels the integer positions of categories.
+type categoryTicks []string
+
+func (c categoryTicks) Ticks(min, max float64) []plot.Tick {
+	out := make([]plot.Tick, len(c))
+	for i, s := range c {
+		out[i] = plot.Tick{Value: float64(i), Label: s}
+	}
+	return out
+}
+
+func sweepLines(s *Sweep) (Image, error) {
+	par := s.Params[0]
+	title := fmt.Sprintf("%s: P(violation) vs %s  (%d seeds per point, 95%% Wilson intervals)", s.Scenario, par.Path, s.Seeds)
+	p := newPlot(title)
+	p.X.Label.Text = par.axisLabel()
+	p.Y.Label.Text = "probability"
+	p.Y.Min, p.Y.Max = -0.02, 1.02
+	p.Y.Tick.Marker = probTicks{}
+	xs := par.X
+	if xs == nil {
+		xs = make([]float64, len(par.Values))
+		for i := range xs {
+			xs[i] = float64(i)
+		}
+		p.X.Tick.Marker = categoryTicks(par.Values)
+	} else {
+		p.X.Tick.Marker = timeTicks{}
+	}
+	xmin, xmax := xs[0], xs[0]
+	for _, x := range xs {
+		xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+	}
+	span := xmax - xmin
+	if span == 0 {
+		span = 1
+	}
+	p.X.Min, p.X.Max = xmin-0.04*span, xmax+0.04*span
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.RGBA{0xe4, 0xe4, 0xe4, 0xff}
+	grid.Horizontal.Color = color.RGBA{0xe4, 0xe4, 0xe4, 0xff}
+	p.Add(grid)
+	var items []legendItem
+	verdicts := []Verdict{LockSafety, ResourceSafety, Liveness}
+	for vi, v := range verdicts {
+		if !s.judged(v) {
+			items = append(items, legendItem{text: v.String() + ": not judged in any run", thumb: func(draw.Canvas, vg.Rectangle) {}})
+			continue
+		}
+		dodge := (float64(vi) - 1) * 0.008 * span
+		var ep errPoints
+		for i, pt := range s.Points {
+			pr, lo, hi := pt.Counts.Rate(v)
+			if math.IsNaN(pr) {
+				continue
+			}
+			ep.xy = append(ep.xy, plotter.XY{X: xs[i] + dodge, Y: pr})
+			ep.lo, ep.hi = append(ep.lo, lo), append(ep.hi, hi)
+		}
+		if len(ep.xy) == 0 {
+			continue
+		}
+		clr := verdictColours[v]
+		line, pts, err := plotter.NewLinePoints(ep.xy)
+		if err != nil {
+			return Image{}, err
+		}
+		line.LineStyle = draw.LineStyle{Color: clr, Width: vg.Points(1.6)}
+		pts.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+		bars, err := plotter.NewYErrorBars(ep)
+		if err != nil {
+			return Image{}, err
+		}
+		bars.LineStyle = draw.LineStyle{Color: clr, Width: vg.Points(1)}
+		bars.CapWidth = vg.Points(6)
+		p.Add(line, bars, pts)
+		items = append(items, legendItem{text: "P(" + v.String() + ")", thumb: func(c draw.Canvas, r vg.Rectangle) {
+			y := (r.Min.Y + r.Max.Y) / 2
+			c.StrokeLine2(draw.LineStyle{Color: clr, Width: vg.Points(1.6)}, r.Min.X, y, r.Max.X, y)
+			glyph(c, draw.CircleGlyph{}, clr, 3, (r.Min.X+r.Max.X)/2, y)
+		}})
+	}
+	p.X.Min, p.X.Max = xmin-0.04*span, xmax+0.04*span
+	p.Y.Min, p.Y.Max = -0.02, 1.02
+	w := 10 * vg.Inch
+	legendH := legendHeight(items, w-vg.Inch)
+	h := 5*vg.Inch + legendH
+	return render(w, h, func(c draw.Canvas) {
+		p.Draw(draw.Crop(c, 0, 0, legendH, 0))
+		drawLegend(c, items, c.Min.X+0.8*vg.Inch, c.Min.Y+legendH-vg.Points(6), w-1.2*vg.Inch)
+	})
+}
+
+// cellLines are the texts of a heatmap cell: the estimate and its interval.
+func cellLines(c Counts, v Verdict) (float64, []string) {
+	p, lo, hi := c.Rate(v)
+	if math.IsNaN(p) {
+		return p, []string{"n/a"}
+	}
+	k, n := c.Of(v)
+	return p, []string{fmt.Sprintf("%.2f", p), fmt.Sprintf("%d/%d [%.2f, %.2f]", k, n, lo, hi)}
+}
+
+func sweepHeatmaps(s *Sweep) (Image, error) {
+	rowPar, colPar := s.Params[0], s.Params[1]
+	var maps []*heatmap
+	for _, v := range []Verdict{LockSafety, ResourceSafety, Liveness} {
+		if !s.judged(v) {
+			continue
+		}
+		h := &heatmap{title: "P(" + v.String() + ")", rows: rowPar.Values, cols: colPar.Values, xLabel: colPar.axisLabel(), yLabel: rowPar.axisLabel()}
+		for i := range rowPar.Values {
+			var row []heatCell
+			for j := range colPar.Values {
+				pr, lines := cellLines(s.Points[i*len(colPar.Values)+j].Counts, v)
+				row = append(row, heatCell{p: pr, lines: lines})
+			}
+			h.cells = append(h.cells, row)
+		}
+		maps = append(maps, h)
+	}
+	if len(maps) == 0 {
+		return Image{}, fmt.Errorf("no run of the sweep was judged")
+	}
+	title := fmt.Sprintf("%s: %d seeds per point, 95%% Wilson intervals", s.Scenario, s.Seeds)
+	return heatmapsImage(title, maps, "")
+}
+
+// heatmapsImage draws heatmaps side by side under a title, with a colour
+// bar and an optional note.
+func heatmapsImage(title string, maps []*heatmap, note string) (Image, error) {
+	panelW := 5.2 * vg.Inch
+	cols := maps[0].cols
+	var rowLabel vg.Length
+	for _, r := range maps[0].rows {
+		rowLabel = max(rowLabel, textStyle(9, black).Width(r))
+	}
+	if wide := vg.Length(len(cols))*0.95*vg.Inch + rowLabel + 0.7*vg.Inch; wide > panelW {
+		panelW = wide
+	}
+	panelH := vg.Length(len(maps[0].rows))*0.42*vg.Inch + 1.3*vg.Inch
+	w := panelW * vg.Length(len(maps))
+	head := 0.45 * vg.Inch
+	foot := 0.75 * vg.Inch
+	h := head + panelH + foot
+	return render(w, h, func(c draw.Canvas) {
+		st := textStyle(14, black)
+		c.FillText(st, vg.Point{X: c.Center().X - st.Width(title)/2, Y: c.Max.Y - head + vg.Points(10)}, title)
+		body := draw.Crop(c, 0, 0, foot, -head)
+		tiles := draw.Tiles{Rows: 1, Cols: len(maps), PadX: vg.Points(10), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
+		for i, m := range maps {
+			m.plot().Draw(tiles.At(body, i, 0))
+		}
+		bar := colourBar(2.5 * vg.Inch)
+		x := c.Min.X + vg.Inch
+		y := c.Min.Y + foot - vg.Points(22)
+		lst := textStyle(9, black)
+		c.FillText(lst, vg.Point{X: x, Y: y + vg.Points(1)}, "probability")
+		bx := x + lst.Width("probability") + vg.Points(8)
+		bar.thumb(c, vg.Rectangle{Min: vg.Point{X: bx, Y: y}, Max: vg.Point{X: bx + 2.5*vg.Inch, Y: y + vg.Points(10)}})
+		if note != "" {
+			nx := bx + 2.5*vg.Inch + vg.Points(20)
+			for i, line := range strings.Split(note, "\n") {
+				c.FillText(lst, vg.Point{X: nx, Y: y + vg.Points(1) - vg.Length(i)*vg.Points(12)}, line)
+			}
+		}
+	})
+}

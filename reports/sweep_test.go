@@ -1,0 +1,134 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/checker"
+)
+
+// TestWilson checks the interval against values computed by hand from the
+// formula (Brown, Cai and DasGupta 2001, eq. 4, z = 1.96).
+func TestWilson(t *testing.T) {
+	tests := []struct {
+		name      string
+		k, n      int
+		p, lo, hi float64
+	}{
+		{"none of ten", 0, 10, 0, 0, 0.2775},
+		{"half of ten", 5, 10, 0.5, 0.2366, 0.7634},
+		{"all of thirty", 30, 30, 1, 0.8865, 1},
+		{"one of a hundred", 1, 100, 0.01, 0.0018, 0.0545},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, lo, hi := Wilson(tt.k, tt.n)
+			assert.InDelta(t, tt.p, p, 1e-9)
+			assert.InDelta(t, tt.lo, lo, 1e-4)
+			assert.InDelta(t, tt.hi, hi, 1e-4)
+		})
+	}
+	p, lo, hi := Wilson(0, 0)
+	assert.True(t, math.IsNaN(p))
+	assert.Equal(t, 0.0, lo)
+	assert.Equal(t, 1.0, hi)
+}
+
+func TestCounts(t *testing.T) {
+	var c Counts
+	c.Add(checker.Violated, checker.Holds, checker.NotJudged)
+	c.Add(checker.Unknown, checker.Violated, checker.Holds)
+	c.Add(checker.Holds, checker.Holds, checker.Violated)
+	assert.Equal(t, Counts{Runs: 3, LockViolated: 1, LockUnknown: 1, ResourceViolated: 1, LivenessViolated: 1, LivenessJudged: 2}, c)
+	k, n := c.Of(LockSafety)
+	assert.Equal(t, [2]int{1, 2}, [2]int{k, n}, "unknown verdicts are left out")
+	k, n = c.Of(Liveness)
+	assert.Equal(t, [2]int{1, 2}, [2]int{k, n}, "not-judged runs are left out")
+}
+
+func sampleSweep(params int) *Sweep {
+	s := &Sweep{Scenario: "redlock-clock-jump", BaseSeed: 1, Seeds: 10, Params: []SweepParam{
+		{Path: "faults[1].by", Values: []string{"0s", "10s", "20s", "30s"}, X: []float64{0, 10, 20, 30}, Unit: "s"},
+	}}
+	if params == 2 {
+		s.Params = append(s.Params, SweepParam{Path: "clients[0].lock.fanout", Values: []string{"sequential", "parallel"}})
+	}
+	n := len(s.Params[0].Values)
+	if params == 2 {
+		n *= 2
+	}
+	for i := 0; i < n; i++ {
+		c := Counts{Runs: 10, LockViolated: i * 10 / n, ResourceViolated: i * 5 / n, LivenessJudged: 10 - i, LivenessViolated: i / 2}
+		vals := []string{s.Params[0].Values[i/len(s.Params)]}
+		if params == 2 {
+			vals = append(vals, s.Params[1].Values[i%2])
+		}
+		s.Points = append(s.Points, SweepPoint{Values: vals, Counts: c, File: "points/point-00" + string(rune('0'+i)) + ".yaml", Replay: "simrun run x --seed 3"})
+	}
+	return s
+}
+
+func TestSweepImageAndCSV(t *testing.T) {
+	for _, params := range []int{1, 2} {
+		s := sampleSweep(params)
+		img, err := SweepImage(s)
+		require.NoError(t, err)
+		requirePNG(t, img.PNG)
+		texts := strings.Join(svgTexts(t, img.SVG), "\n")
+		assert.Contains(t, texts, "faults[1].by (s)")
+		if params == 1 {
+			assert.Contains(t, texts, "P(lock safety violated)")
+			assert.Contains(t, texts, "probability")
+		} else {
+			assert.Contains(t, texts, "parallel")
+			assert.Contains(t, texts, "P(resource safety violated)")
+			assert.Contains(t, texts, "0/10 [0.00, 0.28]")
+		}
+		again, err := SweepImage(s)
+		require.NoError(t, err)
+		assert.Equal(t, img, again, "deterministic")
+
+		rows, err := csv.NewReader(bytes.NewReader(s.CSV())).ReadAll()
+		require.NoError(t, err)
+		require.Len(t, rows, len(s.Points)+1)
+		assert.Equal(t, "point", rows[0][0])
+		assert.Equal(t, "faults[1].by", rows[0][1])
+		assert.Equal(t, "replay", rows[0][len(rows[0])-1])
+		assert.Equal(t, "10", rows[1][1+params], "runs")
+	}
+	_, err := SweepImage(&Sweep{})
+	assert.Error(t, err)
+}
+
+func TestMatrixOutputs(t *testing.T) {
+	m := &Matrix{Rows: []string{"redlock", "redlock +fencing"}, Cols: []string{"clock jump", "failover"}, Runs: 10, Seed: 1,
+		Notes: []string{"a note"},
+		Cells: [][]MatrixCell{
+			{{Counts: Counts{Runs: 10, LockViolated: 4, ResourceViolated: 4}, Replay: "simrun run cases/a.yaml --seed 9"}, {NA: true}},
+			{{Counts: Counts{Runs: 10, LockViolated: 4}}, {NA: true}},
+		}}
+	img, err := MatrixImage(m)
+	require.NoError(t, err)
+	requirePNG(t, img.PNG)
+	texts := strings.Join(svgTexts(t, img.SVG), "\n")
+	for _, want := range []string{"redlock +fencing", "clock jump", "40%", "4/10", "n/a", "P(lock safety violated)", "P(resource safety violated)"} {
+		assert.Contains(t, texts, want)
+	}
+	md := string(m.Markdown())
+	assert.Contains(t, md, "| redlock | 40% / 40% | n/a |")
+	assert.Contains(t, md, "| redlock +fencing | 40% / 0% | n/a |")
+	rows, err := csv.NewReader(bytes.NewReader(m.CSV())).ReadAll()
+	require.NoError(t, err)
+	assert.Len(t, rows, 5)
+	page, err := m.HTML(img.SVG)
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "simrun run cases/a.yaml --seed 9")
+	assert.Contains(t, string(page), "40% (4/10, 95% CI")
+	assert.Contains(t, m.Summary(), "40% / 0%")
+}

@@ -1,0 +1,337 @@
+package reports
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// spansOf returns a lane's spans of a kind as "start..end" strings.
+func spansOf(l *Lane, k SpanKind) []string {
+	var out []string
+	for _, s := range l.Spans {
+		if s.Kind == k {
+			out = append(out, fmt.Sprintf("%s..%s", s.Start, s.End))
+		}
+	}
+	return out
+}
+
+// TestTimelineMatchesHistory checks that the beliefs and critical sections
+// reconstructed from the trace are the ones the kernel recorded in the
+// history, for every built-in scenario (pauses, crashes, failovers,
+// fencing, continuous contention).
+func TestTimelineMatchesHistory(t *testing.T) {
+	cat, err := scenarios.Catalogue()
+	require.NoError(t, err)
+	for _, sc := range cat {
+		name := sc.Name
+		t.Run(name, func(t *testing.T) {
+			run, o := runOf(t, name)
+			tl, err := BuildTimeline(run)
+			require.NoError(t, err)
+			for _, c := range run.Setup.Clients {
+				lane := tl.Lane(c)
+				require.NotNil(t, lane)
+				var wantB, wantS []string
+				for _, b := range o.History.Beliefs {
+					if b.Client == c {
+						wantB = append(wantB, fmt.Sprintf("%s..%s", b.Start, b.End))
+					}
+				}
+				for _, s := range o.History.Sections {
+					if s.Client == c {
+						wantS = append(wantS, s.ReadSent.String())
+					}
+				}
+				sort.Strings(wantB)
+				gotB := spansOf(lane, SpanBelief)
+				sort.Strings(gotB)
+				assert.Equal(t, wantB, gotB, "beliefs of %s", c)
+				var gotS []string
+				for _, s := range lane.Spans {
+					if s.Kind == SpanSection {
+						gotS = append(gotS, s.Start.String())
+					}
+				}
+				sort.Strings(wantS)
+				sort.Strings(gotS)
+				assert.Equal(t, wantS, gotS, "sections of %s", c)
+			}
+		})
+	}
+}
+
+// TestTimelineRedlockClockJump checks the server lanes of Kleppmann's
+// example: C holds c1's key until its clock jumps (the key is logically
+// expired from the jump on, although the expiry cycle deletes it later),
+// then c2's; A and B hold c1's key until c1 releases it.
+func TestTimelineRedlockClockJump(t *testing.T) {
+	run, _ := runOf(t, "redlock-clock-jump")
+	tl, err := BuildTimeline(run)
+	require.NoError(t, err)
+	assert.Equal(t, "c1 c2 A B C D E storage network", laneNames(tl))
+	held := func(lane string) []string {
+		var out []string
+		for _, s := range tl.Lane(lane).Spans {
+			if s.Kind == SpanHeld {
+				out = append(out, s.Label+" "+s.Start.String()+".."+s.End.String())
+			}
+		}
+		return out
+	}
+	assert.Equal(t, []string{"c1 0.002s..5.126s"}, held("A"))
+	assert.Equal(t, []string{"c1 0.010s..0.212s", "c2 1.101s..6.219s"}, held("C"))
+	assert.Equal(t, []string{"c2 1.104s..6.228s"}, held("D"))
+	var marks []string
+	for _, m := range tl.Lane("C").Marks {
+		marks = append(marks, m.Label)
+	}
+	assert.Equal(t, []string{"clock +30s"}, marks)
+	require.Len(t, tl.Shades, 2)
+	assert.Equal(t, "lock-safety", tl.Shades[0].Kind)
+	assert.Equal(t, sim.At(7*time.Second), tl.View, "the story ends at 6.2s of 30s")
+	var parts []string
+	for _, s := range tl.Lane(networkLane).Spans {
+		parts = append(parts, fmt.Sprintf("%s row %d", s.Label, s.Row))
+	}
+	assert.Equal(t, []string{"[c1 A B C] | [D E] row 0", "[c2 C D E] | [A B] row 1"}, parts)
+}
+
+// TestTimelineServers checks what servers held across a crash with an
+// fsynced AOF (the key comes back from disk), on a ZooKeeper service (the
+// holder is the lowest znode's owner) and with fencing (rejected writes).
+func TestTimelineServers(t *testing.T) {
+	t.Run("fsync always restores the key", func(t *testing.T) {
+		run, _ := runOf(t, "redlock-crash-fsync-always")
+		tl, err := BuildTimeline(run)
+		require.NoError(t, err)
+		var labels []string
+		for _, s := range tl.Lane("C").Spans {
+			if s.Kind == SpanHeld || s.Kind == SpanDown {
+				labels = append(labels, s.Label)
+			}
+		}
+		assert.Equal(t, []string{"c1", "c1 (from disk)", "c2", "down"}, labels)
+	})
+	t.Run("zookeeper holder and rejected write", func(t *testing.T) {
+		run, _ := runOf(t, "zk-session-expiry-pause-fenced")
+		tl, err := BuildTimeline(run)
+		require.NoError(t, err)
+		var held []string
+		for _, s := range tl.Lane("zk").Spans {
+			held = append(held, s.Label+" "+s.Start.String()+".."+s.End.String())
+		}
+		assert.Equal(t, []string{"c1 0.006s..12.000s", "c2 12.000s..14.016s"}, held)
+		var marks []string
+		for _, m := range tl.Lane("c1").Marks {
+			marks = append(marks, m.Label)
+		}
+		assert.Contains(t, marks, "w=1 rejected")
+		assert.Contains(t, spansOf(tl.Lane("c1"), SpanPause), "0.113s..20.113s")
+		assert.Nil(t, tl.Lane(networkLane), "no partition, no network lane")
+	})
+}
+
+// TestTimelineImage renders Kleppmann's example and checks the SVG's text:
+// every lane, the fault labels and the legend.
+func TestTimelineImage(t *testing.T) {
+	run, _ := runOf(t, "redlock-clock-jump")
+	tl, err := BuildTimeline(run)
+	require.NoError(t, err)
+	img, err := TimelineImage(tl, "redlock-clock-jump")
+	require.NoError(t, err)
+	w, h := requirePNG(t, img.PNG)
+	assert.Equal(t, 1400, w)
+	assert.Greater(t, h, 500)
+	texts := strings.Join(svgTexts(t, img.SVG), "\n")
+	for _, want := range []string{"c1", "c2", "A", "B", "C", "D", "E", "storage", "network", "clock +30s", "true time (s)",
+		"[c2 C D E]", "[A B]", "w=1", "believes it holds the lock (colour = client)", "server holds the lock key (colour = holder)",
+		"lock safety violated (window)", "resource safety violated (window)", "wall-clock jump"} {
+		assert.Contains(t, texts, want)
+	}
+	assert.NotContains(t, texts, "paused", "no pause in this scenario, so none in the legend")
+}
+
+// TestRenderRunDeterministic renders the same run twice and a copy of its
+// trace: the bytes of every file must be identical.
+func TestRenderRunDeterministic(t *testing.T) {
+	run, _ := runOf(t, "single-failover")
+	a, err := RenderRun(run)
+	require.NoError(t, err)
+	again := *run
+	again.Trace = append([]sim.Event(nil), run.Trace...)
+	b, err := RenderRun(&again)
+	require.NoError(t, err)
+	require.Len(t, a, 5)
+	for name := range a {
+		assert.Equal(t, a[name], b[name], "%s differs between two renderings", name)
+	}
+}
+
+// TestIndexHTML checks the page's content and that every name is escaped.
+func TestIndexHTML(t *testing.T) {
+	s, err := scenarios.Parse("evil.yaml", []byte(`name: evil
+title: <script>alert("t")</script>
+seed: 1
+duration: 10s
+redis:
+  - name: "<b>A</b>"
+clients:
+  - name: "<img src=x onerror=alert(1)>"
+    lock: {algorithm: redis-single, node: "<b>A</b>", ttl: 2s}
+    workload: {start: 0s, cycles: 1, hold: 100ms}
+faults:
+  - at: 1s
+    kind: pause
+    node: "<b>A</b>"
+    for: 1s
+`))
+	require.NoError(t, err)
+	run, _ := runScenario(t, s)
+	files, err := RenderRun(run)
+	require.NoError(t, err)
+	page := string(files["index.html"])
+	assert.NotContains(t, page, "<script>alert")
+	assert.NotContains(t, page, "<img src=x")
+	assert.NotContains(t, page, "<b>A</b>")
+	assert.Contains(t, page, "&lt;script&gt;")
+	for _, want := range []string{"<h2>Verdicts</h2>", "<h2>Key events</h2>", "data:image/svg&#43;xml;base64,", run.Result.TraceHash, "simrun run evil --seed 1", "Also as <a href=\"timeline.png\">"} {
+		assert.Contains(t, page, want)
+	}
+	// The SVG escapes the names too, and stays well-formed.
+	texts := svgTexts(t, files["timeline.svg"])
+	assert.Contains(t, texts, "<img src=x onerror=alert(1)>")
+	assert.NotContains(t, string(files["timeline.svg"]), "<b>A</b>")
+	svgTexts(t, files["clocks.svg"])
+	requirePNG(t, files["clocks.png"])
+}
+
+// TestKeyEvents keeps what the summary shows and drops the rest.
+func TestKeyEvents(t *testing.T) {
+	tr := []sim.Event{
+		{Seq: 1, Kind: "loaded", Proc: "A"},
+		{Seq: 2, At: 5, Kind: sim.KindSend, Proc: "c1"},
+		{Seq: 3, At: 6, Kind: sim.KindAcquired, Proc: "c1", Text: "lock"},
+		{Seq: 4, At: 7, Kind: "loaded", Proc: "A"},
+	}
+	got := KeyEvents(tr)
+	require.Len(t, got, 2)
+	assert.Equal(t, uint64(3), got[0].Seq)
+	assert.Equal(t, uint64(4), got[1].Seq)
+}
+
+func TestViewEnd(t *testing.T) {
+	tests := []struct {
+		name string
+		last time.Duration
+		end  time.Duration
+		want time.Duration
+	}{
+		{"busy to the end", 55 * time.Second, 60 * time.Second, 60 * time.Second},
+		{"story in the first seconds", 6200 * time.Millisecond, 30 * time.Second, 7 * time.Second},
+		{"story in the first second", 300 * time.Millisecond, 30 * time.Second, 500 * time.Millisecond},
+		{"story in the first 25 s of 90", 25 * time.Second, 90 * time.Second, 30 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tl := &Timeline{End: sim.At(tt.end), Lanes: []*Lane{{Name: "c1", Marks: []Mark{{At: sim.At(tt.last)}}}}}
+			assert.Equal(t, sim.At(tt.want), viewEnd(tl))
+		})
+	}
+}
+
+// TestLayoutLabels checks that labels never overlap in a row, that the
+// most important ones are placed first, and that those with no room are
+// left out.
+func TestLayoutLabels(t *testing.T) {
+	width := func(s string) vg.Length { return vg.Length(10 * len(s)) }
+	labels := []label{
+		{x: 0, text: "tok 1", prio: 3},
+		{x: 5, text: "crash", prio: 1},
+		{x: 10, text: "pause", prio: 1},
+		{x: 20, text: "w=1", prio: 2},
+		{x: 500, text: "late", prio: 2},
+		{x: 995, text: "edge", prio: 1},
+	}
+	got := layoutLabels(labels, 2, width, 0, 1000)
+	var names []string
+	for _, p := range got {
+		names = append(names, fmt.Sprintf("%s@%v/%d", p.text, p.x0, p.row))
+	}
+	// crash and pause first; edge ends left of its anchor; w=1 takes no
+	// room left, and tok 1 neither.
+	assert.Equal(t, []string{"crash@6/0", "pause@11/1", "edge@950/0", "late@501/0"}, names)
+	for i, a := range got {
+		for _, b := range got[i+1:] {
+			if a.row == b.row {
+				overlap := a.x0 < b.x0+width(b.text)+labelGap && b.x0 < a.x0+width(a.text)+labelGap
+				assert.False(t, overlap, "%s and %s overlap", a.text, b.text)
+			}
+		}
+	}
+}
+
+// TestBusyTimeline draws a minute of five servers and three clients under
+// every kind of fault and checks that every lane and fault is named.
+func TestBusyTimeline(t *testing.T) {
+	s, err := scenarios.Parse("busy.yaml", []byte(busyYAML))
+	require.NoError(t, err)
+	run, _ := runScenario(t, s)
+	files, err := RenderRun(run)
+	require.NoError(t, err)
+	texts := strings.Join(svgTexts(t, files["timeline.svg"]), "\n")
+	for _, want := range []string{"c1", "c2", "c3", "A", "B", "C", "D", "E", "storage", "network",
+		"pause 12s", "clock +15s", "crash (power)", "restart", "drift +5%", "drop 3 → A", "delay +2s → E",
+		"[c1 A B C]", "[c2 c3 D E]", "w=8 rejected", "c2 (from disk)", "tok 17"} {
+		assert.Contains(t, texts, want)
+	}
+	w, _ := requirePNG(t, files["timeline.png"])
+	assert.Equal(t, 1400, w)
+}
+
+// busyYAML is a minute of five Redlock servers and three fenced clients
+// under a pause, a clock jump, a partition, a power loss, a drift change,
+// dropped and delayed messages.
+const busyYAML = `name: busy
+seed: 3
+duration: 60s
+network:
+  latency: 1ms..3ms
+redis:
+  - name: A
+  - name: B
+    appendonly: true
+  - name: C
+  - name: D
+  - name: E
+clients:
+  - name: c1
+    lock: {algorithm: redlock, nodes: [A, B, C, D, E], ttl: 10s, fencing_token: incr}
+    workload: {start: 0s, cycles: 0, hold: 3s, think: 500ms}
+  - name: c2
+    lock: {algorithm: redlock, nodes: [A, B, C, D, E], ttl: 10s, fencing_token: incr}
+    workload: {start: 1s, cycles: 0, hold: 3s, think: 500ms}
+  - name: c3
+    lock: {algorithm: redlock, nodes: [A, B, C, D, E], ttl: 10s, fencing_token: incr}
+    workload: {start: 2s, cycles: 0, hold: 3s, think: 500ms}
+resource:
+  fencing: monotonic
+faults:
+  - {at: 5s, kind: pause, node: c1, for: 12s}
+  - {at: 20s, kind: clock-jump, node: C, by: +15s}
+  - {at: 20s, kind: partition, groups: [[c1, A, B, C], [c2, c3, D, E]], heal_after: 8s}
+  - {at: 33s, kind: crash, node: B, mode: power, restart_after: 4s}
+  - {at: 40s, kind: clock-drift, node: D, rate: 0.05}
+  - {at: 45s, kind: drop, from: c2, to: A, count: 3}
+  - {at: 50s, kind: delay, from: c3, to: E, by: 2s, for: 5s}
+`
