@@ -9,8 +9,10 @@ import (
 )
 
 // sweepSeeds is how many seeds besides its own each catalogue scenario must
-// reproduce its expected verdicts for (issue 5: at least 20).
-const sweepSeeds = 20
+// reproduce its expected verdicts for (issue 5 asks for at least 20; a
+// 200-seed sweep once found redlock-pause-in-flight fragile at 13/200, so
+// the test runs more).
+const sweepSeeds = 60
 
 // TestCatalogueSeedSweep runs every built-in scenario with its own seed and
 // sweepSeeds others and requires its expected verdicts each time. A failure
