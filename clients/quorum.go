@@ -21,7 +21,9 @@ type quorumLock struct {
 
 func (q *quorumLock) init() {}
 
-func (q *quorumLock) cfg() LockConfig { return q.c.cfg.Lock }
+// cfg returns the lock's configuration (a pointer: the struct is large and
+// read on every step).
+func (q *quorumLock) cfg() *LockConfig { return &q.c.cfg.Lock }
 
 func (q *quorumLock) redsync() bool { return q.cfg().Algorithm == Redsync }
 
@@ -118,8 +120,8 @@ func (q *quorumLock) acquire(try int, done func(bool)) {
 	args := q.setArgs()
 	timeout := q.roundTimeout()
 	// Step 2: try every instance with the same key and value.
-	c.fanout(len(nodes), q.parallel(), func(i int, cb func(redis.Value, bool)) {
-		c.cmd(c.addr(nodes[i]), timeout, cb, args...)
+	c.fanout(len(nodes), q.parallel(), func(i int, cb callback) {
+		c.cmdTo(c.addr(nodes[i]), timeout, cb, args)
 	}, func(res []reply) {
 		granted := make([]bool, len(nodes))
 		n, first := 0, -1
@@ -182,8 +184,11 @@ func (q *quorumLock) unlock(granted []bool, timeout time.Duration, done func()) 
 		// (ErrLockAlreadyExpired, scripts.go:5-14).
 		s = scriptDeleteOrMissing
 	}
-	c.fanout(len(idx), q.parallel(), func(j int, cb func(redis.Value, bool)) {
-		c.evalsha(c.addr(cfg.Nodes[idx[j]]), timeout, s, []string{cfg.Key}, []string{q.val}, cb)
+	// One argv for the round: every node gets the same command.
+	keys, args := []string{cfg.Key}, []string{q.val}
+	argv := s.EvalSHA(keys, args...)
+	c.fanout(len(idx), q.parallel(), func(j int, cb callback) {
+		c.evalshaTo(c.addr(cfg.Nodes[idx[j]]), timeout, s, argv, keys, args, cb)
 	}, func(res []reply) {
 		for j, r := range res {
 			if r.OK && r.Value.Kind == redis.KindInt && r.Value.Int <= 0 && granted == nil {
@@ -225,7 +230,7 @@ func (q *quorumLock) held() {
 func (q *quorumLock) scheduleExtend() {
 	c, cfg := q.c, q.cfg()
 	gen := q.gen
-	q.extend = c.after(cfg.ExtendEvery, "extend", func() {
+	q.extend = c.after(cfg.ExtendEvery, whatExtend, func() {
 		q.extend = timerRef{}
 		if !c.believes() {
 			return
@@ -240,8 +245,10 @@ func (q *quorumLock) scheduleExtend() {
 			s = scriptTouchSetNX
 		}
 		start := c.read(q.clk())
-		c.fanout(len(cfg.Nodes), q.parallel(), func(i int, cb func(redis.Value, bool)) {
-			c.evalsha(c.addr(cfg.Nodes[i]), cfg.NodeTimeout, s, []string{cfg.Key}, []string{q.val, ms(cfg.TTL)}, cb)
+		keys, args := []string{cfg.Key}, []string{q.val, ms(cfg.TTL)}
+		argv := s.EvalSHA(keys, args...)
+		c.fanout(len(cfg.Nodes), q.parallel(), func(i int, cb callback) {
+			c.evalshaTo(c.addr(cfg.Nodes[i]), cfg.NodeTimeout, s, argv, keys, args, cb)
 		}, func(res []reply) {
 			if gen != q.gen {
 				return
