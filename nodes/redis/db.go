@@ -58,7 +58,13 @@ func (n *Node) lookup(key string, write bool) *entry {
 func (n *Node) deleteExpired(key string) {
 	e := n.db[key]
 	n.removeKey(key)
-	n.logf(EventKeyExpired, "%s deadline=%d now=%d", strconv.Quote(key), e.exp, n.now)
+	if !n.quiet {
+		// "%q deadline=%d now=%d", rendered with appends.
+		b := strconv.AppendQuote(n.scratch[:0], key)
+		b = strconv.AppendInt(append(b, " deadline="...), e.exp, 10)
+		b = strconv.AppendInt(append(b, " now="...), n.now, 10)
+		n.logBytes(EventKeyExpired, b)
+	}
 	n.propagate(Cmd{"DEL", key})
 	n.stats.expiredKeys++
 }
@@ -99,19 +105,22 @@ func (n *Node) logKeySet(key string) {
 	if n.quiet {
 		return
 	}
+	// KEY (quoted), "hash" or the quoted value, and the deadline, rendered
+	// with appends (this runs for every lock taken).
 	e := n.db[key]
+	b := strconv.AppendQuote(n.scratch[:0], key)
 	if e.isHash {
-		n.logf(EventKeySet, "%s hash deadline=%s", strconv.Quote(key), deadlineText(e))
-		return
+		b = append(b, " hash"...)
+	} else {
+		b = strconv.AppendQuote(append(b, ' '), e.str)
 	}
-	n.logf(EventKeySet, "%s %s deadline=%s", strconv.Quote(key), strconv.Quote(e.str), deadlineText(e))
-}
-
-func deadlineText(e *entry) string {
-	if !e.hasExp {
-		return "none"
+	b = append(b, " deadline="...)
+	if e.hasExp {
+		b = strconv.AppendInt(b, e.exp, 10)
+	} else {
+		b = append(b, "none"...)
 	}
-	return strconv.FormatInt(e.exp, 10)
+	n.logBytes(EventKeySet, b)
 }
 
 // sortedKeys returns the keys of the keyspace in order (map order must never

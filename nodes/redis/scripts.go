@@ -284,12 +284,16 @@ func (n *Node) runScript(s Script, keys, args []string) Value {
 	saved := n.cur
 	n.cur.inScript = true
 	n.cur.scriptDirty = false
-	x := &scriptRun{n: n, sha: s.SHA, keys: keys, args: args}
+	// The node's one scriptRun is reused: scripts cannot nest (EVAL is not
+	// allowed from a script), and reusing it saves an allocation per script.
+	x := &n.run
+	*x = scriptRun{n: n, sha: s.SHA, keys: keys, args: args}
 	v := s.run(x)
 	if x.err != nil {
 		v = *x.err
 	}
 	n.cur = saved
+	*x = scriptRun{}
 	return v
 }
 
@@ -355,10 +359,10 @@ func (x *scriptRun) call(line int, a ...string) (Value, bool) {
 		return Value{}, false
 	}
 	n := x.n
-	name := strings.ToLower(a[0])
-	spec := commands[name]
+	top := lookupLower(commands, a[0])
+	spec := top
 	if spec != nil && spec.subs != nil && len(a) >= 2 {
-		spec = spec.subs[strings.ToLower(a[1])]
+		spec = lookupLower(spec.subs, a[1])
 	}
 	if spec == nil {
 		x.raise(line, "ERR Unknown Redis command called from script")
@@ -368,7 +372,7 @@ func (x *scriptRun) call(line int, a ...string) (Value, bool) {
 		x.raise(line, "ERR Wrong number of args calling Redis command from script")
 		return Value{}, false
 	}
-	if notAllowedInScripts[name] {
+	if top.noScript {
 		x.raise(line, "ERR This Redis command is not allowed from script")
 		return Value{}, false
 	}
