@@ -69,6 +69,9 @@ type client struct {
 	token     int64
 	hasToken  bool
 	section   int // current section id, -1 when none
+
+	scratch []byte      // reused buffer for rendering trace texts
+	addrs   []addrEntry // process ids of the names addr resolved
 }
 
 // New returns a fresh client process for cfg (the kernel calls the factory
@@ -321,7 +324,22 @@ func (c *client) release() {
 // asks for "20 bytes from /dev/urandom"; locksim draws 64 bits from the
 // client's seeded stream and prefixes the client's name for the trace.
 func (c *client) uniqueValue() string {
-	return fmt.Sprintf("%s:%016x", c.cfg.Name, c.env.Rand().Uint64())
+	// fmt's "%s:%016x", rendered with appends.
+	const digits = "0123456789abcdef"
+	v := c.env.Rand().Uint64()
+	var hex [16]byte
+	for i := len(hex) - 1; i >= 0; i-- {
+		hex[i] = digits[v&0xf]
+		v >>= 4
+	}
+	return c.cfg.Name + ":" + string(hex[:])
+}
+
+// logBytes records a client event whose text b was rendered into
+// c.scratch, and keeps the (possibly grown) buffer for the next one.
+func (c *client) logBytes(b []byte) {
+	c.env.LogBytes(KindClient, b)
+	c.scratch = b[:0]
 }
 
 // read returns a reading of clock k.

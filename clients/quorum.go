@@ -147,7 +147,12 @@ func (q *quorumLock) acquire(try int, done func(bool)) {
 			if ok {
 				verdict = "acquired"
 			}
-			c.env.Logf(KindClient, "%d/%d nodes, validity %v: %s", n, len(nodes), validity, verdict)
+			// "%d/%d nodes, validity %v: %s", rendered with appends (once
+			// per attempt).
+			b := strconv.AppendInt(c.scratch[:0], int64(n), 10)
+			b = strconv.AppendInt(append(b, '/'), int64(len(nodes)), 10)
+			b = append(append(append(append(b, " nodes, validity "...), validity.String()...), ": "...), verdict...)
+			c.logBytes(b)
 			if ok {
 				done(true)
 				return
@@ -172,7 +177,7 @@ func (q *quorumLock) acquire(try int, done func(bool)) {
 // when release=acquired after a failed attempt; granted nil means all).
 func (q *quorumLock) unlock(granted []bool, timeout time.Duration, done func()) {
 	c, cfg := q.c, q.cfg()
-	var idx []int
+	idx := make([]int, 0, len(cfg.Nodes))
 	for i := range cfg.Nodes {
 		if granted == nil || q.redsync() || cfg.Release == ReleaseAll || granted[i] {
 			idx = append(idx, i)
@@ -192,7 +197,11 @@ func (q *quorumLock) unlock(granted []bool, timeout time.Duration, done func()) 
 	}, func(res []reply) {
 		for j, r := range res {
 			if r.OK && r.Value.Kind == redis.KindInt && r.Value.Int <= 0 && granted == nil {
-				c.env.Logf(KindClient, "release on %s: %v (the key was gone or not ours)", cfg.Nodes[idx[j]], r.Value)
+				// "release on %s: %v (...)"; %v of a Value is its String,
+				// which is its AppendTrace.
+				b := append(append(c.scratch[:0], "release on "...), cfg.Nodes[idx[j]]...)
+				b = r.Value.AppendTrace(append(b, ": "...))
+				c.logBytes(append(b, " (the key was gone or not ours)"...))
 			}
 		}
 		done()

@@ -241,8 +241,14 @@ func cmdEvalSHA(n *Node, a []string) Value {
 	if errv != nil {
 		return *errv
 	}
-	sha := strings.ToLower(a[1])
+	// A SHA found as it is is already in lower case (the clients send them
+	// so): strings.ToLower, which scans it, is needed only otherwise.
+	sha := a[1]
 	s, ok := scriptsBySHA[sha]
+	if !ok {
+		sha = strings.ToLower(sha)
+		s, ok = scriptsBySHA[sha]
+	}
 	if !ok || !n.scripts[sha] {
 		return errNoScript
 	}
