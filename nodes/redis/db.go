@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"math"
 	"sort"
 	"strconv"
 )
@@ -98,6 +99,7 @@ func (n *Node) setExpire(key string, when int64) {
 	e := n.db[key]
 	e.hasExp, e.exp = true, when
 	n.volatile[key] = struct{}{}
+	n.noteDeadline(when)
 }
 
 // logKeySet emits key-set for a string key just stored.
@@ -170,6 +172,7 @@ func (n *Node) loadEntry(en Entry) {
 	n.db[en.Key] = e
 	if e.hasExp {
 		n.volatile[en.Key] = struct{}{}
+		n.noteDeadline(e.exp)
 	}
 }
 
@@ -177,17 +180,41 @@ func (n *Node) loadEntry(en Entry) {
 func (n *Node) flushData() {
 	n.db = map[string]*entry{}
 	n.volatile = map[string]struct{}{}
+	n.minDeadline = math.MaxInt64
+}
+
+// noteDeadline lowers minDeadline to a deadline just set.
+func (n *Node) noteDeadline(when int64) {
+	if when < n.minDeadline {
+		n.minDeadline = when
+	}
+}
+
+// mayHaveExpired reports whether a key with a deadline may have expired:
+// false when no deadline has passed yet (minDeadline is at most the
+// earliest deadline, so this never hides an expired key). It lets the
+// active expiry cycle, which runs hz times a second on every node, skip
+// its scan of the keys in the usual case.
+func (n *Node) mayHaveExpired() bool {
+	return len(n.volatile) > 0 && !n.loading && n.now > n.minDeadline
 }
 
 // expiredVolatile returns, in order, the keys whose deadline has passed on
 // the node's wall clock now.
 func (n *Node) expiredVolatile() []string {
 	var out []string
+	earliest := int64(math.MaxInt64)
 	for k := range n.volatile {
-		if e := n.db[k]; e != nil && n.keyIsExpired(e) {
+		e := n.db[k]
+		if e != nil && n.keyIsExpired(e) {
 			out = append(out, k)
+		} else if e != nil && e.exp < earliest {
+			earliest = e.exp
 		}
 	}
+	// Every key left has a deadline of at least earliest: the exact bound
+	// (the expired keys are deleted by the caller).
+	n.minDeadline = earliest
 	sort.Strings(out)
 	return out
 }

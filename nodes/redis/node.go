@@ -94,6 +94,10 @@ type Node struct {
 	startMono int64
 	scripts   map[string]bool // the script cache: loaded SHAs
 	stats     stats
+	// minDeadline is at most the earliest deadline of a key in volatile
+	// (math.MaxInt64 when none was set): lowered when a deadline is set,
+	// made exact by each scan (expiredVolatile).
+	minDeadline int64
 
 	run     scriptRun // the script being run (reused: scripts do not nest)
 	scratch []byte    // reused buffer for rendering trace texts
@@ -266,6 +270,9 @@ func (n *Node) serverCron() {
 // propagated on its own, not wrapped in MULTI/EXEC (propagateDeletion,
 // R 7.2.4 src/db.c:1697-1711).
 func (n *Node) activeExpireCycle() {
+	if !n.mayHaveExpired() {
+		return
+	}
 	for _, k := range n.expiredVolatile() {
 		n.deleteExpired(k)
 		n.endUnit(sim.NoProc)
