@@ -53,9 +53,9 @@ type client struct {
 	lock string // the lock's name in the history
 
 	nextID uint64
-	calls  map[uint64]pending
+	calls  []pending // requests awaiting their replies
 	seq    uint64
-	timers map[uint64]func()
+	timers []clientTimer // continuations of pending timers
 
 	master        string // the discovered master's process name
 	rediscovering bool
@@ -69,6 +69,9 @@ type client struct {
 	token     int64
 	hasToken  bool
 	section   int // current section id, -1 when none
+
+	scratch []byte      // reused buffer for rendering trace texts
+	addrs   []addrEntry // process ids of the names addr resolved
 }
 
 // New returns a fresh client process for cfg (the kernel calls the factory
@@ -96,8 +99,8 @@ func New(cfg Config) sim.Process {
 // reaches Workload.Start.
 func (c *client) Init(env *sim.Env) {
 	c.env = env
-	c.calls = map[uint64]pending{}
-	c.timers = map[uint64]func(){}
+	c.calls = nil
+	c.timers = nil
 	// Request ids start at a random base so that a reply addressed to a
 	// previous incarnation of this process can never match a new request.
 	c.nextID = env.Rand().Uint64() >> 1
@@ -107,21 +110,21 @@ func (c *client) Init(env *sim.Env) {
 	c.alg.init()
 	c.seq++
 	seq := c.seq
-	c.timers[seq] = c.startWant
-	env.SetTimer(sim.Mono, int64(c.cfg.Workload.Start), timerTag{what: "start", seq: seq})
+	c.timers = append(c.timers, clientTimer{seq: seq, f: c.startWant})
+	env.SetTimer(sim.Mono, int64(c.cfg.Workload.Start), timerTag{what: whatStart, seq: seq})
 }
 
 // Receive handles replies and session traffic.
 func (c *client) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	switch m := msg.(type) {
 	case redis.Reply:
-		c.complete(m.ID, m)
+		c.complete(m.ID, m.Value, nil)
 	case storage.ReadReply:
-		c.complete(m.ID, m)
+		c.complete(m.ID, redis.Value{}, msg)
 	case storage.WriteReply:
-		c.complete(m.ID, m)
+		c.complete(m.ID, redis.Value{}, msg)
 	case storage.SetLockReply:
-		c.complete(m.ID, m)
+		c.complete(m.ID, redis.Value{}, msg)
 	default:
 		if !c.alg.receive(from, msg) {
 			env.Logf(KindClient, "ignored message %T", msg)
@@ -176,13 +179,13 @@ func (c *client) acquired(ok bool) {
 		return
 	}
 	if t := c.cfg.Lock.Tries; t == 0 || c.try < t {
-		c.after(c.alg.retryDelay(), "retry", c.nextTry)
+		c.after(c.alg.retryDelay(), whatRetry, c.nextTry)
 		return
 	}
 	c.env.WantEnd(c.want, false, "gave-up")
 	c.want = -1
 	c.alg.giveUp()
-	c.after(c.cfg.Workload.Think, "think", c.startWant)
+	c.after(c.cfg.Workload.Think, whatThink, c.startWant)
 }
 
 // lost ends the belief because the client learned that it lost the lock
@@ -209,7 +212,7 @@ func (c *client) resourceTimeout() time.Duration {
 // resource, hold and check).
 func (c *client) use() {
 	if c.cfg.Resource == "" {
-		c.after(c.cfg.Workload.Hold, "hold", func() {
+		c.after(c.cfg.Workload.Hold, whatHold, func() {
 			if c.check() {
 				c.release()
 			}
@@ -236,7 +239,7 @@ func (c *client) use() {
 				c.release()
 				return
 			}
-			c.after(c.cfg.Workload.Hold, "hold", func() { c.checkThenWrite(to, sec, r.Value) })
+			c.after(c.cfg.Workload.Hold, whatHold, func() { c.checkThenWrite(to, sec, r.Value) })
 		})
 	}
 	if c.cfg.ResourceFencing != storage.FencingTokenCAS {
@@ -282,7 +285,7 @@ func (c *client) checkThenWrite(to sim.ProcID, sec int, value int64) {
 	if !c.check() {
 		return
 	}
-	c.after(0, "write", func() {
+	c.after(0, whatWrite, func() {
 		c.env.SectionWriteSent(sec, value+1)
 		id := c.newID()
 		c.request(to, id, storage.WriteReq{ID: id, Section: sec, Value: value + 1, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}, c.resourceTimeout(), func(m sim.Message, ok bool) {
@@ -313,7 +316,7 @@ func (c *client) release() {
 			c.env.Logf(KindClient, "workload done after %d cycles", c.completed)
 			return
 		}
-		c.after(c.cfg.Workload.Think, "think", c.startWant)
+		c.after(c.cfg.Workload.Think, whatThink, c.startWant)
 	})
 }
 
@@ -321,7 +324,22 @@ func (c *client) release() {
 // asks for "20 bytes from /dev/urandom"; locksim draws 64 bits from the
 // client's seeded stream and prefixes the client's name for the trace.
 func (c *client) uniqueValue() string {
-	return fmt.Sprintf("%s:%016x", c.cfg.Name, c.env.Rand().Uint64())
+	// fmt's "%s:%016x", rendered with appends.
+	const digits = "0123456789abcdef"
+	v := c.env.Rand().Uint64()
+	var hex [16]byte
+	for i := len(hex) - 1; i >= 0; i-- {
+		hex[i] = digits[v&0xf]
+		v >>= 4
+	}
+	return c.cfg.Name + ":" + string(hex[:])
+}
+
+// logBytes records a client event whose text b was rendered into
+// c.scratch, and keeps the (possibly grown) buffer for the next one.
+func (c *client) logBytes(b []byte) {
+	c.env.LogBytes(KindClient, b)
+	c.scratch = b[:0]
 }
 
 // read returns a reading of clock k.

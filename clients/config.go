@@ -376,27 +376,41 @@ var (
 // NB: "wait_replicas" is a number for the redis-* algorithms and a boolean
 // for redisson. It returns nil for an unknown algorithm.
 func (c LockConfig) Params() []string {
-	var p []string
-	switch c.Algorithm {
-	case RedisSingle:
-		p = append(append(p, singleParams...), "extend_every")
-	case RedisSetNXExpire, RedisFixedValue, RedisGetDel:
-		p = append(p, singleParams...)
-	case Redlock:
-		p = append(p, redlockParams...)
-	case Redsync:
-		p = append(p, redsyncParams...)
-	case Redisson:
-		p = append(p, redissonParams...)
-	case ZooKeeper:
-		p = append(p, zkParams...)
+	p := paramsOf(c.Algorithm)
+	if p == nil {
+		return nil
 	}
-	return p
+	return append([]string(nil), p...) // a copy: the caller may modify it
+}
+
+// singleExtParams are redis-single's parameters: the single-instance ones
+// and extend_every.
+var singleExtParams = append(append([]string(nil), singleParams...), "extend_every")
+
+// paramsOf returns the shared list of an algorithm's parameter names (nil
+// for an unknown algorithm); callers must not modify it. Accepts runs for
+// every parameter of every validation, so it does not copy.
+func paramsOf(algorithm string) []string {
+	switch algorithm {
+	case RedisSingle:
+		return singleExtParams
+	case RedisSetNXExpire, RedisFixedValue, RedisGetDel:
+		return singleParams
+	case Redlock:
+		return redlockParams
+	case Redsync:
+		return redsyncParams
+	case Redisson:
+		return redissonParams
+	case ZooKeeper:
+		return zkParams
+	}
+	return nil
 }
 
 // Accepts reports whether the algorithm takes parameter name.
 func (c LockConfig) Accepts(name string) bool {
-	for _, p := range c.Params() {
+	for _, p := range paramsOf(c.Algorithm) {
 		if p == name {
 			return true
 		}
@@ -597,7 +611,7 @@ func (c Config) Validate() error {
 }
 
 func (c LockConfig) validate() error {
-	if c.Params() == nil {
+	if paramsOf(c.Algorithm) == nil {
 		return unknownAlgorithm(c.Algorithm)
 	}
 	a := c.Algorithm

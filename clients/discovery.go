@@ -33,11 +33,25 @@ func (c *client) addr(node string) sim.ProcID {
 	if c.discovered(node) {
 		node = c.master
 	}
+	// Names resolve to the same process for the whole run; a client talks
+	// to a few nodes, so a small slice caches them (this runs per request).
+	for _, a := range c.addrs {
+		if a.name == node {
+			return a.id
+		}
+	}
 	id, ok := c.env.Lookup(node)
 	if !ok {
 		panic("clients: unknown process " + node + " (the scenario layer checks process names)")
 	}
+	c.addrs = append(c.addrs, addrEntry{name: node, id: id})
 	return id
+}
+
+// addrEntry is a cached process name lookup.
+type addrEntry struct {
+	name string
+	id   sim.ProcID
 }
 
 // discover asks the sentinels, in order, for the current master

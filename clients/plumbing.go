@@ -8,21 +8,49 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
+// timerWhat is what a client timer waits for, as the trace names it.
+type timerWhat uint8
+
+const (
+	whatStart timerWhat = iota
+	whatTimeout
+	whatRetry
+	whatThink
+	whatHold
+	whatWrite
+	whatExtend
+	whatRenew
+	whatZKDeleteRetry
+)
+
+// whatNames are the trace names of the timerWhat values.
+var whatNames = [...]string{
+	whatStart:         "start",
+	whatTimeout:       "timeout",
+	whatRetry:         "retry",
+	whatThink:         "think",
+	whatHold:          "hold",
+	whatWrite:         "write",
+	whatExtend:        "extend",
+	whatRenew:         "renew",
+	whatZKDeleteRetry: "zk-delete-retry",
+}
+
 // timerTag is the tag of every client timer: what the client waits for (for
 // the trace) and a sequence number that finds the continuation (for a
 // request timeout, the request id). Timer tags must be values that render
 // deterministically, so continuations live in the client, not in the tag.
+// NB: what is a small code rather than a string so that the tag has no
+// pointer: boxing it into the kernel's `any` is then a cheaper allocation
+// that the garbage collector need not scan (one per client timer).
 type timerTag struct {
-	what string
+	what timerWhat
 	seq  uint64
 }
 
-// whatTimeout marks a request's timeout timer.
-const whatTimeout = "timeout"
-
-// AppendTrace renders the tag for the trace.
+// AppendTrace renders the tag for the trace ("timeout 42").
 func (t timerTag) AppendTrace(b []byte) []byte {
-	return strconv.AppendUint(append(append(b, t.what...), ' '), t.seq, 10)
+	return strconv.AppendUint(append(append(b, whatNames[t.what]...), ' '), t.seq, 10)
 }
 
 // timerRef identifies a pending client timer; the zero value is none.
@@ -31,28 +59,88 @@ type timerRef struct {
 	seq uint64
 }
 
+// callback is where the reply to a Redis command goes: a function, or slot
+// idx of a fan-out. A fan-out's slots are not closures so that a round over
+// N nodes allocates one fan, not N callbacks.
+type callback struct {
+	fn  func(v redis.Value, ok bool)
+	fan *fan
+	idx int
+}
+
+// call hands the reply (ok=false on timeout) to the callback.
+func (cb callback) call(v redis.Value, ok bool) {
+	if cb.fan != nil {
+		cb.fan.reply(cb.idx, v, ok)
+		return
+	}
+	cb.fn(v, ok)
+}
+
 // pending is a request awaiting its reply: a Redis command (rcb, and the
 // script to resend with EVAL after NOSCRIPT) or another message (mcb).
 type pending struct {
+	id      uint64 // the request id the reply echoes
 	timer   sim.TimerID
 	to      sim.ProcID
 	timeout time.Duration
-	rcb     func(v redis.Value, ok bool)
+	rcb     callback
 	mcb     func(msg sim.Message, ok bool)
 	script  *redis.Script
 	keys    []string
 	args    []string
 }
 
+// isRedis reports whether the request is a Redis command.
+func (p *pending) isRedis() bool { return p.rcb.fn != nil || p.rcb.fan != nil }
+
+// clientTimer is the continuation of a pending client timer.
+type clientTimer struct {
+	seq uint64
+	f   func()
+}
+
 // after runs f when the client's monotonic clock has advanced by d. Every
 // wait of a client (timeouts, hold, think, retry delays, renewal periods)
 // is measured on the monotonic clock: Go timers, Ruby's sleep and Netty's
 // HashedWheelTimer all are (reference §8.1: "its renewal timer uses mono").
-func (c *client) after(d time.Duration, what string, f func()) timerRef {
+func (c *client) after(d time.Duration, what timerWhat, f func()) timerRef {
 	c.seq++
-	c.timers[c.seq] = f
+	c.timers = append(c.timers, clientTimer{seq: c.seq, f: f})
 	id := c.env.After(sim.Mono, d, timerTag{what: what, seq: c.seq})
 	return timerRef{id: id, seq: c.seq}
+}
+
+// takeTimer removes the continuation of timer seq and returns it (nil if
+// it fired or was cancelled). NB: a client has a handful of timers and
+// requests pending at a time, so a slice scanned linearly beats a map.
+func (c *client) takeTimer(seq uint64) func() {
+	for i := range c.timers {
+		if c.timers[i].seq == seq {
+			f := c.timers[i].f
+			last := len(c.timers) - 1
+			c.timers[i] = c.timers[last]
+			c.timers[last] = clientTimer{}
+			c.timers = c.timers[:last]
+			return f
+		}
+	}
+	return nil
+}
+
+// takeCall removes the pending request id and returns it.
+func (c *client) takeCall(id uint64) (pending, bool) {
+	for i := range c.calls {
+		if c.calls[i].id == id {
+			p := c.calls[i]
+			last := len(c.calls) - 1
+			c.calls[i] = c.calls[last]
+			c.calls[last] = pending{}
+			c.calls = c.calls[:last]
+			return p, true
+		}
+	}
+	return pending{}, false
 }
 
 // cancel stops a timer (a no-op for the zero timerRef or a timer that fired).
@@ -60,8 +148,7 @@ func (c *client) cancel(r *timerRef) {
 	if r.seq == 0 {
 		return
 	}
-	if _, ok := c.timers[r.seq]; ok {
-		delete(c.timers, r.seq)
+	if c.takeTimer(r.seq) != nil {
 		c.env.Cancel(r.id)
 	}
 	*r = timerRef{}
@@ -71,24 +158,20 @@ func (c *client) cancel(r *timerRef) {
 // callback gets ok=false, and a late reply is ignored by its id.
 func (c *client) fire(t timerTag) {
 	if t.what == whatTimeout {
-		p, ok := c.calls[t.seq]
+		p, ok := c.takeCall(t.seq)
 		if !ok {
 			return
 		}
-		delete(c.calls, t.seq)
-		if p.rcb != nil {
-			p.rcb(redis.Value{}, false)
+		if p.isRedis() {
+			p.rcb.call(redis.Value{}, false)
 		} else {
 			p.mcb(nil, false)
 		}
 		return
 	}
-	f, ok := c.timers[t.seq]
-	if !ok {
-		return
+	if f := c.takeTimer(t.seq); f != nil {
+		f()
 	}
-	delete(c.timers, t.seq)
-	f()
 }
 
 // newID returns a fresh request id.
@@ -99,8 +182,9 @@ func (c *client) newID() uint64 {
 
 // send sends msg (whose ID is id) as request p, with p's timeout.
 func (c *client) send(id uint64, msg sim.Message, p pending) {
+	p.id = id
 	p.timer = c.env.After(sim.Mono, p.timeout, timerTag{what: whatTimeout, seq: id})
-	c.calls[id] = p
+	c.calls = append(c.calls, p)
 	c.env.Send(p.to, msg)
 }
 
@@ -110,20 +194,19 @@ func (c *client) request(to sim.ProcID, id uint64, msg sim.Message, timeout time
 	c.send(id, msg, pending{to: to, timeout: timeout, mcb: cb})
 }
 
-// complete hands a reply to its waiting request.
-func (c *client) complete(id uint64, msg sim.Message) {
-	p, ok := c.calls[id]
+// complete hands a reply to its waiting request: v for a Redis reply,
+// msg (as received, so that it is not boxed again) for any other.
+func (c *client) complete(id uint64, v redis.Value, msg sim.Message) {
+	p, ok := c.takeCall(id)
 	if !ok {
 		c.env.Logf(KindClient, "ignored late reply %d", id)
 		return
 	}
-	delete(c.calls, id)
 	c.env.Cancel(p.timer)
-	if p.rcb == nil {
+	if !p.isRedis() {
 		p.mcb(msg, true)
 		return
 	}
-	v := msg.(redis.Reply).Value
 	if p.script != nil && redis.IsNoScript(v) {
 		// EVALSHA first, and EVAL with the source after NOSCRIPT (go-redis
 		// Script.Run; redsync's goredis adapter, goredis.go Eval).
@@ -133,12 +216,18 @@ func (c *client) complete(id uint64, msg sim.Message) {
 		c.send(id, redis.Request{ID: id, Args: s.Eval(p.keys, p.args...)}, p)
 		return
 	}
-	p.rcb(v, true)
+	p.rcb.call(v, true)
 }
 
 // cmd sends one Redis command to the process to and calls cb with its reply
 // (ok=false on timeout).
 func (c *client) cmd(to sim.ProcID, timeout time.Duration, cb func(v redis.Value, ok bool), args ...string) {
+	c.cmdTo(to, timeout, callback{fn: cb}, args)
+}
+
+// cmdTo is cmd with any callback. The request carries args itself: callers
+// may share one argv among the requests of a round (nobody mutates it).
+func (c *client) cmdTo(to sim.ProcID, timeout time.Duration, cb callback, args []string) {
 	id := c.newID()
 	c.send(id, redis.Request{ID: id, Args: args}, pending{to: to, timeout: timeout, rcb: cb})
 }
@@ -146,8 +235,14 @@ func (c *client) cmd(to sim.ProcID, timeout time.Duration, cb func(v redis.Value
 // evalsha runs a script the way the clients' drivers do: EVALSHA first,
 // and EVAL with the source if the server answers NOSCRIPT.
 func (c *client) evalsha(to sim.ProcID, timeout time.Duration, s *redis.Script, keys, args []string, cb func(v redis.Value, ok bool)) {
+	c.evalshaTo(to, timeout, s, s.EvalSHA(keys, args...), keys, args, callback{fn: cb})
+}
+
+// evalshaTo is evalsha with any callback and a prebuilt EVALSHA argv (a
+// round over several nodes builds it once).
+func (c *client) evalshaTo(to sim.ProcID, timeout time.Duration, s *redis.Script, argv, keys, args []string, cb callback) {
 	id := c.newID()
-	c.send(id, redis.Request{ID: id, Args: s.EvalSHA(keys, args...)}, pending{to: to, timeout: timeout, rcb: cb, script: s, keys: keys, args: args})
+	c.send(id, redis.Request{ID: id, Args: argv}, pending{to: to, timeout: timeout, rcb: cb, script: s, keys: keys, args: args})
 }
 
 // reply is one node's answer in a fan-out; OK is false on timeout.
@@ -156,41 +251,55 @@ type reply struct {
 	OK    bool
 }
 
+// fan is one fan-out round in progress.
+type fan struct {
+	res      []reply
+	left     int // parallel: answers still awaited
+	parallel bool
+	issue    func(i int, cb callback)
+	done     func([]reply)
+	buf      [5]reply // res for up to five nodes, without a second allocation
+}
+
+// reply records node i's answer and goes on: in parallel, done after the
+// last answer; in sequence, the next node's request (or done).
+func (f *fan) reply(i int, v redis.Value, ok bool) {
+	f.res[i] = reply{Value: v, OK: ok}
+	if f.parallel {
+		if f.left--; f.left == 0 {
+			f.done(f.res)
+		}
+		return
+	}
+	if i+1 == len(f.res) {
+		f.done(f.res)
+		return
+	}
+	f.issue(i+1, callback{fan: f, idx: i + 1})
+}
+
 // fanout sends one request per node, one after the other (each waiting for
 // the previous reply or timeout) or all at once, and calls done with every
 // node's answer once all have answered or timed out. issue(i, cb) sends the
 // request for node i.
-func (c *client) fanout(n int, parallel bool, issue func(i int, cb func(redis.Value, bool)), done func([]reply)) {
-	res := make([]reply, n)
+func (c *client) fanout(n int, parallel bool, issue func(i int, cb callback), done func([]reply)) {
+	f := &fan{left: n, parallel: parallel, issue: issue, done: done}
+	if n <= len(f.buf) {
+		f.res = f.buf[:n]
+	} else {
+		f.res = make([]reply, n)
+	}
 	if n == 0 {
-		done(res)
+		done(f.res)
 		return
 	}
 	if parallel {
-		left := n
 		for i := 0; i < n; i++ {
-			i := i
-			issue(i, func(v redis.Value, ok bool) {
-				res[i] = reply{Value: v, OK: ok}
-				if left--; left == 0 {
-					done(res)
-				}
-			})
+			issue(i, callback{fan: f, idx: i})
 		}
 		return
 	}
-	var next func(i int)
-	next = func(i int) {
-		if i == n {
-			done(res)
-			return
-		}
-		issue(i, func(v redis.Value, ok bool) {
-			res[i] = reply{Value: v, OK: ok}
-			next(i + 1)
-		})
-	}
-	next(0)
+	issue(0, callback{fan: f, idx: 0})
 }
 
 // ms renders a duration as whole milliseconds for PX, PEXPIRE and scripts.

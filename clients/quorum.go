@@ -21,7 +21,9 @@ type quorumLock struct {
 
 func (q *quorumLock) init() {}
 
-func (q *quorumLock) cfg() LockConfig { return q.c.cfg.Lock }
+// cfg returns the lock's configuration (a pointer: the struct is large and
+// read on every step).
+func (q *quorumLock) cfg() *LockConfig { return &q.c.cfg.Lock }
 
 func (q *quorumLock) redsync() bool { return q.cfg().Algorithm == Redsync }
 
@@ -118,8 +120,8 @@ func (q *quorumLock) acquire(try int, done func(bool)) {
 	args := q.setArgs()
 	timeout := q.roundTimeout()
 	// Step 2: try every instance with the same key and value.
-	c.fanout(len(nodes), q.parallel(), func(i int, cb func(redis.Value, bool)) {
-		c.cmd(c.addr(nodes[i]), timeout, cb, args...)
+	c.fanout(len(nodes), q.parallel(), func(i int, cb callback) {
+		c.cmdTo(c.addr(nodes[i]), timeout, cb, args)
 	}, func(res []reply) {
 		granted := make([]bool, len(nodes))
 		n, first := 0, -1
@@ -145,7 +147,12 @@ func (q *quorumLock) acquire(try int, done func(bool)) {
 			if ok {
 				verdict = "acquired"
 			}
-			c.env.Logf(KindClient, "%d/%d nodes, validity %v: %s", n, len(nodes), validity, verdict)
+			// "%d/%d nodes, validity %v: %s", rendered with appends (once
+			// per attempt).
+			b := strconv.AppendInt(c.scratch[:0], int64(n), 10)
+			b = strconv.AppendInt(append(b, '/'), int64(len(nodes)), 10)
+			b = append(append(append(append(b, " nodes, validity "...), validity.String()...), ": "...), verdict...)
+			c.logBytes(b)
 			if ok {
 				done(true)
 				return
@@ -170,7 +177,7 @@ func (q *quorumLock) acquire(try int, done func(bool)) {
 // when release=acquired after a failed attempt; granted nil means all).
 func (q *quorumLock) unlock(granted []bool, timeout time.Duration, done func()) {
 	c, cfg := q.c, q.cfg()
-	var idx []int
+	idx := make([]int, 0, len(cfg.Nodes))
 	for i := range cfg.Nodes {
 		if granted == nil || q.redsync() || cfg.Release == ReleaseAll || granted[i] {
 			idx = append(idx, i)
@@ -182,12 +189,19 @@ func (q *quorumLock) unlock(granted []bool, timeout time.Duration, done func()) 
 		// (ErrLockAlreadyExpired, scripts.go:5-14).
 		s = scriptDeleteOrMissing
 	}
-	c.fanout(len(idx), q.parallel(), func(j int, cb func(redis.Value, bool)) {
-		c.evalsha(c.addr(cfg.Nodes[idx[j]]), timeout, s, []string{cfg.Key}, []string{q.val}, cb)
+	// One argv for the round: every node gets the same command.
+	keys, args := []string{cfg.Key}, []string{q.val}
+	argv := s.EvalSHA(keys, args...)
+	c.fanout(len(idx), q.parallel(), func(j int, cb callback) {
+		c.evalshaTo(c.addr(cfg.Nodes[idx[j]]), timeout, s, argv, keys, args, cb)
 	}, func(res []reply) {
 		for j, r := range res {
 			if r.OK && r.Value.Kind == redis.KindInt && r.Value.Int <= 0 && granted == nil {
-				c.env.Logf(KindClient, "release on %s: %v (the key was gone or not ours)", cfg.Nodes[idx[j]], r.Value)
+				// "release on %s: %v (...)"; %v of a Value is its String,
+				// which is its AppendTrace.
+				b := append(append(c.scratch[:0], "release on "...), cfg.Nodes[idx[j]]...)
+				b = r.Value.AppendTrace(append(b, ": "...))
+				c.logBytes(append(b, " (the key was gone or not ours)"...))
 			}
 		}
 		done()
@@ -225,7 +239,7 @@ func (q *quorumLock) held() {
 func (q *quorumLock) scheduleExtend() {
 	c, cfg := q.c, q.cfg()
 	gen := q.gen
-	q.extend = c.after(cfg.ExtendEvery, "extend", func() {
+	q.extend = c.after(cfg.ExtendEvery, whatExtend, func() {
 		q.extend = timerRef{}
 		if !c.believes() {
 			return
@@ -240,8 +254,10 @@ func (q *quorumLock) scheduleExtend() {
 			s = scriptTouchSetNX
 		}
 		start := c.read(q.clk())
-		c.fanout(len(cfg.Nodes), q.parallel(), func(i int, cb func(redis.Value, bool)) {
-			c.evalsha(c.addr(cfg.Nodes[i]), cfg.NodeTimeout, s, []string{cfg.Key}, []string{q.val, ms(cfg.TTL)}, cb)
+		keys, args := []string{cfg.Key}, []string{q.val, ms(cfg.TTL)}
+		argv := s.EvalSHA(keys, args...)
+		c.fanout(len(cfg.Nodes), q.parallel(), func(i int, cb callback) {
+			c.evalshaTo(c.addr(cfg.Nodes[i]), cfg.NodeTimeout, s, argv, keys, args, cb)
 		}, func(res []reply) {
 			if gen != q.gen {
 				return

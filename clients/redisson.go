@@ -204,7 +204,7 @@ func (r *redisson) held() {
 func (r *redisson) scheduleRenew() {
 	c, cfg := r.c, r.cfg()
 	gen := r.gen
-	r.renew = c.after(cfg.renewEvery(), "renew", func() {
+	r.renew = c.after(cfg.renewEvery(), whatRenew, func() {
 		r.renew = timerRef{}
 		// LockTask: for each key, if hexists(KEYS[i], ARGV[i+1]) then
 		// pexpire(KEYS[i], ARGV[1]) (LockTask.java:84-93).

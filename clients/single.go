@@ -149,7 +149,7 @@ func (s *single) held() {
 func (s *single) scheduleExtend() {
 	c, cfg := s.c, s.cfg()
 	gen := s.gen
-	s.extend = c.after(cfg.ExtendEvery, "extend", func() {
+	s.extend = c.after(cfg.ExtendEvery, whatExtend, func() {
 		s.extend = timerRef{}
 		// The touch script: PEXPIRE only if the key still holds our value
 		// (redsync touchScript, scripts.go:26-32, reference §5).

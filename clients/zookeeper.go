@@ -270,7 +270,7 @@ func (z *zkLock) deleteNode(path string) {
 		case "", zookeeper.ErrNoNode, zookeeper.ErrSessionExpired:
 			// Deleted, or gone with the session.
 		default:
-			z.c.after(z.retryDelay(), "zk-delete-retry", func() { z.deleteNode(path) })
+			z.c.after(z.retryDelay(), whatZKDeleteRetry, func() { z.deleteNode(path) })
 		}
 	})
 }

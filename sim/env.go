@@ -87,6 +87,16 @@ func (e *Env) Log(kind Kind, text string) {
 	e.k.traceText(kind, e.p.id, NoProc, text)
 }
 
+// LogBytes is Log with the text in a byte slice, for hot paths that render
+// their text with appends into a scratch buffer instead of fmt (the trace
+// copies the bytes; the caller may reuse b).
+func (e *Env) LogBytes(kind Kind, text []byte) {
+	k := e.k
+	b := k.tr.begin(k.now, kindCode(kind), kind, e.p.id, NoProc, 0)
+	b = append(b, text...)
+	k.tr.end(b, k.now, kind, e.p.id, NoProc, 0, k)
+}
+
 // Logf is Log with formatting.
 func (e *Env) Logf(kind Kind, format string, args ...any) {
 	e.k.Tracef(kind, e.p.id, format, args...)

@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // openRecords tracks a process's history records that are still open, so
 // that a crash or the end of the run can close them.
@@ -51,7 +54,7 @@ func (e *Env) AttemptBegin(lock string) int {
 	id := len(h.Attempts)
 	h.Attempts = append(h.Attempts, Attempt{Client: e.p.name, Lock: lock, Start: e.k.now, Open: true})
 	e.p.open.attempts = append(e.p.open.attempts, id)
-	e.Logf(KindAcquireStart, "%s attempt %d", lock, id)
+	e.k.logLockID(KindAcquireStart, e.p.id, lock, " attempt ", int64(id))
 	return id
 }
 
@@ -66,7 +69,7 @@ func (e *Env) AttemptEnd(id int, ok bool) {
 	o := e.k.owner(a.Client)
 	o.open.attempts = removeInt(o.open.attempts, id)
 	if !ok {
-		e.Logf(KindAcquireFailed, "%s attempt %d", a.Lock, id)
+		e.k.logLockID(KindAcquireFailed, e.p.id, a.Lock, " attempt ", int64(id))
 	}
 }
 
@@ -83,9 +86,9 @@ func (e *Env) BeliefBegin(lock string, attempt int, token int64, hasToken bool) 
 	h.Beliefs = append(h.Beliefs, Belief{ID: id, Client: e.p.name, Lock: lock, AttemptStart: start, Start: e.k.now, Open: true, Token: token, HasToken: hasToken})
 	e.p.open.beliefs = append(e.p.open.beliefs, id)
 	if hasToken {
-		e.Logf(KindAcquired, "%s token %d", lock, token)
+		e.k.logLockID(KindAcquired, e.p.id, lock, " token ", token)
 	} else {
-		e.Logf(KindAcquired, "%s", lock)
+		e.Log(KindAcquired, lock)
 	}
 	return id
 }
@@ -110,12 +113,19 @@ func (k *Kernel) endBelief(id int, reason BeliefEnd) {
 	b.End, b.Open, b.Reason = k.now, false, reason
 	p := k.owner(b.Client)
 	p.open.beliefs = removeInt(p.open.beliefs, id)
+	var kind Kind
 	switch reason {
 	case EndReleased:
-		k.Tracef(KindReleased, p.id, "%s (%s)", b.Lock, reason)
+		kind = KindReleased
 	case EndLost, EndExpired:
-		k.Tracef(KindLockLost, p.id, "%s (%s)", b.Lock, reason)
+		kind = KindLockLost
+	default:
+		return
 	}
+	// "LOCK (REASON)", as fmt's "%s (%s)" rendered it.
+	t := k.logBegin(kind, p.id)
+	t = append(append(append(append(t, b.Lock...), " ("...), reason...), ')')
+	k.logEnd(t, kind, p.id)
 }
 
 // Believes reports whether belief id is still open.
@@ -131,7 +141,7 @@ func (e *Env) SectionBegin(lock string, belief int, token int64, hasToken bool) 
 	h := &e.k.hist
 	id := len(h.Sections)
 	h.Sections = append(h.Sections, Section{ID: id, Client: e.p.name, Lock: lock, BeliefID: belief, Token: token, HasToken: hasToken, ReadSent: e.k.now})
-	e.Logf(KindResourceRead, "%s section %d", lock, id)
+	e.k.logLockID(KindResourceRead, e.p.id, lock, " section ", int64(id))
 	return id
 }
 
@@ -147,7 +157,10 @@ func (e *Env) SectionRead(id int, value int64, rejected bool) {
 func (e *Env) SectionWriteSent(id int, value int64) {
 	if s := e.k.section(id); s != nil {
 		s.WriteSent, s.Written, s.WriteValue = e.k.now, true, value
-		e.Logf(KindResourceWrite, "%s section %d value %d", s.Lock, id, value)
+		b := e.k.logBegin(KindResourceWrite, e.p.id)
+		b = append(append(b, s.Lock...), " section "...)
+		b = strconv.AppendInt(append(strconv.AppendInt(b, int64(id), 10), " value "...), value, 10)
+		e.k.logEnd(b, KindResourceWrite, e.p.id)
 	}
 }
 
@@ -236,3 +249,25 @@ func (k *Kernel) Finish() *History {
 
 // History returns the history recorded so far (complete after Finish).
 func (k *Kernel) History() *History { return &k.hist }
+
+// The history's own trace events are on the hot path of every lock cycle:
+// they are rendered with appends, not fmt, producing the same bytes as the
+// format strings they replace ("%s attempt %d" and the like).
+
+// logBegin starts a model event of proc (as Tracef would record it) and
+// returns the buffer to append its text to; logEnd records it.
+func (k *Kernel) logBegin(kind Kind, proc ProcID) []byte {
+	return k.tr.begin(k.now, kindCode(kind), kind, proc, NoProc, 0)
+}
+
+// logEnd finishes an event begun with logBegin.
+func (k *Kernel) logEnd(b []byte, kind Kind, proc ProcID) {
+	k.tr.end(b, k.now, kind, proc, NoProc, 0, k)
+}
+
+// logLockID records "LOCK WORDn" (fmt's "%s WORD%d").
+func (k *Kernel) logLockID(kind Kind, proc ProcID, lock, word string, n int64) {
+	b := k.logBegin(kind, proc)
+	b = strconv.AppendInt(append(append(b, lock...), word...), n, 10)
+	k.logEnd(b, kind, proc)
+}

@@ -18,6 +18,8 @@ type cmdSpec struct {
 	write bool
 	run   func(n *Node, a []string) Value
 	subs  map[string]*cmdSpec
+	// noScript is CMD_NOSCRIPT (set from notAllowedInScripts).
+	noScript bool
 }
 
 // Arities and flags follow the Redis 7.2 command table (src/commands.def).
@@ -66,6 +68,7 @@ func init() {
 	}
 	commands = make(map[string]*cmdSpec, len(list))
 	for _, c := range list {
+		c.noScript = notAllowedInScripts[c.name]
 		commands[c.name] = c
 	}
 }
@@ -93,6 +96,38 @@ func lookupLower(m map[string]*cmdSpec, name string) *cmdSpec {
 		b[i] = c
 	}
 	return m[string(b)]
+}
+
+// lowerOpt is strings.ToLower for an option of SET: the option names are
+// short ASCII, so those are returned as constants without allocating
+// (strings.ToLower of "NX" allocates, and SET runs for every lock attempt);
+// anything else goes through strings.ToLower.
+func lowerOpt(s string) string {
+	for _, o := range setOptions {
+		if len(s) == len(o) && asciiEqualFold(s, o) {
+			return o
+		}
+	}
+	return strings.ToLower(s)
+}
+
+// setOptions are the option names of SET, in lower case.
+var setOptions = [...]string{"nx", "xx", "get", "keepttl", "ex", "px", "exat", "pxat"}
+
+// asciiEqualFold reports whether s, folded to lower case byte by byte (ASCII
+// only), equals lower. For s of ASCII letters this is strings.ToLower(s) ==
+// lower; a non-ASCII byte never matches an ASCII one.
+func asciiEqualFold(s, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func resolve(a []string) (*cmdSpec, *Value) {
@@ -156,7 +191,7 @@ const (
 // (R 7.2.4 src/t_string.c:204-297).
 func parseSetOptions(a []string) (flags int, expire string, ok bool) {
 	for j := 3; j < len(a); j++ {
-		opt := strings.ToLower(a[j])
+		opt := lowerOpt(a[j])
 		next := j < len(a)-1
 		switch {
 		case opt == "nx" && flags&setXX == 0:
@@ -315,7 +350,9 @@ func cmdDel(n *Node, a []string) Value {
 		n.lookup(k, false) // expireIfNeeded
 		if _, ok := n.db[k]; ok {
 			n.removeKey(k)
-			n.logf(EventKeyDel, "%s", strconv.Quote(k))
+			if !n.quiet {
+				n.logBytes(EventKeyDel, strconv.AppendQuote(n.scratch[:0], k))
+			}
 			deleted++
 		}
 	}

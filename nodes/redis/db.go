@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"math"
 	"sort"
 	"strconv"
 )
@@ -58,7 +59,13 @@ func (n *Node) lookup(key string, write bool) *entry {
 func (n *Node) deleteExpired(key string) {
 	e := n.db[key]
 	n.removeKey(key)
-	n.logf(EventKeyExpired, "%s deadline=%d now=%d", strconv.Quote(key), e.exp, n.now)
+	if !n.quiet {
+		// "%q deadline=%d now=%d", rendered with appends.
+		b := strconv.AppendQuote(n.scratch[:0], key)
+		b = strconv.AppendInt(append(b, " deadline="...), e.exp, 10)
+		b = strconv.AppendInt(append(b, " now="...), n.now, 10)
+		n.logBytes(EventKeyExpired, b)
+	}
 	n.propagate(Cmd{"DEL", key})
 	n.stats.expiredKeys++
 }
@@ -92,6 +99,7 @@ func (n *Node) setExpire(key string, when int64) {
 	e := n.db[key]
 	e.hasExp, e.exp = true, when
 	n.volatile[key] = struct{}{}
+	n.noteDeadline(when)
 }
 
 // logKeySet emits key-set for a string key just stored.
@@ -99,19 +107,22 @@ func (n *Node) logKeySet(key string) {
 	if n.quiet {
 		return
 	}
+	// KEY (quoted), "hash" or the quoted value, and the deadline, rendered
+	// with appends (this runs for every lock taken).
 	e := n.db[key]
+	b := strconv.AppendQuote(n.scratch[:0], key)
 	if e.isHash {
-		n.logf(EventKeySet, "%s hash deadline=%s", strconv.Quote(key), deadlineText(e))
-		return
+		b = append(b, " hash"...)
+	} else {
+		b = strconv.AppendQuote(append(b, ' '), e.str)
 	}
-	n.logf(EventKeySet, "%s %s deadline=%s", strconv.Quote(key), strconv.Quote(e.str), deadlineText(e))
-}
-
-func deadlineText(e *entry) string {
-	if !e.hasExp {
-		return "none"
+	b = append(b, " deadline="...)
+	if e.hasExp {
+		b = strconv.AppendInt(b, e.exp, 10)
+	} else {
+		b = append(b, "none"...)
 	}
-	return strconv.FormatInt(e.exp, 10)
+	n.logBytes(EventKeySet, b)
 }
 
 // sortedKeys returns the keys of the keyspace in order (map order must never
@@ -161,6 +172,7 @@ func (n *Node) loadEntry(en Entry) {
 	n.db[en.Key] = e
 	if e.hasExp {
 		n.volatile[en.Key] = struct{}{}
+		n.noteDeadline(e.exp)
 	}
 }
 
@@ -168,17 +180,41 @@ func (n *Node) loadEntry(en Entry) {
 func (n *Node) flushData() {
 	n.db = map[string]*entry{}
 	n.volatile = map[string]struct{}{}
+	n.minDeadline = math.MaxInt64
+}
+
+// noteDeadline lowers minDeadline to a deadline just set.
+func (n *Node) noteDeadline(when int64) {
+	if when < n.minDeadline {
+		n.minDeadline = when
+	}
+}
+
+// mayHaveExpired reports whether a key with a deadline may have expired:
+// false when no deadline has passed yet (minDeadline is at most the
+// earliest deadline, so this never hides an expired key). It lets the
+// active expiry cycle, which runs hz times a second on every node, skip
+// its scan of the keys in the usual case.
+func (n *Node) mayHaveExpired() bool {
+	return len(n.volatile) > 0 && !n.loading && n.now > n.minDeadline
 }
 
 // expiredVolatile returns, in order, the keys whose deadline has passed on
 // the node's wall clock now.
 func (n *Node) expiredVolatile() []string {
 	var out []string
+	earliest := int64(math.MaxInt64)
 	for k := range n.volatile {
-		if e := n.db[k]; e != nil && n.keyIsExpired(e) {
+		e := n.db[k]
+		if e != nil && n.keyIsExpired(e) {
 			out = append(out, k)
+		} else if e != nil && e.exp < earliest {
+			earliest = e.exp
 		}
 	}
+	// Every key left has a deadline of at least earliest: the exact bound
+	// (the expired keys are deleted by the caller).
+	n.minDeadline = earliest
 	sort.Strings(out)
 	return out
 }

@@ -94,6 +94,13 @@ type Node struct {
 	startMono int64
 	scripts   map[string]bool // the script cache: loaded SHAs
 	stats     stats
+	// minDeadline is at most the earliest deadline of a key in volatile
+	// (math.MaxInt64 when none was set): lowered when a deadline is set,
+	// made exact by each scan (expiredVolatile).
+	minDeadline int64
+
+	run     scriptRun // the script being run (reused: scripts do not nest)
+	scratch []byte    // reused buffer for rendering trace texts
 }
 
 type stats struct {
@@ -263,6 +270,9 @@ func (n *Node) serverCron() {
 // propagated on its own, not wrapped in MULTI/EXEC (propagateDeletion,
 // R 7.2.4 src/db.c:1697-1711).
 func (n *Node) activeExpireCycle() {
+	if !n.mayHaveExpired() {
+		return
+	}
 	for _, k := range n.expiredVolatile() {
 		n.deleteExpired(k)
 		n.endUnit(sim.NoProc)
@@ -297,8 +307,13 @@ func (n *Node) endUnit(client sim.ProcID) {
 	if len(n.prop) == 0 {
 		return
 	}
-	cmds := n.prop
+	unit := n.prop
+	cmds := unit
 	n.prop = nil
+	// Without an AOF to write and replicas to feed, nothing keeps the
+	// unit's commands: the slice is reused for the next unit (one
+	// allocation less per write command).
+	reuse := !(n.cfg.AppendOnly && !n.loading) && !(n.backlog && !n.isReplica())
 	if len(cmds) > 1 {
 		// propagatePendingCommands wraps an execution unit of several
 		// commands in MULTI/EXEC (R 7.2.4 src/server.c:3340-3366).
@@ -311,6 +326,10 @@ func (n *Node) endUnit(client sim.ProcID) {
 	n.feedReplicas(cmds)
 	if client != sim.NoProc {
 		n.woff[client] = n.offset
+	}
+	if reuse && n.prop == nil {
+		clear(unit)
+		n.prop = unit[:0]
 	}
 }
 
@@ -334,6 +353,14 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// logBytes records a trace event whose text b was rendered into n.scratch,
+// and keeps the (possibly grown) buffer for the next one. Callers check
+// n.quiet first.
+func (n *Node) logBytes(kind sim.Kind, b []byte) {
+	n.env.LogBytes(kind, b)
+	n.scratch = b[:0]
 }
 
 func (n *Node) logf(kind sim.Kind, format string, args ...any) {

@@ -241,8 +241,14 @@ func cmdEvalSHA(n *Node, a []string) Value {
 	if errv != nil {
 		return *errv
 	}
-	sha := strings.ToLower(a[1])
+	// A SHA found as it is is already in lower case (the clients send them
+	// so): strings.ToLower, which scans it, is needed only otherwise.
+	sha := a[1]
 	s, ok := scriptsBySHA[sha]
+	if !ok {
+		sha = strings.ToLower(sha)
+		s, ok = scriptsBySHA[sha]
+	}
 	if !ok || !n.scripts[sha] {
 		return errNoScript
 	}
@@ -284,12 +290,16 @@ func (n *Node) runScript(s Script, keys, args []string) Value {
 	saved := n.cur
 	n.cur.inScript = true
 	n.cur.scriptDirty = false
-	x := &scriptRun{n: n, sha: s.SHA, keys: keys, args: args}
+	// The node's one scriptRun is reused: scripts cannot nest (EVAL is not
+	// allowed from a script), and reusing it saves an allocation per script.
+	x := &n.run
+	*x = scriptRun{n: n, sha: s.SHA, keys: keys, args: args}
 	v := s.run(x)
 	if x.err != nil {
 		v = *x.err
 	}
 	n.cur = saved
+	*x = scriptRun{}
 	return v
 }
 
@@ -355,10 +365,10 @@ func (x *scriptRun) call(line int, a ...string) (Value, bool) {
 		return Value{}, false
 	}
 	n := x.n
-	name := strings.ToLower(a[0])
-	spec := commands[name]
+	top := lookupLower(commands, a[0])
+	spec := top
 	if spec != nil && spec.subs != nil && len(a) >= 2 {
-		spec = spec.subs[strings.ToLower(a[1])]
+		spec = lookupLower(spec.subs, a[1])
 	}
 	if spec == nil {
 		x.raise(line, "ERR Unknown Redis command called from script")
@@ -368,7 +378,7 @@ func (x *scriptRun) call(line int, a ...string) (Value, bool) {
 		x.raise(line, "ERR Wrong number of args calling Redis command from script")
 		return Value{}, false
 	}
-	if notAllowedInScripts[name] {
+	if top.noScript {
 		x.raise(line, "ERR This Redis command is not allowed from script")
 		return Value{}, false
 	}
