@@ -48,6 +48,18 @@ type Options struct {
 	// When it is zero and MaxWait gives no positive bound, liveness is not
 	// judged at all (verdict NotJudged).
 	DefaultMaxWait time.Duration
+	// Settle is how long an instantaneous fault (a clock jump, a drift
+	// change, a drop, a restart, a promotion) counts as acting for liveness:
+	// the settling time the lock algorithm needs. The scenario runner sets
+	// the longest lease of the scenario's clients (their ttl, Redisson's
+	// lease, ZooKeeper's session timeout): after one lease every grant made
+	// before the fault has expired or been renewed under the changed
+	// conditions. Zero means the largest liveness bound.
+	Settle time.Duration
+	// NetworkLoss is the scenario's segment loss probability. A loss of 1
+	// (nothing is ever delivered) is a fault that acts over the whole run;
+	// a lower loss is the network's normal behaviour under TCP.
+	NetworkLoss float64
 	// OutDir, when not empty, receives porcupine's HTML visualization of each
 	// illegal history (lock.html, resource.html), with the faults drawn on a
 	// row tagged "faults" and the violations on a row tagged "violations".
@@ -99,11 +111,13 @@ type Result struct {
 	// LongestWaitClient the client that waited it (empty if nobody waited).
 	LongestWait       time.Duration `json:"longest_wait"`
 	LongestWaitClient string        `json:"longest_wait_client"`
-	// LivenessFrom is the moment from which waits were judged: when the last
-	// fault settled (see CheckLiveness).
+	// LivenessFrom is the start of the first fault-free window long enough
+	// to judge liveness (see CheckLiveness), 0 if none.
 	LivenessFrom sim.Time `json:"liveness_from"`
-	// LivenessNote says from when liveness was judged and why, or why it was
-	// not judged.
+	// LivenessWindows are the fault-free windows in which liveness was
+	// judged.
+	LivenessWindows []Window `json:"liveness_windows,omitempty"`
+	// LivenessNote says how liveness was judged, or why it was not.
 	LivenessNote string `json:"liveness_note,omitempty"`
 
 	// Fencing tells, when the lock failed but the resource stayed safe, how
@@ -135,6 +149,7 @@ func Check(h *sim.History, opts Options) Result {
 		LongestWait:       live.LongestWait,
 		LongestWaitClient: live.LongestWaitClient,
 		LivenessFrom:      live.From,
+		LivenessWindows:   live.Windows,
 		LivenessNote:      live.Note,
 	}
 	var lockViolations, resViolations []Violation

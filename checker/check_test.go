@@ -40,10 +40,11 @@ func TestCheck(t *testing.T) {
 			Windows:     []Window{{Start: s(24), End: s(27)}},
 			Explanation: `c1 believed it held the lock "L" from 1.000s to 31.000s and c2 from 24.000s to 27.000s; the overlap began 21s after c1 was paused for 26s (GC) at 3.000s.`,
 		}},
-		LongestWait:       0,
-		LongestWaitClient: "",
+		LongestWait:       time.Second,
+		LongestWaitClient: "c1",
 		LivenessFrom:      s(29),
-		LivenessNote:      "judged from 29.000s, when the last fault settled (c1 was paused for 26s (GC) from 3.000s to 29.000s)",
+		LivenessWindows:   []Window{{Start: 0, End: s(3)}, {Start: s(29), End: s(60)}},
+		LivenessNote:      "judged in 2 fault-free windows (1 longer than the bound of 30s; the longest from 29.000s to 60.000s)",
 		Fencing:           "c1's write with token 33 was rejected at 30.000s after c2 wrote with token 34 at 26.000s",
 	}, r)
 }
@@ -54,13 +55,15 @@ func TestCheckAllViolated(t *testing.T) {
 		withToken(bel("c0", s(40), s(43), s(81)), 3),
 	}, counterexample())
 	h.Wants = []sim.Want{want("c0", s(0), s(43), true, ""), want("c1", s(0), s(27), true, ""), openWant("c2", s(50))}
-	r := Check(h, Options{DefaultMaxWait: 30 * time.Second})
+	// c0 and c1 wait 27s for a free lock; c2 waits behind the holders and
+	// then 19s for a free lock, within the bound.
+	r := Check(h, Options{DefaultMaxWait: 20 * time.Second})
 	assert.Equal(t, Violated, r.LockSafety)
 	assert.Equal(t, Violated, r.ResourceSafety)
 	assert.Equal(t, Violated, r.Liveness)
 	assert.Empty(t, r.Fencing, "no fencing story when the resource was not kept safe")
-	assert.Equal(t, 50*time.Second, r.LongestWait)
-	assert.Equal(t, "c2", r.LongestWaitClient)
+	assert.Equal(t, 27*time.Second, r.LongestWait)
+	assert.Equal(t, "c0", r.LongestWaitClient)
 	var kinds []string
 	for _, v := range r.Violations {
 		kinds = append(kinds, v.Kind)

@@ -60,8 +60,10 @@ func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 	h := w.Kernel.Finish()
 	res := checker.Check(h, checker.Options{
 		Timeout: opt.CheckTimeout,
-		MaxWait: w.MaxWait,
-		OutDir:  opt.OutDir,
+		MaxWait:     w.MaxWait,
+		Settle:      w.Settle,
+		NetworkLoss: s.Network.Loss,
+		OutDir:      opt.OutDir,
 	})
 	o := &Outcome{
 		Scenario:       s.Name,
