@@ -59,7 +59,7 @@ func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 	}
 	h := w.Kernel.Finish()
 	res := checker.Check(h, checker.Options{
-		Timeout: opt.CheckTimeout,
+		Timeout:     opt.CheckTimeout,
 		MaxWait:     w.MaxWait,
 		Settle:      w.Settle,
 		NetworkLoss: s.Network.Loss,
