@@ -78,11 +78,13 @@ const (
 	KindLockSafety     = "lock-safety"
 	KindResourceSafety = "resource-safety"
 	KindLiveness       = "liveness"
+	// KindTokenOrder is declared with CheckTokenOrder.
 )
 
 // Violation is one way in which a property failed, in words.
 type Violation struct {
-	// Kind is KindLockSafety, KindResourceSafety or KindLiveness.
+	// Kind is KindLockSafety, KindResourceSafety, KindTokenOrder or
+	// KindLiveness.
 	Kind string `json:"kind"`
 	// Lock is the lock (and protected resource) concerned.
 	Lock string `json:"lock"`
@@ -101,9 +103,12 @@ type Result struct {
 	LockSafety     Verdict `json:"lock_safety"`
 	ResourceSafety Verdict `json:"resource_safety"`
 	Liveness       Verdict `json:"liveness"`
+	// TokenOrder is the fencing-order verdict (CheckTokenOrder): Holds,
+	// Violated or NotUsed.
+	TokenOrder Verdict `json:"token_order"`
 
-	// Violations lists lock-safety, then resource-safety, then liveness
-	// violations, each group in true-time order. A property whose verdict is
+	// Violations lists lock-safety, then resource-safety, then token-order,
+	// then liveness violations, each group in true-time order. A property whose verdict is
 	// not Violated contributes none.
 	Violations []Violation `json:"violations"`
 
@@ -141,11 +146,13 @@ func Check(h *sim.History, opts Options) Result {
 	lockV, lockInfo := checkLock(h, timeout, verbose)
 	resV, resInfo := checkResource(h, timeout, verbose)
 	live := CheckLiveness(h, opts)
+	tokV, tokViolations := CheckTokenOrder(h)
 
 	r := Result{
 		LockSafety:        lockV,
 		ResourceSafety:    resV,
 		Liveness:          live.Verdict,
+		TokenOrder:        tokV,
 		LongestWait:       live.LongestWait,
 		LongestWaitClient: live.LongestWaitClient,
 		LivenessFrom:      live.From,
@@ -161,6 +168,7 @@ func Check(h *sim.History, opts Options) Result {
 		resViolations = explainResource(h)
 		r.Violations = append(r.Violations, resViolations...)
 	}
+	r.Violations = append(r.Violations, tokViolations...)
 	r.Violations = append(r.Violations, live.Violations...)
 	if lockV == Violated && resV == Holds {
 		r.Fencing = fencingStory(h, lockViolations)

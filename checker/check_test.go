@@ -35,6 +35,7 @@ func TestCheck(t *testing.T) {
 		LockSafety:     Violated,
 		ResourceSafety: Holds,
 		Liveness:       Holds,
+		TokenOrder:     Holds,
 		Violations: []Violation{{
 			Kind: KindLockSafety, Lock: "L", Clients: []string{"c1", "c2"},
 			Windows:     []Window{{Start: s(24), End: s(27)}},

@@ -31,6 +31,7 @@ type Outcome struct {
 	LockSafety     checker.Verdict     `json:"lock_safety"`
 	ResourceSafety checker.Verdict     `json:"resource_safety"`
 	Liveness       checker.Verdict     `json:"liveness"`
+	TokenOrder     checker.Verdict     `json:"token_order"`
 	Violations     []checker.Violation `json:"violations"`
 	Fencing        string              `json:"fencing,omitempty"`
 	LivenessNote   string              `json:"liveness_note,omitempty"`
@@ -75,6 +76,7 @@ func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 		LockSafety:     res.LockSafety,
 		ResourceSafety: res.ResourceSafety,
 		Liveness:       res.Liveness,
+		TokenOrder:     res.TokenOrder,
 		Violations:     res.Violations,
 		Fencing:        res.Fencing,
 		LivenessNote:   res.LivenessNote,
@@ -105,6 +107,7 @@ func judge(e Expect, r checker.Result) (map[string]string, bool, bool) {
 		{"lock_safety", e.LockSafety, r.LockSafety},
 		{"resource_safety", e.ResourceSafety, r.ResourceSafety},
 		{"liveness", e.Liveness, r.Liveness},
+		{"token_order", e.TokenOrder, r.TokenOrder},
 	}
 	matched, inconclusive, any := true, false, false
 	for _, p := range pairs {
