@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -176,23 +178,28 @@ func Check(h *sim.History, opts Options) Result {
 
 	if verbose {
 		if lockV == Violated {
-			r.visualize(lockModelNamed(beliefClients(h)), lockInfo, h, lockViolations, filepath.Join(opts.OutDir, "lock.html"))
+			r.visualize(lockModelNamed(grantClients(h)), lockInfo, beliefClients(h), h, lockViolations, filepath.Join(opts.OutDir, "lock.html"))
 		}
 		if resV == Violated {
-			r.visualize(ResourceModel, resInfo, h, resViolations, filepath.Join(opts.OutDir, "resource.html"))
+			r.visualize(ResourceModel, resInfo, sectionClients(checkedSections(h)), h, resViolations, filepath.Join(opts.OutDir, "resource.html"))
 		}
 	}
 	return r
 }
 
 // visualize writes porcupine's visualization of info to path, with h's faults
-// and the given violations as annotations, and records the file or the error
-// in r.
-func (r *Result) visualize(model porcupine.Model, info porcupine.LinearizationInfo, h *sim.History, vs []Violation, path string) {
+// and the given violations as annotations and its client rows labelled with
+// rows (the client names in porcupine client id order), and records the file
+// or the error in r.
+func (r *Result) visualize(model porcupine.Model, info porcupine.LinearizationInfo, rows []string, h *sim.History, vs []Violation, path string) {
 	info.AddAnnotations(annotations(h, vs))
-	err := os.MkdirAll(filepath.Dir(path), 0o755)
+	var page bytes.Buffer
+	err := porcupine.Visualize(model, info, &page)
 	if err == nil {
-		err = porcupine.VisualizePath(model, info, path)
+		err = os.MkdirAll(filepath.Dir(path), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(path, labelRows(page.Bytes(), rows), 0o644)
 	}
 	if err != nil {
 		if r.VisualizationErr == nil {
@@ -201,6 +208,33 @@ func (r *Result) visualize(model porcupine.Model, info porcupine.LinearizationIn
 		return
 	}
 	r.Visualizations = append(r.Visualizations, path)
+}
+
+// Porcupine's visualization (v1.3.1, visualization/index.js) labels the
+// rows of the clients with their ids: "0", "1". labelRows makes it show the
+// client names: it declares them as a JSON array at the top of the script
+// and looks them up where the labels are computed. The labels are set with
+// textContent there, so a name is never parsed as HTML; JSON encoding
+// escapes '<', '>' and '&', so a name cannot end the script either. If the
+// script does not have the expected shape (another porcupine version), the
+// page is left as porcupine wrote it.
+func labelRows(page []byte, rows []string) []byte {
+	const (
+		anchor = "const SVG_NS = 'http://www.w3.org/2000/svg'"
+		label1 = "i < realClients ? i.toString() : sortedTags[i - realClients]"
+		label2 = "i < realClients ? i : sortedTags[i - realClients]"
+	)
+	if bytes.Count(page, []byte(anchor)) != 1 || bytes.Count(page, []byte(label1)) != 1 || bytes.Count(page, []byte(label2)) != 1 {
+		return page
+	}
+	names, err := json.Marshal(rows)
+	if err != nil {
+		return page
+	}
+	out := bytes.Replace(page, []byte(anchor), []byte(anchor+"\nconst LOCKSIM_ROWS = "+string(names)), 1)
+	out = bytes.Replace(out, []byte(label1), []byte("i < realClients ? (LOCKSIM_ROWS[i] ?? i.toString()) : sortedTags[i - realClients]"), 1)
+	out = bytes.Replace(out, []byte(label2), []byte("i < realClients ? (LOCKSIM_ROWS[i] ?? i) : sortedTags[i - realClients]"), 1)
+	return out
 }
 
 // annotations draws h's faults (tag "faults") and vs (tag "violations").

@@ -1,8 +1,10 @@
 package checker
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,4 +186,63 @@ func TestCheckIsDeterministic(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		assert.Equal(t, first, Check(h, Options{DefaultMaxWait: time.Minute}))
 	}
+}
+
+// TestVisualizationEscapesNames builds, by hand, a history whose client
+// names contain markup (the scenario rules reject such names, other callers
+// of the checker may not) and checks that porcupine's page can never parse
+// them as HTML: what its script puts into innerHTML (state descriptions and
+// metadata) is escaped, and the rows are labelled with the names through
+// textContent.
+func TestVisualizationEscapesNames(t *testing.T) {
+	const evil = `<img src=x onerror=alert(1)>`
+	dir := t.TempDir()
+	h := history(s(100), []sim.Belief{bel(evil, 0, s(1), s(10)), bel("c2", s(2), s(5), s(12))}, nil)
+	r := Check(h, Options{OutDir: dir})
+	require.NoError(t, r.VisualizationErr)
+	require.Equal(t, Violated, r.LockSafety)
+	page, err := os.ReadFile(filepath.Join(dir, "lock.html"))
+	require.NoError(t, err)
+	text := string(page)
+	// (assert.True rather than Contains: the page is too long to print)
+	assert.False(t, strings.Contains(text, evil), "the raw name never appears in the page")
+	assert.True(t, strings.Contains(text, `const LOCKSIM_ROWS = ["\u003cimg src=x onerror=alert(1)\u003e","c2"]`), "rows are labelled by client name")
+	assert.True(t, strings.Contains(text, "(LOCKSIM_ROWS[i] ?? i)"), "row labels look the names up")
+
+	// The data as the browser decodes it.
+	start := strings.Index(text, "const data = ")
+	require.GreaterOrEqual(t, start, 0)
+	rest := text[start+len("const data = "):]
+	var data any
+	require.NoError(t, json.NewDecoder(strings.NewReader(rest)).Decode(&data))
+	var innerHTML []string
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if s, ok := x.(string); ok && (k == "StateDescription" || k == "Metadata") {
+					innerHTML = append(innerHTML, s)
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(data)
+	require.NotEmpty(t, innerHTML)
+	var escaped bool
+	for _, s := range innerHTML {
+		assert.NotContains(t, s, "<img", "%q reaches innerHTML", s)
+		escaped = escaped || strings.Contains(s, "held by &lt;img src=x onerror=alert(1)&gt;")
+	}
+	assert.True(t, escaped, "the holder's name is shown, escaped: %q", innerHTML)
+}
+
+func TestLabelRowsLeavesUnknownPagesAlone(t *testing.T) {
+	page := []byte("<html>no porcupine script</html>")
+	assert.Equal(t, page, labelRows(page, []string{"c1"}))
 }
