@@ -131,6 +131,11 @@ type Result struct {
 	// fencing saved it (or that no write conflicted).
 	Fencing string `json:"fencing,omitempty"`
 
+	// HistoryErr is set when the history cannot be interpreted (see
+	// ValidateHistory, a *HistoryError): then nothing was judged and every
+	// verdict is Unknown.
+	HistoryErr error `json:"-"`
+
 	// Visualizations are the HTML files written to Options.OutDir, and
 	// VisualizationErr the first error met writing them.
 	Visualizations   []string `json:"visualizations,omitempty"`
@@ -138,10 +143,15 @@ type Result struct {
 }
 
 // Check judges a history: lock safety and resource safety with porcupine,
-// liveness directly, and explains every violation in words. A nil history is
-// an empty one.
+// token order and liveness directly, and explains every violation in words.
+// A nil history is an empty one. A history that breaks the invariants of
+// ValidateHistory is not judged: Result.HistoryErr names the offending
+// records and every verdict is Unknown.
 func Check(h *sim.History, opts Options) Result {
 	h = orEmpty(h)
+	if err := ValidateHistory(h); err != nil {
+		return Result{LockSafety: Unknown, ResourceSafety: Unknown, Liveness: Unknown, TokenOrder: Unknown, HistoryErr: err}
+	}
 	timeout := withDefault(opts.Timeout)
 	verbose := opts.OutDir != ""
 

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/locksim/locksim/checker"
@@ -66,6 +67,9 @@ func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 		NetworkLoss: s.Network.Loss,
 		OutDir:      opt.OutDir,
 	})
+	if res.HistoryErr != nil {
+		return nil, fmt.Errorf("seed %d: %w", seed, res.HistoryErr)
+	}
 	o := &Outcome{
 		Scenario:       s.Name,
 		File:           s.File,
