@@ -11,13 +11,16 @@ import (
 // Liveness is progress, judged only where it can be judged.
 //
 // The property is deadlock- and livelock-freedom as stated for mutual
-// exclusion (Lamport 1974 and Herlihy & Shavit, "The Art of Multiprocessor
-// Programming", section 2.2, "deadlock-free: if some thread attempts to
-// acquire the lock, then some thread will succeed"): the lock must not stay
-// free while somebody wants it. A distributed lock cannot promise that while
-// faults act (a partition can cut every client off), so, as Jepsen does with
-// its recovery windows (jepsen.generator: the final generator that runs after
-// the nemesis heals everything; Kingsbury, "Jepsen: Redis", 2013), the
+// exclusion (Dijkstra 1965, "Solution of a problem in concurrent programming
+// control": no one may be blocked while the critical section is free;
+// Herlihy & Shavit, "The Art of Multiprocessor Programming", chapter 2,
+// "deadlock-free: if some thread attempts to acquire the lock, then some
+// thread will succeed in acquiring the lock"): the lock must not stay free
+// while somebody wants it. A distributed lock cannot promise that while
+// faults act (a partition can cut every client off), so, as Jepsen asks for
+// progress only in a recovery window after the nemesis repaired everything
+// (the jepsen.generator README, cljdoc.org/d/io.jepsen/generator: phases
+// "Recovering", {:f :repair}, (gen/sleep 10), "Final read" until-ok), the
 // property is asked only of the stretches of the run in which no fault acts.
 //
 // A violation is a stretch of time inside one fault-free window in which the
