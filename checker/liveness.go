@@ -109,8 +109,17 @@ func CheckLiveness(h *sim.History, opts Options) LivenessReport {
 		}
 	}
 
+	// Per lock, the stretches in which it was free and no fault acted,
+	// computed once: each wait then clips them (linear in the history, not
+	// quadratic in the number of waits).
+	freeOf := map[string][]Window{}
 	for _, w := range ws {
-		free := intersect(intersect([]Window{{Start: w.start, End: w.end}}, r.Windows), complement(held[w.lock], 0, h.End))
+		if _, ok := freeOf[w.lock]; !ok {
+			freeOf[w.lock] = intersect(r.Windows, complement(held[w.lock], 0, h.End))
+		}
+	}
+	for _, w := range ws {
+		free := clip(freeOf[w.lock], w.start, w.end)
 		b := boundOf(opts, w.client)
 		var worst *Window
 		for i, f := range free {
@@ -358,6 +367,20 @@ func intersect(a, b []Window) []Window {
 			i++
 		} else {
 			j++
+		}
+	}
+	return out
+}
+
+// clip returns the parts of the sorted disjoint windows ws inside [from,
+// to], dropping empty pieces.
+func clip(ws []Window, from, to sim.Time) []Window {
+	i := sort.Search(len(ws), func(i int) bool { return ws[i].End > from })
+	var out []Window
+	for ; i < len(ws) && ws[i].Start < to; i++ {
+		s, e := maxTime(ws[i].Start, from), minTime(ws[i].End, to)
+		if e > s {
+			out = append(out, Window{Start: s, End: e})
 		}
 	}
 	return out
