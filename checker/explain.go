@@ -554,9 +554,15 @@ func joinAnd(items []string) string {
 }
 
 // fmtDuration renders d rounded to the millisecond, the precision of
-// sim.Time's String: "1.2s", "250ms".
+// sim.Time's String: "1.2s", "250ms"; a span shorter than a millisecond is
+// not rounded to nothing: "300µs", "1ns".
 func fmtDuration(d time.Duration) string {
-	return d.Round(time.Millisecond).String()
+	for _, u := range []time.Duration{time.Millisecond, time.Microsecond} {
+		if r := d.Round(u); r != 0 || d == 0 {
+			return r.String()
+		}
+	}
+	return d.String()
 }
 
 // uniqueInOrder drops repeated names, keeping the first of each.

@@ -110,17 +110,28 @@ func nestedZeroBeliefs(h *sim.History) []nested {
 	})
 	var out []nested
 	for _, k := range keys {
-		bs := by[k]
-		for _, in := range bs {
-			if in.Open || in.End != in.Start {
-				continue
+		bs := by[k] // sorted by start
+		// best is the belief that ends last among those that start strictly
+		// before the current group of equal starts.
+		var best sim.Belief
+		var bestEnd sim.Time
+		found := false
+		for i := 0; i < len(bs); {
+			j := i
+			for j < len(bs) && bs[j].Start == bs[i].Start {
+				j++
 			}
-			for _, o := range bs {
-				if o.ID != in.ID && o.Start < in.Start && in.Start < beliefEnd(o, h.End) {
-					out = append(out, nested{outer: o, inner: in})
-					break
+			for _, in := range bs[i:j] {
+				if found && !in.Open && in.End == in.Start && in.Start < bestEnd {
+					out = append(out, nested{outer: best, inner: in})
 				}
 			}
+			for _, o := range bs[i:j] {
+				if e := beliefEnd(o, h.End); !found || e > bestEnd {
+					best, bestEnd, found = o, e, true
+				}
+			}
+			i = j
 		}
 	}
 	return out
