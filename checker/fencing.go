@@ -50,9 +50,16 @@ func CheckTokenOrder(h *sim.History) (Verdict, []Violation) {
 		}
 		return a.ID < b.ID
 	})
-	beliefs := map[int]sim.Belief{}
-	for _, b := range h.Beliefs {
-		beliefs[b.ID] = b
+	// The beliefs by ID, built only to explain a violation.
+	var beliefs map[int]sim.Belief
+	index := func() map[int]sim.Belief {
+		if beliefs == nil {
+			beliefs = make(map[int]sim.Belief, len(h.Beliefs))
+			for _, b := range h.Beliefs {
+				beliefs[b.ID] = b
+			}
+		}
+		return beliefs
 	}
 	var vs []Violation
 	for i := 0; i < len(writes); {
@@ -60,7 +67,7 @@ func CheckTokenOrder(h *sim.History) (Verdict, []Violation) {
 		for j < len(writes) && writes[j].Lock == writes[i].Lock {
 			j++
 		}
-		vs = append(vs, tokenViolations(h, writes[i:j], beliefs)...)
+		vs = append(vs, tokenViolations(h, writes[i:j], index)...)
 		i = j
 	}
 	if len(vs) == 0 {
@@ -72,15 +79,15 @@ func CheckTokenOrder(h *sim.History) (Verdict, []Violation) {
 
 // tokenViolations judges the accepted writes of one lock, in the order the
 // resource applied them.
-func tokenViolations(h *sim.History, writes []sim.Section, beliefs map[int]sim.Belief) []Violation {
+func tokenViolations(h *sim.History, writes []sim.Section, beliefs func() map[int]sim.Belief) []Violation {
 	var vs []Violation
 	var highest sim.Section // the accepted write with the highest token so far
 	byToken := map[int64]sim.Section{}
 	for k, w := range writes {
 		if prev, ok := byToken[w.Token]; ok && !sameGrant(prev, w) {
-			vs = append(vs, duplicateToken(h, prev, w, beliefs))
+			vs = append(vs, duplicateToken(h, prev, w, beliefs()))
 		} else if k > 0 && w.Token < highest.Token {
-			vs = append(vs, lowerToken(h, highest, w, beliefs))
+			vs = append(vs, lowerToken(h, highest, w, beliefs()))
 		}
 		if _, ok := byToken[w.Token]; !ok {
 			byToken[w.Token] = w
