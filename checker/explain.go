@@ -385,10 +385,13 @@ func staleRead(w sim.Section, before []sim.Section, values []int64) Violation {
 	if len(lost) == 1 && lost[0].ReadValue == w.ReadValue {
 		x := lost[0]
 		v.Clients = uniqueInOrder([]string{x.Client, w.Client})
+		// Enough digits to show the order: both reads before the first write.
+		d := digitsFor([2]sim.Time{x.ReadAt, w.ReadAt}, [2]sim.Time{x.WriteAt, w.WriteAt}, [2]sim.Time{w.ReadAt, x.WriteAt})
+		at := func(t sim.Time) string { return fmtAt(t, d) }
 		v.Explanation = fmt.Sprintf("%s and %s both read %d (at %s and %s) and both writes were accepted: %s's write of %d%s at %s was lost when %s wrote %d%s at %s.",
-			x.Client, w.Client, w.ReadValue, x.ReadAt, w.ReadAt,
-			x.Client, x.ReadValue+1, tokenNote(x), x.WriteAt,
-			w.Client, w.ReadValue+1, tokenNote(w), w.WriteAt)
+			x.Client, w.Client, w.ReadValue, at(x.ReadAt), at(w.ReadAt),
+			x.Client, x.ReadValue+1, tokenNote(x), at(x.WriteAt),
+			w.Client, w.ReadValue+1, tokenNote(w), at(w.WriteAt))
 		return v
 	}
 	names := []string{w.Client}

@@ -171,6 +171,18 @@ func TestResourceExplanations(t *testing.T) {
 			}},
 		},
 		{
+			name: "a lost update within a millisecond shows in microseconds",
+			sections: []sim.Section{
+				sect("c1", 0, s(1), s(1)+400000, 0, sim.WriteAccepted),
+				sect("c2", 0, s(1)+200000, s(1)+600000, 0, sim.WriteAccepted),
+			},
+			want: []Violation{{
+				Kind: KindResourceSafety, Lock: "L", Clients: []string{"c1", "c2"},
+				Windows:     []Window{{Start: s(1) + 200000, End: s(1) + 600000}},
+				Explanation: "c1 and c2 both read 0 (at 1.000000s and 1.000200s) and both writes were accepted: c1's write of 1 (token 0) at 1.000400s was lost when c2 wrote 1 (token 0) at 1.000600s.",
+			}},
+		},
+		{
 			name: "several writes lost",
 			sections: []sim.Section{
 				sect("c0", 1, s(10), s(50), 0, sim.WriteAccepted),
