@@ -248,8 +248,10 @@ const (
 //   - a fault without an end (sim.Never: a partition without heal_after)
 //     acts until the first later heal, or to the end of the run. A restart
 //     never heals a partition: it only brings a crashed node back;
-//   - a crash without a restart is over at once (sim.FaultRecord): the node
-//     is gone for good and the rest of the system must work around it;
+//   - a crash recorded without an end acts until a later restart record of
+//     its node (a restart fault of the schedule), and without one it is
+//     over at once (sim.FaultRecord): the node is gone for good and the rest
+//     of the system must work around it;
 //   - a pause, delay or partition recorded without an end changed nothing
 //     (the kernel ignored it) and does not act;
 //   - a heal is the end of other faults, not a fault;
@@ -282,9 +284,17 @@ func activeSpans(h *sim.History, opts Options) []Window {
 		switch {
 		case f.Kind == kindHeal:
 			continue
+		case f.Until == 0 && f.Kind == kindCrash:
+			// Awaiting a restart the schedule applies later, or gone for
+			// good (over at once).
+			rs, ok := nextRestart(h.Faults[i+1:], f)
+			if !ok {
+				continue
+			}
+			end = rs
 		case f.Until == 0:
 			switch f.Kind {
-			case kindCrash, kindPause, kindDelay, kindPartition, kindDrop:
+			case kindPause, kindDelay, kindPartition, kindDrop:
 				continue
 			}
 			end = f.At + settle
@@ -309,6 +319,17 @@ func activeSpans(h *sim.History, opts Options) []Window {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
 	return out
+}
+
+// nextRestart returns the time of the first later restart record of a
+// target of the crash f.
+func nextRestart(faults []sim.FaultRecord, f sim.FaultRecord) (sim.Time, bool) {
+	for _, g := range faults {
+		if g.Kind == kindRestart && g.At >= f.At && targets(g, f.Targets) {
+			return g.At, true
+		}
+	}
+	return 0, false
 }
 
 // nextHeal returns the time of the first heal record among faults at or
