@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,6 +50,18 @@ type Options struct {
 	// When it is zero and MaxWait gives no positive bound, liveness is not
 	// judged at all (verdict NotJudged).
 	DefaultMaxWait time.Duration
+	// Settle is how long an instantaneous fault (a clock jump, a drift
+	// change, a drop, a restart, a promotion) counts as acting for liveness:
+	// the settling time the lock algorithm needs. The scenario runner sets
+	// the longest lease of the scenario's clients (their ttl, Redisson's
+	// lease, ZooKeeper's session timeout): after one lease every grant made
+	// before the fault has expired or been renewed under the changed
+	// conditions. Zero means the largest liveness bound.
+	Settle time.Duration
+	// NetworkLoss is the scenario's segment loss probability. A loss of 1
+	// (nothing is ever delivered) is a fault that acts over the whole run;
+	// a lower loss is the network's normal behaviour under TCP.
+	NetworkLoss float64
 	// OutDir, when not empty, receives porcupine's HTML visualization of each
 	// illegal history (lock.html, resource.html), with the faults drawn on a
 	// row tagged "faults" and the violations on a row tagged "violations".
@@ -66,11 +80,13 @@ const (
 	KindLockSafety     = "lock-safety"
 	KindResourceSafety = "resource-safety"
 	KindLiveness       = "liveness"
+	// KindTokenOrder is declared with CheckTokenOrder.
 )
 
 // Violation is one way in which a property failed, in words.
 type Violation struct {
-	// Kind is KindLockSafety, KindResourceSafety or KindLiveness.
+	// Kind is KindLockSafety, KindResourceSafety, KindTokenOrder or
+	// KindLiveness.
 	Kind string `json:"kind"`
 	// Lock is the lock (and protected resource) concerned.
 	Lock string `json:"lock"`
@@ -89,9 +105,12 @@ type Result struct {
 	LockSafety     Verdict `json:"lock_safety"`
 	ResourceSafety Verdict `json:"resource_safety"`
 	Liveness       Verdict `json:"liveness"`
+	// TokenOrder is the fencing-order verdict (CheckTokenOrder): Holds,
+	// Violated or NotUsed.
+	TokenOrder Verdict `json:"token_order"`
 
-	// Violations lists lock-safety, then resource-safety, then liveness
-	// violations, each group in true-time order. A property whose verdict is
+	// Violations lists lock-safety, then resource-safety, then token-order,
+	// then liveness violations, each group in true-time order. A property whose verdict is
 	// not Violated contributes none.
 	Violations []Violation `json:"violations"`
 
@@ -99,16 +118,23 @@ type Result struct {
 	// LongestWaitClient the client that waited it (empty if nobody waited).
 	LongestWait       time.Duration `json:"longest_wait"`
 	LongestWaitClient string        `json:"longest_wait_client"`
-	// LivenessFrom is the moment from which waits were judged: when the last
-	// fault settled (see CheckLiveness).
+	// LivenessFrom is the start of the first fault-free window long enough
+	// to judge liveness (see CheckLiveness), 0 if none.
 	LivenessFrom sim.Time `json:"liveness_from"`
-	// LivenessNote says from when liveness was judged and why, or why it was
-	// not judged.
+	// LivenessWindows are the fault-free windows in which liveness was
+	// judged.
+	LivenessWindows []Window `json:"liveness_windows,omitempty"`
+	// LivenessNote says how liveness was judged, or why it was not.
 	LivenessNote string `json:"liveness_note,omitempty"`
 
 	// Fencing tells, when the lock failed but the resource stayed safe, how
 	// fencing saved it (or that no write conflicted).
 	Fencing string `json:"fencing,omitempty"`
+
+	// HistoryErr is set when the history cannot be interpreted (see
+	// ValidateHistory, a *HistoryError): then nothing was judged and every
+	// verdict is Unknown.
+	HistoryErr error `json:"-"`
 
 	// Visualizations are the HTML files written to Options.OutDir, and
 	// VisualizationErr the first error met writing them.
@@ -117,24 +143,32 @@ type Result struct {
 }
 
 // Check judges a history: lock safety and resource safety with porcupine,
-// liveness directly, and explains every violation in words. A nil history is
-// an empty one.
+// token order and liveness directly, and explains every violation in words.
+// A nil history is an empty one. A history that breaks the invariants of
+// ValidateHistory is not judged: Result.HistoryErr names the offending
+// records and every verdict is Unknown.
 func Check(h *sim.History, opts Options) Result {
 	h = orEmpty(h)
+	if err := ValidateHistory(h); err != nil {
+		return Result{LockSafety: Unknown, ResourceSafety: Unknown, Liveness: Unknown, TokenOrder: Unknown, HistoryErr: err}
+	}
 	timeout := withDefault(opts.Timeout)
 	verbose := opts.OutDir != ""
 
 	lockV, lockInfo := checkLock(h, timeout, verbose)
 	resV, resInfo := checkResource(h, timeout, verbose)
 	live := CheckLiveness(h, opts)
+	tokV, tokViolations := CheckTokenOrder(h)
 
 	r := Result{
 		LockSafety:        lockV,
 		ResourceSafety:    resV,
 		Liveness:          live.Verdict,
+		TokenOrder:        tokV,
 		LongestWait:       live.LongestWait,
 		LongestWaitClient: live.LongestWaitClient,
 		LivenessFrom:      live.From,
+		LivenessWindows:   live.Windows,
 		LivenessNote:      live.Note,
 	}
 	var lockViolations, resViolations []Violation
@@ -146,6 +180,7 @@ func Check(h *sim.History, opts Options) Result {
 		resViolations = explainResource(h)
 		r.Violations = append(r.Violations, resViolations...)
 	}
+	r.Violations = append(r.Violations, tokViolations...)
 	r.Violations = append(r.Violations, live.Violations...)
 	if lockV == Violated && resV == Holds {
 		r.Fencing = fencingStory(h, lockViolations)
@@ -153,23 +188,28 @@ func Check(h *sim.History, opts Options) Result {
 
 	if verbose {
 		if lockV == Violated {
-			r.visualize(lockModelNamed(beliefClients(h)), lockInfo, h, lockViolations, filepath.Join(opts.OutDir, "lock.html"))
+			r.visualize(lockModelNamed(grantClients(h)), lockInfo, beliefClients(h), h, lockViolations, filepath.Join(opts.OutDir, "lock.html"))
 		}
 		if resV == Violated {
-			r.visualize(ResourceModel, resInfo, h, resViolations, filepath.Join(opts.OutDir, "resource.html"))
+			r.visualize(ResourceModel, resInfo, sectionClients(checkedSections(h)), h, resViolations, filepath.Join(opts.OutDir, "resource.html"))
 		}
 	}
 	return r
 }
 
 // visualize writes porcupine's visualization of info to path, with h's faults
-// and the given violations as annotations, and records the file or the error
-// in r.
-func (r *Result) visualize(model porcupine.Model, info porcupine.LinearizationInfo, h *sim.History, vs []Violation, path string) {
+// and the given violations as annotations and its client rows labelled with
+// rows (the client names in porcupine client id order), and records the file
+// or the error in r.
+func (r *Result) visualize(model porcupine.Model, info porcupine.LinearizationInfo, rows []string, h *sim.History, vs []Violation, path string) {
 	info.AddAnnotations(annotations(h, vs))
-	err := os.MkdirAll(filepath.Dir(path), 0o755)
+	var page bytes.Buffer
+	err := porcupine.Visualize(model, info, &page)
 	if err == nil {
-		err = porcupine.VisualizePath(model, info, path)
+		err = os.MkdirAll(filepath.Dir(path), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(path, labelRows(page.Bytes(), rows), 0o644)
 	}
 	if err != nil {
 		if r.VisualizationErr == nil {
@@ -178,6 +218,33 @@ func (r *Result) visualize(model porcupine.Model, info porcupine.LinearizationIn
 		return
 	}
 	r.Visualizations = append(r.Visualizations, path)
+}
+
+// Porcupine's visualization (v1.3.1, visualization/index.js) labels the
+// rows of the clients with their ids: "0", "1". labelRows makes it show the
+// client names: it declares them as a JSON array at the top of the script
+// and looks them up where the labels are computed. The labels are set with
+// textContent there, so a name is never parsed as HTML; JSON encoding
+// escapes '<', '>' and '&', so a name cannot end the script either. If the
+// script does not have the expected shape (another porcupine version), the
+// page is left as porcupine wrote it.
+func labelRows(page []byte, rows []string) []byte {
+	const (
+		anchor = "const SVG_NS = 'http://www.w3.org/2000/svg'"
+		label1 = "i < realClients ? i.toString() : sortedTags[i - realClients]"
+		label2 = "i < realClients ? i : sortedTags[i - realClients]"
+	)
+	if bytes.Count(page, []byte(anchor)) != 1 || bytes.Count(page, []byte(label1)) != 1 || bytes.Count(page, []byte(label2)) != 1 {
+		return page
+	}
+	names, err := json.Marshal(rows)
+	if err != nil {
+		return page
+	}
+	out := bytes.Replace(page, []byte(anchor), []byte(anchor+"\nconst LOCKSIM_ROWS = "+string(names)), 1)
+	out = bytes.Replace(out, []byte(label1), []byte("i < realClients ? (LOCKSIM_ROWS[i] ?? i.toString()) : sortedTags[i - realClients]"), 1)
+	out = bytes.Replace(out, []byte(label2), []byte("i < realClients ? (LOCKSIM_ROWS[i] ?? i) : sortedTags[i - realClients]"), 1)
+	return out
 }
 
 // annotations draws h's faults (tag "faults") and vs (tag "violations").

@@ -1,8 +1,10 @@
 package checker
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,15 +37,17 @@ func TestCheck(t *testing.T) {
 		LockSafety:     Violated,
 		ResourceSafety: Holds,
 		Liveness:       Holds,
+		TokenOrder:     Holds,
 		Violations: []Violation{{
 			Kind: KindLockSafety, Lock: "L", Clients: []string{"c1", "c2"},
 			Windows:     []Window{{Start: s(24), End: s(27)}},
 			Explanation: `c1 believed it held the lock "L" from 1.000s to 31.000s and c2 from 24.000s to 27.000s; the overlap began 21s after c1 was paused for 26s (GC) at 3.000s.`,
 		}},
-		LongestWait:       0,
-		LongestWaitClient: "",
+		LongestWait:       time.Second,
+		LongestWaitClient: "c1",
 		LivenessFrom:      s(29),
-		LivenessNote:      "judged from 29.000s, when the last fault settled (c1 was paused for 26s (GC) from 3.000s to 29.000s)",
+		LivenessWindows:   []Window{{Start: 0, End: s(3)}, {Start: s(29), End: s(60)}},
+		LivenessNote:      "judged in 2 fault-free windows (1 longer than the bound of 30s; the longest from 29.000s to 60.000s)",
 		Fencing:           "c1's write with token 33 was rejected at 30.000s after c2 wrote with token 34 at 26.000s",
 	}, r)
 }
@@ -54,13 +58,15 @@ func TestCheckAllViolated(t *testing.T) {
 		withToken(bel("c0", s(40), s(43), s(81)), 3),
 	}, counterexample())
 	h.Wants = []sim.Want{want("c0", s(0), s(43), true, ""), want("c1", s(0), s(27), true, ""), openWant("c2", s(50))}
-	r := Check(h, Options{DefaultMaxWait: 30 * time.Second})
+	// c0 and c1 wait 27s for a free lock; c2 waits behind the holders and
+	// then 19s for a free lock, within the bound.
+	r := Check(h, Options{DefaultMaxWait: 20 * time.Second})
 	assert.Equal(t, Violated, r.LockSafety)
 	assert.Equal(t, Violated, r.ResourceSafety)
 	assert.Equal(t, Violated, r.Liveness)
 	assert.Empty(t, r.Fencing, "no fencing story when the resource was not kept safe")
-	assert.Equal(t, 50*time.Second, r.LongestWait)
-	assert.Equal(t, "c2", r.LongestWaitClient)
+	assert.Equal(t, 27*time.Second, r.LongestWait)
+	assert.Equal(t, "c0", r.LongestWaitClient)
 	var kinds []string
 	for _, v := range r.Violations {
 		kinds = append(kinds, v.Kind)
@@ -180,4 +186,63 @@ func TestCheckIsDeterministic(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		assert.Equal(t, first, Check(h, Options{DefaultMaxWait: time.Minute}))
 	}
+}
+
+// TestVisualizationEscapesNames builds, by hand, a history whose client
+// names contain markup (the scenario rules reject such names, other callers
+// of the checker may not) and checks that porcupine's page can never parse
+// them as HTML: what its script puts into innerHTML (state descriptions and
+// metadata) is escaped, and the rows are labelled with the names through
+// textContent.
+func TestVisualizationEscapesNames(t *testing.T) {
+	const evil = `<img src=x onerror=alert(1)>`
+	dir := t.TempDir()
+	h := history(s(100), []sim.Belief{bel(evil, 0, s(1), s(10)), bel("c2", s(2), s(5), s(12))}, nil)
+	r := Check(h, Options{OutDir: dir})
+	require.NoError(t, r.VisualizationErr)
+	require.Equal(t, Violated, r.LockSafety)
+	page, err := os.ReadFile(filepath.Join(dir, "lock.html"))
+	require.NoError(t, err)
+	text := string(page)
+	// (assert.True rather than Contains: the page is too long to print)
+	assert.False(t, strings.Contains(text, evil), "the raw name never appears in the page")
+	assert.True(t, strings.Contains(text, `const LOCKSIM_ROWS = ["\u003cimg src=x onerror=alert(1)\u003e","c2"]`), "rows are labelled by client name")
+	assert.True(t, strings.Contains(text, "(LOCKSIM_ROWS[i] ?? i)"), "row labels look the names up")
+
+	// The data as the browser decodes it.
+	start := strings.Index(text, "const data = ")
+	require.GreaterOrEqual(t, start, 0)
+	rest := text[start+len("const data = "):]
+	var data any
+	require.NoError(t, json.NewDecoder(strings.NewReader(rest)).Decode(&data))
+	var innerHTML []string
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if s, ok := x.(string); ok && (k == "StateDescription" || k == "Metadata") {
+					innerHTML = append(innerHTML, s)
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(data)
+	require.NotEmpty(t, innerHTML)
+	var escaped bool
+	for _, s := range innerHTML {
+		assert.NotContains(t, s, "<img", "%q reaches innerHTML", s)
+		escaped = escaped || strings.Contains(s, "held by &lt;img src=x onerror=alert(1)&gt;")
+	}
+	assert.True(t, escaped, "the holder's name is shown, escaped: %q", innerHTML)
+}
+
+func TestLabelRowsLeavesUnknownPagesAlone(t *testing.T) {
+	page := []byte("<html>no porcupine script</html>")
+	assert.Equal(t, page, labelRows(page, []string{"c1"}))
 }

@@ -96,6 +96,14 @@ func explainLock(h *sim.History) []Violation {
 func explainOverlaps(h *sim.History, g []overlap) Violation {
 	a := g[0].a
 	v := Violation{Kind: KindLockSafety, Lock: a.Lock, Clients: []string{a.Client}}
+	// Print the times with enough digits that every overlap shows: the
+	// later belief starts strictly before the earlier one ends.
+	var pairs [][2]sim.Time
+	for _, o := range g {
+		pairs = append(pairs, [2]sim.Time{o.b.Start, minTime(o.aEnd, o.bEnd)}, [2]sim.Time{o.a.Start, o.b.Start})
+	}
+	digits := digitsFor(pairs...)
+	span := func(b sim.Belief, end, runEnd sim.Time) string { return spanAt(b, end, runEnd, digits) }
 	var text string
 	if len(g) == 1 && g[0].b.Client == a.Client {
 		text = fmt.Sprintf("%s believed it held the lock %q twice at once, from %s and from %s",
@@ -130,13 +138,14 @@ func explainOverlaps(h *sim.History, g []overlap) Violation {
 	return v
 }
 
-// span renders a belief period: "12.003s to 15.001s", or "14.200s until the
-// run ended at 60.000s" for a belief still held at the end.
-func span(b sim.Belief, end, runEnd sim.Time) string {
+// spanAt renders a belief period with the given digits: "12.003s to
+// 15.001s", or "14.200s until the run ended at 60.000s" for a belief still
+// held at the end.
+func spanAt(b sim.Belief, end, runEnd sim.Time, digits int) string {
 	if b.Open || (b.Reason == sim.EndRunEnd && end == runEnd) {
-		return fmt.Sprintf("%s until the run ended at %s", b.Start, end)
+		return fmt.Sprintf("%s until the run ended at %s", fmtAt(b.Start, digits), fmtAt(end, digits))
 	}
-	return fmt.Sprintf("%s to %s", b.Start, end)
+	return fmt.Sprintf("%s to %s", fmtAt(b.Start, digits), fmtAt(end, digits))
 }
 
 // faultClause names the faults that preceded what (a violation starting at
@@ -146,15 +155,22 @@ func span(b sim.Belief, end, runEnd sim.Time) string {
 // acting at first (or began after it): those that can have led the first
 // believer astray. Without such a fault, every fault that began no later
 // than at is a candidate (a drift change at the start of the run acts
-// forever). The most recent candidates are named (all of them if several
-// began at the same instant, those targeting the clients first), then the
-// earlier ones, most recent first, up to maxEarlier instants: the checker
-// does not know which servers a lock uses, and a crash of C before a
-// partition is as much part of the story as the partition.
+// forever). A pause recorded without an end was not applied (the process was
+// not running) and is no candidate.
+//
+// The faults on the clients involved (those that target only them) come
+// first: the first believer's own
+// pause or clock fault is usually the cause (Kleppmann's GC pause, a
+// client's clock jump), and it must not be folded into a count behind server
+// faults; then those of the other clients involved; then the other
+// candidates (the servers, and clients not involved). Each group is named
+// most recent first, up to maxEarlier instants after the first:
+// the checker does not know which servers a lock uses, and a crash of C
+// before a partition is as much part of the story as the partition.
 func faultClause(faults []sim.FaultRecord, clients []string, first, at sim.Time, what string) string {
 	var acting, before []sim.FaultRecord
 	for _, f := range faults {
-		if f.At > at {
+		if f.At > at || (f.Kind == kindPause && f.Until == 0) {
 			continue
 		}
 		before = append(before, f)
@@ -169,53 +185,106 @@ func faultClause(faults []sim.FaultRecord, clients []string, first, at sim.Time,
 	if len(cands) == 0 {
 		return "no fault preceded " + what
 	}
-	// Group the candidates by instant, most recent first.
-	var instants []sim.Time
-	seen := map[sim.Time]bool{}
+	// The groups: the first believer's faults, the other clients', the rest.
+	var holder, mine, others []sim.FaultRecord
 	for _, f := range cands {
-		if !seen[f.At] {
-			seen[f.At] = true
-			instants = append(instants, f.At)
+		switch {
+		case len(clients) > 0 && onlyTargets(f, clients[:1]):
+			holder = append(holder, f)
+		case onlyTargets(f, clients):
+			mine = append(mine, f)
+		default:
+			others = append(others, f)
 		}
 	}
-	sort.Slice(instants, func(i, j int) bool { return instants[i] > instants[j] })
-	texts := func(t sim.Time) string {
-		var mine, others []string
-		for _, f := range cands {
-			if f.At != t {
-				continue
-			}
-			if targets(f, clients) {
-				mine = append(mine, f.Text)
-			} else {
-				others = append(others, f.Text)
+	var head, also, rest []sim.FaultRecord
+	switch {
+	case len(holder) > 0:
+		head, also, rest = holder, mine, others
+	case len(mine) > 0:
+		head, rest = mine, others
+	default:
+		head = others
+	}
+	instants := instantsOf(head)
+	// At one instant, the faults that touch the clients come first.
+	texts := func(fs []sim.FaultRecord, t sim.Time) string {
+		var near, far []string
+		for _, f := range fs {
+			switch {
+			case f.At != t:
+			case targets(f, clients):
+				near = append(near, f.Text)
+			default:
+				far = append(far, f.Text)
 			}
 		}
-		return joinAnd(append(mine, others...))
+		return joinAnd(append(near, far...))
 	}
 	latest := instants[0]
 	var clause string
 	if latest == at {
-		clause = fmt.Sprintf("%s began at %s, when %s", what, at, texts(latest))
+		clause = fmt.Sprintf("%s began at %s, when %s", what, at, texts(head, latest))
 	} else {
-		clause = fmt.Sprintf("%s began %s after %s at %s", what, fmtDuration(at.Sub(latest)), texts(latest), latest)
+		clause = fmt.Sprintf("%s began %s after %s at %s", what, fmtDuration(at.Sub(latest)), texts(head, latest), latest)
 	}
-	var earlier []string
-	for i, t := range instants[1:] {
+	if earlier := listInstants(head, instants[1:], texts); earlier != "" {
+		clause += " (and before that, " + earlier + ")"
+	}
+	if len(also) > 0 {
+		clause += fmt.Sprintf("; faults on %s before it: %s", joinAnd(clients[1:]), listInstants(also, instantsOf(also), texts))
+	}
+	if len(rest) > 0 {
+		clause += "; other faults before it: " + listInstants(rest, instantsOf(rest), texts)
+	}
+	return clause
+}
+
+// instantsOf returns the distinct onsets of fs, most recent first.
+func instantsOf(fs []sim.FaultRecord) []sim.Time {
+	var out []sim.Time
+	seen := map[sim.Time]bool{}
+	for _, f := range fs {
+		if !seen[f.At] {
+			seen[f.At] = true
+			out = append(out, f.At)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] > out[j] })
+	return out
+}
+
+// listInstants lists the faults of fs at the given instants, up to
+// maxEarlier instants and a count of the rest.
+func listInstants(fs []sim.FaultRecord, instants []sim.Time, texts func([]sim.FaultRecord, sim.Time) string) string {
+	var items []string
+	for i, t := range instants {
 		if i == maxEarlier {
-			if rest := len(instants) - 1 - maxEarlier; rest == 1 {
-				earlier = append(earlier, "1 earlier fault")
+			if n := len(instants) - maxEarlier; n == 1 {
+				items = append(items, "1 earlier fault")
 			} else {
-				earlier = append(earlier, fmt.Sprintf("%d earlier faults", rest))
+				items = append(items, fmt.Sprintf("%d earlier faults", n))
 			}
 			break
 		}
-		earlier = append(earlier, fmt.Sprintf("%s at %s", texts(t), t))
+		items = append(items, fmt.Sprintf("%s at %s", texts(fs, t), t))
 	}
-	if len(earlier) > 0 {
-		clause += " (and before that, " + strings.Join(earlier, "; ") + ")"
+	return strings.Join(items, "; ")
+}
+
+// onlyTargets reports whether f targets some processes, all of them among
+// processes: a fault on those processes themselves (a pause, a clock jump, a
+// crash), not one that also touches others (a partition of the servers).
+func onlyTargets(f sim.FaultRecord, processes []string) bool {
+	if len(f.Targets) == 0 {
+		return false
 	}
-	return clause
+	for _, t := range f.Targets {
+		if !targets(sim.FaultRecord{Targets: []string{t}}, processes) {
+			return false
+		}
+	}
+	return true
 }
 
 // maxEarlier is how many earlier instants of faults an explanation names
@@ -316,10 +385,13 @@ func staleRead(w sim.Section, before []sim.Section, values []int64) Violation {
 	if len(lost) == 1 && lost[0].ReadValue == w.ReadValue {
 		x := lost[0]
 		v.Clients = uniqueInOrder([]string{x.Client, w.Client})
+		// Enough digits to show the order: both reads before the first write.
+		d := digitsFor([2]sim.Time{x.ReadAt, w.ReadAt}, [2]sim.Time{x.WriteAt, w.WriteAt}, [2]sim.Time{w.ReadAt, x.WriteAt})
+		at := func(t sim.Time) string { return fmtAt(t, d) }
 		v.Explanation = fmt.Sprintf("%s and %s both read %d (at %s and %s) and both writes were accepted: %s's write of %d%s at %s was lost when %s wrote %d%s at %s.",
-			x.Client, w.Client, w.ReadValue, x.ReadAt, w.ReadAt,
-			x.Client, x.ReadValue+1, tokenNote(x), x.WriteAt,
-			w.Client, w.ReadValue+1, tokenNote(w), w.WriteAt)
+			x.Client, w.Client, w.ReadValue, at(x.ReadAt), at(w.ReadAt),
+			x.Client, x.ReadValue+1, tokenNote(x), at(x.WriteAt),
+			w.Client, w.ReadValue+1, tokenNote(w), at(w.WriteAt))
 		return v
 	}
 	names := []string{w.Client}
@@ -485,9 +557,15 @@ func joinAnd(items []string) string {
 }
 
 // fmtDuration renders d rounded to the millisecond, the precision of
-// sim.Time's String: "1.2s", "250ms".
+// sim.Time's String: "1.2s", "250ms"; a span shorter than a millisecond is
+// not rounded to nothing: "300µs", "1ns".
 func fmtDuration(d time.Duration) string {
-	return d.Round(time.Millisecond).String()
+	for _, u := range []time.Duration{time.Millisecond, time.Microsecond} {
+		if r := d.Round(u); r != 0 || d == 0 {
+			return r.String()
+		}
+	}
+	return d.String()
 }
 
 // uniqueInOrder drops repeated names, keeping the first of each.

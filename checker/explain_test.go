@@ -2,6 +2,7 @@ package checker
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,7 +31,7 @@ func TestLockExplanations(t *testing.T) {
 			}},
 		},
 		{
-			name:    "the most recent fault is named first, an earlier pause of the holder after it",
+			name:    "the holder's own pause is named first, a later server fault after it",
 			beliefs: []sim.Belief{bel("c1", s(9), s(10), s(40)), bel("c2", s(20), s(31), s(35))},
 			faults: []sim.FaultRecord{
 				fault(s(12), s(38), "pause", "c1 was paused for 26s", "c1"),
@@ -39,7 +40,48 @@ func TestLockExplanations(t *testing.T) {
 			want: []Violation{{
 				Kind: KindLockSafety, Lock: "L", Clients: []string{"c1", "c2"},
 				Windows:     []Window{{Start: s(31), End: s(35)}},
-				Explanation: `c1 believed it held the lock "L" from 10.000s to 40.000s and c2 from 31.000s to 35.000s; the overlap began 17s after r1's wall clock jumped +10s at 14.000s (and before that, c1 was paused for 26s at 12.000s).`,
+				Explanation: `c1 believed it held the lock "L" from 10.000s to 40.000s and c2 from 31.000s to 35.000s; the overlap began 19s after c1 was paused for 26s at 12.000s; other faults before it: r1's wall clock jumped +10s at 14.000s.`,
+			}},
+		},
+		{
+			// The shape of the finding of "simrun fuzz redlock-clock-jump
+			// --seed 42", run 2 (issue 14): c1's own long pause was folded
+			// into "5 earlier faults" behind c2's crash, a pause that was
+			// not applied and B's pause.
+			name:    "the fuzz finding: c1's pause among many server faults",
+			beliefs: []sim.Belief{bel("c1", s(1), s(2), ms(20700)), bel("c2", s(15), s(18), s(22))},
+			faults: []sim.FaultRecord{
+				fault(s(1), 0, "clock-jump", "C's wall clock jumped +30s", "C"),
+				fault(ms(1500), 0, "clock-drift", "D's clocks began to run at rate 1+0.01", "D"),
+				fault(s(2), s(4), "pause", "E paused for 2s", "E"),
+				fault(ms(4100), ms(20700), "pause", "c1 paused for 16.6s", "c1"),
+				fault(s(5), 0, "crash", "A crashed (process)", "A"),
+				fault(s(9), 0, "crash", "c2 crashed (process)", "c2"),
+				fault(s(10), 0, "pause", "storage was not paused for 1s: it was crashed", "storage"),
+				fault(s(12), s(14), "pause", "B paused for 2s", "B"),
+			},
+			want: []Violation{{
+				Kind: KindLockSafety, Lock: "L", Clients: []string{"c1", "c2"},
+				Windows:     []Window{{Start: s(18), End: ms(20700)}},
+				Explanation: `c1 believed it held the lock "L" from 2.000s to 20.700s and c2 from 18.000s to 22.000s; the overlap began 13.9s after c1 paused for 16.6s at 4.100s; faults on c2 before it: c2 crashed (process) at 9.000s; other faults before it: B paused for 2s at 12.000s; A crashed (process) at 5.000s; 1 earlier fault.`,
+			}},
+		},
+		{
+			name:    "an overlap shorter than a millisecond shows in microseconds",
+			beliefs: []sim.Belief{bel("c1", s(1), s(2), s(10)+300*sim.Time(1000)), bel("c2", s(5), s(10), s(12))},
+			want: []Violation{{
+				Kind: KindLockSafety, Lock: "L", Clients: []string{"c1", "c2"},
+				Windows:     []Window{{Start: s(10), End: s(10) + 300000}},
+				Explanation: `c1 believed it held the lock "L" from 2.000000s to 10.000300s and c2 from 10.000000s to 12.000000s; no fault preceded the overlap.`,
+			}},
+		},
+		{
+			name:    "an overlap of one nanosecond shows in nanoseconds",
+			beliefs: []sim.Belief{bel("c1", s(1), s(2), s(10)+1), bel("c2", s(5), s(10), s(12))},
+			want: []Violation{{
+				Kind: KindLockSafety, Lock: "L", Clients: []string{"c1", "c2"},
+				Windows:     []Window{{Start: s(10), End: s(10) + 1}},
+				Explanation: `c1 believed it held the lock "L" from 2.000000000s to 10.000000001s and c2 from 10.000000000s to 12.000000000s; no fault preceded the overlap.`,
 			}},
 		},
 		{
@@ -126,6 +168,18 @@ func TestResourceExplanations(t *testing.T) {
 				Kind: KindResourceSafety, Lock: "L", Clients: []string{"c1", "c0"},
 				Windows:     []Window{{Start: s(44), End: s(80)}},
 				Explanation: "c1 and c0 both read 1 (at 27.000s and 44.000s) and both writes were accepted: c1's write of 2 (token 2) at 61.000s was lost when c0 wrote 2 (token 3) at 80.000s.",
+			}},
+		},
+		{
+			name: "a lost update within a millisecond shows in microseconds",
+			sections: []sim.Section{
+				sect("c1", 0, s(1), s(1)+400000, 0, sim.WriteAccepted),
+				sect("c2", 0, s(1)+200000, s(1)+600000, 0, sim.WriteAccepted),
+			},
+			want: []Violation{{
+				Kind: KindResourceSafety, Lock: "L", Clients: []string{"c1", "c2"},
+				Windows:     []Window{{Start: s(1) + 200000, End: s(1) + 600000}},
+				Explanation: "c1 and c2 both read 0 (at 1.000000s and 1.000200s) and both writes were accepted: c1's write of 1 (token 0) at 1.000400s was lost when c2 wrote 1 (token 0) at 1.000600s.",
 			}},
 		},
 		{
@@ -223,4 +277,16 @@ func TestJoinAnd(t *testing.T) {
 	assert.Equal(t, "a", joinAnd([]string{"a"}))
 	assert.Equal(t, "a and b", joinAnd([]string{"a", "b"}))
 	assert.Equal(t, "a, b and c", joinAnd([]string{"a", "b", "c"}))
+}
+
+func TestFmtDuration(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"}, {1200 * time.Millisecond, "1.2s"}, {1200*time.Millisecond + 300, "1.2s"},
+		{300 * time.Microsecond, "300µs"}, {300*time.Microsecond + 4, "300µs"}, {1, "1ns"}, {-2, "-2ns"},
+	} {
+		assert.Equal(t, tt.want, fmtDuration(tt.d), "%d", tt.d)
+	}
 }

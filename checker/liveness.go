@@ -8,21 +8,48 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
+// Liveness is progress, judged only where it can be judged.
+//
+// The property is deadlock- and livelock-freedom as stated for mutual
+// exclusion (Dijkstra 1965, "Solution of a problem in concurrent programming
+// control": no one may be blocked while the critical section is free;
+// Herlihy & Shavit, "The Art of Multiprocessor Programming", chapter 2,
+// "deadlock-free: if some thread attempts to acquire the lock, then some
+// thread will succeed in acquiring the lock"): the lock must not stay free
+// while somebody wants it. A distributed lock cannot promise that while
+// faults act (a partition can cut every client off), so, as Jepsen asks for
+// progress only in a recovery window after the nemesis repaired everything
+// (the jepsen.generator README, cljdoc.org/d/io.jepsen/generator: phases
+// "Recovering", {:f :repair}, (gen/sleep 10), "Final read" until-ok), the
+// property is asked only of the stretches of the run in which no fault acts.
+//
+// A violation is a stretch of time inside one fault-free window in which the
+// lock is free (no client believes it holds it) while a client waits for it,
+// longer than that client's bound. A lock held legitimately for a long time
+// (a holder that keeps extending it) is not free, so the waiting of others
+// behind it is no failure: somebody is making progress.
+
 // LivenessReport is what CheckLiveness finds.
 type LivenessReport struct {
 	// Verdict is Holds, Violated or NotJudged.
 	Verdict Verdict
-	// Violations are the waits longer than their bound, in the order of
-	// their start (then lock and explanation).
+	// Violations are the waits during which the lock stayed free for longer
+	// than the waiting client's bound inside a fault-free window, in the
+	// order of their start (then lock and explanation).
 	Violations []Violation
-	// LongestWait is the longest wait measured from From, judged or not, and
-	// LongestWaitClient whose it was (the first in (client, lock, start)
-	// order on a tie; empty if nobody waited).
+	// LongestWait is the longest stretch during which a client waited while
+	// the lock was free inside a fault-free window (what the bound is
+	// compared with), judged or not, and LongestWaitClient whose it was (the
+	// first in (client, lock, start) order on a tie; empty if there was no
+	// such stretch).
 	LongestWait       time.Duration
 	LongestWaitClient string
-	// From is when the last fault settled; only waiting after it counts.
+	// Windows are the fault-free windows of the run, in time order.
+	Windows []Window
+	// From is the start of the first fault-free window longer than the
+	// bound (the first window that could be judged), or 0 if there is none.
 	From sim.Time
-	// Note says from when liveness was judged and why, or why it was not.
+	// Note says how liveness was judged, or why it was not.
 	Note string
 }
 
@@ -40,77 +67,101 @@ type wait struct {
 	client, lock string
 	start, end   sim.Time
 	how          waitEnd
-	gaveUp       int  // how many wants ended with the client giving up
-	clamped      bool // start is From: the client was already waiting then
+	gaveUp       int // how many wants ended with the client giving up
 }
 
-func (w wait) duration() time.Duration { return w.end.Sub(w.start) }
-
-// CheckLiveness judges whether every client that wanted a lock got it within
-// its bound once the faults had settled.
+// CheckLiveness judges whether the locks of h made progress in the
+// fault-free windows of the run.
 //
-// The faults settle at the latest moment at which a fault record begins or
-// ends: Until for a fault that ends by itself, At for an instantaneous fault
-// (Until == 0). An instantaneous fault can leave the system degraded for
-// good: a crash without restart is recorded that way, and liveness is then
-// judged on the degraded system (a Redlock that lost one node of five should
-// still grant the lock; a single Redis that crashed for good should not, and
-// the verdict says so). A fault recorded with Until == sim.Never is still
-// acting when the run ends (a partition without heal_after) unless a later
-// record ends it: a "heal" record (which removes every partition and link
-// fault) or a "restart" of one of its targets. If such a fault is never
-// ended, the faults never settled, there is no "after the last fault" to
-// judge, and the verdict is NotJudged: a client cut off for good is not
-// reported as a liveness violation, nor is the lock reported live.
+// Fault-free windows are what remains of [0, h.End] once every span in
+// which a fault acts is removed (see activeSpans): a pause, a delay, a
+// partition until it heals, a crash until its scheduled restart, and an
+// instantaneous fault during the settling time Options.Settle after it.
 //
 // Waits are measured per client and lock: a wait starts when the client
-// starts wanting the lock (or at From, if it already wanted it then) and
-// lasts until it next acquires it. Wants that end because the client gave up
-// after exhausting its tries do not end the wait: the client still needs the
-// lock, so the wait runs on into its next want and up to its next success,
-// or to the end of the run (it "never acquired"). A crash ends the wait where
-// it happened. A wait is a violation iff it is longer than the client's bound
-// (a wait exactly at the bound holds). A wait cut short by the end of the run
-// is a violation only if it already exceeds the bound: if it does not, the
-// run simply ended too soon to tell. A client that stops wanting the lock
-// after getting it waits no more.
+// starts wanting the lock and lasts until it next acquires it. Wants that end
+// with the client giving up after exhausting its tries do not end the wait:
+// the client still needs the lock, so the wait runs on into its next want and
+// up to its next success, or to the end of the run. A crash ends the wait.
+// Inside a wait, the stretches in which the lock was free and no fault acted
+// are compared with the client's bound; a stretch longer than the bound is a
+// violation (one exactly at the bound holds). A stretch cut short by the end
+// of the run or of its window is a violation only if it already exceeds the
+// bound.
 //
-// Clients without a positive bound (see Options) are measured but not judged.
-// When no bound is given at all, when a fault never healed, or when the
-// faults settled after the run ended, the verdict is NotJudged, which is
-// neither a pass nor a violation; otherwise it is Violated if some wait
-// exceeded its bound and Holds if none did (including when nobody wanted a
-// lock after the faults settled). Waits are measured, and LongestWait
-// reported, in every case.
+// The verdict is NotJudged when no bound is given, and when no violation was
+// found and no fault-free window was longer than the largest bound of the
+// waiting clients (nothing could have been seen); it is Violated when some
+// stretch exceeded its bound and Holds otherwise.
 func CheckLiveness(h *sim.History, opts Options) LivenessReport {
 	h = orEmpty(h)
-	from, last := settled(h.Faults)
-	r := LivenessReport{From: from, Verdict: Holds, Note: settleNote(h.Faults, from, last)}
+	var r LivenessReport
+	spans := activeSpans(h, opts)
+	r.Windows = complement(spans, 0, h.End)
+	held := heldByLock(h)
+	ws := waits(h)
 
-	for _, w := range waits(h, from) {
-		if d := w.duration(); d > r.LongestWait || r.LongestWaitClient == "" {
-			r.LongestWait, r.LongestWaitClient = d, w.client
-		}
-		if bound := boundOf(opts, w.client); bound > 0 && w.duration() > bound {
-			r.Violations = append(r.Violations, livenessViolation(w, bound))
+	bound := largestBound(opts, ws)
+	for _, w := range r.Windows {
+		if bound > 0 && w.End.Sub(w.Start) > bound {
+			r.From = w.Start
+			break
 		}
 	}
 
-	switch unhealed := unhealed(h.Faults); {
+	// Per lock, the stretches in which it was free and no fault acted,
+	// computed once: each wait then clips them (linear in the history, not
+	// quadratic in the number of waits).
+	freeOf := map[string][]Window{}
+	for _, w := range ws {
+		if _, ok := freeOf[w.lock]; !ok {
+			freeOf[w.lock] = intersect(r.Windows, complement(held[w.lock], 0, h.End))
+		}
+	}
+	for _, w := range ws {
+		free := clip(freeOf[w.lock], w.start, w.end)
+		b := boundOf(opts, w.client)
+		var worst *Window
+		for i, f := range free {
+			d := f.End.Sub(f.Start)
+			if d > r.LongestWait || r.LongestWaitClient == "" {
+				r.LongestWait, r.LongestWaitClient = d, w.client
+			}
+			if b > 0 && d > b && worst == nil {
+				worst = &free[i]
+			}
+		}
+		if worst != nil {
+			r.Violations = append(r.Violations, livenessViolation(h, spans, w, *worst, b))
+		}
+	}
+
+	switch {
 	case !anyBound(opts):
 		r.Verdict, r.Violations = NotJudged, nil
 		r.Note = "not judged: no wait bound was given"
-	case len(unhealed) > 0:
-		r.Verdict, r.Violations = NotJudged, nil
-		r.Note = fmt.Sprintf("not judged: the faults never settled (%s never healed)", joinAnd(unhealed))
-	case from > h.End:
-		r.Verdict, r.Violations = NotJudged, nil
-		r.Note = fmt.Sprintf("not judged: the last fault settled at %s, after the run ended at %s", from, h.End)
 	case len(r.Violations) > 0:
 		r.Verdict = Violated
 		sortViolations(r.Violations)
+		r.Note = windowsNote(r.Windows, bound)
+	case !longerThan(r.Windows, bound):
+		r.Verdict = NotJudged
+		r.Note = "not judged: " + notJudgedWhy(h, r.Windows, bound)
+	default:
+		r.Verdict = Holds
+		r.Note = windowsNote(r.Windows, bound)
 	}
 	return r
+}
+
+// longerThan reports whether some window is longer than bound.
+func longerThan(ws []Window, bound time.Duration) bool {
+	for _, w := range ws {
+		if w.End.Sub(w.Start) > bound {
+			return true
+		}
+	}
+	return false
 }
 
 // boundOf returns the liveness bound of client.
@@ -134,6 +185,38 @@ func anyBound(opts Options) bool {
 	return false
 }
 
+// largestBound is the largest positive bound of the clients that waited, or
+// of all clients if nobody waited: a window must be longer than it to show
+// that every waiting client would have been served.
+func largestBound(opts Options, ws []wait) time.Duration {
+	var out time.Duration
+	for _, w := range ws {
+		if b := boundOf(opts, w.client); b > out {
+			out = b
+		}
+	}
+	if out > 0 {
+		return out
+	}
+	out = opts.DefaultMaxWait
+	for _, b := range opts.MaxWait {
+		if b > out {
+			out = b
+		}
+	}
+	return out
+}
+
+// settleOf is the settling time of instantaneous faults: Options.Settle, or
+// when it is not set the largest bound (a conservative choice: the bound
+// already allows for two leases and a retry budget).
+func settleOf(opts Options) time.Duration {
+	if opts.Settle > 0 {
+		return opts.Settle
+	}
+	return largestBound(opts, nil)
+}
+
 // effectEnd is when fault f stops acting: Until if it has one (possibly
 // sim.Never), else At (an instantaneous fault).
 func effectEnd(f sim.FaultRecord) sim.Time {
@@ -143,74 +226,199 @@ func effectEnd(f sim.FaultRecord) sim.Time {
 	return f.At
 }
 
-// settlePoint is when f stops changing the system: the end of its effect, or
-// its onset if it ends only by a later record (or never).
-func settlePoint(f sim.FaultRecord) sim.Time {
-	end := effectEnd(f)
-	if end == sim.Never || end < f.At {
-		return f.At
-	}
-	return end
-}
-
-// settled returns when the last fault settled and the index of that fault
-// record (the last one in record order on a tie), or 0 and -1 without faults.
-func settled(faults []sim.FaultRecord) (sim.Time, int) {
-	var at sim.Time
-	last := -1
-	for i, f := range faults {
-		if p := settlePoint(f); last < 0 || p >= at {
-			at, last = p, i
-		}
-	}
-	return at, last
-}
-
-// Fault kinds that end faults recorded without an end (SCENARIO_FORMAT.md,
-// "Fault kinds (core)").
+// Fault kinds whose records the liveness judgement reads specially
+// (SCENARIO_FORMAT.md, "Fault kinds (core)").
 const (
-	kindHeal    = "heal"    // removes every partition and link fault
-	kindRestart = "restart" // starts a crashed node again
+	kindHeal      = "heal"      // removes every partition and link fault; not a fault itself
+	kindRestart   = "restart"   // starts a crashed node again; heals nothing else
+	kindCrash     = "crash"     // without restart: over at once (the node is gone for good)
+	kindPartition = "partition" // acts until heal_after or a heal
+	kindDelay     = "delay"     // a link fault: a heal ends it too
+	kindDrop      = "drop"      // a link fault
+	kindPause     = "pause"     // a pause recorded without an end was not applied
 )
 
-// unhealed describes the faults recorded without an end (Until ==
-// sim.Never) that no later record ended: neither a heal nor a restart of one
-// of their targets.
-func unhealed(faults []sim.FaultRecord) []string {
-	var out []string
-	for i, f := range faults {
-		if f.Until != sim.Never {
+// activeSpans returns the spans of true time in which some fault of h acts,
+// sorted by start (they may overlap):
+//
+//   - a fault with an end (a pause, a delay, a partition with heal_after, a
+//     crash with restart_after) acts from its onset to its end, or to the
+//     first later heal if that comes first and the fault is a partition or
+//     a link fault (a heal removes those and nothing else);
+//   - a fault without an end (sim.Never: a partition without heal_after)
+//     acts until the first later heal, or to the end of the run. A restart
+//     never heals a partition: it only brings a crashed node back;
+//   - a crash recorded without an end acts until a later restart record of
+//     its node (a restart fault of the schedule), and without one it is
+//     over at once (sim.FaultRecord): the node is gone for good and the rest
+//     of the system must work around it;
+//   - a pause, delay or partition recorded without an end changed nothing
+//     (the kernel ignored it) and does not act;
+//   - a heal is the end of other faults, not a fault;
+//   - a drop of the next messages is over at once: what follows (a reply
+//     that never comes, a reset connection) is for the algorithm's own
+//     timeouts and retries, which the bound already allows for (its retry
+//     budget). A lock that stays blocked after a drop, as Redlock releasing
+//     only where it believes it acquired (the Redis distlock page: "unlock
+//     all the instances"), is the algorithm's failure, not the fault's;
+//   - every other instantaneous fault (a clock jump, a drift change, a
+//     restart, a promotion) acts for the settling time after it
+//     (settleOf): a grant made before the change may run on the changed
+//     clock, the emptied node or the new master for up to one lease, so the
+//     algorithm needs that long before it can be judged fairly. NB: a
+//     backward clock jump of a server larger than the lease keeps that
+//     server's key alive beyond the settling time; the lock then shows as
+//     free while still blocked, which the verdict reports as a violation
+//     whose window begins when the settling time ends;
+//   - a network that loses every segment (Options.NetworkLoss >= 1) is a
+//     fault acting over the whole run. A lower loss rate is the network's
+//     normal behaviour (TCP retransmits) and liveness is judged under it.
+func activeSpans(h *sim.History, opts Options) []Window {
+	settle := sim.Time(settleOf(opts))
+	var out []Window
+	if opts.NetworkLoss >= 1 {
+		out = append(out, Window{Start: 0, End: h.End})
+	}
+	for i, f := range h.Faults {
+		var end sim.Time
+		switch {
+		case f.Kind == kindHeal:
 			continue
-		}
-		healed := false
-		for _, g := range faults[i+1:] {
-			if g.Kind == kindHeal || (g.Kind == kindRestart && targets(g, f.Targets)) {
-				healed = true
-				break
+		case f.Until == 0 && f.Kind == kindCrash:
+			// Awaiting a restart the schedule applies later, or gone for
+			// good (over at once).
+			rs, ok := nextRestart(h.Faults[i+1:], f)
+			if !ok {
+				continue
+			}
+			end = rs
+		case f.Until == 0:
+			switch f.Kind {
+			case kindPause, kindDelay, kindPartition, kindDrop:
+				continue
+			}
+			end = f.At + settle
+			if end < f.At { // overflow
+				end = sim.Never
+			}
+		default:
+			end = f.Until
+			if f.Kind == kindPartition || f.Kind == kindDelay || f.Kind == kindDrop {
+				if hl, ok := nextHeal(h.Faults[i+1:], f.At); ok && hl < end {
+					end = hl
+				}
 			}
 		}
-		if !healed {
-			out = append(out, fmt.Sprintf("%s at %s", f.Text, f.At))
+		if end > h.End {
+			end = h.End
+		}
+		if end < f.At {
+			end = f.At
+		}
+		out = append(out, Window{Start: f.At, End: end})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	return out
+}
+
+// nextRestart returns the time of the first later restart record of a
+// target of the crash f.
+func nextRestart(faults []sim.FaultRecord, f sim.FaultRecord) (sim.Time, bool) {
+	for _, g := range faults {
+		if g.Kind == kindRestart && g.At >= f.At && targets(g, f.Targets) {
+			return g.At, true
+		}
+	}
+	return 0, false
+}
+
+// nextHeal returns the time of the first heal record among faults at or
+// after at.
+func nextHeal(faults []sim.FaultRecord, at sim.Time) (sim.Time, bool) {
+	for _, g := range faults {
+		if g.Kind == kindHeal && g.At >= at {
+			return g.At, true
+		}
+	}
+	return 0, false
+}
+
+// complement returns the parts of [from, to] covered by none of spans, in
+// order. Spans are closed: a fault that ends at t and a window that begins
+// at t touch; a window of zero length is dropped.
+func complement(spans []Window, from, to sim.Time) []Window {
+	sorted := append([]Window(nil), spans...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Start < sorted[j].Start })
+	var out []Window
+	cur := from
+	for _, s := range sorted {
+		if s.Start > cur {
+			out = append(out, Window{Start: cur, End: minTime(s.Start, to)})
+		}
+		if s.End > cur {
+			cur = s.End
+		}
+		if cur >= to {
+			break
+		}
+	}
+	if cur < to {
+		out = append(out, Window{Start: cur, End: to})
+	}
+	kept := out[:0]
+	for _, w := range out {
+		if w.End > w.Start {
+			kept = append(kept, w)
+		}
+	}
+	return kept
+}
+
+// intersect returns the intersection of two sorted lists of disjoint
+// windows, dropping empty pieces.
+func intersect(a, b []Window) []Window {
+	var out []Window
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		s, e := maxTime(a[i].Start, b[j].Start), minTime(a[i].End, b[j].End)
+		if e > s {
+			out = append(out, Window{Start: s, End: e})
+		}
+		if a[i].End < b[j].End {
+			i++
+		} else {
+			j++
 		}
 	}
 	return out
 }
 
-// settleNote says from when liveness is judged.
-func settleNote(faults []sim.FaultRecord, from sim.Time, last int) string {
-	if last < 0 {
-		return "judged over the whole run: no faults were applied"
+// clip returns the parts of the sorted disjoint windows ws inside [from,
+// to], dropping empty pieces.
+func clip(ws []Window, from, to sim.Time) []Window {
+	i := sort.Search(len(ws), func(i int) bool { return ws[i].End > from })
+	var out []Window
+	for ; i < len(ws) && ws[i].Start < to; i++ {
+		s, e := maxTime(ws[i].Start, from), minTime(ws[i].End, to)
+		if e > s {
+			out = append(out, Window{Start: s, End: e})
+		}
 	}
-	f := faults[last]
-	what := fmt.Sprintf("%s at %s", f.Text, f.At)
-	if end := effectEnd(f); end != f.At && end != sim.Never {
-		what = fmt.Sprintf("%s from %s to %s", f.Text, f.At, end)
-	}
-	return fmt.Sprintf("judged from %s, when the last fault settled (%s)", from, what)
+	return out
 }
 
-// waits measures the waits of h after from, in (client, lock, start) order.
-func waits(h *sim.History, from sim.Time) []wait {
+// heldByLock returns, per lock, the spans in which some client believed it
+// held it (possibly overlapping), sorted by start.
+func heldByLock(h *sim.History) map[string][]Window {
+	out := map[string][]Window{}
+	for _, b := range sortedBeliefs(h) {
+		out[b.Lock] = append(out[b.Lock], Window{Start: b.Start, End: beliefEnd(b, h.End)})
+	}
+	return out
+}
+
+// waits measures the waits of h, in (client, lock, start) order.
+func waits(h *sim.History) []wait {
 	type key struct{ client, lock string }
 	byKey := map[key][]sim.Want{}
 	var keys []key
@@ -243,15 +451,8 @@ func waits(h *sim.History, from sim.Time) []wait {
 			if w.Open {
 				end = h.End
 			}
-			if end < from {
-				continue // over before the faults settled
-			}
 			if cur == nil {
-				start, clamped := w.Start, false
-				if start < from {
-					start, clamped = from, true
-				}
-				cur = &wait{client: k.client, lock: k.lock, start: start, clamped: clamped}
+				cur = &wait{client: k.client, lock: k.lock, start: w.Start}
 			}
 			switch {
 			case w.Got:
@@ -275,24 +476,27 @@ func waits(h *sim.History, from sim.Time) []wait {
 	return out
 }
 
-// livenessViolation explains a wait longer than bound.
-func livenessViolation(w wait, bound time.Duration) Violation {
-	since := w.start.String()
-	if w.clamped {
-		since += " (when the last fault settled)"
-	}
-	var text string
+// livenessViolation explains the stretch free of wait w, longer than bound.
+func livenessViolation(h *sim.History, spans []Window, w wait, free Window, bound time.Duration) Violation {
+	d := free.End.Sub(free.Start)
+	// Enough digits to tell the stretch's ends apart from a bound apart.
+	digits := digitsFor([2]sim.Time{free.End, free.Start + sim.Time(bound)}, [2]sim.Time{free.Start, free.End})
+	at := func(t sim.Time) string { return fmtAt(t, digits) }
+	var how string
 	switch w.how {
 	case acquired:
-		text = fmt.Sprintf("%s waited %s for the lock %q, from %s until it acquired it at %s, longer than its bound of %s.",
-			w.client, fmtDuration(w.duration()), w.lock, since, w.end, bound)
+		how = fmt.Sprintf("until it acquired it at %s", at(w.end))
 	case crashed:
-		text = fmt.Sprintf("%s waited %s for the lock %q, from %s until it crashed at %s without acquiring it, longer than its bound of %s.",
-			w.client, fmtDuration(w.duration()), w.lock, since, w.end, bound)
+		how = fmt.Sprintf("until it crashed at %s without acquiring it", at(w.end))
 	default:
-		text = fmt.Sprintf("%s wanted the lock %q from %s and never acquired it before the run ended at %s: %s, longer than its bound of %s.",
-			w.client, w.lock, since, w.end, fmtDuration(w.duration()), bound)
+		how = fmt.Sprintf("and never acquired it before the run ended at %s", at(w.end))
 	}
+	text := fmt.Sprintf("%s wanted the lock %q from %s %s; nobody held it and no fault acted from %s to %s: %s, longer than its bound of %s",
+		w.client, w.lock, at(w.start), how, at(free.Start), at(free.End), fmtDurationVs(d, bound), bound)
+	if cause := windowCause(h, spans, free.Start); cause != "" {
+		text += " (" + cause + ")"
+	}
+	text += "."
 	switch {
 	case w.gaveUp == 1:
 		text += " It gave up once meanwhile."
@@ -303,9 +507,68 @@ func livenessViolation(w wait, bound time.Duration) Violation {
 		Kind:        KindLiveness,
 		Lock:        w.lock,
 		Clients:     []string{w.client},
-		Windows:     []Window{{Start: w.start, End: w.end}},
+		Windows:     []Window{free},
 		Explanation: text,
 	}
+}
+
+// windowCause names the fault whose effect ended at t, if a fault-free
+// stretch begins there because of one.
+func windowCause(h *sim.History, spans []Window, t sim.Time) string {
+	if t == 0 {
+		return ""
+	}
+	for _, f := range h.Faults {
+		if f.At <= t {
+			for _, s := range spans {
+				if s.Start == f.At && s.End == t {
+					if f.Until == 0 {
+						return fmt.Sprintf("the stretch began when the settling time after %s at %s ended", f.Text, f.At)
+					}
+					return fmt.Sprintf("the stretch began when %s at %s ended", f.Text, f.At)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// windowsNote describes the fault-free windows that were judged.
+func windowsNote(ws []Window, bound time.Duration) string {
+	n := 0
+	var longest Window
+	for _, w := range ws {
+		if w.End.Sub(w.Start) > bound {
+			n++
+		}
+		if w.End.Sub(w.Start) > longest.End.Sub(longest.Start) {
+			longest = w
+		}
+	}
+	if len(ws) == 1 && ws[0].Start == 0 {
+		return fmt.Sprintf("judged over the whole run (%s to %s): no fault acted", ws[0].Start, ws[0].End)
+	}
+	what := "windows"
+	if len(ws) == 1 {
+		what = "window"
+	}
+	return fmt.Sprintf("judged in %d fault-free %s (%d longer than the bound of %s; the longest from %s to %s)",
+		len(ws), what, n, bound, longest.Start, longest.End)
+}
+
+// notJudgedWhy says why no window could be judged.
+func notJudgedWhy(h *sim.History, ws []Window, bound time.Duration) string {
+	if len(ws) == 0 {
+		return fmt.Sprintf("a fault acted during the whole run (0.000s to %s): there is no fault-free window", h.End)
+	}
+	var longest Window
+	for _, w := range ws {
+		if w.End.Sub(w.Start) > longest.End.Sub(longest.Start) {
+			longest = w
+		}
+	}
+	return fmt.Sprintf("no fault-free window was longer than the bound of %s (the longest lasted %s, from %s to %s)",
+		bound, fmtDuration(longest.End.Sub(longest.Start)), longest.Start, longest.End)
 }
 
 func maxTime(a, b sim.Time) sim.Time {

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"html"
 	"sort"
 	"time"
 
@@ -22,12 +23,23 @@ const (
 )
 
 // LockInput is the input of a lock-model operation. The model compares only
-// Op and Client; Name and Lock are carried for partitioning and descriptions.
+// Op and Grant; Client, Name and Lock are carried for partitioning,
+// visualization rows and descriptions.
 type LockInput struct {
 	Op     LockOp
 	Client int    // porcupine client id (index of Name among the clients)
 	Name   string // client name, e.g. "c1"
 	Lock   string // lock name; operations are partitioned by it
+	// Grant identifies the belief period the operation belongs to: a
+	// release frees the lock only if its own grant holds it. LockOperations
+	// numbers the beliefs; hand-built operations with one grant at a time
+	// per client may use the client id.
+	//
+	// NB: keying ownership by client instead lets porcupine order a
+	// zero-length belief's release before its acquire (both at one instant)
+	// and so hide a belief nested in another of the same client, which the
+	// overlap computation reports: the two views would disagree.
+	Grant int
 }
 
 // LockOutput is the output of a lock-model operation. OK is false for an
@@ -43,8 +55,8 @@ type LockOutput struct {
 const free = -1
 
 // LockModel is porcupine's owner-aware mutex over belief periods. The state is
-// the owner's client id (-1 when free). An acquire that was granted requires a
-// free lock and makes its client the owner; a release requires its client to
+// the owner's grant (-1 when free). An acquire that was granted requires a
+// free lock and makes its grant the owner; a release requires its grant to
 // be the owner and frees the lock. Operations are partitioned by lock name, so
 // each lock is checked on its own.
 //
@@ -65,9 +77,9 @@ var LockModel = porcupine.Model{
 			if owner != free {
 				return false, owner
 			}
-			return true, in.Client
+			return true, in.Grant
 		case Release:
-			if owner != in.Client {
+			if owner != in.Grant {
 				return false, owner
 			}
 			return true, free
@@ -92,28 +104,41 @@ var LockModel = porcupine.Model{
 	},
 	DescribeState: func(state interface{}) string {
 		if owner := state.(int); owner != free {
-			return fmt.Sprintf("held by client %d", owner)
+			return fmt.Sprintf("held by grant %d", owner)
 		}
 		return "free"
 	},
 }
 
-// lockModelNamed returns LockModel with states described by client name, for
-// visualizations.
-func lockModelNamed(names []string) porcupine.Model {
+// lockModelNamed returns LockModel with states described by the name of the
+// client of each grant (grants[i] is the client of grant i), for
+// visualizations. The names are HTML-escaped: porcupine's visualization puts
+// descriptions into the page with innerHTML.
+func lockModelNamed(grants []string) porcupine.Model {
 	m := LockModel
 	m.DescribeState = func(state interface{}) string {
 		owner := state.(int)
 		switch {
 		case owner == free:
 			return "free"
-		case owner >= 0 && owner < len(names):
-			return "held by " + names[owner]
+		case owner >= 0 && owner < len(grants):
+			return "held by " + html.EscapeString(grants[owner])
 		default:
-			return fmt.Sprintf("held by client %d", owner)
+			return fmt.Sprintf("held by grant %d", owner)
 		}
 	}
 	return m
+}
+
+// grantClients returns, for each grant LockOperations numbers, the name of
+// its client: the beliefs in sortedBeliefs order.
+func grantClients(h *sim.History) []string {
+	bs := sortedBeliefs(h)
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.Client
+	}
+	return names
 }
 
 // LockOperations encodes the belief periods of h as lock-model operations,
@@ -131,7 +156,7 @@ func LockOperations(h *sim.History) []porcupine.Operation {
 	beliefs := sortedBeliefs(h)
 	ids := clientIDs(beliefClients(h))
 	ops := make([]porcupine.Operation, 0, 2*len(beliefs))
-	for _, b := range beliefs {
+	for grant, b := range beliefs {
 		id := ids[b.Client]
 		start, end := b.Start, beliefEnd(b, h.End)
 		call := b.AttemptStart
@@ -142,10 +167,11 @@ func LockOperations(h *sim.History) []porcupine.Operation {
 		if b.HasToken {
 			meta += fmt.Sprintf(", token %d", b.Token)
 		}
+		meta = html.EscapeString(meta) // porcupine shows metadata with innerHTML
 		ops = append(ops,
 			porcupine.Operation{
 				ClientId: id,
-				Input:    LockInput{Op: Acquire, Client: id, Name: b.Client, Lock: b.Lock},
+				Input:    LockInput{Op: Acquire, Client: id, Name: b.Client, Lock: b.Lock, Grant: grant},
 				Call:     int64(call),
 				Output:   LockOutput{OK: true},
 				Return:   int64(start),
@@ -153,7 +179,7 @@ func LockOperations(h *sim.History) []porcupine.Operation {
 			},
 			porcupine.Operation{
 				ClientId: id,
-				Input:    LockInput{Op: Release, Client: id, Name: b.Client, Lock: b.Lock},
+				Input:    LockInput{Op: Release, Client: id, Name: b.Client, Lock: b.Lock, Grant: grant},
 				Call:     int64(end),
 				Output:   LockOutput{OK: true},
 				Return:   int64(end),
@@ -171,7 +197,7 @@ func CheckLock(h *sim.History, timeout time.Duration) Verdict {
 }
 
 func checkLock(h *sim.History, timeout time.Duration, verbose bool) (Verdict, porcupine.LinearizationInfo) {
-	model := lockModelNamed(beliefClients(h))
+	model := lockModelNamed(grantClients(h))
 	res, info := linearize(model, LockOperations(h), timeout, verbose)
 	return verdictOf(res), info
 }

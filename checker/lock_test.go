@@ -15,11 +15,11 @@ import (
 )
 
 func acq(c int, call, ret int64, ok bool) porcupine.Operation {
-	return porcupine.Operation{ClientId: c, Input: LockInput{Op: Acquire, Client: c}, Call: call, Output: LockOutput{OK: ok}, Return: ret}
+	return porcupine.Operation{ClientId: c, Input: LockInput{Op: Acquire, Client: c, Grant: c}, Call: call, Output: LockOutput{OK: ok}, Return: ret}
 }
 
 func rel(c int, call, ret int64) porcupine.Operation {
-	return porcupine.Operation{ClientId: c, Input: LockInput{Op: Release, Client: c}, Call: call, Output: LockOutput{OK: true}, Return: ret}
+	return porcupine.Operation{ClientId: c, Input: LockInput{Op: Release, Client: c, Grant: c}, Call: call, Output: LockOutput{OK: true}, Return: ret}
 }
 
 // TestLockModelReferenceTable runs every history of the Model 1 table in

@@ -102,9 +102,10 @@ var ResourceModel = porcupine.Model{
 // (no write), writes lost on the way (WriteLost) and sections whose read was
 // refused (fencing in mark mode). Their reads are ground truth and cannot be
 // wrong, so they constrain nothing; as always-legal operations they would
-// only make the search exponential on illegal histories. Sections that wrote
-// without a read do not occur (the workload writes the value it read plus
-// one) and are dropped too.
+// only make the search exponential on illegal histories. A decided write
+// without a read, or after a refused read, cannot be interpreted (the
+// workload writes the value it read plus one): Check refuses such a history
+// (ValidateHistory) rather than drop the section silently.
 func ResourceOperations(h *sim.History) []porcupine.Operation {
 	secs := checkedSections(h)
 	ids := clientIDs(sectionClients(secs))

@@ -212,6 +212,9 @@ func indexHTML(run *Run, timelineSVG, clocksSVG []byte) ([]byte, error) {
 	row("lock safety", "lock_safety", run.Result.LockSafety)
 	row("resource safety", "resource_safety", run.Result.ResourceSafety)
 	row("liveness", "liveness", run.Result.Liveness)
+	if run.Result.TokenOrder != "" {
+		row("token order", "token_order", run.Result.TokenOrder)
+	}
 	switch {
 	case run.Result.Inconclusive:
 		d.Matched = "Inconclusive: a checker timed out."

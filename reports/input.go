@@ -73,6 +73,7 @@ type Result struct {
 	LockSafety     checker.Verdict     `json:"lock_safety"`
 	ResourceSafety checker.Verdict     `json:"resource_safety"`
 	Liveness       checker.Verdict     `json:"liveness"`
+	TokenOrder     checker.Verdict     `json:"token_order,omitempty"`
 	Violations     []checker.Violation `json:"violations"`
 	Fencing        string              `json:"fencing,omitempty"`
 	LivenessNote   string              `json:"liveness_note,omitempty"`

@@ -18,6 +18,9 @@ type World struct {
 	Kernel *sim.Kernel
 	// MaxWait is the liveness bound of each client.
 	MaxWait map[string]time.Duration
+	// Settle is the settling time of instantaneous faults for liveness: the
+	// longest lease of the clients (checker.Options.Settle).
+	Settle time.Duration
 }
 
 // operatorName is the hidden process that performs operator actions (a
@@ -124,6 +127,9 @@ func Build(s *Scenario, seed uint64, keepTrace bool) (*World, error) {
 			return nil, err
 		}
 		w.MaxWait[c.Name] = maxWait(s, c)
+		if l := leaseOf(c.Lock); l > w.Settle {
+			w.Settle = l
+		}
 	}
 	for _, l := range s.Links {
 		from, _ := k.Lookup(l.From)
@@ -166,13 +172,7 @@ func maxWait(s *Scenario, c ClientSpec) time.Duration {
 		return s.Expect.MaxWait
 	}
 	l := c.Lock
-	ttl := l.TTL
-	switch l.Algorithm {
-	case clients.Redisson:
-		ttl = l.Lease
-	case clients.ZooKeeper:
-		ttl = l.SessionTimeout
-	}
+	ttl := leaseOf(l)
 	per := l.NodeTimeout
 	if l.Fanout == clients.FanoutSequential && len(l.Nodes) > 0 {
 		per *= time.Duration(len(l.Nodes))
@@ -186,6 +186,18 @@ func maxWait(s *Scenario, c ClientSpec) time.Duration {
 	}
 	budget := time.Duration(tries) * (l.RetryDelay.Hi + per)
 	return 2*ttl + budget + c.Workload.Think
+}
+
+// leaseOf is how long one grant of lock l lasts without renewal: the ttl,
+// Redisson's lease, or ZooKeeper's session timeout.
+func leaseOf(l clients.LockConfig) time.Duration {
+	switch l.Algorithm {
+	case clients.Redisson:
+		return l.Lease
+	case clients.ZooKeeper:
+		return l.SessionTimeout
+	}
+	return l.TTL
 }
 
 // operator is the hidden process through which faults act like a human

@@ -103,7 +103,10 @@ type Expect struct {
 	LockSafety     string
 	ResourceSafety string
 	Liveness       string
-	MaxWait        time.Duration
+	// TokenOrder is the expected fencing-order verdict: holds, violated or
+	// not-used.
+	TokenOrder string
+	MaxWait    time.Duration
 }
 
 // Processes returns every process name of the scenario in build order.

@@ -30,7 +30,7 @@ func TestCatalogueGolden(t *testing.T) {
 		o, err := Run(s, s.Seed, Options{})
 		require.NoError(t, err)
 		fmt.Fprintf(&b, "== %s seed %d\n", s.Name, o.Seed)
-		fmt.Fprintf(&b, "lock_safety: %s\nresource_safety: %s\nliveness: %s\n", o.LockSafety, o.ResourceSafety, o.Liveness)
+		fmt.Fprintf(&b, "lock_safety: %s\nresource_safety: %s\nliveness: %s\ntoken_order: %s\n", o.LockSafety, o.ResourceSafety, o.Liveness, o.TokenOrder)
 		for _, v := range o.Violations {
 			fmt.Fprintf(&b, "%s: %s\n", v.Kind, v.Explanation)
 		}

@@ -12,7 +12,15 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-var nameRE = regexp.MustCompile(`^[a-z0-9-]+$`)
+// nameRE is the rule of scenario names (SCENARIO_FORMAT.md: [a-z0-9-]+),
+// starting with a letter as every identifier a user types on a command line
+// or sees as a file name (issue 14).
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// processNameRE is the rule of process names: letters, digits, '_', '-' and
+// '.', starting with a letter. Names reach file names, command lines, traces
+// and HTML reports; markup or spaces in them have no use (issue 14).
+var processNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
 
 // Parse reads a scenario file. file names the source in error messages.
 // Every problem found is reported (as Errors), each with file, line and
@@ -63,7 +71,7 @@ func FromNode(file string, doc *yaml.Node) (*Scenario, error) {
 	if n, v, ok := o.scalar("name"); !ok {
 		r.errf(root, "name", "required field is missing")
 	} else if !nameRE.MatchString(v) {
-		r.errf(n, "name", "%q must use only a-z, 0-9 and '-'", v)
+		r.errf(n, "name", "%q must use only a-z, 0-9 and '-', starting with a letter", v)
 	} else {
 		s.Name = v
 	}
@@ -260,6 +268,13 @@ func (r *reader) expect(n *yaml.Node) Expect {
 	verdict("lock_safety", &e.LockSafety)
 	verdict("resource_safety", &e.ResourceSafety)
 	verdict("liveness", &e.Liveness)
+	if o.str("token_order", &e.TokenOrder) {
+		switch e.TokenOrder {
+		case "holds", "violated", "not-used":
+		default:
+			r.errf(o.get("token_order"), "expect.token_order", "unknown verdict %q (allowed: holds, violated, not-used)", e.TokenOrder)
+		}
+	}
 	if o.duration("max_wait", &e.MaxWait) && e.MaxWait <= 0 {
 		r.errf(o.get("max_wait"), "expect.max_wait", "must be positive")
 	}

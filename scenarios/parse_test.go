@@ -29,6 +29,14 @@ func TestParseMinimal(t *testing.T) {
 	assert.Equal(t, []string{"A", "storage", "c1"}, s.Processes())
 }
 
+func TestParseNamesAndTokenOrder(t *testing.T) {
+	y := strings.Replace(minimal, "- name: c1", "- name: Client_1.b-2", 1) + "expect: {token_order: not-used}\n"
+	s, err := Parse("t.yaml", []byte(y))
+	require.NoError(t, err)
+	assert.Equal(t, "Client_1.b-2", s.Clients[0].Name)
+	assert.Equal(t, "not-used", s.Expect.TokenOrder)
+}
+
 // TestParseErrors checks that every user error names the file, the line and
 // the field, and says what is allowed.
 func TestParseErrors(t *testing.T) {
@@ -64,6 +72,11 @@ func TestParseErrors(t *testing.T) {
 		{"quorum impossible", minimal + "sentinel: {master: A, count: 3, quorum: 4}\n", []string{"sentinel.quorum: 4 can never be reached with 3 sentinels"}},
 		{"too many sentinels", minimal + "sentinel: {master: A, count: 100000000}\n", []string{"sentinel.count: must be between 1 and 99"}},
 		{"bad expect", minimal + "expect: {lock_safety: fine}\n", []string{"expect.lock_safety: unknown verdict \"fine\" (allowed: holds, violated)"}},
+		{"scenario name starting with a digit", strings.Replace(minimal, "name: t\n", "name: 1t\n", 1), []string{"t.yaml:1: name:", "starting with a letter"}},
+		{"process name with markup", strings.Replace(minimal, "- name: c1", "- name: \"<img src=x onerror=alert(1)>\"", 1), []string{"t.yaml:6: clients[0].name: \"<img src=x onerror=alert(1)>\" is not a valid name", "starting with a letter"}},
+		{"process name with a space", strings.Replace(minimal, "- name: A\n", "- name: \"A B\"\n", 1), []string{"t.yaml:4: redis[0].name: \"A B\" is not a valid name"}},
+		{"process name starting with a dot", strings.Replace(minimal, "- name: A\n", "- name: .A\n", 1), []string{"redis[0].name: \".A\" is not a valid name"}},
+		{"bad token order expectation", minimal + "expect: {token_order: fine}\n", []string{"t.yaml:9: expect.token_order: unknown verdict \"fine\" (allowed: holds, violated, not-used)"}},
 		{"bad fencing", minimal + "resource: {fencing: strong}\n", []string{"resource.fencing: unknown mode \"strong\""}},
 		{"yaml syntax", "name: t\nduration: [\n", []string{"t.yaml:", "invalid YAML"}},
 		{"not a mapping", "- a\n- b\n", []string{"must be a mapping"}},

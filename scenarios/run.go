@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/locksim/locksim/checker"
@@ -31,6 +32,7 @@ type Outcome struct {
 	LockSafety     checker.Verdict     `json:"lock_safety"`
 	ResourceSafety checker.Verdict     `json:"resource_safety"`
 	Liveness       checker.Verdict     `json:"liveness"`
+	TokenOrder     checker.Verdict     `json:"token_order"`
 	Violations     []checker.Violation `json:"violations"`
 	Fencing        string              `json:"fencing,omitempty"`
 	LivenessNote   string              `json:"liveness_note,omitempty"`
@@ -59,10 +61,15 @@ func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 	}
 	h := w.Kernel.Finish()
 	res := checker.Check(h, checker.Options{
-		Timeout: opt.CheckTimeout,
-		MaxWait: w.MaxWait,
-		OutDir:  opt.OutDir,
+		Timeout:     opt.CheckTimeout,
+		MaxWait:     w.MaxWait,
+		Settle:      w.Settle,
+		NetworkLoss: s.Network.Loss,
+		OutDir:      opt.OutDir,
 	})
+	if res.HistoryErr != nil {
+		return nil, fmt.Errorf("seed %d: %w", seed, res.HistoryErr)
+	}
 	o := &Outcome{
 		Scenario:       s.Name,
 		File:           s.File,
@@ -73,6 +80,7 @@ func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 		LockSafety:     res.LockSafety,
 		ResourceSafety: res.ResourceSafety,
 		Liveness:       res.Liveness,
+		TokenOrder:     res.TokenOrder,
 		Violations:     res.Violations,
 		Fencing:        res.Fencing,
 		LivenessNote:   res.LivenessNote,
@@ -103,6 +111,7 @@ func judge(e Expect, r checker.Result) (map[string]string, bool, bool) {
 		{"lock_safety", e.LockSafety, r.LockSafety},
 		{"resource_safety", e.ResourceSafety, r.ResourceSafety},
 		{"liveness", e.Liveness, r.Liveness},
+		{"token_order", e.TokenOrder, r.TokenOrder},
 	}
 	matched, inconclusive, any := true, false, false
 	for _, p := range pairs {

@@ -89,6 +89,10 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 			r.errf(at(path), path, "a name is required")
 			return
 		}
+		if !processNameRE.MatchString(name) {
+			r.errf(at(path), path, "%q is not a valid name: use letters, digits, '_', '-' and '.', starting with a letter", name)
+			return
+		}
 		if prev, dup := kinds[name]; dup {
 			r.errf(at(path), path, "name %q is already used by %s", name, prev)
 			return

@@ -50,6 +50,9 @@ func expectText(e scenarios.Expect) string {
 	if e.ResourceSafety != "" {
 		parts = append(parts, "resource "+e.ResourceSafety)
 	}
+	if e.TokenOrder != "" {
+		parts = append(parts, "token order "+e.TokenOrder)
+	}
 	if e.Liveness != "" {
 		l := "liveness " + e.Liveness
 		if e.MaxWait > 0 {
@@ -266,6 +269,7 @@ func printSummary(w io.Writer, s *scenarios.Scenario, o *scenarios.Outcome, f ru
 	line("lock safety", o.LockSafety, s.Expect.LockSafety)
 	line("resource safety", o.ResourceSafety, s.Expect.ResourceSafety)
 	line("liveness", o.Liveness, s.Expect.Liveness)
+	line("token order", o.TokenOrder, s.Expect.TokenOrder)
 	if len(o.Violations) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "explanation:")

@@ -102,6 +102,7 @@ func TestRunBadInput(t *testing.T) {
 	badValue := writeFile(t, dir, "bad-value.yaml", "name: bad-two\nduration: ten\nredis:\n  - name: A\n")
 	badRef := writeFile(t, dir, "bad-ref.yaml", strings.Replace(pauseYAML, "node: c1", "node: Z", 1))
 	notYAML := writeFile(t, dir, "not-yaml.yaml", "name: [unclosed\n")
+	markup := writeFile(t, dir, "markup.yaml", strings.Replace(pauseYAML, "- name: c1", `- name: "<img src=x onerror=alert(1)>"`, 1))
 	tests := []struct {
 		name string
 		arg  string
@@ -114,6 +115,7 @@ func TestRunBadInput(t *testing.T) {
 		{name: "bad value", arg: badValue, errs: []string{badValue + `:2: duration: "ten" is not a duration`}},
 		{name: "unknown process", arg: badRef, errs: []string{badRef + `:19: faults[0].node: unknown process "Z"`}},
 		{name: "not YAML", arg: notYAML, errs: []string{notYAML}},
+		{name: "markup in a name", arg: markup, errs: []string{markup + `:`, `.name: "<img src=x onerror=alert(1)>" is not a valid name`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,7 +179,7 @@ func TestRunJSON(t *testing.T) {
 	var j map[string]any
 	require.NoError(t, dec.Decode(&j))
 	assert.False(t, dec.More(), "one object only")
-	for _, k := range []string{"scenario", "seed", "trace_hash", "events", "virtual_time", "lock_safety", "resource_safety", "liveness", "violations", "expected", "matched"} {
+	for _, k := range []string{"scenario", "seed", "trace_hash", "events", "virtual_time", "lock_safety", "resource_safety", "liveness", "token_order", "violations", "expected", "matched"} {
 		assert.Contains(t, j, k)
 	}
 	assert.Equal(t, "redlock-clock-jump", j["scenario"])
@@ -196,6 +198,11 @@ func TestRunJSON(t *testing.T) {
 		assert.Contains(t, first, k)
 	}
 	assert.Equal(t, []any{"c1", "c2"}, first["clients"])
+	assert.Equal(t, "not-used", j["token_order"], "redlock-clock-jump uses no fencing token")
+
+	fenced := runJSON(t, "run", "single-gc-pause-fenced", "--json")
+	assert.Equal(t, "holds", fenced["token_order"])
+	assert.Equal(t, "holds", fenced["expected"].(map[string]any)["token_order"])
 }
 
 // TestRunSeed checks that --seed overrides the scenario's seed and changes

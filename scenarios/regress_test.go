@@ -1,0 +1,77 @@
+package scenarios
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/checker"
+)
+
+// TestFuzzFindingNamesTheHoldersPause is the finding of
+// "simrun fuzz redlock-clock-jump --seed 42", run 2 (issue 14): c1 was
+// paused for 16.6s and kept believing it held the lock while c2 took it.
+// The explanation once named c2's crash, a pause that was never applied and
+// B's pause, and folded c1's own pause into "5 earlier faults"; it must name
+// c1's pause first.
+func TestFuzzFindingNamesTheHoldersPause(t *testing.T) {
+	const file = "testdata/fuzz-redlock-clock-jump-42-run2.yaml"
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	s, err := Parse(file, data)
+	require.NoError(t, err)
+	o, err := Run(s, s.Seed, Options{})
+	require.NoError(t, err)
+	require.Equal(t, checker.Violated, o.LockSafety)
+	require.NotEmpty(t, o.Violations)
+	text := o.Violations[0].Explanation
+	assert.Contains(t, text, "the overlap began 4.78s after c1 paused for 16.613s at 5.261s;")
+	assert.Less(t, strings.Index(text, "c1 paused"), strings.Index(text, "c2 crashed"), text)
+	assert.NotContains(t, text, "was not paused", "a pause that was not applied explains nothing")
+}
+
+// TestLivenessEndToEnd runs the adversarial cases of issue 14 through the
+// whole pipeline (scenario, simulation, checker), so that the runner's
+// wiring (the settling time, the network loss) is tested too.
+func TestLivenessEndToEnd(t *testing.T) {
+	withFault := func(name, fault string) string {
+		src, err := BuiltinSource(name)
+		require.NoError(t, err)
+		text := strings.Replace(string(src), "faults: []\n", "faults:\n", 1)
+		text = strings.Replace(text, "faults:\n", "faults:\n"+fault, 1)
+		require.NotEqual(t, string(src), text)
+		return text
+	}
+	tests := []struct {
+		name string
+		yaml string
+		want checker.Verdict
+		note string
+	}{
+		{"the SETNX-then-EXPIRE deadlock plus a late 1ms delay",
+			withFault("setnx-expire-crash", "  - {at: 55s, kind: delay, from: c2, to: A, by: 1ms, for: 1ms}\n"),
+			checker.Violated, ""},
+		{"the Redlock livelock plus a late +0s clock jump",
+			withFault("redlock-retry-livelock", "  - {at: 50s, kind: clock-jump, node: A, by: +0s}\n"),
+			checker.Violated, ""},
+		{"nothing is ever delivered",
+			"name: t\nduration: 10s\nnetwork: {loss: 1}\nredis:\n  - name: A\nclients:\n  - name: c1\n    lock: {algorithm: redis-single, node: A, ttl: 1s}\n    workload: {start: 0s, cycles: 1, hold: 1s}\nexpect: {liveness: holds, max_wait: 2s}\n",
+			checker.NotJudged, "a fault acted during the whole run"},
+		{"a partition that never heals and a restart of another client",
+			"name: t\nduration: 60s\nredis:\n  - name: A\nclients:\n  - name: c1\n    lock: {algorithm: redis-single, node: A, ttl: 2s}\n    workload: {start: 1s, cycles: 0, hold: 100ms, think: 100ms}\n  - name: c2\n    lock: {algorithm: redis-single, node: A, ttl: 2s}\n    workload: {start: 1s, cycles: 0, hold: 100ms, think: 100ms}\nfaults:\n  - {at: 2s, kind: partition, groups: [[c1], [A, c2, storage]]}\n  - {at: 3s, kind: crash, node: c2, restart_after: 1s}\n",
+			checker.NotJudged, "no fault-free window was longer than the bound"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Parse("t.yaml", []byte(tt.yaml))
+			require.NoError(t, err)
+			o, err := Run(s, s.Seed, Options{})
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, o.Liveness, o.LivenessNote)
+			assert.Contains(t, o.LivenessNote, tt.note)
+		})
+	}
+}
