@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -43,8 +44,53 @@ func badInput(format string, args ...any) error {
 
 func withCode(code int, err error) error { return &exitError{code: code, err: err} }
 
-// version is set by the build (-ldflags "-X main.version=...").
-var version = "dev"
+// version may be set by the build (-ldflags "-X main.version=..."); when it
+// is not, versionString reads the module version and the VCS revision that
+// the go command records in the binary (go install, go build in a clone).
+var version = ""
+
+// versionString is what simrun version prints: the module version (a tag,
+// a pseudo-version, or "(devel)" for a build in a clone), the VCS revision
+// and time and whether the tree was modified, and the Go version.
+func versionString() string {
+	bi, ok := debug.ReadBuildInfo()
+	return formatVersion(version, bi, ok)
+}
+
+func formatVersion(set string, bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi == nil {
+		if set == "" {
+			set = "unknown (no build information in this binary)"
+		}
+		return "simrun " + set
+	}
+	v := set
+	if v == "" {
+		v = bi.Main.Version
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	out := "simrun " + v
+	if rev := settings["vcs.revision"]; rev != "" {
+		out += " revision " + rev
+		if settings["vcs.modified"] == "true" {
+			out += " (modified)"
+		}
+		if t := settings["vcs.time"]; t != "" {
+			out += " " + t
+		}
+	}
+	path := bi.Main.Path
+	if path == "" {
+		path = bi.Path
+	}
+	return out + ", " + path + ", " + bi.GoVersion
+}
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
@@ -87,7 +133,7 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print simrun's version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "simrun %s\n", version)
+			fmt.Fprintln(cmd.OutOrStdout(), versionString())
 			return nil
 		},
 	}
