@@ -148,7 +148,7 @@ scenario under DIR, --json prints a JSON array.
 Exit codes: 0 the verdicts match the scenario's expect block (or no violation
 when it expects nothing), for every scenario run; 1 they do not; 2 bad input;
 3 inconclusive; with several scenarios, the worst of their codes.`,
-		Args: minArgs(1, "NAME|FILE|DIR"),
+		Args:              minArgs(1, "NAME|FILE|DIR"),
 		ValidArgsFunction: completeScenarios,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.seedSet = cmd.Flags().Changed("seed")
