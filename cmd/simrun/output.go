@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 
@@ -151,4 +152,15 @@ func outcomeJSON(o *scenarios.Outcome) ([]byte, error) {
 		return nil, err
 	}
 	return append(data, '\n'), nil
+}
+
+// writeFileAtomic writes one output file atomically (outdir), in its
+// directory reached through any symlinked parents.
+func writeFileAtomic(path string, data []byte) error {
+	d, err := traceDir(path)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.WriteFile(filepath.Base(path), data)
 }
