@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -76,7 +77,14 @@ func formatVersion(set string, bi *debug.BuildInfo, ok bool) string {
 		settings[s.Key] = s.Value
 	}
 	out := "simrun " + v
-	if rev := settings["vcs.revision"]; rev != "" {
+	rev := settings["vcs.revision"]
+	if rev == "" {
+		// go install module@version records no VCS settings, but a
+		// pseudo-version (v0.0.0-20261122140000-0608a5a1b2c3) ends with the
+		// commit; a tagged version names itself.
+		rev = pseudoRevision(v)
+	}
+	if rev != "" {
 		out += " revision " + rev
 		if settings["vcs.modified"] == "true" {
 			out += " (modified)"
@@ -126,6 +134,28 @@ Exit codes: 0 verdicts match the scenario's expectations; 1 they do not;
 // (fuzz, shrink, sweep, report, ...), each appended by an init function.
 // Cobra lists commands sorted by name, so the order does not matter.
 var extraCommands []func() *cobra.Command
+
+// pseudoRevision returns the commit prefix a Go pseudo-version ends with
+// (https://go.dev/ref/mod#pseudo-versions), or "".
+func pseudoRevision(v string) string {
+	v, _, _ = strings.Cut(v, "+") // +incompatible, +dirty
+	i := strings.LastIndexByte(v, '-')
+	if i < 0 || len(v)-i-1 != 12 {
+		return ""
+	}
+	rev := v[i+1:]
+	for _, c := range rev {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return ""
+		}
+	}
+	// The segment before it is a 14-digit UTC timestamp.
+	j := strings.LastIndexAny(v[:i], "-.")
+	if j < 0 || i-j-1 != 14 {
+		return ""
+	}
+	return rev
+}
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
