@@ -217,78 +217,8 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// reportSetup extracts what a report needs from a scenario: lanes, roles,
-// lock keys, initial clocks and the text.
-func reportSetup(s *scenarios.Scenario) (reports.Setup, error) {
-	st := reports.Setup{
-		Name:     s.Name,
-		Title:    s.Title,
-		Source:   s.Source,
-		Why:      s.Why,
-		File:     s.File,
-		Duration: s.Duration,
-	}
-	clock := func(name string, c scenarios.ClockSpec) error {
-		if c == (scenarios.ClockSpec{}) {
-			return nil
-		}
-		ppb, err := sim.RateFromDrift(c.Drift)
-		if err != nil {
-			return fmt.Errorf("%s: clock: %w", name, err)
-		}
-		st.Clocks = append(st.Clocks, reports.Clock{Proc: name, Offset: c.Offset, DriftPPB: ppb})
-		return nil
-	}
-	seenKey := map[string]bool{}
-	for _, c := range s.Clients {
-		st.Clients = append(st.Clients, c.Name)
-		if k := c.Lock.Key; k != "" && !seenKey[k] {
-			seenKey[k] = true
-			st.LockKeys = append(st.LockKeys, k)
-		}
-		if err := clock(c.Name, c.Clock); err != nil {
-			return st, err
-		}
-	}
-	for _, r := range s.Redis {
-		srv := reports.Server{Name: r.Name, Role: reports.RoleRedis, AOF: r.AppendOnly}
-		if r.ReplicaOf != "" {
-			srv.Role, srv.Note = reports.RoleReplica, "replica of "+r.ReplicaOf
-		}
-		st.Servers = append(st.Servers, srv)
-		if err := clock(r.Name, r.Clock); err != nil {
-			return st, err
-		}
-	}
-	if sp := s.Sentinel; sp != nil {
-		for _, n := range sp.Names {
-			st.Servers = append(st.Servers, reports.Server{Name: n, Role: reports.RoleSentinel, Note: "sentinel"})
-			if err := clock(n, sp.Clock); err != nil {
-				return st, err
-			}
-		}
-	}
-	if z := s.ZK; z != nil {
-		st.Servers = append(st.Servers, reports.Server{Name: z.Name, Role: reports.RoleZooKeeper, Note: "zookeeper"})
-		if err := clock(z.Name, z.Clock); err != nil {
-			return st, err
-		}
-	}
-	st.Servers = append(st.Servers, reports.Server{Name: s.Resource.Name, Role: reports.RoleStorage, Note: "resource, fencing " + orNone(s.Resource.Fencing)})
-	text, err := s.Marshal()
-	if err != nil {
-		return st, err
-	}
-	st.YAML = string(text)
-	return st, nil
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
+// reportSetup extracts what a report needs from a scenario (reports.SetupOf).
+func reportSetup(s *scenarios.Scenario) (reports.Setup, error) { return reports.SetupOf(s) }
 
 // resultOf converts an outcome to what a report shows, through its JSON
 // form: exactly what simrun report reads back from result.json.
