@@ -32,7 +32,7 @@ from the recorded result, its trace (trace.jsonl beside the result, or
 or the file named in the result); the simulation is not run again.`,
 		Args: exactArgs(1, "RESULT.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return reportCmd(cmd.OutOrStdout(), args[0], traceIn, outDir)
+			return reportCmd(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], traceIn, outDir)
 		},
 	}
 	cmd.Flags().StringVar(&outDir, "out", "", "folder to write the report into (default: the result's folder)")
@@ -40,7 +40,7 @@ or the file named in the result); the simulation is not run again.`,
 	return cmd
 }
 
-func reportCmd(w io.Writer, path, traceIn, outDir string) error {
+func reportCmd(w, stderr io.Writer, path, traceIn, outDir string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return withCode(exitBadInput, fmt.Errorf("RESULT.json: %w", err))
@@ -75,7 +75,7 @@ func reportCmd(w io.Writer, path, traceIn, outDir string) error {
 	if outDir == "" {
 		outDir = resultDir
 	}
-	g := newOutputGuard(os.Stderr)
+	g := newOutputGuard(stderr)
 	defer g.stop()
 	out, err := outdir.Prepare(outDir)
 	if err != nil {
