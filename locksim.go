@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -129,8 +130,9 @@ type Options struct {
 	// CheckTimeout bounds each linearizability check (0: the checker's
 	// default). A check that runs out of time gives the verdict Unknown.
 	CheckTimeout time.Duration
-	// KeepTrace keeps every event of the run, for Result.WriteTrace and
-	// Result.WriteReport. The trace hash is computed either way.
+	// KeepTrace keeps every event of the run, and porcupine's pages of an
+	// illegal history, for Result.WriteTrace and Result.WriteReport. The
+	// trace hash is computed either way.
 	KeepTrace bool
 }
 
@@ -154,8 +156,9 @@ type Result struct {
 	// Inconclusive is true when a verdict that mattered is Unknown.
 	Inconclusive bool
 
-	s *scenarios.Scenario
-	o *scenarios.Outcome
+	s     *scenarios.Scenario
+	o     *scenarios.Outcome
+	pages map[string][]byte // porcupine's visualizations, by file name
 }
 
 // Run simulates the scenario and checks its history. An error means the
@@ -168,9 +171,28 @@ func Run(s *Scenario, opt Options) (*Result, error) {
 	if opt.Seed != 0 {
 		seed = opt.Seed
 	}
-	o, err := scenarios.Run(s.s, seed, scenarios.Options{KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout})
+	sopt := scenarios.Options{KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout}
+	if opt.KeepTrace {
+		// The checker writes its pages into a private folder; they are
+		// kept in memory for WriteReport.
+		tmp, err := os.MkdirTemp("", "locksim-vis-")
+		if err != nil {
+			return nil, fmt.Errorf("locksim.Run: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		sopt.OutDir = tmp
+	}
+	o, err := scenarios.Run(s.s, seed, sopt)
 	if err != nil {
 		return nil, fmt.Errorf("locksim.Run %s: %w", s.s.Name, err)
+	}
+	pages := map[string][]byte{}
+	if sopt.OutDir != "" {
+		for _, v := range visualizations {
+			if b, err := os.ReadFile(filepath.Join(sopt.OutDir, v)); err == nil {
+				pages[v] = b
+			}
+		}
 	}
 	r := &Result{
 		Scenario:       o.Scenario,
@@ -184,12 +206,16 @@ func Run(s *Scenario, opt Options) (*Result, error) {
 		Inconclusive:   o.Inconclusive,
 		s:              s.s,
 		o:              o,
+		pages:          pages,
 	}
 	for _, v := range o.Violations {
 		r.Explanations = append(r.Explanations, v.Explanation)
 	}
 	return r, nil
 }
+
+// visualizations are porcupine's pages a run may have, in report order.
+var visualizations = []string{"lock.html", "resource.html"}
 
 // errNoTrace is returned by what needs the events of a run without them.
 var errNoTrace = errors.New("the run kept no trace: run with Options{KeepTrace: true}")
@@ -222,11 +248,11 @@ func (r *Result) jsonBytes() ([]byte, error) {
 }
 
 // WriteReport writes the run's report into dir, as simrun run --out does:
-// result.json, trace.jsonl, timeline.png/svg, clocks.png/svg and
-// index.html. Files are written atomically, never through a symlink, and
-// report files of an earlier run in dir are removed. The run must have kept
-// its trace. Porcupine's pages (lock.html, resource.html) are the one thing
-// missing: they need simrun run --out.
+// result.json, trace.jsonl, timeline.png/svg, clocks.png/svg, index.html
+// and, for a violated safety property, porcupine's page of the illegal
+// history (lock.html, resource.html). Files are written atomically, never
+// through a symlink, and report files of an earlier run in dir are
+// removed. The run must have kept its trace (Options.KeepTrace).
 func (r *Result) WriteReport(dir string) error {
 	if r.o.Trace == nil {
 		return errNoTrace
@@ -243,11 +269,18 @@ func (r *Result) WriteReport(dir string) error {
 	if err := jsonRoundTrip(r.o, &res); err != nil {
 		return err
 	}
+	var vis []string
+	for _, v := range visualizations {
+		if _, ok := r.pages[v]; ok {
+			vis = append(vis, v)
+		}
+	}
 	files, err := reports.RenderRun(&reports.Run{
-		Setup:   setup,
-		Result:  res,
-		Trace:   r.o.Trace,
-		Command: fmt.Sprintf("simrun run %s --seed %d", r.replayArg(), r.Seed),
+		Setup:          setup,
+		Result:         res,
+		Trace:          r.o.Trace,
+		Command:        fmt.Sprintf("simrun run %s --seed %d", r.replayArg(), r.Seed),
+		Visualizations: vis,
 	})
 	if err != nil {
 		return err
@@ -271,12 +304,17 @@ func (r *Result) WriteReport(dir string) error {
 	if err := f.Commit(); err != nil {
 		return err
 	}
+	for _, v := range vis {
+		if err := d.WriteFile(v, r.pages[v]); err != nil {
+			return err
+		}
+	}
 	for _, name := range reports.RunFiles {
 		if err := d.WriteFile(name, files[name]); err != nil {
 			return err
 		}
 	}
-	return d.RemoveStale("lock.html", "resource.html")
+	return d.RemoveStale(visualizations...)
 }
 
 // replayArg is how simrun names the scenario: a built-in by name, a file

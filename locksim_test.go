@@ -78,12 +78,24 @@ func TestFacadeWriteReport(t *testing.T) {
 	res, err := Run(s, Options{KeepTrace: true})
 	require.NoError(t, err)
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "lock.html"), []byte("stale"), 0o644))
 	require.NoError(t, res.WriteReport(dir))
-	for _, f := range []string{"result.json", "trace.jsonl", "index.html", "timeline.png", "timeline.svg", "clocks.png", "clocks.svg"} {
+	for _, f := range []string{"result.json", "trace.jsonl", "index.html", "timeline.png", "timeline.svg", "clocks.png", "clocks.svg", "lock.html", "resource.html"} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
+	// The same bytes as simrun run --out (cmd/simrun's TestRunOutWritesReport
+	// checks run --out against report): the index links porcupine's page.
+	index0, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(index0), `<a href="lock.html">lock.html</a>`)
+
+	// A run without violation into the same folder drops the pages.
+	calm, err := Builtin("redlock-clock-slew")
+	require.NoError(t, err)
+	calmRes, err := Run(calm, Options{KeepTrace: true})
+	require.NoError(t, err)
+	require.NoError(t, calmRes.WriteReport(dir))
 	assert.NoFileExists(t, filepath.Join(dir, "lock.html"), "a stale page is removed")
+	require.NoError(t, res.WriteReport(dir))
 	var rec map[string]any
 	data, err := os.ReadFile(filepath.Join(dir, "result.json"))
 	require.NoError(t, err)

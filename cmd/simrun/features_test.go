@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -237,4 +239,25 @@ func TestVersionOfBuiltBinary(t *testing.T) {
 		}
 	}
 	_ = os.Remove(exe)
+}
+
+// TestFacadeWritesSimrunsReport: the Go facade's WriteReport and simrun run
+// --out write the same report, byte for byte.
+func TestFacadeWritesSimrunsReport(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	r := simrun("run", "redlock-clock-jump", "--out", dir)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	s, err := locksim.Builtin("redlock-clock-jump")
+	require.NoError(t, err)
+	res, err := locksim.Run(s, locksim.Options{KeepTrace: true})
+	require.NoError(t, err)
+	require.NoError(t, res.WriteReport(other))
+	assert.Equal(t, dirNames(t, dir), dirNames(t, other))
+	for _, n := range dirNames(t, dir) {
+		a, err := os.ReadFile(filepath.Join(dir, n))
+		require.NoError(t, err)
+		b, err := os.ReadFile(filepath.Join(other, n))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(a, b), "%s differs", n)
+	}
 }
