@@ -7,6 +7,27 @@ import (
 	"strings"
 )
 
+// msgKinds are the kinds whose events may carry a message number, true
+// where they always do. The connection kinds ("retransmit", "conn-end") are
+// named by their strings: some of their events carry one, some do not.
+var msgKinds = map[Kind]bool{
+	KindSend: true, KindDeliver: true, KindDrop: true,
+	"retransmit": false, "conn-end": false,
+}
+
+// cutMsgNumber splits "#N rest" (or "#N") into N and rest.
+func cutMsgNumber(text string) (uint64, string, bool) {
+	if !strings.HasPrefix(text, "#") {
+		return 0, "", false
+	}
+	num, rest, _ := strings.Cut(text[1:], " ")
+	n, err := strconv.ParseUint(num, 10, 64)
+	if err != nil || n == 0 {
+		return 0, "", false
+	}
+	return n, rest, true
+}
+
 // HashEvents recomputes the trace hash of a recorded trace (events read back
 // with ReadJSONL), so that a trace file can be matched to the result that
 // names its hash: a trace of another scenario, another seed or another
@@ -46,19 +67,17 @@ func HashEvents(events []Event, lookup func(name string) (ProcID, bool)) ([32]by
 			return zero, err
 		}
 		text, hashMsg := e.Text, uint64(0)
-		switch e.Kind {
-		case KindSend, KindDeliver, KindDrop:
-			num, rest, ok := strings.Cut(strings.TrimPrefix(text, "#"), " ")
-			n, perr := strconv.ParseUint(num, 10, 64)
-			if !strings.HasPrefix(text, "#") || perr != nil {
+		required, carries := msgKinds[e.Kind]
+		if carries {
+			n, rest, ok := cutMsgNumber(text)
+			switch {
+			case ok:
+				text = rest
+				if e.Kind != KindSend {
+					hashMsg = n
+				}
+			case required:
 				return zero, fmt.Errorf("event #%d: a %s without its message number", i+1, e.Kind)
-			}
-			if !ok {
-				rest = ""
-			}
-			text = rest
-			if e.Kind != KindSend {
-				hashMsg = n
 			}
 		}
 		b := t.begin(e.At, kindCode(e.Kind), e.Kind, proc, peer, hashMsg)
