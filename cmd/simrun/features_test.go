@@ -261,3 +261,41 @@ func TestFacadeWritesSimrunsReport(t *testing.T) {
 		assert.True(t, bytes.Equal(a, b), "%s differs", n)
 	}
 }
+
+// TestRunImpossibleWorlds: worlds where nothing can happen are bad input
+// naming the field (issue 18), and YAML aliases read as their values.
+func TestRunImpossibleWorlds(t *testing.T) {
+	dir := t.TempDir()
+	cycle := writeFile(t, dir, "cycle.yaml", strings.Replace(calmYAML, "  - name: A\n", "  - name: A\n    replicaof: B\n  - name: B\n    replicaof: A\n", 1))
+	slow := writeFile(t, dir, "slow.yaml", strings.Replace(calmYAML, "redis:", "network: {latency: 1000h}\nredis:", 1))
+	tests := []struct {
+		name string
+		arg  string
+		err  string
+	}{
+		{"replicaof cycle", cycle, cycle + ":5: redis[0].replicaof: replication cycle A -> B -> A"},
+		{"latency beyond the run", slow, slow + ":3: network.latency: 1000h0m0s is at or beyond the run's duration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := simrun("run", tt.arg)
+			assert.Equal(t, exitBadInput, r.code)
+			assert.Contains(t, r.stderr, tt.err)
+			assert.Empty(t, r.stdout)
+		})
+	}
+	aliases := writeFile(t, dir, "aliases.yaml", `name: aliases
+duration: 10s
+redis:
+  - name: A
+clients:
+  - name: c1
+    lock: &lock {algorithm: redis-single, node: A, ttl: 10s}
+    workload: &work {start: 0s, cycles: 1, hold: 1s}
+  - name: c2
+    lock: *lock
+    workload: {<<: *work, start: 1s}
+`)
+	r := simrun("run", aliases)
+	assert.Equal(t, exitOK, r.code, r.stderr)
+}
