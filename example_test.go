@@ -86,6 +86,6 @@ func ExampleFromValues() {
 	if err := res.WriteReport(dir); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(res.LockSafety, res.ResourceSafety, res.Liveness)
-	// Output: holds holds holds
+	fmt.Println(res.LockSafety, res.ResourceSafety)
+	// Output: holds holds
 }
