@@ -44,7 +44,8 @@ saying what was removed and an expect block set to the kept violation, so
 
 Exit codes: 0 shrunk; 2 bad input (including a scenario that does not fail);
 3 internal error.`,
-		Args: exactArgs(1, "FILE"),
+		Args:              exactArgs(1, "FILE"),
+		ValidArgsFunction: completeScenarios,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.seedSet = cmd.Flags().Changed("seed")
 			return runShrink(cmd.OutOrStdout(), args[0], f)
