@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"html/template"
-	"os"
-	"path/filepath"
+
+	"github.com/locksim/locksim/internal/outdir"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/sim"
@@ -34,15 +34,25 @@ func KeyEvents(trace []sim.Event) []sim.Event {
 	return out
 }
 
+// RunFiles are the files of a run's report, in the order they are written:
+// index.html, which links the others, last.
+var RunFiles = []string{"timeline.png", "timeline.svg", "clocks.png", "clocks.svg", "index.html"}
+
 // WriteRun writes a run's report into dir: timeline.png, timeline.svg,
-// clocks.png, clocks.svg and index.html.
+// clocks.png, clocks.svg and index.html, each atomically (outdir), never
+// through a symlink planted in dir.
 func WriteRun(dir string, run *Run) error {
 	files, err := RenderRun(run)
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{"timeline.png", "timeline.svg", "clocks.png", "clocks.svg", "index.html"} {
-		if err := os.WriteFile(filepath.Join(dir, name), files[name], 0o644); err != nil {
+	d, err := outdir.Prepare(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	for _, name := range RunFiles {
+		if err := d.WriteFile(name, files[name]); err != nil {
 			return err
 		}
 	}

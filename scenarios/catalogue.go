@@ -27,6 +27,9 @@ func Catalogue() ([]*Scenario, error) {
 	}
 	var out []*Scenario
 	for _, e := range entries {
+		if !catalogueEntry(e.Name()) {
+			continue
+		}
 		data, err := catalogueFS.ReadFile(path.Join("catalogue", e.Name()))
 		if err != nil {
 			return nil, err
@@ -44,8 +47,29 @@ func Catalogue() ([]*Scenario, error) {
 	return out, nil
 }
 
+// catalogueEntry reports whether a file of the catalogue folder is a
+// catalogue entry, NAME.yaml with a NAME of letters, digits and dashes.
+// Anything else is a stray file compiled in by the embed pattern (a
+// NAME.shrunk.yaml a user wrote beside the catalogue): skipped, so that it
+// cannot break simrun list.
+func catalogueEntry(file string) bool {
+	name, ok := strings.CutSuffix(file, ".yaml")
+	if !ok || name == "" {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // Builtin returns the built-in scenario with the given name.
 func Builtin(name string) (*Scenario, error) {
+	if !catalogueEntry(name + ".yaml") {
+		return nil, &NotFoundError{Name: name}
+	}
 	data, err := catalogueFS.ReadFile(path.Join("catalogue", name+".yaml"))
 	if err != nil {
 		return nil, &NotFoundError{Name: name}
@@ -77,7 +101,9 @@ func BuiltinNames() []string {
 	entries, _ := fs.ReadDir(catalogueFS, "catalogue")
 	var out []string
 	for _, e := range entries {
-		out = append(out, strings.TrimSuffix(e.Name(), ".yaml"))
+		if catalogueEntry(e.Name()) {
+			out = append(out, strings.TrimSuffix(e.Name(), ".yaml"))
+		}
 	}
 	sort.Strings(out)
 	return out

@@ -73,3 +73,27 @@ func TestSameSeedSameTrace(t *testing.T) {
 		assert.Equal(t, a.TraceHash == c.TraceHash, false, "%s: a different seed should give a different trace", s.Name)
 	}
 }
+
+// TestCatalogueEntry: only NAME.yaml files are catalogue entries; a stray
+// NAME.shrunk.yaml compiled in by the embed pattern is skipped, so that
+// simrun list never breaks on it (issue 18).
+func TestCatalogueEntry(t *testing.T) {
+	tests := []struct {
+		file string
+		want bool
+	}{
+		{"redlock-clock-jump.yaml", true},
+		{"zk_session.yaml", true},
+		{"redlock-clock-jump.shrunk.yaml", false},
+		{"notes.txt", false},
+		{".yaml", false},
+		{"a b.yaml", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			assert.Equal(t, tt.want, catalogueEntry(tt.file))
+		})
+	}
+	_, err := Builtin("../catalogue/redlock-clock-jump")
+	assert.Error(t, err)
+}

@@ -35,7 +35,11 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if err := dec.Decode(&extra); err == nil {
 		return nil, Errors{{File: file, Line: extra.Line, Msg: "a scenario file holds one YAML document; found a second one"}}
 	}
-	return FromNode(file, &doc)
+	expanded, yerr := expandAliases(file, &doc)
+	if yerr != nil {
+		return nil, Errors{yerr}
+	}
+	return FromNode(file, expanded)
 }
 
 // yamlError turns a YAML syntax error into an Error with its line.

@@ -80,6 +80,15 @@ func TestParseErrors(t *testing.T) {
 		{"bad fencing", minimal + "resource: {fencing: strong}\n", []string{"resource.fencing: unknown mode \"strong\""}},
 		{"yaml syntax", "name: t\nduration: [\n", []string{"t.yaml:", "invalid YAML"}},
 		{"not a mapping", "- a\n- b\n", []string{"must be a mapping"}},
+		{"replicaof cycle", strings.Replace(minimal, "  - name: A\n", "  - name: A\n    replicaof: B\n  - name: B\n    replicaof: A\n", 1), []string{"t.yaml:5: redis[0].replicaof: replication cycle A -> B -> A", "none accepts writes"}},
+		{"longer replicaof cycle", strings.Replace(minimal, "  - name: A\n", "  - name: A\n  - name: B\n    replicaof: D\n  - name: C\n    replicaof: B\n  - name: D\n    replicaof: C\n", 1), []string{"redis[1].replicaof: replication cycle B -> D -> C -> B"}},
+		{"latency beyond the run", strings.Replace(minimal, "redis:", "network: {latency: 1000h}\nredis:", 1), []string{"t.yaml:3: network.latency: 1000h0m0s is at or beyond the run's duration (10s)"}},
+		{"round trip beyond the run", strings.Replace(minimal, "redis:", "network: {latency: 6s}\nredis:", 1), []string{"network.latency: a round trip takes at least 12s", "no request can be answered"}},
+		{"latency range reaching the end", strings.Replace(minimal, "redis:", "network: {latency: 1ms..1h}\nredis:", 1), []string{"network.latency: the range reaches 1h0m0s"}},
+		{"link latency beyond the run", strings.Replace(minimal, "redis:", "network: {links: [{from: c1, to: A, extra: 10s}]}\nredis:", 1), []string{"network.links[0].extra: 10s plus the network latency", "nothing sent from c1 to A can arrive"}},
+		{"alias without anchor meaning", "name: t\nduration: *nope\n", []string{"t.yaml:"}},
+		{"merge of a scalar", minimal + "resource: {<<: *x}\nx: &x 1\n", []string{"t.yaml:"}},
+		{"alias bomb", "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n", []string{"expand to more than 100000 nodes"}},
 		{"drift out of range", strings.Replace(minimal, "  - name: A\n", "  - name: A\n    clock: {drift: -2}\n", 1), []string{"redis[0].clock.drift", "drift -2 out of range"}},
 	}
 	for _, tt := range tests {
@@ -91,6 +100,41 @@ func TestParseErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParseAnchorsAndAliases: YAML anchors, aliases and merge keys read as
+// the values they stand for (issue 18: they failed with "required field is
+// missing"), and an error inside one names the field that uses it.
+func TestParseAnchorsAndAliases(t *testing.T) {
+	const withAliases = `name: t
+duration: 10s
+redis:
+  - name: A
+clients:
+  - name: c1
+    lock: &lock {algorithm: redis-single, node: A, ttl: 5s}
+    workload: &work {start: 0s, cycles: 1, hold: 1s}
+  - name: c2
+    lock: *lock
+    workload:
+      <<: *work
+      hold: 2s
+`
+	s, err := Parse("t.yaml", []byte(withAliases))
+	require.NoError(t, err)
+	require.Len(t, s.Clients, 2)
+	assert.Equal(t, s.Clients[0].Lock, s.Clients[1].Lock)
+	assert.Equal(t, s.Clients[0].Workload.Cycles, s.Clients[1].Workload.Cycles)
+	assert.NotEqual(t, s.Clients[0].Workload.Hold, s.Clients[1].Workload.Hold, "an explicit field wins over the merged one")
+	plain, err := Parse("t.yaml", []byte(strings.Replace(strings.Replace(withAliases, "lock: *lock", "lock: {algorithm: redis-single, node: A, ttl: 5s}", 1), "workload:\n      <<: *work\n      hold: 2s", "workload: {start: 0s, cycles: 1, hold: 2s}", 1)))
+	require.NoError(t, err)
+	assert.Equal(t, plain.Clients, s.Clients)
+
+	_, err = Parse("t.yaml", []byte(strings.Replace(withAliases, "ttl: 5s", "ttl: soon", 1)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "clients[0].lock.ttl")
+	assert.Contains(t, err.Error(), "clients[1].lock.ttl", "the alias is read as its own field")
+	assert.NotContains(t, err.Error(), "required field is missing")
 }
 
 // FuzzParse checks that no input makes the loader panic.

@@ -169,6 +169,8 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 			r.errf(at(path), path, "a server cannot replicate itself")
 		}
 	}
+	validateReplicationCycles(r, s, at)
+	validateLatency(r, s, at)
 	if s.Sentinel != nil {
 		if ref("sentinel.master", s.Sentinel.Master, pkRedis) {
 			for _, rs := range s.Redis {
@@ -233,6 +235,70 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 	}
 	if s.Expect.Liveness == "" && s.Expect.MaxWait > 0 {
 		r.errf(at("expect.max_wait"), "expect.max_wait", "only applies with expect.liveness")
+	}
+}
+
+// validateReplicationCycles refuses replicaof chains that loop (A of B, B
+// of A): every server of the loop is a replica, so none accepts a write and
+// the run would only show failed attempts. Each cycle is named once, at the
+// first of its servers in file order.
+func validateReplicationCycles(r *reader, s *Scenario, at func(string) *yaml.Node) {
+	of := map[string]string{}
+	index := map[string]int{}
+	for i, rs := range s.Redis {
+		index[rs.Name] = i
+		if rs.ReplicaOf != "" && rs.ReplicaOf != rs.Name {
+			of[rs.Name] = rs.ReplicaOf
+		}
+	}
+	reported := map[string]bool{}
+	for _, rs := range s.Redis {
+		// Walk the chain from rs; a cycle through rs comes back to it.
+		chain := []string{rs.Name}
+		seen := map[string]bool{rs.Name: true}
+		for cur := of[rs.Name]; cur != ""; cur = of[cur] {
+			if cur == rs.Name {
+				if !reported[rs.Name] {
+					for _, n := range chain {
+						reported[n] = true
+					}
+					path := fmt.Sprintf("redis[%d].replicaof", index[rs.Name])
+					r.errf(at(path), path, "replication cycle %s -> %s: every server of it is a replica, so none accepts writes (one of them must be a master: drop its replicaof)", strings.Join(chain, " -> "), rs.Name)
+				}
+				break
+			}
+			if seen[cur] {
+				break // a cycle that does not pass through rs: named from its own servers
+			}
+			seen[cur] = true
+			chain = append(chain, cur)
+		}
+	}
+}
+
+// validateLatency refuses networks on which nothing can happen within the
+// run: a one-way latency that reaches the end of the run (no message can
+// arrive in time), or a round trip that cannot complete before it (no
+// request is ever answered). NB: this bounds only what is absurd; latencies
+// longer than a lock's TTL are legitimate stories and are allowed.
+func validateLatency(r *reader, s *Scenario, at func(string) *yaml.Node) {
+	if s.Duration <= 0 {
+		return
+	}
+	lat := s.Network.Latency
+	switch {
+	case lat.Lo >= s.Duration:
+		r.errf(at("network.latency"), "network.latency", "%s is at or beyond the run's duration (%s): no message can arrive before the end", lat.Lo, s.Duration)
+	case 2*lat.Lo >= s.Duration:
+		r.errf(at("network.latency"), "network.latency", "a round trip takes at least %s, at or beyond the run's duration (%s): no request can be answered", 2*lat.Lo, s.Duration)
+	case lat.Hi >= s.Duration:
+		r.errf(at("network.latency"), "network.latency", "the range reaches %s, at or beyond the run's duration (%s): some messages could never arrive; the range must end before the run does", lat.Hi, s.Duration)
+	}
+	for i, l := range s.Links {
+		if min := lat.Lo + l.Extra; min >= s.Duration {
+			path := fmt.Sprintf("network.links[%d].extra", i)
+			r.errf(at(path), path, "%s plus the network latency (%s) is at or beyond the run's duration (%s): nothing sent from %s to %s can arrive", l.Extra, lat.Lo, s.Duration, l.From, l.To)
+		}
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -43,8 +45,60 @@ func badInput(format string, args ...any) error {
 
 func withCode(code int, err error) error { return &exitError{code: code, err: err} }
 
-// version is set by the build (-ldflags "-X main.version=...").
-var version = "dev"
+// version may be set by the build (-ldflags "-X main.version=..."); when it
+// is not, versionString reads the module version and the VCS revision that
+// the go command records in the binary (go install, go build in a clone).
+var version = ""
+
+// versionString is what simrun version prints: the module version (a tag,
+// a pseudo-version, or "(devel)" for a build in a clone), the VCS revision
+// and time and whether the tree was modified, and the Go version.
+func versionString() string {
+	bi, ok := debug.ReadBuildInfo()
+	return formatVersion(version, bi, ok)
+}
+
+func formatVersion(set string, bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi == nil {
+		if set == "" {
+			set = "unknown (no build information in this binary)"
+		}
+		return "simrun " + set
+	}
+	v := set
+	if v == "" {
+		v = bi.Main.Version
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	out := "simrun " + v
+	rev := settings["vcs.revision"]
+	if rev == "" {
+		// go install module@version records no VCS settings, but a
+		// pseudo-version (v0.0.0-20261122140000-0608a5a1b2c3) ends with the
+		// commit; a tagged version names itself.
+		rev = pseudoRevision(v)
+	}
+	if rev != "" {
+		out += " revision " + rev
+		if settings["vcs.modified"] == "true" {
+			out += " (modified)"
+		}
+		if t := settings["vcs.time"]; t != "" {
+			out += " " + t
+		}
+	}
+	path := bi.Main.Path
+	if path == "" {
+		path = bi.Path
+	}
+	return out + ", " + path + ", " + bi.GoVersion
+}
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
@@ -81,13 +135,35 @@ Exit codes: 0 verdicts match the scenario's expectations; 1 they do not;
 // Cobra lists commands sorted by name, so the order does not matter.
 var extraCommands []func() *cobra.Command
 
+// pseudoRevision returns the commit prefix a Go pseudo-version ends with
+// (https://go.dev/ref/mod#pseudo-versions), or "".
+func pseudoRevision(v string) string {
+	v, _, _ = strings.Cut(v, "+") // +incompatible, +dirty
+	i := strings.LastIndexByte(v, '-')
+	if i < 0 || len(v)-i-1 != 12 {
+		return ""
+	}
+	rev := v[i+1:]
+	for _, c := range rev {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return ""
+		}
+	}
+	// The segment before it is a 14-digit UTC timestamp.
+	j := strings.LastIndexAny(v[:i], "-.")
+	if j < 0 || i-j-1 != 14 {
+		return ""
+	}
+	return rev
+}
+
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print simrun's version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "simrun %s\n", version)
+			fmt.Fprintln(cmd.OutOrStdout(), versionString())
 			return nil
 		},
 	}

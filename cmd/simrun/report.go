@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -31,7 +32,7 @@ from the recorded result, its trace (trace.jsonl beside the result, or
 or the file named in the result); the simulation is not run again.`,
 		Args: exactArgs(1, "RESULT.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return reportCmd(cmd.OutOrStdout(), args[0], traceIn, outDir)
+			return reportCmd(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], traceIn, outDir)
 		},
 	}
 	cmd.Flags().StringVar(&outDir, "out", "", "folder to write the report into (default: the result's folder)")
@@ -39,7 +40,7 @@ or the file named in the result); the simulation is not run again.`,
 	return cmd
 }
 
-func reportCmd(w io.Writer, path, traceIn, outDir string) error {
+func reportCmd(w, stderr io.Writer, path, traceIn, outDir string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return withCode(exitBadInput, fmt.Errorf("RESULT.json: %w", err))
@@ -60,45 +61,100 @@ func reportCmd(w io.Writer, path, traceIn, outDir string) error {
 		return err
 	}
 	resultDir := filepath.Dir(path)
+	flag := "--trace"
 	if traceIn == "" {
-		traceIn = filepath.Join(resultDir, "trace.jsonl")
+		traceIn, flag = filepath.Join(resultDir, "trace.jsonl"), "trace"
 		if !fileExists(traceIn) {
 			return withCode(exitBadInput, fmt.Errorf("%s: no trace beside the result (trace.jsonl); write one with simrun run --out, or name it with --trace", path))
 		}
 	}
-	fh, err := os.Open(traceIn)
+	trace, err := readTraceOf(&rec, s, path, flag, traceIn)
 	if err != nil {
-		return withCode(exitBadInput, fmt.Errorf("--trace: %w", err))
-	}
-	trace, err := sim.ReadJSONL(fh)
-	fh.Close()
-	if err != nil {
-		return withCode(exitBadInput, fmt.Errorf("--trace %s: %w", traceIn, err))
+		return err
 	}
 	if outDir == "" {
 		outDir = resultDir
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+	g := newOutputGuard(stderr)
+	defer g.stop()
+	out, err := outdir.Prepare(outDir)
+	if err != nil {
+		return badInput("--out: %v", err)
 	}
-	// Porcupine's visualizations come with the result: copy them along.
-	for _, v := range []string{"lock.html", "resource.html"} {
-		src, dst := filepath.Join(resultDir, v), filepath.Join(outDir, v)
-		if fileExists(src) && !sameFile(src, dst) {
-			b, err := os.ReadFile(src)
-			if err != nil {
-				return withCode(exitBadInput, err)
-			}
-			if err := os.WriteFile(dst, b, 0o644); err != nil {
-				return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-			}
+	defer out.Close()
+	g.track(out)
+	// Porcupine's visualizations come with the result: copied along when
+	// the result says their property was violated (a page of another run
+	// left in the folder is not this result's).
+	var vis []string
+	for _, v := range []struct {
+		file    string
+		verdict string
+	}{{"lock.html", string(rec.LockSafety)}, {"resource.html", string(rec.ResourceSafety)}} {
+		src := filepath.Join(resultDir, v.file)
+		if v.verdict != "violated" || !fileExists(src) {
+			continue
 		}
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return withCode(exitBadInput, err)
+		}
+		if err := g.stageBytes(out, v.file, b); err != nil {
+			g.abort()
+			return badInput("--out: %v", err)
+		}
+		vis = append(vis, v.file)
 	}
-	if err := writeRunReport(outDir, s, res, trace); err != nil {
+	if err := stageRunReport(g, out, s, res, trace, vis); err != nil {
+		g.abort()
 		return err
+	}
+	// result.json and trace.jsonl are kept in place (the report reads them).
+	stale := []string{"index.html", "timeline.png", "timeline.svg", "clocks.png", "clocks.svg", "lock.html", "resource.html"}
+	if err := g.commit(func() error { return out.RemoveStale(stale...) }); err != nil {
+		return badInput("--out: %v", err)
 	}
 	fmt.Fprintf(w, "report of %s seed %d written to %s (index.html, timeline.png/svg, clocks.png/svg)\n", rec.Scenario, rec.Seed, outDir)
 	return nil
+}
+
+// readTraceOf reads the trace file at path for the result rec (read from
+// resultPath) and checks that it belongs to it: a trace that is missing,
+// not JSON Lines, empty, of another scenario or another seed is bad input,
+// named with flag.
+func readTraceOf(rec *scenarios.Outcome, s *scenarios.Scenario, resultPath, flag, path string) ([]sim.Event, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, badInput("%s: %v", flag, err)
+	}
+	trace, err := sim.ReadJSONL(fh)
+	fh.Close()
+	if err != nil {
+		return nil, badInput("%s %s: not a simrun trace: %v", flag, path, err)
+	}
+	if len(trace) == 0 {
+		return nil, badInput("%s %s: the trace is empty", flag, path)
+	}
+	w, err := scenarios.Build(s, rec.Seed, false)
+	if err != nil {
+		return nil, badInput("%s: %v", resultPath, err)
+	}
+	h, err := sim.HashEvents(trace, w.Kernel.Lookup)
+	if err != nil {
+		return nil, badInput("%s %s does not belong to %s (scenario %s): %v", flag, path, resultPath, rec.Scenario, err)
+	}
+	if got := sim.HashString(h); got != rec.TraceHash {
+		return nil, badInput("%s %s does not belong to %s: its %d events hash to %s, the result (scenario %s, seed %d) records trace hash %s over %d events", flag, path, resultPath, len(trace), short(got), rec.Scenario, rec.Seed, short(rec.TraceHash), rec.Events)
+	}
+	return trace, nil
+}
+
+// short abbreviates a trace hash for messages.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12] + "..."
+	}
+	return h
 }
 
 func sameFile(a, b string) bool {
@@ -126,26 +182,29 @@ func replayArg(s *scenarios.Scenario) string {
 	return s.File
 }
 
-// writeRunReport draws the report of one run into dir: the one code path
-// for simrun run --out and simrun report, so that both write the same bytes.
-func writeRunReport(dir string, s *scenarios.Scenario, res reports.Result, trace []sim.Event) error {
+// stageRunReport draws the report of one run and stages its files in d:
+// the one code path for simrun run --out and simrun report, so that both
+// write the same bytes. vis names porcupine's pages that go with it.
+func stageRunReport(g *outputGuard, d *outdir.Dir, s *scenarios.Scenario, res reports.Result, trace []sim.Event, vis []string) error {
 	setup, err := reportSetup(s)
 	if err != nil {
 		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 	}
 	run := &reports.Run{
-		Setup:   setup,
-		Result:  res,
-		Trace:   trace,
-		Command: fmt.Sprintf("simrun run %s --seed %d", shellQuote(replayArg(s)), res.Seed),
+		Setup:          setup,
+		Result:         res,
+		Trace:          trace,
+		Command:        fmt.Sprintf("simrun run %s --seed %d", shellQuote(replayArg(s)), res.Seed),
+		Visualizations: vis,
 	}
-	for _, v := range []string{"lock.html", "resource.html"} {
-		if fileExists(filepath.Join(dir, v)) {
-			run.Visualizations = append(run.Visualizations, v)
-		}
-	}
-	if err := reports.WriteRun(dir, run); err != nil {
+	files, err := reports.RenderRun(run)
+	if err != nil {
 		return withCode(exitInconclusive, fmt.Errorf("writing the report: %w", err))
+	}
+	for _, name := range reports.RunFiles {
+		if err := g.stageBytes(d, name, files[name]); err != nil {
+			return badInput("--out: %v", err)
+		}
 	}
 	return nil
 }
@@ -158,78 +217,8 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// reportSetup extracts what a report needs from a scenario: lanes, roles,
-// lock keys, initial clocks and the text.
-func reportSetup(s *scenarios.Scenario) (reports.Setup, error) {
-	st := reports.Setup{
-		Name:     s.Name,
-		Title:    s.Title,
-		Source:   s.Source,
-		Why:      s.Why,
-		File:     s.File,
-		Duration: s.Duration,
-	}
-	clock := func(name string, c scenarios.ClockSpec) error {
-		if c == (scenarios.ClockSpec{}) {
-			return nil
-		}
-		ppb, err := sim.RateFromDrift(c.Drift)
-		if err != nil {
-			return fmt.Errorf("%s: clock: %w", name, err)
-		}
-		st.Clocks = append(st.Clocks, reports.Clock{Proc: name, Offset: c.Offset, DriftPPB: ppb})
-		return nil
-	}
-	seenKey := map[string]bool{}
-	for _, c := range s.Clients {
-		st.Clients = append(st.Clients, c.Name)
-		if k := c.Lock.Key; k != "" && !seenKey[k] {
-			seenKey[k] = true
-			st.LockKeys = append(st.LockKeys, k)
-		}
-		if err := clock(c.Name, c.Clock); err != nil {
-			return st, err
-		}
-	}
-	for _, r := range s.Redis {
-		srv := reports.Server{Name: r.Name, Role: reports.RoleRedis, AOF: r.AppendOnly}
-		if r.ReplicaOf != "" {
-			srv.Role, srv.Note = reports.RoleReplica, "replica of "+r.ReplicaOf
-		}
-		st.Servers = append(st.Servers, srv)
-		if err := clock(r.Name, r.Clock); err != nil {
-			return st, err
-		}
-	}
-	if sp := s.Sentinel; sp != nil {
-		for _, n := range sp.Names {
-			st.Servers = append(st.Servers, reports.Server{Name: n, Role: reports.RoleSentinel, Note: "sentinel"})
-			if err := clock(n, sp.Clock); err != nil {
-				return st, err
-			}
-		}
-	}
-	if z := s.ZK; z != nil {
-		st.Servers = append(st.Servers, reports.Server{Name: z.Name, Role: reports.RoleZooKeeper, Note: "zookeeper"})
-		if err := clock(z.Name, z.Clock); err != nil {
-			return st, err
-		}
-	}
-	st.Servers = append(st.Servers, reports.Server{Name: s.Resource.Name, Role: reports.RoleStorage, Note: "resource, fencing " + orNone(s.Resource.Fencing)})
-	text, err := s.Marshal()
-	if err != nil {
-		return st, err
-	}
-	st.YAML = string(text)
-	return st, nil
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
+// reportSetup extracts what a report needs from a scenario (reports.SetupOf).
+func reportSetup(s *scenarios.Scenario) (reports.Setup, error) { return reports.SetupOf(s) }
 
 // resultOf converts an outcome to what a report shows, through its JSON
 // form: exactly what simrun report reads back from result.json.

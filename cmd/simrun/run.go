@@ -7,17 +7,23 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
 func newListCmd() *cobra.Command {
-	return &cobra.Command{
+	var jsonOut bool
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the built-in scenarios with their expected verdicts",
 		Args:  cobra.NoArgs,
@@ -27,6 +33,9 @@ func newListCmd() *cobra.Command {
 				return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 			}
 			w := cmd.OutOrStdout()
+			if jsonOut {
+				return listJSON(w, cat)
+			}
 			width := 0
 			for _, s := range cat {
 				if len(s.Name) > width {
@@ -40,6 +49,41 @@ func newListCmd() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print a JSON array (name, title, source, duration, seed, expect)")
+	return cmd
+}
+
+// listEntry is one scenario of simrun list --json.
+type listEntry struct {
+	Name     string            `json:"name"`
+	Title    string            `json:"title"`
+	Source   string            `json:"source,omitempty"`
+	Duration string            `json:"duration"`
+	Seed     uint64            `json:"seed"`
+	Expect   map[string]string `json:"expect"`
+}
+
+func listJSON(w io.Writer, cat []*scenarios.Scenario) error {
+	out := make([]listEntry, 0, len(cat))
+	for _, s := range cat {
+		e := listEntry{Name: s.Name, Title: s.Title, Source: s.Source, Duration: s.Duration.String(), Seed: s.Seed, Expect: map[string]string{}}
+		if s.Expect.LockSafety != "" {
+			e.Expect["lock_safety"] = s.Expect.LockSafety
+		}
+		if s.Expect.ResourceSafety != "" {
+			e.Expect["resource_safety"] = s.Expect.ResourceSafety
+		}
+		if s.Expect.Liveness != "" {
+			e.Expect["liveness"] = s.Expect.Liveness
+		}
+		if s.Expect.MaxWait > 0 {
+			e.Expect["max_wait"] = s.Expect.MaxWait.String()
+		}
+		out = append(out, e)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 func expectText(e scenarios.Expect) string {
@@ -72,6 +116,10 @@ func loadScenario(arg string) (*scenarios.Scenario, error) {
 		return nil, badInput("%s is a directory, not a scenario file", arg)
 	}
 	s, err := scenarios.Load(arg)
+	var nf *scenarios.NotFoundError
+	if errors.As(err, &nf) {
+		return nil, notFound(nf.Name)
+	}
 	if err != nil {
 		return nil, withCode(exitBadInput, err)
 	}
@@ -85,22 +133,29 @@ type runFlags struct {
 	traceOut string
 	outDir   string
 	determ   bool
+	events   int
 }
 
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run NAME|FILE",
-		Short: "Run a scenario and check its verdicts",
+		Use:   "run NAME|FILE|DIR...",
+		Short: "Run scenarios and check their verdicts",
 		Long: `Run a built-in scenario (see simrun list) or a scenario file, print the key
 events, the verdicts with their explanation and the trace hash.
 
+With several names, files or a directory (its *.yaml and *.yml files), run
+each and print a summary table; --out DIR then writes one report folder per
+scenario under DIR, --json prints a JSON array.
+
 Exit codes: 0 the verdicts match the scenario's expect block (or no violation
-when it expects nothing); 1 they do not; 2 bad input; 3 inconclusive.`,
-		Args: exactArgs(1, "NAME|FILE"),
+when it expects nothing), for every scenario run; 1 they do not; 2 bad input;
+3 inconclusive; with several scenarios, the worst of their codes.`,
+		Args:              minArgs(1, "NAME|FILE|DIR"),
+		ValidArgsFunction: completeScenarios,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.seedSet = cmd.Flags().Changed("seed")
-			return runScenario(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
+			return runCommand(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, f)
 		},
 	}
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "seed of the run (default: the scenario's seed)")
@@ -108,6 +163,7 @@ when it expects nothing); 1 they do not; 2 bad input; 3 inconclusive.`,
 	cmd.Flags().StringVar(&f.traceOut, "trace", "", "write the full trace as JSON Lines to this file")
 	cmd.Flags().StringVar(&f.outDir, "out", "", "write the report (result.json, trace, checker visualizations) into this folder")
 	cmd.Flags().BoolVar(&f.determ, "check-determinism", false, "run twice and compare the traces event by event")
+	cmd.Flags().IntVar(&f.events, "events", defaultKeyEvents, "most key events the summary prints (0: all)")
 	return cmd
 }
 
@@ -121,45 +177,71 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
+// minArgs is cobra.MinimumNArgs with a message that names the argument.
+func minArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return badInput("%s needs %s (got %d arguments)\n\n%s", cmd.CommandPath(), what, len(args), cmd.UsageString())
+		}
+		return nil
+	}
+}
+
+// runCommand runs one scenario (the detailed summary) or several (a table).
+func runCommand(stdout, stderr io.Writer, args []string, f runFlags) error {
+	if f.events < 0 {
+		return badInput("--events must be 0 (all) or more, got %d", f.events)
+	}
+	if len(args) == 1 {
+		if st, err := os.Stat(args[0]); err != nil || !st.IsDir() {
+			return runScenario(stdout, stderr, args[0], f)
+		}
+	}
+	return runMany(stdout, stderr, args, f)
+}
+
+// inputFile is the scenario file arg names, "" for a built-in.
+func inputFile(arg string) string {
+	if fileExists(arg) {
+		return arg
+	}
+	return ""
+}
+
 func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 	s, err := loadScenario(arg)
 	if err != nil {
 		return err
 	}
-	seed := s.Seed
-	if f.seedSet {
-		seed = f.seed
-	}
-	opt := scenarios.Options{KeepTrace: true}
-	if f.outDir != "" {
-		if err := os.MkdirAll(f.outDir, 0o755); err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-		}
-		opt.OutDir = f.outDir
-	}
-	o, err := scenarios.Run(s, seed, opt)
-	if err != nil {
-		return withCode(exitInconclusive, fmt.Errorf("internal error running %s: %w", s.Name, err))
-	}
-	if f.determ {
-		o2, err := scenarios.Run(s, seed, scenarios.Options{KeepTrace: true})
-		if err != nil {
-			return withCode(exitInconclusive, fmt.Errorf("internal error in the second run: %w", err))
-		}
-		if i := sim.FirstDivergence(o.Trace, o2.Trace); i >= 0 || o.TraceHash != o2.TraceHash {
-			return withCode(exitMismatch, fmt.Errorf("determinism check failed: the two runs diverge at event #%d:\n  first:  %s\n  second: %s", i+1, eventAt(o.Trace, i), eventAt(o2.Trace, i)))
-		}
-		fmt.Fprintf(stderr, "determinism check: two runs, %d identical events, trace hash %s\n", len(o.Trace), o.TraceHash)
-	}
+	// Every output is checked before the run, so a long run does not end
+	// in "cannot write" and never overwrites its own scenario.
 	if f.traceOut != "" {
-		if err := writeTrace(f.traceOut, o.Trace); err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--trace: %w", err))
+		if err := outdir.CheckOutputFile(f.traceOut, inputFile(arg)); err != nil {
+			return badInput("--trace: %v", err)
 		}
 	}
+	g := newOutputGuard(stderr)
+	defer g.stop()
+	var out *outdir.Dir
 	if f.outDir != "" {
-		if err := writeReportFiles(f.outDir, o); err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+		if out, err = outdir.Prepare(f.outDir); err != nil {
+			return badInput("--out: %v", err)
 		}
+		defer out.Close()
+		g.track(out)
+		if in := inputFile(arg); in != "" && sameDirEntry(out.Path(), in, runReportFiles) {
+			return badInput("--out: %s would overwrite the scenario %s", out.Path(), in)
+		}
+	}
+	o, vis, note, err := runOnce(s, f, out != nil)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		fmt.Fprintln(stderr, note)
+	}
+	if err := writeRunOutputs(g, s, o, vis, f.traceOut, out); err != nil {
+		return err
 	}
 	if f.jsonOut {
 		enc := json.NewEncoder(stdout)
@@ -171,6 +253,137 @@ func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 		printSummary(stdout, s, o, f)
 	}
 	return outcomeCode(o)
+}
+
+// sameDirEntry reports whether the file in is one of names inside dir.
+func sameDirEntry(dir, in string, names []string) bool {
+	inAbs, _ := filepath.Abs(in)
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if pAbs, _ := filepath.Abs(p); pAbs == inAbs || sameFile(p, in) {
+			return true
+		}
+	}
+	return false
+}
+
+// runOnce runs s with f's seed, checks determinism when asked, and returns
+// the outcome with porcupine's visualization pages by file name (when
+// visualize is set).
+func runOnce(s *scenarios.Scenario, f runFlags, visualize bool) (o *scenarios.Outcome, vis map[string][]byte, note string, err error) {
+	seed := s.Seed
+	if f.seedSet {
+		seed = f.seed
+	}
+	opt := scenarios.Options{KeepTrace: true}
+	if visualize {
+		// The checker writes its pages into a private folder; they are
+		// staged into --out with everything else.
+		tmp, err := os.MkdirTemp("", "simrun-vis-")
+		if err != nil {
+			return nil, nil, "", withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
+		}
+		defer os.RemoveAll(tmp)
+		opt.OutDir = tmp
+	}
+	o, err = scenarios.Run(s, seed, opt)
+	if err != nil {
+		return nil, nil, "", withCode(exitInconclusive, fmt.Errorf("internal error running %s: %w", s.Name, err))
+	}
+	vis = map[string][]byte{}
+	if visualize {
+		for _, v := range []string{"lock.html", "resource.html"} {
+			if b, err := os.ReadFile(filepath.Join(opt.OutDir, v)); err == nil {
+				vis[v] = b
+			}
+		}
+	}
+	if f.determ {
+		o2, err := scenarios.Run(s, seed, scenarios.Options{KeepTrace: true})
+		if err != nil {
+			return nil, nil, "", withCode(exitInconclusive, fmt.Errorf("internal error in the second run: %w", err))
+		}
+		if i := sim.FirstDivergence(o.Trace, o2.Trace); i >= 0 || o.TraceHash != o2.TraceHash {
+			return nil, nil, "", withCode(exitMismatch, fmt.Errorf("determinism check failed: the two runs diverge at event #%d:\n  first:  %s\n  second: %s", i+1, eventAt(o.Trace, i), eventAt(o2.Trace, i)))
+		}
+		note = fmt.Sprintf("determinism check: two runs, %d identical events, trace hash %s", len(o.Trace), o.TraceHash)
+	}
+	return o, vis, note, nil
+}
+
+// writeRunOutputs writes --trace and the --out report, all staged and
+// committed together (see outputGuard).
+func writeRunOutputs(g *outputGuard, s *scenarios.Scenario, o *scenarios.Outcome, vis map[string][]byte, traceOut string, out *outdir.Dir) error {
+	if traceOut == "" && out == nil {
+		return nil
+	}
+	fail := func(flag string, err error) error {
+		g.abort()
+		return badInput("%s: %v", flag, err)
+	}
+	if traceOut != "" {
+		td, err := traceDir(traceOut)
+		if err != nil {
+			return fail("--trace", err)
+		}
+		defer td.Close()
+		g.track(td)
+		if err := g.stageTrace(td, filepath.Base(traceOut), o.Trace); err != nil {
+			return fail("--trace", err)
+		}
+	}
+	if out == nil {
+		return g.commit(nil)
+	}
+	data, err := outcomeJSON(o)
+	if err != nil {
+		return fail("--out", err)
+	}
+	if err := g.stageBytes(out, "result.json", data); err != nil {
+		return fail("--out", err)
+	}
+	if err := g.stageTrace(out, "trace.jsonl", o.Trace); err != nil {
+		return fail("--out", err)
+	}
+	for _, v := range []string{"lock.html", "resource.html"} {
+		if b, ok := vis[v]; ok {
+			if err := g.stageBytes(out, v, b); err != nil {
+				return fail("--out", err)
+			}
+		}
+	}
+	res, err := resultOf(o)
+	if err != nil {
+		g.abort()
+		return withCode(exitInconclusive, err)
+	}
+	if err := stageRunReport(g, out, s, res, o.Trace, sortedKeys(vis)); err != nil {
+		g.abort()
+		return err
+	}
+	if err := g.commit(func() error { return out.RemoveStale(runReportFiles...) }); err != nil {
+		return badInput("--out: %v", err)
+	}
+	return nil
+}
+
+// traceDir prepares the folder of a --trace file (through symlinks in its
+// parents: only the file itself must not be one, which CheckOutputFile saw).
+func traceDir(path string) (*outdir.Dir, error) {
+	parent, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	return outdir.Prepare(parent)
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func outcomeCode(o *scenarios.Outcome) error {
@@ -191,43 +404,6 @@ func eventAt(tr []sim.Event, i int) string {
 	return fmt.Sprintf("#%d %s %s %s %s %s", e.Seq, e.At, e.Kind, e.Proc, e.Peer, e.Text)
 }
 
-func writeTrace(path string, tr []sim.Event) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := sim.WriteJSONL(fh, tr); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
-}
-
-// writeReportFiles writes result.json and trace.jsonl into dir, and the
-// report drawn from them (index.html, timeline and clocks figures), as
-// simrun report would from the recorded files.
-func writeReportFiles(dir string, o *scenarios.Outcome) error {
-	data, err := json.MarshalIndent(o, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	if err := writeTrace(filepath.Join(dir, "trace.jsonl"), o.Trace); err != nil {
-		return err
-	}
-	s, err := scenarioOfResult(o.Scenario, o.File)
-	if err != nil {
-		return err
-	}
-	res, err := resultOf(o)
-	if err != nil {
-		return err
-	}
-	return writeRunReport(dir, s, res, o.Trace)
-}
-
 // keyKinds are the trace kinds a summary shows.
 var keyKinds = map[sim.Kind]bool{
 	sim.KindAcquired: true, sim.KindReleased: true, sim.KindLockLost: true,
@@ -235,6 +411,10 @@ var keyKinds = map[sim.Kind]bool{
 	"key-expired": true, "resource-applied": true, "resource-rejected": true,
 	"promoted": true, "switch-master": true, "session-expired": true, "loaded": true,
 }
+
+// defaultKeyEvents is how many key events a summary prints by default: a
+// screen. The rest are counted and found in the trace.
+const defaultKeyEvents = 40
 
 func printSummary(w io.Writer, s *scenarios.Scenario, o *scenarios.Outcome, f runFlags) {
 	if s.Title != "" {
@@ -247,11 +427,34 @@ func printSummary(w io.Writer, s *scenarios.Scenario, o *scenarios.Outcome, f ru
 	}
 	fmt.Fprintf(w, "seed %d, %s of virtual time, %d events\n\n", o.Seed, o.VirtualTime, o.Events)
 	fmt.Fprintln(w, "key events:")
+	var keys []sim.Event
 	for _, e := range o.Trace {
 		if !keyKinds[e.Kind] || (e.Kind == "loaded" && e.At == 0) {
 			continue
 		}
-		fmt.Fprintf(w, "  %10s  %-6s %-16s %s\n", e.At, e.Proc, e.Kind, e.Text)
+		keys = append(keys, e)
+	}
+	head, tail := len(keys), 0
+	if f.events > 0 && len(keys) > f.events {
+		// The start and the end of the story; the middle is in the trace.
+		tail = f.events / 4
+		head = f.events - tail
+	}
+	for _, e := range keys[:head] {
+		printKeyEvent(w, e)
+	}
+	if tail > 0 {
+		omitted := len(keys) - head - tail
+		where := "--trace FILE or --out DIR"
+		if f.traceOut != "" {
+			where = f.traceOut
+		} else if f.outDir != "" {
+			where = filepath.Join(f.outDir, "trace.jsonl")
+		}
+		fmt.Fprintf(w, "  ... %d key events omitted (%s to %s); all of them: --events 0, the full trace: %s\n", omitted, keys[head].At, keys[len(keys)-tail-1].At, where)
+		for _, e := range keys[len(keys)-tail:] {
+			printKeyEvent(w, e)
+		}
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "verdicts:")
@@ -338,6 +541,14 @@ func replay(w io.Writer, path, traceIn string) error {
 	if err != nil {
 		return err
 	}
+	// A trace named on the command line must be the result's, whatever the
+	// replay finds: checked first.
+	var recorded []sim.Event
+	if traceIn != "" {
+		if recorded, err = readTraceOf(&rec, s, path, "--trace", traceIn); err != nil {
+			return err
+		}
+	}
 	o, err := scenarios.Run(s, rec.Seed, scenarios.Options{KeepTrace: true})
 	if err != nil {
 		return withCode(exitInconclusive, err)
@@ -349,26 +560,46 @@ func replay(w io.Writer, path, traceIn string) error {
 	fmt.Fprintf(w, "replay of %s seed %d: trace hash %s differs from the recorded %s\n", rec.Scenario, rec.Seed, o.TraceHash, rec.TraceHash)
 	if traceIn == "" {
 		if p := filepath.Join(filepath.Dir(path), "trace.jsonl"); fileExists(p) {
-			traceIn = p
+			if recorded, err = readTraceOf(&rec, s, path, "trace", p); err != nil {
+				fmt.Fprintf(w, "no event comparison: %v\n", err)
+			}
 		}
 	}
-	if traceIn != "" {
-		fh, err := os.Open(traceIn)
-		if err != nil {
-			return withCode(exitBadInput, err)
-		}
-		old, err := sim.ReadJSONL(fh)
-		fh.Close()
-		if err != nil {
-			return withCode(exitBadInput, fmt.Errorf("%s: %w", traceIn, err))
-		}
-		if i := sim.FirstDivergence(old, o.Trace); i >= 0 {
-			fmt.Fprintf(w, "first diverging event #%d:\n  recorded: %s\n  now:      %s\n", i+1, eventAt(old, i), eventAt(o.Trace, i))
-		} else {
-			fmt.Fprintf(w, "the recorded trace %s and this run agree on all %d events: the recorded trace hash does not belong to that trace\n", traceIn, len(old))
+	if recorded != nil {
+		if i := sim.FirstDivergence(recorded, o.Trace); i >= 0 {
+			fmt.Fprintf(w, "first diverging event #%d:\n  recorded: %s\n  now:      %s\n", i+1, eventAt(recorded, i), eventAt(o.Trace, i))
 		}
 	}
 	return withCode(exitMismatch, errors.New("trace hash mismatch"))
+}
+
+func printKeyEvent(w io.Writer, e sim.Event) {
+	fmt.Fprintf(w, "  %10s  %-6s %-16s %s\n", e.At, e.Proc, e.Kind, relativeWallTimes(e.Text))
+}
+
+// epochMillisRE matches a wall-clock reading in Unix milliseconds after an
+// '=' (deadline=1767225610010, now=...), as the Redis model prints them.
+var epochMillisRE = regexp.MustCompile(`=(-?\d{12,14})\b`)
+
+// relativeWallTimes rewrites wall-clock readings in Unix milliseconds as
+// seconds since the simulation's wall-clock origin (sim.Epoch, the true
+// start): deadline=1767225610010 reads deadline=+10.010s. Numbers more than
+// a year from the origin are left alone (they are not readings).
+func relativeWallTimes(text string) string {
+	const year = 366 * 24 * 3600 * 1000
+	origin := sim.Epoch / int64(time.Millisecond)
+	return epochMillisRE.ReplaceAllStringFunc(text, func(m string) string {
+		v, err := strconv.ParseInt(m[1:], 10, 64)
+		if err != nil || v < origin-year || v > origin+year {
+			return m
+		}
+		d := v - origin
+		sign := "+"
+		if d < 0 {
+			sign, d = "-", -d
+		}
+		return fmt.Sprintf("=%s%d.%03ds", sign, d/1000, d%1000)
+	})
 }
 
 func fileExists(p string) bool {

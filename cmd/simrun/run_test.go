@@ -108,9 +108,10 @@ func TestRunBadInput(t *testing.T) {
 		arg  string
 		errs []string
 	}{
-		{name: "unknown built-in", arg: "no-such-scenario", errs: []string{`"no-such-scenario" is neither a built-in scenario nor a file`, "redlock-clock-jump", quick, "simrun list"}},
+		{name: "unknown built-in", arg: "no-such-scenario", errs: []string{`"no-such-scenario" is neither a built-in scenario nor a file`, "simrun list"}},
+		{name: "misspelt built-in", arg: "redlock-clock-jmp", errs: []string{`"redlock-clock-jmp" is neither a built-in scenario nor a file; did you mean redlock-clock-jump`}},
 		{name: "missing file", arg: filepath.Join(dir, "missing.yaml"), errs: []string{"missing.yaml", "no such file"}},
-		{name: "a directory", arg: dir, errs: []string{dir, "is a directory"}},
+		{name: "a directory with a bad file", arg: dir, errs: []string{dir, "bad-ref.yaml:19: faults[0].node"}},
 		{name: "unknown field", arg: unknownField, errs: []string{unknownField + `:5: colour: unknown field "colour"`, "known: "}},
 		{name: "bad value", arg: badValue, errs: []string{badValue + `:2: duration: "ten" is not a duration`}},
 		{name: "unknown process", arg: badRef, errs: []string{badRef + `:19: faults[0].node: unknown process "Z"`}},
@@ -141,6 +142,8 @@ func TestRunSummary(t *testing.T) {
 		"seed 1, 30s of virtual time, ",
 		"key events:",
 		"clock-jump: C's wall clock jumped +30s",
+		// Wall-clock readings as seconds since the start, not epoch ms.
+		`"lock" deadline=+10.010s now=+30.300s`,
 		"verdicts:",
 		"  lock safety      violated   (expected violated: ok)",
 		"  resource safety  violated",
@@ -151,6 +154,7 @@ func TestRunSummary(t *testing.T) {
 	} {
 		assert.Contains(t, r.stdout, s)
 	}
+	assert.NotRegexp(t, `=1767\d{9}`, r.stdout, "no raw epoch milliseconds")
 	m := hashRE.FindStringSubmatch(r.stdout)
 	require.NotNil(t, m, "no trace hash line in:\n%s", r.stdout)
 
@@ -348,7 +352,7 @@ func TestRunOut(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "result.json"), tampered, 0o644))
 	rp = simrun("replay", filepath.Join(dir, "result.json"))
 	assert.Equal(t, exitMismatch, rp.code)
-	assert.Contains(t, rp.stdout, "agree on all")
+	assert.Contains(t, rp.stdout, "no event comparison: trace "+filepath.Join(dir, "trace.jsonl")+" does not belong to")
 }
 
 // TestReplay checks replay of results written by run --json: a faithful
@@ -391,6 +395,26 @@ func TestReplay(t *testing.T) {
 	require.NoError(t, err)
 	lines[10] = string(b) + "\n"
 	editedTrace := writeFile(t, dir, "edited.jsonl", strings.Join(lines, ""))
+	// A result that records the edited trace's hash: what a result and its
+	// trace from another version of locksim look like.
+	s, err := scenarios.Builtin(quick)
+	require.NoError(t, err)
+	w, err := scenarios.Build(s, 7, false)
+	require.NoError(t, err)
+	fh, err := os.Open(editedTrace)
+	require.NoError(t, err)
+	edited, err := sim.ReadJSONL(fh)
+	fh.Close()
+	require.NoError(t, err)
+	h, err := sim.HashEvents(edited, w.Kernel.Lookup)
+	require.NoError(t, err)
+	editedResult := write("edited-result.json", tamper("trace_hash", sim.HashString(h)))
+	otherSeed := simrun("run", quick, "--json", "--seed", "8", "--trace", filepath.Join(dir, "seed8.jsonl"))
+	require.Equal(t, exitOK, otherSeed.code, otherSeed.stderr)
+	garbage := writeFile(t, dir, "garbage.jsonl", "{\"seq\": 1, \"t\": 0, \"kind\": \"start\"}\nnot json\n")
+	empty := writeFile(t, dir, "empty.jsonl", "")
+	foreign := simrun("run", "redlock-clock-jump", "--json", "--trace", filepath.Join(dir, "foreign.jsonl"))
+	require.Equal(t, exitOK, foreign.code, foreign.stderr)
 
 	userFile := writeFile(t, dir, "user.yaml", calmYAML)
 	ur := simrun("run", userFile, "--json")
@@ -407,13 +431,19 @@ func TestReplay(t *testing.T) {
 		{name: "faithful", args: []string{resultPath}, code: exitOK, out: []string{"replay of " + quick + " seed 7: trace hash " + rec["trace_hash"].(string) + " matches"}},
 		{name: "faithful user file", args: []string{userResult}, code: exitOK, out: []string{"replay of user-calm seed 1", "matches"}},
 		{name: "tampered hash", args: []string{wrongHash}, code: exitMismatch, out: []string{"differs from the recorded " + strings.Repeat("ab", 32)}, errs: []string{"trace hash mismatch"}},
-		{name: "tampered hash, same trace", args: []string{wrongHash, "--trace", tracePath}, code: exitMismatch, out: []string{"agree on all"}},
+		{name: "tampered hash, genuine trace", args: []string{wrongHash, "--trace", tracePath}, code: exitBadInput, errs: []string{"--trace " + tracePath + " does not belong to " + wrongHash, "abababababab"}},
 		{
-			name: "tampered hash, edited trace",
-			args: []string{wrongHash, "--trace", editedTrace},
+			name: "recorded trace diverges",
+			args: []string{editedResult, "--trace", editedTrace},
 			code: exitMismatch,
 			out:  []string{"first diverging event #11:", "  recorded: #11 ", "tampered", "  now:      #11 "},
 		},
+		// The hashes match, but the trace named is not the result's.
+		{name: "matching result, trace of another seed", args: []string{resultPath, "--trace", filepath.Join(dir, "seed8.jsonl")}, code: exitBadInput, errs: []string{"seed8.jsonl does not belong to", "seed 7"}},
+		{name: "matching result, trace of another scenario", args: []string{resultPath, "--trace", filepath.Join(dir, "foreign.jsonl")}, code: exitBadInput, errs: []string{"foreign.jsonl does not belong to"}},
+		{name: "matching result, garbage trace", args: []string{resultPath, "--trace", garbage}, code: exitBadInput, errs: []string{"garbage.jsonl: not a simrun trace", "trace line 2"}},
+		{name: "matching result, empty trace", args: []string{resultPath, "--trace", empty}, code: exitBadInput, errs: []string{"empty.jsonl: the trace is empty"}},
+		{name: "matching result, missing trace", args: []string{resultPath, "--trace", filepath.Join(dir, "none.jsonl")}, code: exitBadInput, errs: []string{"--trace", "none.jsonl"}},
 		{name: "missing trace", args: []string{wrongHash, "--trace", filepath.Join(dir, "none.jsonl")}, code: exitBadInput, errs: []string{"none.jsonl"}},
 		{name: "not JSON", args: []string{writeFile(t, dir, "x.json", "this is not json\n")}, code: exitBadInput, errs: []string{"not a simrun result"}},
 		{name: "JSON but not a result", args: []string{writeFile(t, dir, "y.json", `{"hello": 1}`)}, code: exitBadInput, errs: []string{"not a simrun result (no scenario or trace_hash)"}},

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -34,20 +37,22 @@ The violation kept (--kind overrides): a property the scenario expects to
 hold but the run violates; else one it expects violated and the run violates
 (a fuzz finding); else, with no expect block, the first one violated.
 
-Writes the minimal scenario (default: FILE with .shrunk.yaml), with a comment
+Writes the minimal scenario (default: NAME.shrunk.yaml in the current
+directory, never beside a built-in scenario), with a comment
 saying what was removed and an expect block set to the kept violation, so
 'simrun run' of it exits 0 while it reproduces.
 
 Exit codes: 0 shrunk; 2 bad input (including a scenario that does not fail);
 3 internal error.`,
-		Args: exactArgs(1, "FILE"),
+		Args:              exactArgs(1, "FILE"),
+		ValidArgsFunction: completeScenarios,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.seedSet = cmd.Flags().Changed("seed")
 			return runShrink(cmd.OutOrStdout(), args[0], f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.out, "out", "", "file to write (default: FILE with .shrunk.yaml)")
+	fl.StringVar(&f.out, "out", "", "file to write (default: FILE's base name with .shrunk.yaml, in the current directory)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the run (default: the scenario's seed)")
 	fl.StringVar(&f.kind, "kind", "", "violation to keep: lock, resource or liveness (default: see above)")
 	fl.IntVar(&f.maxRuns, "max-runs", fuzz.DefaultShrinkRuns, "most candidate runs to try")
@@ -63,10 +68,47 @@ func shrunkPath(in string) string {
 	return in + ".shrunk.yaml"
 }
 
+// defaultShrunkPath is where shrink writes without --out: the scenario's
+// base name with .shrunk.yaml, in the current directory. Never beside the
+// input: that may be the catalogue folder, which embeds every *.yaml.
+func defaultShrunkPath(s *scenarios.Scenario) string {
+	if s.File == "" || strings.HasPrefix(s.File, "catalogue/") {
+		return s.Name + ".shrunk.yaml"
+	}
+	return filepath.Base(shrunkPath(s.File))
+}
+
+// isCatalogueDir reports whether dir is a copy of the built-in catalogue
+// (the source tree's scenarios/catalogue): it holds a built-in scenario's
+// file, byte for byte.
+func isCatalogueDir(dir string) bool {
+	for _, n := range scenarios.BuiltinNames() {
+		want, err := scenarios.BuiltinSource(n)
+		if err != nil {
+			continue
+		}
+		if got, err := os.ReadFile(filepath.Join(dir, n+".yaml")); err == nil && bytes.Equal(got, want) {
+			return true
+		}
+	}
+	return false
+}
+
 func runShrink(stdout io.Writer, arg string, f shrinkFlags) error {
 	s, err := loadScenario(arg)
 	if err != nil {
 		return err
+	}
+	out := f.out
+	if out == "" {
+		out = defaultShrunkPath(s)
+	}
+	// Checked before the (long) shrinking.
+	if err := outdir.CheckOutputFile(out, inputFile(arg)); err != nil {
+		return badInput("--out: %v", err)
+	}
+	if isCatalogueDir(filepath.Dir(out)) {
+		return badInput("--out: %s is in the built-in catalogue folder, which compiles every *.yaml into simrun; write it elsewhere", out)
 	}
 	if f.maxRuns < 1 {
 		return badInput("--max-runs must be at least 1, got %d", f.maxRuns)
@@ -95,13 +137,6 @@ func runShrink(stdout io.Writer, arg string, f shrinkFlags) error {
 	if err != nil {
 		return badInput("%s: %v", arg, err)
 	}
-	out := f.out
-	if out == "" {
-		out = shrunkPath(s.File)
-		if strings.HasPrefix(s.File, "catalogue/") {
-			out = s.Name + ".shrunk.yaml"
-		}
-	}
 	title := s.Title
 	if title == "" {
 		title = s.Name
@@ -120,7 +155,7 @@ func runShrink(stdout io.Writer, arg string, f shrinkFlags) error {
 	if err != nil {
 		return withCode(exitInconclusive, err)
 	}
-	if err := os.WriteFile(out, data, 0o644); err != nil {
+	if err := writeFileAtomic(out, data); err != nil {
 		return badInput("--out: %v", err)
 	}
 	fmt.Fprintf(stdout, "%s: %s, keeping %s violated\n", arg, r.Summary(), kind)

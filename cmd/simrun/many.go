@@ -1,0 +1,174 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/locksim/locksim/internal/outdir"
+	"github.com/locksim/locksim/scenarios"
+)
+
+// expandArgs turns NAME|FILE|DIR arguments into scenario arguments: a
+// directory stands for its *.yaml and *.yml files, sorted.
+func expandArgs(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		var files []string
+		for _, pat := range []string{"*.yaml", "*.yml"} {
+			m, err := filepath.Glob(filepath.Join(globEscape(a), pat))
+			if err != nil {
+				return nil, badInput("%s: %v", a, err)
+			}
+			files = append(files, m...)
+		}
+		if len(files) == 0 {
+			return nil, badInput("%s is a directory without scenario files (*.yaml, *.yml)", a)
+		}
+		sort.Strings(files)
+		out = append(out, files...)
+	}
+	return out, nil
+}
+
+// globEscape escapes glob metacharacters in a directory name.
+func globEscape(s string) string {
+	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
+	return r.Replace(s)
+}
+
+// runMany runs several scenarios and prints one line each. Every scenario
+// is loaded, and every output checked, before the first run.
+func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
+	if f.traceOut != "" {
+		return badInput("--trace names one file: use --out DIR with several scenarios (one report folder each)")
+	}
+	args, err := expandArgs(args)
+	if err != nil {
+		return err
+	}
+	type item struct {
+		arg string
+		s   *scenarios.Scenario
+		out *outdir.Dir
+	}
+	var items []item
+	for _, a := range args {
+		s, err := loadScenario(a)
+		if err != nil {
+			return err
+		}
+		items = append(items, item{arg: a, s: s})
+	}
+	g := newOutputGuard(stderr)
+	defer g.stop()
+	if f.outDir != "" {
+		seen := map[string]int{}
+		for i := range items {
+			sub := items[i].s.Name
+			if seen[sub]++; seen[sub] > 1 {
+				sub = fmt.Sprintf("%s-%d", sub, seen[sub])
+			}
+			d, err := outdir.Prepare(filepath.Join(f.outDir, sub))
+			if err != nil {
+				return badInput("--out: %v", err)
+			}
+			defer d.Close()
+			g.track(d)
+			items[i].out = d
+		}
+	}
+	type row struct {
+		arg  string
+		o    *scenarios.Outcome
+		code int
+		err  string
+	}
+	var rows []row
+	var outcomes []*scenarios.Outcome
+	worst := exitOK
+	for _, it := range items {
+		o, vis, note, err := runOnce(it.s, f, it.out != nil)
+		r := row{arg: it.arg, o: o}
+		if err == nil && note != "" {
+			fmt.Fprintln(stderr, it.arg+": "+note)
+		}
+		if err == nil && it.out != nil {
+			err = writeRunOutputs(g, it.s, o, vis, "", it.out)
+		}
+		if err == nil {
+			err = outcomeCode(o)
+		}
+		r.code = exitCodeOf(err)
+		if err != nil && err.Error() != "" {
+			r.err = err.Error()
+		}
+		worst = max(worst, r.code)
+		rows = append(rows, r)
+		if o != nil {
+			outcomes = append(outcomes, o)
+		}
+	}
+	if f.jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(outcomes); err != nil {
+			return withCode(exitInconclusive, err)
+		}
+	} else {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SCENARIO\tSEED\tLOCK\tRESOURCE\tLIVENESS\tRESULT\tEXIT")
+		matched := 0
+		for _, r := range rows {
+			if r.o == nil {
+				fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t%s\t%d\n", r.arg, firstLine(r.err), r.code)
+				continue
+			}
+			result := "matched"
+			switch {
+			case r.o.Inconclusive:
+				result = "INCONCLUSIVE"
+			case !r.o.Matched:
+				result = "MISMATCH"
+			default:
+				matched++
+			}
+			if r.err != "" {
+				result += ": " + firstLine(r.err)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\n", scenarioArg(r.o.File, r.o.Scenario), r.o.Seed, r.o.LockSafety, r.o.ResourceSafety, r.o.Liveness, result, r.code)
+		}
+		tw.Flush()
+		fmt.Fprintf(stdout, "\n%d of %d scenarios matched their expected verdicts\n", matched, len(rows))
+	}
+	if worst == exitOK {
+		return nil
+	}
+	return withCode(worst, nil)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// exitCodeOf is the exit code an error of a command stands for.
+func exitCodeOf(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if ee, ok := err.(*exitError); ok {
+		return ee.code
+	}
+	return exitInconclusive
+}
