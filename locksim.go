@@ -42,8 +42,9 @@ import (
 )
 
 // Verdict is the outcome of one property: Holds, Violated, Unknown (the
-// checker ran out of time) or NotJudged (liveness with faults that never
-// settled).
+// checker ran out of time), NotJudged (liveness with no fault-free window
+// long enough to judge) or NotUsed (token order when no write carried a
+// fencing token).
 type Verdict string
 
 // Verdicts.
@@ -52,6 +53,7 @@ const (
 	Violated  Verdict = Verdict(checker.Violated)
 	Unknown   Verdict = Verdict(checker.Unknown)
 	NotJudged Verdict = Verdict(checker.NotJudged)
+	NotUsed   Verdict = Verdict(checker.NotUsed)
 )
 
 // Scenario is a parsed and validated scenario, ready to run any number of
@@ -148,6 +150,9 @@ type Result struct {
 	LockSafety     Verdict
 	ResourceSafety Verdict
 	Liveness       Verdict
+	// TokenOrder is the fencing-order verdict: the resource never accepted
+	// a lower token after a higher one, nor one token from two grants.
+	TokenOrder Verdict
 	// Explanations says in words why each violation happened, in order.
 	Explanations []string
 	// Matched is true when the verdicts match the scenario's expect block
@@ -202,6 +207,7 @@ func Run(s *Scenario, opt Options) (*Result, error) {
 		LockSafety:     Verdict(o.LockSafety),
 		ResourceSafety: Verdict(o.ResourceSafety),
 		Liveness:       Verdict(o.Liveness),
+		TokenOrder:     Verdict(o.TokenOrder),
 		Matched:        o.Matched,
 		Inconclusive:   o.Inconclusive,
 		s:              s.s,
