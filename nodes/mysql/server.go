@@ -301,10 +301,10 @@ func (n *Node) armIdle(c *conn) {
 type status uint8
 
 const (
-	stDone    status = iota // reply with the result
-	stWait                  // the statement waits for a lock
-	stNoReply               // no reply (QUIT, or the connection is gone)
-	stDoneClose             // reply, then close the connection (KILL of itself)
+	stDone      status = iota // reply with the result
+	stWait                    // the statement waits for a lock
+	stNoReply                 // no reply (QUIT, or the connection is gone)
+	stDoneClose               // reply, then close the connection (KILL of itself)
 )
 
 // execute runs one statement and replies, or parks it while it waits.
