@@ -32,6 +32,11 @@ const (
 	// KILL, or lost in a server restart). The server sends nothing in that
 	// case; the client library reports this when the socket is found closed.
 	ErrServerGone = 2006
+	// ErrServerLost is the client library's CR_SERVER_LOST: the connection
+	// was closed while a statement was running (KILL of a waiting
+	// connection). The server sends no error packet; the client library
+	// reports this when the read of the reply finds the socket closed.
+	ErrServerLost = 2013
 )
 
 func errReply(code int, state, msg string) Reply {
@@ -56,6 +61,7 @@ var (
 	replyInterrupted     = errReply(ErrQueryInterrupted, "70100", "Query execution was interrupted")
 	replyKilled          = errReply(ErrConnectionKilled, "70100", "Connection was killed")
 	replyServerGone      = errReply(ErrServerGone, "HY000", "MySQL server has gone away")
+	replyServerLost      = errReply(ErrServerLost, "HY000", "Lost connection to MySQL server during query")
 )
 
 func errUnknownVariable(name string) Reply {

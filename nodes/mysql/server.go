@@ -440,13 +440,16 @@ func (n *Node) kill(c *conn, s Kill) (Reply, status) {
 // the connection was killed), its transaction rolled back, its locks
 // released (THD::cleanup -> ha_rollback_trans; MySQL manual
 // innodb-autocommit-commit-rollback.html: a session that ends with a
-// transaction open has it rolled back). notify sends Closed to the client.
+// transaction open has it rolled back). notify sends Closed to the client,
+// after answering a statement that was waiting with ErrServerLost.
 func (n *Node) close(c *conn, reason string, notify bool) {
 	if c.closed {
 		return
 	}
 	if c.busy != nil && notify {
-		n.reply(c, c.busy.ID, replyKilled)
+		// MariaDB closes the socket without an error packet: the client
+		// library reports the lost connection.
+		n.reply(c, c.busy.ID, replyServerLost)
 	}
 	if c.trx != nil {
 		if c.trx.waiting != nil {

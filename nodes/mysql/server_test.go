@@ -295,13 +295,13 @@ func TestKill(t *testing.T) {
 	r, got := w.wait("c2", id, time.Second)
 	require.True(t, got)
 	code(t, ErrQueryInterrupted, r)
-	// KILL of a waiting connection answers its statement with 1927.
+	// KILL of a waiting connection: the client finds it lost.
 	id = b.send(SelectForUpdate{Table: "locks", Key: "L"})
 	w.advance(time.Second)
 	ok(t, k.do(Kill{Target: b.id}))
 	r, got = w.wait("c2", id, time.Second)
 	require.True(t, got)
-	code(t, ErrConnectionKilled, r)
+	code(t, ErrServerLost, r)
 	// KILL of one's own connection.
 	code(t, ErrConnectionKilled, a.do(Kill{Target: a.id}))
 	assert.Equal(t, []ConnID{k.id}, w.node().Conns())
