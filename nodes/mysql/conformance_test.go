@@ -724,6 +724,18 @@ func conformanceScripts() []script {
 			{op: opHangup, conn: 0},
 			collect(4),
 		}, nil},
+		{"a client that hangs up while waiting keeps its locks until the wait ends", 3, []step{
+			do(1, Begin{}),
+			do(1, ins("M", "b")),
+			do(0, Begin{}),
+			do(0, ins("L", "a")),
+			send(1, sfu("L")),
+			{op: opHangup, conn: 1},
+			send(2, ins("M", "c")),
+			do(0, Commit{}),
+			collect(6),
+			do(2, sel("M")),
+		}, nil},
 		{"wait_timeout closes an idle connection and releases its locks", 2, []step{
 			do(0, ins("L", "free")),
 			do(0, SetSession{Var: VarWaitTimeout, Value: 1}),

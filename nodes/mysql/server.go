@@ -90,6 +90,7 @@ type conn struct {
 	queue           []Request // statements received behind it
 	idle            sim.TimerID
 	closed          bool
+	hungUp          bool // the client is gone; close when the running statement ends
 }
 
 // Timer tags.
@@ -248,7 +249,14 @@ func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 		n.run(c)
 	case Hangup:
 		if c := n.conns[m.Conn]; c != nil && c.owner == from {
-			n.close(c, "client hung up", false)
+			// A thread waiting for a row lock is not reading its socket: it
+			// notices the closed connection only when the statement ends
+			// and it reads the next command (do_command gets an error).
+			c.hungUp = true
+			c.queue = nil
+			if c.busy == nil {
+				n.close(c, "client hung up", false)
+			}
 		}
 	}
 	n.drain()
@@ -286,6 +294,9 @@ func (n *Node) run(c *conn) {
 		c.queue[0] = Request{}
 		c.queue = c.queue[1:]
 		n.execute(c, r)
+	}
+	if c.hungUp && c.busy == nil {
+		n.close(c, "client hung up", false)
 	}
 	n.armIdle(c)
 }

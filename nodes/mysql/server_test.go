@@ -266,6 +266,29 @@ func TestConnectionEndReleasesLocks(t *testing.T) {
 	}
 }
 
+// A server thread waiting for a row lock does not read its socket, so a
+// client that hangs up meanwhile keeps its locks until the wait ends.
+func TestHangupWhileWaiting(t *testing.T) {
+	w := newWorld(t, DefaultConfig(), "c1", "c2", "c3")
+	a, b, c := w.connect("c1"), w.connect("c2"), w.connect("c3")
+	ok(t, b.do(Begin{}))
+	ok(t, b.do(Insert{Table: "locks", Key: "M", Value: "b"}))
+	ok(t, a.do(Begin{}))
+	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
+	b.send(SelectForUpdate{Table: "locks", Key: "L"})
+	w.advance(time.Second)
+	w.clients["c2"].env.Send(w.db, Hangup{Conn: b.id})
+	id := c.send(Insert{Table: "locks", Key: "M", Value: "c"})
+	w.advance(10 * time.Second)
+	pending(t, c, id)
+	assert.Contains(t, w.node().Conns(), b.id)
+	ok(t, a.do(Commit{}))
+	r, got := w.wait("c3", id, time.Second)
+	require.True(t, got)
+	ok(t, r)
+	assert.NotContains(t, w.node().Conns(), b.id)
+}
+
 func TestWaitTimeoutIsIdleTime(t *testing.T) {
 	w := newWorld(t, cfgWith(func(c *Config) { c.WaitTimeout = 10 * time.Second }), "c1")
 	a := w.connect("c1")
