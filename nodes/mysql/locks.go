@@ -174,12 +174,16 @@ func (e *entry) removeReq(w *lockReq) {
 // inserters that both waited behind a third one's uncommitted insert deadlock
 // when it rolls back (MySQL manual innodb-locks-set.html, the INSERT example
 // with three sessions).
-func (e *entry) inheritToGap() {
+// It reports whether it converted any.
+func (e *entry) inheritToGap() bool {
+	any := false
 	for _, r := range e.locks {
 		if r.mode == modeS || r.mode == modeX {
 			r.mode = modeGap
+			any = true
 		}
 	}
+	return any
 }
 
 // findCycle looks for a cycle in the waits-for graph through start (a

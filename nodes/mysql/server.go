@@ -128,6 +128,7 @@ type Node struct {
 
 	wakeq    []*entry
 	draining bool
+	recheck  bool // gap locks appeared under waiters: search for deadlocks
 	scratch  []byte
 }
 
@@ -642,6 +643,9 @@ func (n *Node) lock(t *trx, e *entry, mode lockMode) bool {
 }
 
 func (n *Node) grant(t *trx, e *entry, mode lockMode) {
+	if mode == modeGap {
+		n.recheck = true
+	}
 	e.locks = append(e.locks, &lockReq{trx: t, mode: mode, granted: true})
 	t.addEntry(e)
 	t.nLocks++
@@ -669,15 +673,19 @@ func (n *Node) beginWait(t *trx) {
 	if !n.cfg.DeadlockDetect {
 		return
 	}
-	cycle := findCycle(t)
-	if cycle == nil {
-		return
-	}
-	v := victim(cycle)
-	n.env.Logf(KindDeadlock, "trx %d conn %d closes a cycle of %d; victim trx %d conn %d", t.id, c.id, len(cycle), v.id, v.conn.id)
-	n.abortWait(v, replyDeadlock, true, "deadlock victim")
-	if v != t {
-		n.run(v.conn)
+	// The new wait may close several cycles: break them until none is left
+	// or t itself is the victim.
+	for t.waiting != nil {
+		cycle := findCycle(t)
+		if cycle == nil {
+			return
+		}
+		v := victim(cycle)
+		n.env.Logf(KindDeadlock, "trx %d conn %d closes a cycle of %d; victim trx %d conn %d", t.id, c.id, len(cycle), v.id, v.conn.id)
+		n.abortWait(v, replyDeadlock, true, "deadlock victim")
+		if v != t {
+			n.run(v.conn)
+		}
 	}
 }
 
@@ -710,43 +718,84 @@ func (n *Node) wake(e *entry) { n.wakeq = append(n.wakeq, e) }
 
 // drain grants what the changed queues allow and runs the statements that
 // were waiting, until nothing changes (lock_rec_dequeue_from_page ->
-// lock_rec_grant). Granted waiters resume in queue order.
+// lock_rec_grant). Granted waiters resume in queue order. When gap locks
+// appeared under existing waiters (record locks inherited to the gap, a gap
+// lock granted), a cycle can close without a new wait starting; drain then
+// searches the waits-for graph from every waiter, as MySQL 8's background
+// deadlock detector does (lock0lock.cc, Deadlock_notifier), and breaks what
+// it finds.
 func (n *Node) drain() {
 	if n.draining {
 		return
 	}
 	n.draining = true
-	for len(n.wakeq) > 0 {
-		e := n.wakeq[0]
-		n.wakeq[0] = nil
-		n.wakeq = n.wakeq[1:]
-		var resumed []*trx
-		for _, r := range e.locks {
-			if r.granted || !e.grantable(r) {
-				continue
-			}
-			r.granted = true
-			t := r.trx
-			t.nLocks++
-			n.env.Cancel(t.waitTimer)
-			t.waiting, t.waitEntry, t.waitTimer = nil, nil, sim.TimerID{}
-			n.logLock(KindRowLocked, t, " ", r.mode, e)
-			resumed = append(resumed, t)
+	for {
+		for len(n.wakeq) > 0 {
+			e := n.wakeq[0]
+			n.wakeq[0] = nil
+			n.wakeq = n.wakeq[1:]
+			n.grantWaiters(e)
 		}
-		for _, t := range resumed {
-			c := t.conn
-			if c.closed || c.busy == nil || c.trx != t {
-				continue
-			}
-			r := *c.busy
-			c.busy = nil
-			n.execute(c, r)
-			n.run(c)
+		if !n.recheck || !n.cfg.DeadlockDetect || !n.breakOneDeadlock() {
+			break
 		}
-		n.gc(e)
 	}
+	n.recheck = false
 	n.wakeq = n.wakeq[:0]
 	n.draining = false
+}
+
+func (n *Node) grantWaiters(e *entry) {
+	var resumed []*trx
+	for _, r := range e.locks {
+		if r.granted || !e.grantable(r) {
+			continue
+		}
+		r.granted = true
+		if r.mode == modeGap {
+			n.recheck = true
+		}
+		t := r.trx
+		t.nLocks++
+		n.env.Cancel(t.waitTimer)
+		t.waiting, t.waitEntry, t.waitTimer = nil, nil, sim.TimerID{}
+		n.logLock(KindRowLocked, t, " ", r.mode, e)
+		resumed = append(resumed, t)
+	}
+	for _, t := range resumed {
+		c := t.conn
+		if c.closed || c.busy == nil || c.trx != t {
+			continue
+		}
+		r := *c.busy
+		c.busy = nil
+		n.execute(c, r)
+		n.run(c)
+	}
+	n.gc(e)
+}
+
+// breakOneDeadlock looks for a cycle from every waiting transaction, in
+// connection order, and rolls back the victim of the first one found. It
+// reports whether it found one.
+func (n *Node) breakOneDeadlock() bool {
+	for _, id := range n.Conns() {
+		c := n.conns[id]
+		if c.trx == nil || c.trx.waiting == nil {
+			continue
+		}
+		cycle := findCycle(c.trx)
+		if cycle == nil {
+			continue
+		}
+		v := victim(cycle)
+		n.env.Logf(KindDeadlock, "found from trx %d conn %d, a cycle of %d; victim trx %d conn %d", c.trx.id, c.id, len(cycle), v.id, v.conn.id)
+		n.abortWait(v, replyDeadlock, true, "deadlock victim")
+		n.run(v.conn)
+		n.recheck = true
+		return true
+	}
+	return false
 }
 
 // commit commits the connection's transaction: its changes reach the redo
@@ -794,8 +843,8 @@ func (n *Node) release(t *trx) {
 	for _, e := range t.entries {
 		b = append(append(append(append(b, ' '), e.tab.cfg.Name...), '.'), e.key...)
 		e.removeTrx(t)
-		if !e.physical() {
-			e.inheritToGap()
+		if !e.physical() && e.inheritToGap() {
+			n.recheck = true
 		}
 		n.wake(e)
 	}
