@@ -64,7 +64,8 @@
 //     writes and fsyncs them once a second (any crash loses up to a second).
 //     Only committed transactions reach the log, so recovery never sees an
 //     uncommitted row: the effect of InnoDB's rollback of incomplete
-//     transactions at startup. A restarted server has no connections and
+//     transactions at startup. A long, fully synced log is replaced by a
+//     snapshot of the committed rows (a checkpoint) to bound memory. A restarted server has no connections and
 //     numbers them from 1 again.
 //
 // # Simplifications

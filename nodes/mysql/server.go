@@ -860,6 +860,7 @@ func (n *Node) logCommit(rec redoRecord) {
 		// Written and flushed before the commit returns.
 		n.redo.Append(rec)
 		n.redo.Sync()
+		n.checkpoint()
 		return
 	case 2:
 		// Written to the OS at commit (survives a mysqld crash), flushed
@@ -891,7 +892,24 @@ func (n *Node) flushLog() {
 		n.redo.Sync()
 		n.dirtyLog = false
 		n.env.Logf(KindFlush, "redo log flushed (%d buffered commits written)", k)
+		n.checkpoint()
 	}
+}
+
+// checkpointEvery bounds the redo log's length: once every commit in it is
+// durable and it holds this many records, it is replaced by one snapshot of
+// the committed rows.
+const checkpointEvery = 1024
+
+// checkpoint replaces a long, fully synced redo log by a snapshot, so that a
+// long run keeps bounded memory. Simplification: InnoDB checkpoints by
+// flushing dirty pages and advancing the checkpoint LSN in its circular log;
+// the model keeps only what recovery needs, with the same result.
+func (n *Node) checkpoint() {
+	if n.redo.Len() < checkpointEvery || n.redo.Synced() != n.redo.Len() {
+		return
+	}
+	n.redo.Replace([]any{n.snapshot()})
 }
 
 // String renders a reply for test messages.

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -467,4 +468,29 @@ func TestDeterministicTrace(t *testing.T) {
 		return w.k.TraceHash()
 	}
 	assert.Equal(t, run(), run())
+}
+
+// The redo log is checkpointed into a snapshot once it is long and fully
+// synced, and recovery from the checkpoint loses nothing.
+func TestRedoCheckpoint(t *testing.T) {
+	for _, flush := range []int{0, 1, 2} {
+		t.Run(fmt.Sprint("flush ", flush), func(t *testing.T) {
+			w := newWorld(t, cfgWith(func(c *Config) { c.FlushLogAtTrxCommit = flush }), "c1")
+			a := w.connect("c1")
+			for i := 0; i < 3*checkpointEvery; i++ {
+				ok(t, a.do(Update{Table: "locks", Key: "n", Value: fmt.Sprint(i)}))
+				ok(t, a.do(Insert{Table: "locks", Key: fmt.Sprint("k", i%7), Value: "x"}))
+				ok(t, a.do(Delete{Table: "locks", Key: fmt.Sprint("k", (i+3)%7)}))
+			}
+			ok(t, a.do(Insert{Table: "locks", Key: "n", Value: "last"}))
+			w.advance(2 * time.Second)
+			assert.Less(t, w.k.Disk(w.db).File(RedoFile).Len(), checkpointEvery+2)
+			want := w.node().Rows("locks")
+			w.k.Crash(w.db, sim.CrashPower)
+			w.k.Restart(w.db)
+			w.advance(time.Millisecond)
+			assert.Equal(t, want, w.node().Rows("locks"))
+			assert.Equal(t, "last", want["n"])
+		})
+	}
 }
