@@ -49,6 +49,17 @@ type Config struct {
 	// flushes the redo log at every commit; 2 writes at commit and flushes
 	// once a second; 0 writes and flushes once a second.
 	FlushLogAtTrxCommit int
+	// ReplicaOf is the process name of this server's replication source
+	// (CHANGE MASTER TO ...; START SLAVE); "" makes it a primary. A Promote
+	// persisted on the node's disk overrides it after a restart.
+	ReplicaOf string
+	// ReadOnly is read_only: INSERT, UPDATE and DELETE fail with error 1290.
+	// Promote turns it off.
+	ReadOnly bool
+	// SlaveNetTimeout is slave_net_timeout: a replica that heard nothing
+	// from its source for this long reconnects. The source sends heartbeats
+	// every SlaveNetTimeout/2 (MASTER_HEARTBEAT_PERIOD's default).
+	SlaveNetTimeout time.Duration
 }
 
 // InfiniteLockWait is the innodb_lock_wait_timeout value that means "wait
@@ -86,6 +97,13 @@ func DefaultConfig() Config {
 		// innodb_flush_log_at_trx_commit default 1 (MySQL manual
 		// innodb-parameters.html#sysvar_innodb_flush_log_at_trx_commit).
 		FlushLogAtTrxCommit: 1,
+		// read_only default OFF (MySQL manual
+		// server-system-variables.html#sysvar_read_only).
+		ReadOnly: false,
+		// slave_net_timeout default 60 (MySQL manual
+		// replication-options-replica.html#sysvar_replica_net_timeout;
+		// MariaDB docs, slave_net_timeout, default 60 since 10.2.4).
+		SlaveNetTimeout: 60 * time.Second,
 	}
 }
 
@@ -114,6 +132,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := wholeSeconds("wait_timeout", c.WaitTimeout, time.Second, MaxWaitTimeout); err != nil {
+		return err
+	}
+	if err := wholeSeconds("slave_net_timeout", c.SlaveNetTimeout, 2*time.Second, MaxWaitTimeout); err != nil {
 		return err
 	}
 	switch c.FlushLogAtTrxCommit {

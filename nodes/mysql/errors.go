@@ -21,6 +21,9 @@ const (
 	ErrUnknownSystemVariable = 1193
 	// ErrWrongValueForVar is ER_WRONG_VALUE_FOR_VAR.
 	ErrWrongValueForVar = 1231
+	// ErrOptionPreventsStatement is ER_OPTION_PREVENTS_STATEMENT: a write
+	// on a read_only server.
+	ErrOptionPreventsStatement = 1290
 	// ErrQueryInterrupted is ER_QUERY_INTERRUPTED: KILL QUERY of a waiting
 	// statement.
 	ErrQueryInterrupted = 1317
@@ -58,6 +61,7 @@ func errNoSuchThread(id ConnID) Reply {
 var (
 	replyLockWaitTimeout = errReply(ErrLockWaitTimeout, "HY000", "Lock wait timeout exceeded; try restarting transaction")
 	replyDeadlock        = errReply(ErrLockDeadlock, "40001", "Deadlock found when trying to get lock; try restarting transaction")
+	replyReadOnly        = errReply(ErrOptionPreventsStatement, "HY000", "The MariaDB server is running with the --read-only option so it cannot execute this statement")
 	replyInterrupted     = errReply(ErrQueryInterrupted, "70100", "Query execution was interrupted")
 	replyKilled          = errReply(ErrConnectionKilled, "70100", "Connection was killed")
 	replyServerGone      = errReply(ErrServerGone, "HY000", "MySQL server has gone away")

@@ -51,6 +51,13 @@ const latency = time.Millisecond
 
 func newWorld(t testing.TB, cfg Config, clients ...string) *world {
 	t.Helper()
+	return newWorldWith(t, cfg, nil, clients...)
+}
+
+// newWorldWith is newWorld with extra processes added by more before the
+// kernel starts.
+func newWorldWith(t testing.TB, cfg Config, more func(k *sim.Kernel), clients ...string) *world {
+	t.Helper()
 	require.NoError(t, cfg.Validate())
 	k := sim.New(sim.Config{Seed: 1, KeepTrace: true, Network: sim.NetConfig{Latency: sim.Fixed(latency)}})
 	w := &world{t: t, k: k, clients: map[string]*client{}}
@@ -59,6 +66,9 @@ func newWorld(t testing.TB, cfg Config, clients ...string) *world {
 		c := &client{k: k}
 		w.clients[name] = c
 		k.Add(name, func() sim.Process { return c }, sim.ClockSpec{})
+	}
+	if more != nil {
+		more(k)
 	}
 	require.NoError(t, k.Run(0))
 	return w
@@ -69,6 +79,7 @@ type tconn struct {
 	w      *world
 	client string
 	id     ConnID
+	node   sim.ProcID // the server it is connected to
 }
 
 func (w *world) connect(client string) *tconn {
@@ -80,13 +91,13 @@ func (w *world) connect(client string) *tconn {
 	r, ok := w.wait(client, id, time.Second)
 	require.True(w.t, ok, "no reply to connect")
 	require.True(w.t, r.OK(), "connect: %v", r)
-	return &tconn{w: w, client: client, id: r.Conn}
+	return &tconn{w: w, client: client, id: r.Conn, node: w.db}
 }
 
 // send sends a statement now and returns the request id.
 func (c *tconn) send(s Stmt) uint64 {
 	c.w.next++
-	c.w.clients[c.client].env.Send(c.w.db, Request{ID: c.w.next, Conn: c.id, Stmt: s})
+	c.w.clients[c.client].env.Send(c.node, Request{ID: c.w.next, Conn: c.id, Stmt: s})
 	return c.w.next
 }
 

@@ -41,9 +41,14 @@ type rowImage struct {
 	Value      string
 }
 
-// redoRecord is what one commit appends to the redo log.
+// redoRecord is what one commit appends to the redo log: its sequence
+// number (the GTID's seq_no; the log doubles as the binary log) and its row
+// images. A checkpoint is one record with Snapshot set: every committed row
+// as of Seq.
 type redoRecord struct {
-	Rows []rowImage
+	Seq      uint64
+	Snapshot bool
+	Rows     []rowImage
 }
 
 type table struct {
@@ -126,6 +131,10 @@ type Node struct {
 	dirtyLog  bool  // commits written, not yet fsynced (flush 2)
 	flushing  bool  // a flush timer is set
 
+	seq      uint64 // sequence number of the last commit
+	readOnly bool
+	repl     replState
+
 	wakeq    []*entry
 	draining bool
 	recheck  bool // gap locks appeared under waiters: search for deadlocks
@@ -155,7 +164,16 @@ func (n *Node) Init(env *sim.Env) {
 	n.redo = env.Disk().File(RedoFile)
 	recs := n.redo.Records()
 	for _, r := range recs {
-		for _, img := range r.(redoRecord).Rows {
+		rec := r.(redoRecord)
+		if rec.Snapshot {
+			for _, tab := range n.tables {
+				clear(tab.rows)
+			}
+		}
+		if rec.Seq > n.seq {
+			n.seq = rec.Seq
+		}
+		for _, img := range rec.Rows {
 			tab := n.tables[img.Table]
 			if tab == nil {
 				continue // a table no longer configured
@@ -171,13 +189,14 @@ func (n *Node) Init(env *sim.Env) {
 	if len(recs) > 0 {
 		n.redo.Replace([]any{snap})
 	}
-	env.Logf(KindRecovered, "rows %d from %d commits", len(snap.Rows), len(recs))
+	env.Logf(KindRecovered, "rows %d from %d commits, seq %d", len(snap.Rows), len(recs), n.seq)
+	n.initReplication()
 }
 
 // snapshot returns every committed row, tables in configuration order, keys
 // sorted.
 func (n *Node) snapshot() redoRecord {
-	var out redoRecord
+	out := redoRecord{Seq: n.seq, Snapshot: true}
 	for _, tc := range n.cfg.Tables {
 		for _, k := range n.keys(tc.Name) {
 			e := n.tables[tc.Name].rows[k]
@@ -248,6 +267,8 @@ func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 		}
 		c.queue = append(c.queue, m)
 		n.run(c)
+	case ReplSubscribe, ReplEvent, ReplSnapshot, ReplHeartbeat, Promote:
+		n.receiveRepl(from, msg)
 	case Hangup:
 		if c := n.conns[m.Conn]; c != nil && c.owner == from {
 			// A thread waiting for a row lock is not reading its socket: it
@@ -284,6 +305,10 @@ func (n *Node) Fire(env *sim.Env, tag any) {
 	case flushTag:
 		n.flushing = false
 		n.flushLog()
+	case heartbeatTag:
+		n.heartbeat()
+	case netTimeoutTag:
+		n.netTimeout()
 	}
 	n.drain()
 }
@@ -485,6 +510,12 @@ func (n *Node) rowStmt(c *conn, name string, s Stmt) (Reply, status) {
 	tab := n.tables[name]
 	if tab == nil {
 		return errNoSuchTable(n.cfg.Database, name), stDone
+	}
+	if n.readOnly {
+		switch s.(type) {
+		case Insert, Delete, Update:
+			return replyReadOnly, stDone
+		}
 	}
 	if c.trx == nil {
 		c.trx = n.newTrx(c, c.autocommit)
@@ -804,14 +835,16 @@ func (n *Node) commit(c *conn) {
 	t := c.trx
 	c.trx = nil
 	if len(t.changes) > 0 {
-		rec := redoRecord{Rows: make([]rowImage, len(t.changes))}
+		n.seq++
+		rec := redoRecord{Seq: n.seq, Rows: make([]rowImage, len(t.changes))}
 		for i, e := range t.changes {
 			rec.Rows[i] = rowImage{Table: e.tab.cfg.Name, Key: e.key, Exists: e.dExst, Value: e.dVal}
 			e.exist, e.value = e.dExst, e.dVal
 			e.dirty, e.dVal = nil, ""
 		}
 		n.logCommit(rec)
-		n.env.Logf(KindCommit, "trx %d conn %d rows %d", t.id, c.id, len(rec.Rows))
+		n.env.Logf(KindCommit, "trx %d conn %d rows %d seq %d", t.id, c.id, len(rec.Rows), rec.Seq)
+		n.replicate(rec)
 	}
 	n.release(t)
 }
