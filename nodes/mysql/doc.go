@@ -67,6 +67,15 @@
 //     transactions at startup. A long, fully synced log is replaced by a
 //     snapshot of the committed rows (a checkpoint) to bound memory. A restarted server has no connections and
 //     numbers them from 1 again.
+//   - Asynchronous replication (replication.go): with ReplicaOf set the node
+//     follows a source, GTID-style: every commit has a sequence number, the
+//     source streams each commit after committing it and replying, and the
+//     replica re-subscribes from its last applied commit when it sees a gap,
+//     when a heartbeat (every slave_net_timeout/2) shows it behind, or after
+//     slave_net_timeout (60 s) of silence. read_only refuses writes with
+//     1290. Promote makes a replica a writable primary, persistently. A
+//     commit the source acknowledged but did not stream is lost when the
+//     replica is promoted.
 //
 // # Simplifications
 //
@@ -96,7 +105,13 @@
 //     model must time out, as it would on a reset connection.
 //   - Simplification: the once-a-second log flush for modes 0 and 2 is
 //     armed by the first unflushed commit rather than ticking from server
-//     start. Replication and failover are not modelled.
+//     start.
+//   - Simplification: replication (see replication.go): the binary log and
+//     the redo log are one log; events are applied without the replica's row
+//     locks; one source per replica; a source whose log was checkpointed past
+//     a replica's position sends a snapshot instead of failing; semi-sync
+//     replication and automatic failover are not modelled (Promote is
+//     explicit).
 //   - Simplification: deadlock victims: MariaDB also weighs in whether a
 //     transaction changed non-transactional tables; there are none.
 //
