@@ -82,7 +82,12 @@ func TestRandomWorkloadInvariants(t *testing.T) {
 			cfg.WaitTimeout = 20 * time.Second
 			cfg.DeadlockDetect = seed%4 != 0
 			names := []string{"c1", "c2", "c3", "c4"}
-			w := newWorld(t, cfg, names...)
+			rc := cfg
+			rc.ReplicaOf, rc.ReadOnly = "db", true
+			var rep sim.ProcID
+			w := newWorldWith(t, cfg, func(k *sim.Kernel) {
+				rep = k.Add("r", func() sim.Process { return New(rc) }, sim.ClockSpec{})
+			}, names...)
 			rnd := sim.NewRand(seed, "mysql-invariants")
 			conns := map[string]*tconn{}
 			outstanding := map[string]uint64{}
@@ -158,6 +163,9 @@ func TestRandomWorkloadInvariants(t *testing.T) {
 				outstanding[name] = c.send(s)
 				w.advance(rnd.Between(time.Millisecond, 300*time.Millisecond))
 			}
+			// The replica converges on the primary once the stream is quiet.
+			w.advance(time.Minute)
+			require.Equal(t, w.node().Rows("locks"), w.k.Process(rep).(*Node).Rows("locks"))
 			if seed == 3 {
 				w.k.Crash(w.db, sim.CrashPower)
 				w.advance(time.Second)

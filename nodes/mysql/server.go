@@ -544,9 +544,11 @@ func (n *Node) entry(tab *table, key string) *entry {
 	return e
 }
 
-// gc forgets a key with no record and no locks.
+// gc forgets a key with no record and no locks. NB: a finished
+// transaction may still name an entry that was forgotten and replaced by a
+// new one for the same key, so only the map's own entry is removed.
 func (n *Node) gc(e *entry) {
-	if !e.physical() && len(e.locks) == 0 {
+	if !e.physical() && len(e.locks) == 0 && e.tab.rows[e.key] == e {
 		delete(e.tab.rows, e.key)
 	}
 }
