@@ -235,6 +235,7 @@ func (m *mariadb) connect(t *testing.T) *realConn {
 // outcome is what the suite compares.
 type outcome struct {
 	Code     int
+	State    string // SQLSTATE
 	Msg      string
 	Found    bool
 	Value    string
@@ -254,7 +255,7 @@ func (o outcome) String() string {
 		return "connection lost (2006/2013)"
 	}
 	if o.Code != 0 {
-		return fmt.Sprintf("ERROR %d: %s", o.Code, o.Msg)
+		return fmt.Sprintf("ERROR %d (%s): %s", o.Code, o.State, o.Msg)
 	}
 	s := "OK"
 	if o.Affected != 0 {
@@ -267,7 +268,7 @@ func (o outcome) String() string {
 }
 
 func fromReply(r Reply) outcome {
-	return outcome{Code: r.Code, Msg: r.Msg, Found: r.Found, Value: r.Value, Affected: r.Affected}
+	return outcome{Code: r.Code, State: r.State, Msg: r.Msg, Found: r.Found, Value: r.Value, Affected: r.Affected}
 }
 
 // op kinds of a script step.
@@ -439,7 +440,7 @@ func realExec(t *testing.T, rc *realConn, s Stmt, killID int64) outcome {
 	if err != nil {
 		var me *gomysql.MySQLError
 		if errors.As(err, &me) {
-			return outcome{Code: int(me.Number), Msg: me.Message}
+			return outcome{Code: int(me.Number), State: string(me.SQLState[:]), Msg: me.Message}
 		}
 		// The driver found the socket closed. It says ErrInvalidConn when a
 		// read of the reply failed (libmysqlclient's CR_SERVER_LOST), and
@@ -563,6 +564,8 @@ func conformanceScripts() []script {
 			do(0, upd("L", "b")),
 			do(0, upd("L", "c")),
 			do(0, Insert{Table: "nope", Key: "L", Value: "a"}),
+			do(0, SetSession{Var: "nope", Value: 1}),
+			do(0, SetSession{Var: VarAutocommit, Value: 2}),
 		}, nil},
 		{"insert waits for an uncommitted insert; commit makes it a duplicate", 2, []step{
 			do(0, Begin{}),
