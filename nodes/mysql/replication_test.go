@@ -1,0 +1,119 @@
+package mysql
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// replWorld is a primary "db" with a replica "r" (read_only) and clients.
+func replWorld(t *testing.T, clients ...string) (*world, sim.ProcID) {
+	rc := DefaultConfig()
+	rc.ReplicaOf, rc.ReadOnly = "db", true
+	require.NoError(t, rc.Validate())
+	var r sim.ProcID
+	w := newWorldWith(t, DefaultConfig(), func(k *sim.Kernel) {
+		r = k.Add("r", func() sim.Process { return New(rc) }, sim.ClockSpec{})
+	}, clients...)
+	w.advance(10 * time.Millisecond)
+	return w, r
+}
+
+func replica(w *world, r sim.ProcID) *Node { return w.k.Process(r).(*Node) }
+
+// connectTo opens a connection from a client to another node.
+func (w *world) connectTo(client string, node sim.ProcID) *tconn {
+	w.t.Helper()
+	saved := w.db
+	w.db = node
+	c := w.connect(client)
+	w.db = saved
+	c.node = node
+	return c
+}
+
+func TestReplicationIsAsynchronous(t *testing.T) {
+	w, r := replWorld(t, "c1", "c2")
+	a := w.connect("c1")
+	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
+	w.advance(10 * time.Millisecond)
+	assert.Equal(t, map[string]string{"L": "a"}, replica(w, r).Rows("locks"))
+
+	// The replica refuses writes while read_only.
+	b := w.connectTo("c2", r)
+	ro := b.do(Insert{Table: "locks", Key: "M", Value: "b"})
+	code(t, ErrOptionPreventsStatement, ro)
+	assert.Equal(t, "The MariaDB server is running with the --read-only option so it cannot execute this statement", ro.Msg)
+
+	// A commit acknowledged by the primary whose event never reaches the
+	// replica is lost when the replica is promoted.
+	p := w.k.Partition([][]sim.ProcID{{w.db}, {r}})
+	ok(t, a.do(Delete{Table: "locks", Key: "L"}))
+	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a2"}))
+	w.k.Crash(w.db, sim.CrashPower)
+	w.k.Unpartition(p)
+	w.clients["c2"].env.Send(r, Promote{})
+	w.advance(10 * time.Millisecond)
+	assert.Equal(t, map[string]string{"L": "a"}, replica(w, r).Rows("locks"), "the acknowledged re-lock was lost")
+	ok(t, b.do(Insert{Table: "locks", Key: "M", Value: "b"}))
+	code(t, ErrDupEntry, b.do(Insert{Table: "locks", Key: "L", Value: "b"}))
+
+	// The promotion survives a restart: it does not replicate again.
+	w.k.Crash(r, sim.CrashProcess)
+	w.k.Restart(r)
+	w.k.Restart(w.db)
+	w.advance(2 * time.Minute)
+	assert.Equal(t, map[string]string{"L": "a", "M": "b"}, replica(w, r).Rows("locks"))
+	assert.Equal(t, map[string]string{"L": "a2"}, w.node().Rows("locks"))
+}
+
+func TestReplicaCatchesUp(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		within time.Duration
+		more   bool // another commit follows the lost one (the gap shows at once)
+	}{
+		{"a later event reveals the gap", time.Second, true},
+		{"a heartbeat reveals the gap", 31 * time.Second, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w, r := replWorld(t, "c1")
+			a := w.connect("c1")
+			ok(t, a.do(Insert{Table: "locks", Key: "A", Value: "1"}))
+			p := w.k.Partition([][]sim.ProcID{{w.db}, {r}})
+			ok(t, a.do(Insert{Table: "locks", Key: "B", Value: "2"}))
+			w.k.Unpartition(p)
+			if tt.more {
+				ok(t, a.do(Insert{Table: "locks", Key: "C", Value: "3"}))
+			}
+			w.advance(tt.within)
+			assert.Equal(t, w.node().Rows("locks"), replica(w, r).Rows("locks"))
+		})
+	}
+}
+
+func TestReplicaReconnectsAfterSourceRestart(t *testing.T) {
+	w, r := replWorld(t, "c1")
+	a := w.connect("c1")
+	ok(t, a.do(Insert{Table: "locks", Key: "A", Value: "1"}))
+	w.k.Crash(w.db, sim.CrashProcess)
+	w.advance(time.Second)
+	w.k.Restart(w.db)
+	a = w.connect("c1")
+	ok(t, a.do(Insert{Table: "locks", Key: "B", Value: "2"}))
+	w.advance(time.Second)
+	assert.Equal(t, map[string]string{"A": "1"}, replica(w, r).Rows("locks"), "not reconnected yet")
+	// slave_net_timeout (60 s) after the last message from the old source.
+	w.advance(61 * time.Second)
+	assert.Equal(t, map[string]string{"A": "1", "B": "2"}, replica(w, r).Rows("locks"))
+	// The replica's own crash loses nothing it applied (flush 1).
+	w.k.Crash(r, sim.CrashPower)
+	w.k.Restart(r)
+	ok(t, a.do(Delete{Table: "locks", Key: "A"}))
+	w.advance(time.Second)
+	assert.Equal(t, map[string]string{"B": "2"}, replica(w, r).Rows("locks"))
+}
