@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -209,7 +210,7 @@ func (r *Result) visualize(model porcupine.Model, info porcupine.LinearizationIn
 		err = os.MkdirAll(filepath.Dir(path), 0o755)
 	}
 	if err == nil {
-		err = os.WriteFile(path, labelRows(page.Bytes(), rows), 0o644)
+		err = os.WriteFile(path, labelRows(canonicalData(page.Bytes()), rows), 0o644)
 	}
 	if err != nil {
 		if r.VisualizationErr == nil {
@@ -218,6 +219,85 @@ func (r *Result) visualize(model porcupine.Model, info porcupine.LinearizationIn
 		return
 	}
 	r.Visualizations = append(r.Visualizations, path)
+}
+
+// canonicalData makes porcupine's page the same bytes on every run.
+// Porcupine (v1.3.1, visualization.go computeVisualizationData) lists each
+// partition's partial linearizations in the order it walks a Go map, so
+// the page's "data" differed between two runs of the same seed. It sorts
+// them, and points each operation's "Largest" at the longest partial
+// linearization that contains it, the first in sorted order on a tie, as
+// porcupine means it to. If the page does not have the expected shape, it
+// is left as porcupine wrote it.
+func canonicalData(page []byte) []byte {
+	const prefix = "const data = "
+	i := bytes.Index(page, []byte(prefix))
+	if i < 0 || bytes.Count(page, []byte(prefix)) != 1 {
+		return page
+	}
+	start := i + len(prefix)
+	end := bytes.IndexByte(page[start:], '\n')
+	if end < 0 {
+		return page
+	}
+	line := bytes.TrimSpace(page[start : start+end])
+	semi := bytes.HasSuffix(line, []byte(";"))
+	line = bytes.TrimSuffix(line, []byte(";"))
+	var data map[string]json.RawMessage
+	if json.Unmarshal(line, &data) != nil {
+		return page
+	}
+	type step struct {
+		Index            int
+		StateDescription string
+	}
+	var parts []map[string]json.RawMessage
+	if json.Unmarshal(data["Partitions"], &parts) != nil {
+		return page
+	}
+	for _, p := range parts {
+		var lins [][]step
+		if json.Unmarshal(p["PartialLinearizations"], &lins) != nil {
+			return page
+		}
+		key := func(l []step) string {
+			b, _ := json.Marshal(l)
+			return string(b)
+		}
+		sort.SliceStable(lins, func(a, b int) bool { return key(lins[a]) < key(lins[b]) })
+		largest := map[string]int{}
+		for li, l := range lins {
+			for _, st := range l {
+				k := strconv.Itoa(st.Index)
+				if cur, ok := largest[k]; !ok || len(l) > len(lins[cur]) {
+					largest[k] = li
+				}
+			}
+		}
+		lb, err1 := json.Marshal(lins)
+		gb, err2 := json.Marshal(largest) // encoding/json sorts map keys
+		if err1 != nil || err2 != nil {
+			return page
+		}
+		p["PartialLinearizations"], p["Largest"] = lb, gb
+	}
+	pb, err := json.Marshal(parts)
+	if err != nil {
+		return page
+	}
+	data["Partitions"] = pb
+	out, err := json.Marshal(data)
+	if err != nil {
+		return page
+	}
+	if semi {
+		out = append(out, ';')
+	}
+	var b bytes.Buffer
+	b.Write(page[:start])
+	b.Write(out)
+	b.Write(page[start+end:])
+	return b.Bytes()
 }
 
 // Porcupine's visualization (v1.3.1, visualization/index.js) labels the

@@ -246,3 +246,20 @@ func TestLabelRowsLeavesUnknownPagesAlone(t *testing.T) {
 	page := []byte("<html>no porcupine script</html>")
 	assert.Equal(t, page, labelRows(page, []string{"c1"}))
 }
+
+// TestCanonicalData: porcupine lists partial linearizations in map order;
+// two pages that differ only in that order come out the same bytes, with
+// each operation's Largest pointing at its longest linearization.
+func TestCanonicalData(t *testing.T) {
+	page := func(lins, largest string) []byte {
+		return []byte("<script>\n      const data = {\"Partitions\":[{\"History\":[],\"PartialLinearizations\":" + lins +
+			",\"Largest\":" + largest + "}],\"Annotations\":[]}\n</script>\n")
+	}
+	a := canonicalData(page(`[[{"Index":1,"StateDescription":"1"}],[{"Index":0,"StateDescription":"1"},{"Index":2,"StateDescription":"2"}]]`, `{"0":1,"1":0,"2":1}`))
+	b := canonicalData(page(`[[{"Index":0,"StateDescription":"1"},{"Index":2,"StateDescription":"2"}],[{"Index":1,"StateDescription":"1"}]]`, `{"0":0,"1":1,"2":0}`))
+	assert.Equal(t, string(a), string(b))
+	assert.Contains(t, string(a), `"Largest":{"0":0,"1":1,"2":0}`)
+	assert.True(t, strings.HasSuffix(string(a), "}\n</script>\n"))
+	odd := []byte("<p>no data here</p>")
+	assert.Equal(t, odd, canonicalData(odd), "a page of another shape is left alone")
+}

@@ -53,7 +53,7 @@ func TestRunSeveral(t *testing.T) {
 	r = simrun("run", quick, dir, "--out", out)
 	assert.Equal(t, exitMismatch, r.code, "the worst code: one does not match")
 	assert.Contains(t, r.stdout, filepath.Join(dir, "a-calm.yaml"))
-	assert.Regexp(t, `b-pause.yaml\s+1\s+violated\s+violated\s+\S+\s+MISMATCH\s+1`, r.stdout)
+	assert.Regexp(t, `b-pause.yaml\s+1\s+violated\s+violated\s+\S+\s+\S+\s+MISMATCH\s+1`, r.stdout)
 	assert.Contains(t, r.stdout, "2 of 3 scenarios matched")
 	assert.NotContains(t, r.stdout, "notes.txt")
 	for _, sub := range []string{quick, "user-calm", "user-pause"} {
