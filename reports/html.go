@@ -81,7 +81,12 @@ func RenderRun(run *Run) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	clocks, err := ClocksImage(hs, run.end(), "Clock offsets from true time: "+run.Setup.Name)
+	// The clock plot spans the timeline's view, so the two figures line up.
+	clockTitle := "Clock offsets from true time: " + run.Setup.Name
+	if tl.View < tl.End {
+		clockTitle += "  [first " + tl.View.Duration().String() + " of " + tl.End.Duration().String() + "]"
+	}
+	clocks, err := ClocksImage(hs, tl.View, clockTitle)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +160,7 @@ code, pre { font-family: "Liberation Mono", "Courier New", monospace; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; }
 img { max-width: 100%; border: 1px solid #ddd; }
 .muted { color: #777; }
+p, li { max-width: 60em; line-height: 1.45; }
 </style>
 </head>
 <body>

@@ -47,15 +47,17 @@ func MatrixImage(m *Matrix) (Image, error) {
 					hr = append(hr, heatCell{p: math.NaN(), lines: []string{"n/a"}})
 					continue
 				}
-				p, _, _ := c.Counts.Rate(v)
+				p, lo, hi := c.Counts.Rate(v)
 				k, n := c.Counts.Of(v)
-				hr = append(hr, heatCell{p: p, lines: []string{pct(p), fmt.Sprintf("%d/%d", k, n)}})
+				// The sample size and the 95% Wilson interval, so that the
+				// picture alone says how sure each rate is.
+				hr = append(hr, heatCell{p: p, lines: []string{pct(p), fmt.Sprintf("%d/%d", k, n), fmt.Sprintf("[%.0f–%.0f%%]", 100*lo, 100*hi)}})
 			}
 			h.cells = append(h.cells, hr)
 		}
 		maps = append(maps, h)
 	}
-	title := fmt.Sprintf("Which lock? Violation rate over %d random fault schedules per cell (seed %d)", m.Runs, m.Seed)
+	title := fmt.Sprintf("Which lock? Violation rate over %d random fault schedules per cell (seed %d; counts and 95%% Wilson intervals)", m.Runs, m.Seed)
 	return heatmapsImage(title, maps, "n/a: the family does not apply to that world")
 }
 
@@ -164,14 +166,15 @@ table { border-collapse: collapse; margin-bottom: 1.5em; }
 td, th { padding: 4px 8px; border: 1px solid #fff; text-align: center; font-size: 0.9em; }
 th { background: #f0f0f0; }
 td.name { text-align: left; background: #f6f6f6; }
-img { max-width: 100%; }
+.scroll { overflow-x: auto; }
+.scroll img { max-width: none; }
 code { font-family: "Liberation Mono", "Courier New", monospace; font-size: 0.85em; }
 </style>
 </head>
 <body>
 <h1>Which lock should we use?</h1>
 <p>Violation rates of lock safety and resource safety over {{.M.Runs}} random fault schedules per cell (base seed {{.M.Seed}}), with 95% Wilson intervals.</p>
-<p><img src="{{.Image}}" alt="matrix heatmap"></p>
+<div class="scroll"><img src="{{.Image}}" alt="matrix heatmap"></div>
 {{range $vi, $v := .Verdicts}}
 <h2>{{$v}}</h2>
 <table>

@@ -26,13 +26,37 @@ type SweepParam struct {
 	X []float64
 	// Unit is "s" for durations, "" otherwise.
 	Unit string
+	// Label is a readable name for the axis ("clock jump of C"); the path
+	// is used when it is empty.
+	Label string
+}
+
+// name is the parameter's readable name: its label, or its path.
+func (p SweepParam) name() string {
+	if p.Label != "" {
+		return p.Label
+	}
+	return p.Path
 }
 
 func (p SweepParam) axisLabel() string {
-	if p.Unit != "" {
-		return p.Path + " (" + p.Unit + ")"
+	name := p.name()
+	if p.Label != "" {
+		name += "  [" + p.Path + "]"
 	}
-	return p.Path
+	if p.Unit != "" {
+		return name + " (" + p.Unit + ")"
+	}
+	return name
+}
+
+// SweepReference is a vertical line on a one-parameter sweep's plot where
+// the story predicts a change: for Kleppmann's clock jump, at ttl - hold.
+type SweepReference struct {
+	// X is the position on the parameter's axis (seconds for durations).
+	X float64
+	// Label says what the line is ("ttl - hold").
+	Label string
 }
 
 // SweepPoint is one point of a sweep: a value per parameter and the
@@ -58,6 +82,8 @@ type Sweep struct {
 	// i*len(Params[1].Values)+j has the i-th value of the first and the
 	// j-th of the second.
 	Points []SweepPoint
+	// References are drawn on a one-parameter sweep's plot.
+	References []SweepReference
 }
 
 var verdictColours = map[Verdict]color.RGBA{
@@ -171,7 +197,7 @@ func (c categoryTicks) Ticks(min, max float64) []plot.Tick {
 
 func sweepLines(s *Sweep) (Image, error) {
 	par := s.Params[0]
-	title := fmt.Sprintf("%s: P(violation) vs %s  (%d seeds per point, 95%% Wilson intervals)", s.Scenario, par.Path, s.Seeds)
+	title := fmt.Sprintf("%s: P(violation) vs %s  (%d seeds per point, 95%% Wilson intervals)", s.Scenario, par.name(), s.Seeds)
 	p := newPlot(title)
 	p.X.Label.Text = par.axisLabel()
 	p.Y.Label.Text = "probability"
@@ -201,6 +227,15 @@ func sweepLines(s *Sweep) (Image, error) {
 	grid.Horizontal.Color = color.RGBA{0xe4, 0xe4, 0xe4, 0xff}
 	p.Add(grid)
 	var items []legendItem
+	for _, ref := range s.References {
+		p.Add(&referenceLine{x: ref.X, label: ref.Label})
+	}
+	if len(s.References) > 0 {
+		items = append(items, legendItem{text: "predicted by the story (reference line)", thumb: func(c draw.Canvas, r vg.Rectangle) {
+			x := (r.Min.X + r.Max.X) / 2
+			c.StrokeLine2(referenceStyle, x, r.Min.Y, x, r.Max.Y)
+		}})
+	}
 	verdicts := []Verdict{LockSafety, ResourceSafety, Liveness}
 	for vi, v := range verdicts {
 		if !s.judged(v) {
@@ -325,4 +360,24 @@ func heatmapsImage(title string, maps []*heatmap, note string) (Image, error) {
 			}
 		}
 	})
+}
+
+// referenceStyle draws a sweep's reference lines: dashed, dark grey.
+var referenceStyle = draw.LineStyle{Color: color.RGBA{0x44, 0x44, 0x44, 0xff}, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+
+// referenceLine is a labelled vertical line across a plot.
+type referenceLine struct {
+	x     float64
+	label string
+}
+
+func (l *referenceLine) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	x := trX(l.x)
+	if x < c.Min.X || x > c.Max.X {
+		return
+	}
+	c.StrokeLine2(referenceStyle, x, c.Min.Y, x, c.Max.Y)
+	sty := textStyle(9, color.RGBA{0x44, 0x44, 0x44, 0xff})
+	c.FillText(sty, vg.Point{X: x + vg.Points(3), Y: c.Max.Y - sty.Height(l.label) - vg.Points(2)}, l.label)
 }

@@ -106,6 +106,25 @@ func TestSweepImageAndCSV(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestSweepLabelAndReference: a parameter's readable label replaces its
+// path on the axis and in the title (the path stays, in brackets), and a
+// reference line is drawn with its label and a legend entry.
+func TestSweepLabelAndReference(t *testing.T) {
+	s := sampleSweep(1)
+	s.Params[0].Label = "clock jump of C"
+	s.References = []SweepReference{{X: 5, Label: "ttl - hold"}}
+	img, err := SweepImage(s)
+	require.NoError(t, err)
+	texts := strings.Join(svgTexts(t, img.SVG), "\n")
+	assert.Contains(t, texts, "clock jump of C  [faults[1].by] (s)")
+	assert.Contains(t, texts, "P(violation) vs clock jump of C")
+	assert.Contains(t, texts, "ttl - hold")
+	assert.Contains(t, texts, "predicted by the story (reference line)")
+	plain, err := SweepImage(sampleSweep(1))
+	require.NoError(t, err)
+	assert.NotContains(t, strings.Join(svgTexts(t, plain.SVG), "\n"), "reference line")
+}
+
 func TestMatrixOutputs(t *testing.T) {
 	m := &Matrix{Rows: []string{"redlock", "redlock +fencing"}, Cols: []string{"clock jump", "failover"}, Runs: 10, Seed: 1,
 		Notes: []string{"a note"},
@@ -117,7 +136,7 @@ func TestMatrixOutputs(t *testing.T) {
 	require.NoError(t, err)
 	requirePNG(t, img.PNG)
 	texts := strings.Join(svgTexts(t, img.SVG), "\n")
-	for _, want := range []string{"redlock +fencing", "clock jump", "40%", "4/10", "n/a", "P(lock safety violated)", "P(resource safety violated)"} {
+	for _, want := range []string{"redlock +fencing", "clock jump", "40%", "4/10", "[17–69%]", "n/a", "P(lock safety violated)", "P(resource safety violated)", "95% Wilson intervals"} {
 		assert.Contains(t, texts, want)
 	}
 	md := string(m.Markdown())

@@ -84,6 +84,9 @@ const (
 	MarkPromoted
 	MarkSwitch
 	MarkSessionExpired
+	// MarkRead is a resource read that the resource answered: Label gives
+	// the value read and the fencing token sent ("r=0 t=33").
+	MarkRead
 )
 
 // Mark is a point event on a lane.
@@ -105,10 +108,14 @@ type Lane struct {
 	Marks []Mark
 }
 
-// Shade is a violation window, shaded across all lanes.
+// Shade is a violation window, shaded on the lanes it involves (and in a
+// band along the time axis, so that its extent reads against the ticks).
 type Shade struct {
 	Kind       string // checker.KindLockSafety, ...
 	Start, End sim.Time
+	// Lanes are the lanes involved: the violation's clients, and the
+	// protected resource for a resource-safety violation.
+	Lanes []string
 }
 
 // Timeline is what a run's timeline shows, reconstructed from the trace.
@@ -496,7 +503,13 @@ func (b *builder) storage(e sim.Event) {
 		if rejected {
 			b.mark(s.client, Mark{Kind: MarkReadRejected, At: e.At, Label: "read rejected", Owner: s.client})
 			b.mark(e.Proc, Mark{Kind: MarkReadRejected, At: e.At, Label: s.client + " read rejected", Owner: s.client})
+			return
 		}
+		// "read s0 value 0 no-token" or "read s0 value 0 tok 33": the
+		// value read is half of a lost update's story ("both read 0").
+		label := readLabel(f)
+		b.mark(s.client, Mark{Kind: MarkRead, At: e.At, Label: label, Owner: s.client})
+		b.mark(e.Proc, Mark{Kind: MarkRead, At: e.At, Label: s.client + " " + label, Owner: s.client})
 	case "write":
 		s.decided = true
 		s.outcome = MarkWriteOK
@@ -507,6 +520,21 @@ func (b *builder) storage(e sim.Event) {
 		}
 		b.mark(e.Proc, Mark{Kind: s.outcome, At: e.At, Label: label, Owner: s.client})
 	}
+}
+
+// readLabel renders a storage read's fields as "r=VALUE" and, when the
+// read carried a fencing token, " t=TOKEN".
+func readLabel(f []string) string {
+	label := "r=?"
+	for i := 0; i+1 < len(f); i++ {
+		switch f[i] {
+		case "value":
+			label = "r=" + f[i+1]
+		case "tok":
+			label += " t=" + f[i+1]
+		}
+	}
+	return label
 }
 
 func (b *builder) crash(e sim.Event) {
@@ -1006,8 +1034,16 @@ func (b *builder) finish() {
 		b.mark(s.client, m)
 	}
 	for _, v := range b.run.Result.Violations {
+		lanes := append([]string(nil), v.Clients...)
+		if v.Kind == checker.KindResourceSafety {
+			for _, sv := range b.run.Setup.Servers {
+				if sv.Role == RoleStorage {
+					lanes = append(lanes, sv.Name)
+				}
+			}
+		}
 		for _, w := range v.Windows {
-			b.tl.Shades = append(b.tl.Shades, Shade{Kind: v.Kind, Start: w.Start, End: w.End})
+			b.tl.Shades = append(b.tl.Shades, Shade{Kind: v.Kind, Start: w.Start, End: w.End, Lanes: lanes})
 		}
 	}
 	if l := b.lanes[networkLane]; len(l.Spans) == 0 && len(l.Marks) == 0 {

@@ -99,6 +99,24 @@ func TestTimelineRedlockClockJump(t *testing.T) {
 	assert.Equal(t, []string{"clock +30s"}, marks)
 	require.Len(t, tl.Shades, 2)
 	assert.Equal(t, "lock-safety", tl.Shades[0].Kind)
+	// Each window is shaded on the lanes it involves only: the two clients,
+	// and the resource for a lost update.
+	assert.ElementsMatch(t, []string{"c1", "c2"}, tl.Shades[0].Lanes)
+	assert.Equal(t, "resource-safety", tl.Shades[1].Kind)
+	assert.ElementsMatch(t, []string{"c1", "c2", "storage"}, tl.Shades[1].Lanes)
+	// Both halves of the lost update: each client read 0, then wrote 1.
+	reads := func(lane string) []string {
+		var out []string
+		for _, m := range tl.Lane(lane).Marks {
+			if m.Kind == MarkRead {
+				out = append(out, m.Label)
+			}
+		}
+		return out
+	}
+	assert.Equal(t, []string{"r=0"}, reads("c1"))
+	assert.Equal(t, []string{"r=0"}, reads("c2"))
+	assert.Equal(t, []string{"c1 r=0", "c2 r=0"}, reads("storage"))
 	assert.Equal(t, sim.At(7*time.Second), tl.View, "the story ends at 6.2s of 30s")
 	var parts []string
 	for _, s := range tl.Lane(networkLane).Spans {
@@ -137,6 +155,7 @@ func TestTimelineServers(t *testing.T) {
 			marks = append(marks, m.Label)
 		}
 		assert.Contains(t, marks, "w=1 rejected")
+		assert.Contains(t, marks, "r=0 t=3", "a fenced read shows the token it carried")
 		assert.Contains(t, spansOf(tl.Lane("c1"), SpanPause), "0.113s..20.113s")
 		assert.Nil(t, tl.Lane(networkLane), "no partition, no network lane")
 	})
@@ -156,7 +175,8 @@ func TestTimelineImage(t *testing.T) {
 	texts := strings.Join(svgTexts(t, img.SVG), "\n")
 	for _, want := range []string{"c1", "c2", "A", "B", "C", "D", "E", "storage", "network", "clock +30s", "true time (s)",
 		"[c2 C D E]", "[A B]", "w=1", "believes it holds the lock (colour = client)", "server holds the lock key (colour = holder)",
-		"lock safety violated (window)", "resource safety violated (window)", "wall-clock jump"} {
+		"lock safety violated (window)", "resource safety violated (window)", "wall-clock jump",
+		"resource read (r=value, t=token)", "r=0", "c2 r=0"} {
 		assert.Contains(t, texts, want)
 	}
 	assert.NotContains(t, texts, "paused", "no pause in this scenario, so none in the legend")

@@ -60,6 +60,9 @@ func timelinePlot(tl *Timeline, title string) *plot.Plot {
 	if p.X.Max <= 0 {
 		p.X.Max = 1
 	}
+	// A little room left of 0, so that a mark at the very start (a crash
+	// at 50 ms) is drawn inside its lane, not over the lane's name.
+	p.X.Min = -p.X.Max / 100
 	p.Y.Min, p.Y.Max = -float64(len(tl.Lanes))+0.5, 0.5
 	p.Y.Tick.Marker = laneTicks{tl}
 	p.X.Tick.Marker = timeTicks{}
@@ -162,20 +165,37 @@ func (a *timelineArtist) Plot(c draw.Canvas, p *plot.Plot) {
 		laneY[l.Name] = trY(-float64(i))
 	}
 
-	// Violation windows, behind everything.
+	// Partition sides first, as lane tints, so the violation windows stay
+	// legible on top of them.
+	for _, l := range a.tl.Lanes {
+		for _, s := range l.Spans {
+			if s.Kind == SpanGroup && s.Start <= a.tl.View {
+				a.drawSpan(c, l, s, x(s.Start), x(s.End), laneY[l.Name], h)
+			}
+		}
+	}
+
+	// Violation windows, behind the rest: on the lanes involved only (a
+	// window shaded across every lane hides the bars that explain it), and
+	// in a band along the time axis.
 	for _, s := range a.tl.Shades {
 		x0, x1 := x(s.Start), x(s.End)
 		if x1-x0 < vg.Points(1.5) {
 			x1 = x0 + vg.Points(1.5)
 		}
-		drawShade(c, s.Kind, x0, c.Min.Y, x1, c.Max.Y)
+		for _, name := range s.Lanes {
+			if y, ok := laneY[name]; ok {
+				drawShade(c, s.Kind, x0, y-h/2, x1, y+h/2)
+			}
+		}
+		drawShade(c, s.Kind, x0, c.Min.Y, x1, c.Min.Y+shadeBand)
 	}
 
 	for _, l := range a.tl.Lanes {
 		yc := laneY[l.Name]
 		var labels []label
 		for _, s := range l.Spans {
-			if s.Start > a.tl.View {
+			if s.Start > a.tl.View || s.Kind == SpanGroup {
 				continue
 			}
 			labels = append(labels, a.drawSpan(c, l, s, x(s.Start), x(s.End), yc, h)...)
@@ -210,8 +230,18 @@ func (a *timelineArtist) drawSpan(c draw.Canvas, l *Lane, s Span, x0, x1, yc, h 
 	own := a.clientColour(s.Owner)
 	switch s.Kind {
 	case SpanGroup:
-		y1 := yc - 0.33*h - vg.Length(s.Row)*vg.Points(3.5)
-		fillRect(c, groupColours[s.Group%len(groupColours)], x0, y1-vg.Points(2.5), x1, y1)
+		// The lane is tinted in its side's colour while the partition
+		// lasts (thin strips under every lane were hard to read). When
+		// partitions overlap, each takes its own horizontal slice of the
+		// lane, in the order of the network lane's rows, so that tints
+		// never mix.
+		rows := a.tl.PartRows
+		if rows < 1 {
+			rows = 1
+		}
+		slice := h / vg.Length(rows)
+		top := yc + h/2 - vg.Length(s.Row)*slice
+		fillRect(c, alpha(groupColours[s.Group%len(groupColours)], 0x2c), x0, top-slice, x1, top)
 	case SpanAttempt:
 		c.StrokeLine2(draw.LineStyle{Color: grey, Width: vg.Points(1)}, x0, yc, x1, yc)
 		if x1-x0 > vg.Points(6) {
@@ -226,6 +256,10 @@ func (a *timelineArtist) drawSpan(c draw.Canvas, l *Lane, s Span, x0, x1, yc, h 
 	case SpanSection:
 		fillRect(c, shadeOf(own, 0.25), x0, yc-0.055*h, x1, yc+0.055*h)
 	case SpanHeld, SpanTombstone:
+		// A key held for a few milliseconds must still show.
+		if x1-x0 < vg.Points(2.5) {
+			x1 = x0 + vg.Points(2.5)
+		}
 		fill := tint(own, 0.25)
 		if s.Kind == SpanTombstone {
 			fill = lightGrey
@@ -294,6 +328,16 @@ func (a *timelineArtist) drawSpan(c draw.Canvas, l *Lane, s Span, x0, x1, yc, h 
 		}
 	}
 	return nil
+}
+
+// shadeBand is the height of the band along the time axis that repeats
+// every violation window.
+const shadeBand = vg.Length(7)
+
+// alpha returns c with its opacity set to a (0 to 255).
+func alpha(c color.Color, a uint8) color.NRGBA {
+	r, g, b, _ := c.RGBA()
+	return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), a}
 }
 
 // drawShade marks a violation window: lock safety filled red, resource
@@ -391,6 +435,9 @@ func (a *timelineArtist) drawMark(c draw.Canvas, m Mark, x, yc, h vg.Length) (la
 	case MarkSessionExpired:
 		glyph(c, draw.RingGlyph{}, red, r, x, yc)
 		lb.clr = red
+	case MarkRead:
+		glyph(c, draw.RingGlyph{}, shadeOf(a.clientColour(m.Owner), 0.3), r-0.5, x, yc)
+		lb.prio, lb.clr = 2, shadeOf(a.clientColour(m.Owner), 0.4)
 	default:
 		return label{}, false
 	}
@@ -610,9 +657,9 @@ func timelineLegend(tl *Timeline) []legendItem {
 		})
 	}
 	if has[SpanGroup] {
-		add("partition side (colour = side; one row per partition, as on the network lane)", func(c draw.Canvas, r vg.Rectangle) {
-			fillRect(c, groupColours[0], r.Min.X, r.Min.Y+2, (r.Min.X+r.Max.X)/2, r.Min.Y+5)
-			fillRect(c, groupColours[1], (r.Min.X+r.Max.X)/2, r.Min.Y+2, r.Max.X, r.Min.Y+5)
+		add("partition side (lane tinted by side as on the network lane; overlapping partitions in rows)", func(c draw.Canvas, r vg.Rectangle) {
+			fillRect(c, alpha(groupColours[0], 0x30), r.Min.X, r.Min.Y, (r.Min.X+r.Max.X)/2, r.Max.Y)
+			fillRect(c, alpha(groupColours[1], 0x30), (r.Min.X+r.Max.X)/2, r.Min.Y, r.Max.X, r.Max.Y)
 		})
 	}
 	if has[SpanDelay] {
@@ -625,6 +672,7 @@ func timelineLegend(tl *Timeline) []legendItem {
 			add(text, func(c draw.Canvas, r vg.Rectangle) { glyph(c, shape, clr, 3.5, (r.Min.X+r.Max.X)/2, mid(r)) })
 		}
 	}
+	glyphItem(MarkRead, "resource read (r=value, t=token)", draw.RingGlyph{}, shadeOf(c0, 0.3))
 	glyphItem(MarkWriteOK, "write accepted", draw.CircleGlyph{}, green)
 	glyphItem(MarkWriteRejected, "write rejected (fencing)", thickCross{}, red)
 	glyphItem(MarkReadRejected, "read rejected (fencing)", thickCross{}, red)
