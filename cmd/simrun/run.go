@@ -82,6 +82,7 @@ type runFlags struct {
 	traceOut string
 	outDir   string
 	determ   bool
+	budget   budgetFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -105,6 +106,7 @@ when it expects nothing); 1 they do not; 2 bad input; 3 inconclusive.`,
 	cmd.Flags().StringVar(&f.traceOut, "trace", "", "write the full trace as JSON Lines to this file")
 	cmd.Flags().StringVar(&f.outDir, "out", "", "write the report (result.json, trace, checker visualizations) into this folder")
 	cmd.Flags().BoolVar(&f.determ, "check-determinism", false, "run twice and compare the traces event by event")
+	addBudgetFlags(cmd, &f.budget)
 	return cmd
 }
 
@@ -128,6 +130,9 @@ func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 		seed = f.seed
 	}
 	opt := scenarios.Options{KeepTrace: true}
+	if err := f.budget.apply(&opt); err != nil {
+		return err
+	}
 	if f.outDir != "" {
 		if err := os.MkdirAll(f.outDir, 0o755); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
@@ -136,6 +141,9 @@ func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 	}
 	o, err := scenarios.Run(s, seed, opt)
 	if err != nil {
+		if berr := budgetError(err); berr != err {
+			return berr
+		}
 		return withCode(exitInconclusive, fmt.Errorf("internal error running %s: %w", s.Name, err))
 	}
 	if f.determ {
