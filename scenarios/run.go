@@ -16,6 +16,9 @@ type Options struct {
 	CheckTimeout time.Duration
 	// OutDir receives porcupine's visualization of illegal histories.
 	OutDir string
+	// TraceSink receives every trace event as it happens (to stream the
+	// trace to disk on a long run without keeping it).
+	TraceSink func(*sim.Event)
 	// MaxEvents is the run's event budget (sim.DefaultMaxEvents if 0).
 	MaxEvents int64
 	// MaxMemory is the run's memory budget in bytes (sim.DefaultMaxMemory
@@ -76,6 +79,9 @@ func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 		return nil, err
 	}
 	w.Kernel.SetBudgets(opt.budgets())
+	if opt.TraceSink != nil {
+		w.Kernel.SetTraceSink(opt.TraceSink)
+	}
 	if err := w.Kernel.Run(sim.At(s.Duration)); err != nil {
 		return nil, err
 	}

@@ -154,3 +154,6 @@ func (k *Kernel) pendingSummary() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// SetTraceSink sets Config.TraceSink on a built kernel (before Run).
+func (k *Kernel) SetTraceSink(f func(*Event)) { k.tr.sink = f }

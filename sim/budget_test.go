@@ -54,3 +54,30 @@ func TestFormatBytes(t *testing.T) {
 		assert.Equal(t, tt.want, FormatBytes(tt.n))
 	}
 }
+
+// TestTraceSink: a sink sees exactly the events a kept trace holds, in
+// order, whether or not the trace is kept, and the hash does not change.
+func TestTraceSink(t *testing.T) {
+	run := func(keep bool, sink func(*Event)) *Kernel {
+		w := newWorld(Config{Seed: 7, KeepTrace: keep, TraceSink: sink, Network: NetConfig{Latency: Range{Lo: time.Millisecond, Hi: 3 * time.Millisecond}}})
+		w.add("a", hooks{
+			init: func(env *Env) { env.After(Mono, time.Millisecond, "tick") },
+			fire: func(env *Env, _ any) {
+				if id, ok := env.Lookup("b"); ok {
+					env.Send(id, "ping")
+				}
+				env.After(Mono, 10*time.Millisecond, "tick")
+			},
+		})
+		w.add("b", hooks{recv: func(env *Env, from ProcID, m Message) { env.Send(from, "pong") }})
+		require.NoError(t, w.k.Run(At(time.Second)))
+		return w.k
+	}
+	kept := run(true, nil)
+	var streamed []Event
+	k := run(false, func(e *Event) { streamed = append(streamed, *e) })
+	assert.Nil(t, k.Trace())
+	require.NotEmpty(t, streamed)
+	assert.Equal(t, kept.Trace(), streamed)
+	assert.Equal(t, kept.TraceHash(), k.TraceHash())
+}

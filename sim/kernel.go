@@ -49,6 +49,10 @@ type Config struct {
 	// KeepTrace keeps every event in memory (for JSONL export and
 	// divergence reports). The trace hash is computed either way.
 	KeepTrace bool
+	// TraceSink, when set, receives every event as it is recorded, in
+	// order (to stream the trace to a file on a long run, or keep only the
+	// events a summary needs). The event is the sink's to keep.
+	TraceSink func(*Event)
 }
 
 // DefaultMaxEvents is the event budget when Config.MaxEvents is 0.
@@ -159,6 +163,7 @@ func New(cfg Config) *Kernel {
 		cfg.MaxEvents = DefaultMaxEvents
 	}
 	k := &Kernel{cfg: cfg, byName: map[string]ProcID{}, tr: newTracer(cfg.KeepTrace)}
+	k.tr.sink = cfg.TraceSink
 	k.net.init(k, cfg.Network)
 	return k
 }
