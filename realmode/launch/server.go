@@ -59,9 +59,9 @@ type SentinelOptions struct {
 	Port int
 	Dir  string // required (Sentinel rewrites its configuration file)
 
-	MasterName      string // default "mymaster"
-	MasterAddr      string // required, "ip:port"
-	Quorum          int    // default 1
+	MasterName      string        // default "mymaster"
+	MasterAddr      string        // required, "ip:port"
+	Quorum          int           // default 1
 	DownAfter       time.Duration // default 30s (sentinel.c SENTINEL_DEFAULT_DOWN_AFTER)
 	FailoverTimeout time.Duration // default 180s (SENTINEL_DEFAULT_FAILOVER_TIMEOUT)
 	ParallelSyncs   int           // default 1
