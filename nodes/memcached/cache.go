@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// item is one stored item. Items form a doubly linked LRU list, most
-// recently used at the head.
+// item is one stored item. The items of a slab class form a doubly linked
+// LRU list, most recently used at the head.
 type item struct {
 	key     string
 	flags   uint32
@@ -15,8 +15,21 @@ type item struct {
 	exptime int64 // server-relative seconds (rel_time_t); 0 = never
 	cas     uint64
 	size    int64 // bytes accounted (Config.ItemSize)
+	time    int64 // current_time of the last bump (it->time)
+	cls     int   // slab class
+	chunks  int64 // chunks of that class the item occupies
 
 	prev, next *item
+}
+
+// slabClass is one slab class: its chunk size, the pages it was given and
+// the LRU of its items (slabs.c slabclass_t; items.c heads/tails).
+type slabClass struct {
+	size       int64 // chunk size
+	perslab    int64 // chunks per page
+	pages      int64
+	used       int64 // chunks in use
+	head, tail *item
 }
 
 // eventKind tells the node which trace event to log.
@@ -36,21 +49,70 @@ type event struct {
 }
 
 // cache is the pure state machine of one memcached server: the hash table,
-// one LRU, the memory account and the CAS counter. It never reads a clock:
-// the node sets now (memcached's current_time) before each command.
+// the slab classes with their LRUs, the memory account and the CAS
+// counter. It never reads a clock: the node sets now (memcached's
+// current_time) before each command.
 type cache struct {
 	cfg            Config
 	items          map[string]*item
-	head, tail     *item
-	used           int64
-	casSeq         uint64 // the last CAS id handed out (get_cas_id)
-	processStarted int64  // Unix seconds (memcached.c:203)
-	now            int64  // current_time: server-relative seconds
+	classes        []slabClass // classes[0] is unused, as POWER_SMALLEST is 1
+	malloced       int64       // bytes of slab pages handed out (mem_malloced)
+	used           int64       // bytes of the stored items (ItemSize)
+	casSeq         uint64      // the last CAS id handed out (get_cas_id)
+	processStarted int64       // Unix seconds (memcached.c:203)
+	now            int64       // current_time: server-relative seconds
 	events         []event
 }
 
 func newCache(cfg Config, processStarted int64) *cache {
-	return &cache{cfg: cfg, items: map[string]*item{}, processStarted: processStarted}
+	return &cache{cfg: cfg, items: map[string]*item{}, processStarted: processStarted, classes: slabClasses()}
+}
+
+// Slab geometry (M 1.6.45): the smallest chunk is sizeof(item) +
+// settings.chunk_size 48 (memcached.c:232; slabs.c:204); each next class
+// is 1.25 times larger (settings.factor, memcached.c:231), aligned to
+// CHUNK_ALIGN_BYTES 8 (memcached.h:121; slabs.c:252-253), until the size
+// reaches slab_chunk_size_max / factor; the last class has chunks of
+// slab_chunk_size_max = slab_page_size / 2 = 512 KB (memcached.c:241-242;
+// slabs.c:243-267). Pages are slab_page_size 1 MB.
+const (
+	SlabPageSize    = 1024 * 1024
+	SlabChunkMax    = SlabPageSize / 2
+	slabChunkSize   = 48
+	slabFactor      = 1.25
+	chunkAlignBytes = 8
+)
+
+func slabClasses() []slabClass {
+	cls := []slabClass{{}}
+	size := float64(ItemHeaderSize + slabChunkSize)
+	for len(cls) < 63 && size < SlabChunkMax/slabFactor {
+		n := int64(size)
+		if n%chunkAlignBytes != 0 {
+			n += chunkAlignBytes - n%chunkAlignBytes
+		}
+		cls = append(cls, slabClass{size: n, perslab: SlabPageSize / n})
+		// NB: the C code keeps the aligned size and multiplies it
+		// (unsigned int size; size *= factor).
+		size = float64(n) * slabFactor
+		size = float64(int64(size))
+	}
+	return append(cls, slabClass{size: SlabChunkMax, perslab: SlabPageSize / SlabChunkMax})
+}
+
+// classFor is slabs_clsid (slabs.c:77-86): the smallest class whose chunk
+// holds size bytes. An item larger than the largest chunk is stored in
+// chunks of the largest class. Simplification: such an item is accounted
+// as whole chunks of the largest class (real memcached also keeps a header
+// item in a smaller class).
+func (c *cache) classFor(size int64) (int, int64) {
+	last := len(c.classes) - 1
+	for i := 1; i < last; i++ {
+		if size <= c.classes[i].size {
+			return i, 1
+		}
+	}
+	return last, (size + SlabChunkMax - 1) / SlabChunkMax
 }
 
 // realtime converts a protocol exptime to server-relative seconds, as
@@ -86,65 +148,80 @@ func (c *cache) emit(kind eventKind, it *item) {
 	c.events = append(c.events, event{kind: kind, it: cp})
 }
 
-// ---- LRU list ----
+// ---- per-class LRU lists ----
 
 func (c *cache) linkHead(it *item) {
-	it.prev, it.next = nil, c.head
-	if c.head != nil {
-		c.head.prev = it
+	sc := &c.classes[it.cls]
+	it.prev, it.next = nil, sc.head
+	if sc.head != nil {
+		sc.head.prev = it
 	}
-	c.head = it
-	if c.tail == nil {
-		c.tail = it
+	sc.head = it
+	if sc.tail == nil {
+		sc.tail = it
 	}
 }
 
 func (c *cache) unlinkList(it *item) {
+	sc := &c.classes[it.cls]
 	if it.prev != nil {
 		it.prev.next = it.next
 	} else {
-		c.head = it.next
+		sc.head = it.next
 	}
 	if it.next != nil {
 		it.next.prev = it.prev
 	} else {
-		c.tail = it.prev
+		sc.tail = it.prev
 	}
 	it.prev, it.next = nil, nil
 }
 
+// bump is do_item_update without the segmented LRU (M 1.6.45
+// items.c:567-574): an item moves to the head of its LRU only if its last
+// bump is more than ITEM_UPDATE_INTERVAL (60 s) old, so that hot items
+// are not relinked on every access.
 func (c *cache) bump(it *item) {
-	if c.head == it {
+	if it.time >= c.now-ItemUpdateInterval {
 		return
 	}
+	it.time = c.now
 	c.unlinkList(it)
 	c.linkHead(it)
 }
 
-// remove unlinks an item from the table and the LRU and frees its memory.
+// free returns an item's chunks to its class.
+func (c *cache) free(it *item) {
+	c.classes[it.cls].used -= it.chunks
+	c.used -= it.size
+}
+
+// remove unlinks an item from the table and its LRU and frees its memory.
 func (c *cache) remove(it *item, why eventKind) {
 	c.unlinkList(it)
 	delete(c.items, it.key)
-	c.used -= it.size
+	c.free(it)
 	c.emit(why, it)
 }
 
-// link stores a new item, replacing old (may be nil).
+// link stores a new item whose chunks alloc reserved, replacing old (may
+// be nil).
 func (c *cache) link(it, old *item) {
 	if old != nil {
 		c.unlinkList(old)
 		delete(c.items, old.key)
-		c.used -= old.size
+		c.free(old)
 	}
 	c.items[it.key] = it
 	c.used += it.size
+	it.time = c.now
 	c.linkHead(it)
 	c.emit(evStored, it)
 }
 
 // lookup finds a live item; an expired one is unlinked on the way
 // (do_item_get, M 1.6.45 items.c:974-1010). bump moves a hit to the head
-// of the LRU.
+// of its LRU.
 func (c *cache) lookup(key string, bump bool) *item {
 	it := c.items[key]
 	if it == nil {
@@ -170,30 +247,44 @@ func (c *cache) nextCAS() uint64 {
 	return c.casSeq
 }
 
-// alloc makes room for an item of size bytes, as do_item_alloc_pull does
-// before a store (M 1.6.45 items.c:162-190): while memory is short it looks
-// at the LRU tail (lru_pull_tail, items.c:1072-1198); an expired tail item
-// is reclaimed (exptime < current_time, items.c:1130); a live one is
-// evicted, unless -M forbids evicting, in which case allocation fails.
-// Simplification: one LRU over one memory pool, so evicting continues until
-// the item fits (real memcached evicts within the item's slab class).
-func (c *cache) alloc(size int64) bool {
-	for c.used+size > c.cfg.MaxBytes {
-		t := c.tail
-		if t == nil {
-			return false
+// alloc reserves the chunks of a new item of size bytes, as
+// do_item_alloc_pull does (M 1.6.45 items.c:162-190). It takes a free
+// chunk of the item's class, or a new 1 MB page for the class while the
+// pages handed out stay within MaxBytes (a class's first page is granted
+// even beyond the limit, do_slabs_newslab, slabs.c:374-388), or else pulls
+// the tail of the class's LRU (lru_pull_tail, items.c:1072-1198): an
+// expired tail item is reclaimed (exptime < current_time, items.c:1130); a
+// live one is evicted, unless -M forbids evicting, and then the allocation
+// fails. NB: eviction pressure is per class: a cache workload evicts a
+// lock key only if their items fall in the same class.
+func (c *cache) alloc(size int64) (cls int, chunks int64, ok bool) {
+	cls, chunks = c.classFor(size)
+	sc := &c.classes[cls]
+	for sc.pages*sc.perslab-sc.used < chunks {
+		if sc.pages == 0 || c.malloced+SlabPageSize <= c.cfg.MaxBytes {
+			sc.pages++
+			c.malloced += SlabPageSize
+			continue
 		}
+		t := sc.tail
 		switch {
+		case t == nil:
+			return 0, 0, false
 		case t.exptime != 0 && t.exptime < c.now:
 			c.remove(t, evExpired)
 		case c.cfg.EvictToFree:
 			c.remove(t, evEvicted)
 		default:
-			return false
+			return 0, 0, false
 		}
 	}
-	return true
+	sc.used += chunks
+	return cls, chunks, true
 }
+
+// release gives back chunks reserved by alloc for an item that was not
+// stored.
+func (c *cache) release(cls int, chunks int64) { c.classes[cls].used -= chunks }
 
 // validKey reports whether a key can be sent in the text protocol: 1 to
 // KEY_MAX_LENGTH bytes (memcached.h:71) without spaces or control
@@ -256,9 +347,16 @@ func (c *cache) store(r Request) string {
 	// The new item is allocated before the command looks at the old one,
 	// so an add that will answer NOT_STORED can still evict, or fail
 	// with out of memory under -M.
-	if size > c.cfg.ItemSizeMax || !c.alloc(size) {
+	tooLarge := size > c.cfg.ItemSizeMax
+	var cls int
+	var chunks int64
+	ok := false
+	if !tooLarge {
+		cls, chunks, ok = c.alloc(size)
+	}
+	if !ok {
 		status := ErrOutOfMem
-		if size > c.cfg.ItemSizeMax {
+		if tooLarge {
 			status = ErrTooLarge
 		}
 		// "Avoid stale data persisting in cache because we failed alloc":
@@ -274,16 +372,18 @@ func (c *cache) store(r Request) string {
 	// (proto_parser.c:826).
 	cas := c.nextCAS()
 	old := c.lookup(r.Key, false)
-	it := &item{key: r.Key, flags: r.Flags, value: r.Value, exptime: exptime, cas: cas, size: size}
+	it := &item{key: r.Key, flags: r.Flags, value: r.Value, exptime: exptime, cas: cas, size: size, cls: cls, chunks: chunks}
 	if old != nil {
 		switch r.Cmd {
 		case CmdAdd:
 			// "add only adds a nonexistent item, but promote to head of
 			// LRU" (memcached.c:1576-1578).
 			c.bump(old)
+			c.release(cls, chunks)
 			return NotStored
 		case CmdCas:
 			if r.CAS == 0 || r.CAS != old.cas {
+				c.release(cls, chunks)
 				return Exists
 			}
 		}
@@ -292,8 +392,10 @@ func (c *cache) store(r Request) string {
 	}
 	switch r.Cmd {
 	case CmdCas:
+		c.release(cls, chunks)
 		return NotFound
 	case CmdReplace:
+		c.release(cls, chunks)
 		return NotStored
 	}
 	c.link(it, nil)
@@ -379,13 +481,14 @@ func (c *cache) arith(key string, incr bool, delta uint64) string {
 	}
 	size := c.cfg.ItemSize(key, it.flags, len(s))
 	// The old item stays linked while the new one is allocated.
-	if !c.alloc(size) {
+	cls, chunks, ok := c.alloc(size)
+	if !ok {
 		return ErrIncrOOM
 	}
 	// NB: the allocation may have evicted the old item itself; the new
 	// one is linked regardless, as item_replace does.
 	old := c.items[key]
-	n := &item{key: key, flags: it.flags, value: s, exptime: it.exptime, cas: c.nextCAS(), size: size}
+	n := &item{key: key, flags: it.flags, value: s, exptime: it.exptime, cas: c.nextCAS(), size: size, cls: cls, chunks: chunks}
 	c.link(n, old)
 	return s
 }
@@ -397,8 +500,10 @@ func (c *cache) arith(key string, incr bool, delta uint64) string {
 // which no command can tell apart.
 func (c *cache) flushAll() string {
 	c.nextCAS()
-	for c.head != nil {
-		c.remove(c.head, evFlushed)
+	for i := range c.classes {
+		for c.classes[i].head != nil {
+			c.remove(c.classes[i].head, evFlushed)
+		}
 	}
 	return OK
 }

@@ -7,9 +7,10 @@ import (
 // Config configures one simulated memcached server. Build it from
 // DefaultConfig and change the fields a scenario sets.
 type Config struct {
-	// MaxBytes is the memory limit for items (-m, given in megabytes on the
-	// command line). The model accounts each item with ItemSize and
-	// compares the sum with MaxBytes (see the package doc).
+	// MaxBytes is the memory limit for slab pages (-m, given in megabytes
+	// on the command line): a slab class gets a new 1 MB page only while
+	// the pages handed out stay within it, except that every class gets
+	// its first page (see the package doc).
 	MaxBytes int64
 	// ItemSizeMax is the largest item (header, key and value) the server
 	// accepts (-I); a larger one is refused with "SERVER_ERROR object too
@@ -44,9 +45,6 @@ const (
 	// pointers, two rel_time_t, an int, a short, a uint16 and two uint8
 	// (memcached.h:613-636) = 48 bytes.
 	ItemHeaderSize = 48
-	// MinMaxBytes is the smallest memory limit the model accepts: one
-	// default-sized item must fit.
-	MinMaxBytes = DefaultItemSizeMax
 )
 
 // DefaultConfig returns the configuration of a stock memcached 1.6.
@@ -63,12 +61,14 @@ func DefaultConfig() Config {
 
 // Validate reports the first bad field, naming it and what is allowed.
 func (c Config) Validate() error {
-	// -I accepts 1 KB to 1 GB (memcached.c option parsing of item_size_max).
-	if c.ItemSizeMax < 1024 || c.ItemSizeMax > 1024*1024*1024 {
-		return fmt.Errorf("memcached config: ItemSizeMax: %d out of range (allowed: 1024..1073741824 bytes)", c.ItemSizeMax)
+	// memcached's -I accepts 1 KB and up, and a value above 1 MB also
+	// grows the slab page size; the model keeps 1 MB pages, so it accepts
+	// 1 KB to 1 MB.
+	if c.ItemSizeMax < 1024 || c.ItemSizeMax > SlabPageSize {
+		return fmt.Errorf("memcached config: ItemSizeMax: %d out of range (allowed: 1024..%d bytes)", c.ItemSizeMax, SlabPageSize)
 	}
-	if c.MaxBytes < c.ItemSizeMax {
-		return fmt.Errorf("memcached config: MaxBytes: %d is smaller than ItemSizeMax %d (allowed: at least one item of the largest size)", c.MaxBytes, c.ItemSizeMax)
+	if c.MaxBytes <= 0 {
+		return fmt.Errorf("memcached config: MaxBytes: %d out of range (allowed: more than 0 bytes; memcached's -m is in megabytes)", c.MaxBytes)
 	}
 	return nil
 }

@@ -22,19 +22,25 @@
 //
 // # Simplified
 //
-//   - Memory: each item is accounted as memcached sizes it before picking a
-//     slab class (48-byte header + key + 1 + value + 2, plus 4 bytes of
-//     client flags when non-zero and 8 bytes of CAS id), against one pool
-//     of MaxBytes. Real memcached rounds items up to slab chunk sizes
-//     (growth factor 1.25), hands memory out in 1 MB pages per class and
-//     keeps the hash table outside the limit, so it holds a different
-//     number of items for the same -m.
-//   - Eviction: one LRU for all items (real memcached has an LRU per slab
-//     class, segmented into HOT, WARM and COLD, and evicts from the COLD
-//     tail of the new item's class). Every access (get, gets, touch, a
-//     failed add, incr/decr) moves an item to the head; real memcached
-//     bumps lazily and only moves an item that was read twice out of COLD.
-//     The model evicts from the tail until the new item fits.
+//   - Memory: slab classes as memcached computes them (96-byte chunks
+//     growing by 1.25 to 512 KB, 1 MB pages handed to a class on demand
+//     while the pages stay within -m, every class getting its first page),
+//     with each item sized as memcached sizes it (48-byte header + key + 1
+//   - value + 2, plus 4 bytes of client flags when non-zero and 8 bytes
+//     of CAS id). Eviction pressure is therefore per class, as in
+//     memcached: a cache workload evicts a lock key only when their items
+//     fall in the same class. Simplified: an item larger than 512 KB is
+//     accounted as whole 512 KB chunks of the largest class (memcached
+//     also keeps a small header item); slab page rebalancing (slab_reassign
+//     and slab_automove) is not modelled, so pages never move between
+//     classes; the hash table lies outside the limit, as in memcached.
+//   - Eviction: one LRU per class, with the classic bump rule: an access
+//     (get, gets, touch, a failed add, incr/decr) moves an item to the
+//     head only if its last bump is more than 60 s old. Real memcached
+//     1.5+ segments each class's LRU into HOT, WARM and COLD, evicts from
+//     the COLD tail and rescues from COLD only items read twice, so under
+//     mixed reads the order of eviction can differ; items written and
+//     never read are evicted oldest first in both.
 //   - Expired items are unlinked when an access finds them or when they
 //     reach the LRU tail; the background LRU crawler is not modelled (no
 //     command can tell the difference).

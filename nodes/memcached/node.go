@@ -126,21 +126,27 @@ func (n *Node) CurrentTime() int64 { return n.currentTime() }
 // treats as its start (for tests and inspection).
 func (n *Node) ProcessStarted() int64 { return n.c.processStarted }
 
-// Used returns the bytes accounted to stored items.
+// Used returns the bytes of the stored items (ItemSize each).
 func (n *Node) Used() int64 { return n.c.used }
 
 // Len returns the number of items linked (expired ones not yet found
 // included).
 func (n *Node) Len() int { return len(n.c.items) }
 
-// Keys returns the linked keys from the most to the least recently used.
+// Keys returns the linked keys, by slab class and in each class from the
+// most to the least recently used.
 func (n *Node) Keys() []string {
 	var out []string
-	for it := n.c.head; it != nil; it = it.next {
-		out = append(out, it.key)
+	for i := range n.c.classes {
+		for it := n.c.classes[i].head; it != nil; it = it.next {
+			out = append(out, it.key)
+		}
 	}
 	return out
 }
+
+// Malloced returns the bytes of slab pages handed out (mem_malloced).
+func (n *Node) Malloced() int64 { return n.c.malloced }
 
 func floorDiv(a, b int64) int64 {
 	q := a / b

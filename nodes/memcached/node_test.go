@@ -1,6 +1,7 @@
 package memcached
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -194,34 +195,57 @@ func TestClocks(t *testing.T) {
 	})
 }
 
-// smallConfig holds about 4 items of 1 KB.
+// smallConfig holds one 1 MB page per class: four items with a 250 000
+// byte value (class 36, 252 696-byte chunks).
 func smallConfig() Config {
 	c := DefaultConfig()
-	c.ItemSizeMax = 1024
-	c.MaxBytes = 4 * c.ItemSize("k0", 0, 900)
+	c.MaxBytes = SlabPageSize
 	return c
 }
 
+func TestSlabClasses(t *testing.T) {
+	// As memcached 1.6 prints them with -vv: 39 classes.
+	cls := slabClasses()
+	require.Len(t, cls, 40)
+	for _, want := range []struct {
+		id            int
+		size, perslab int64
+	}{{1, 96, 10922}, {2, 120, 8738}, {12, 1184, 885}, {36, 252696, 4}, {38, 394840, 2}, {39, 524288, 2}} {
+		assert.Equal(t, want.size, cls[want.id].size, "class %d", want.id)
+		assert.Equal(t, want.perslab, cls[want.id].perslab, "class %d", want.id)
+	}
+}
+
 func TestEviction(t *testing.T) {
-	val := strings.Repeat("v", 900)
-	t.Run("LRU tail is evicted, an access protects a key", func(t *testing.T) {
+	val := strings.Repeat("v", 250000)
+	t.Run("LRU tail of the class is evicted, an access protects a key", func(t *testing.T) {
 		w := newWorld(t, smallConfig(), sim.ClockSpec{})
 		for _, k := range []string{"k0", "k1", "k2", "k3"} {
 			require.Equal(t, "STORED", w.do(set(k, val, 0)).Status)
 		}
+		require.Len(t, w.do(get("k1")).Items, 1) // read too soon to be bumped
+		w.advance(61 * time.Second)
 		require.Len(t, w.do(get("k0")).Items, 1) // k0 is now the most recent
 		require.Equal(t, "STORED", w.do(set("k4", val, 0)).Status)
 		assert.Equal(t, []string{"k1"}, w.events(KindItemEvicted))
 		assert.Equal(t, []string{"k4", "k0", "k3", "k2"}, w.node().Keys())
-		assert.LessOrEqual(t, w.node().Used(), smallConfig().MaxBytes)
+		assert.Equal(t, int64(SlabPageSize), w.node().Malloced())
 	})
-	t.Run("the add lock key is evicted by a cache workload", func(t *testing.T) {
+	t.Run("the add lock key is evicted only by items of its class", func(t *testing.T) {
 		w := newWorld(t, smallConfig(), sim.ClockSpec{})
-		require.Equal(t, "STORED", w.do(add("lock", "c1", 30)).Status)
-		for i := 0; i < 4; i++ {
-			require.Equal(t, "STORED", w.do(set("cache"+string(rune('a'+i)), val, 0)).Status)
+		require.Equal(t, "STORED", w.do(add("lock", "c1", 600)).Status)
+		// Large cache items fill their own class: the lock survives.
+		for i := 0; i < 8; i++ {
+			require.Equal(t, "STORED", w.do(set(fmt.Sprintf("big%d", i), val, 0)).Status)
 		}
-		assert.Equal(t, "STORED", w.do(add("lock", "c2", 30)).Status, "the lock is gone before its exptime")
+		assert.Equal(t, "NOT_STORED", w.do(add("lock", "c2", 600)).Status)
+		// Small cache items share the lock's class (96-byte chunks,
+		// 10922 a page) and push it out of the LRU tail.
+		for i := 0; i < 10922; i++ {
+			require.Equal(t, "STORED", w.do(set(fmt.Sprintf("s%05d", i), "x", 0)).Status)
+		}
+		assert.Equal(t, "STORED", w.do(add("lock", "c2", 600)).Status, "the lock is gone before its exptime")
+		assert.Equal(t, "lock", w.events(KindItemEvicted)[4])
 	})
 	t.Run("an expired tail item is reclaimed, not evicted", func(t *testing.T) {
 		w := newWorld(t, smallConfig(), sim.ClockSpec{})
@@ -251,6 +275,8 @@ func TestEviction(t *testing.T) {
 		assert.Empty(t, w.events(KindItemEvicted))
 		assert.Equal(t, "DELETED", w.do(del("k0")).Status)
 		assert.Equal(t, "STORED", w.do(add("k9", val, 0)).Status)
+		// Another class still gets its first page.
+		assert.Equal(t, "STORED", w.do(add("lock", "c1", 0)).Status)
 	})
 }
 
@@ -307,7 +333,8 @@ func TestConfigValidate(t *testing.T) {
 		want string
 	}{
 		{"item size too small", func(c *Config) { c.ItemSizeMax = 10 }, "ItemSizeMax: 10 out of range"},
-		{"memory below one item", func(c *Config) { c.MaxBytes = 1000 }, "MaxBytes: 1000 is smaller than ItemSizeMax"},
+		{"item size over a page", func(c *Config) { c.ItemSizeMax = 2 << 20 }, "ItemSizeMax: 2097152 out of range"},
+		{"no memory", func(c *Config) { c.MaxBytes = 0 }, "MaxBytes: 0 out of range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
