@@ -70,12 +70,19 @@ func (n *Node) deleteExpired(key string) {
 	n.stats.expiredKeys++
 }
 
-// removeKey deletes a key from the keyspace without any logging.
+// removeKey deletes a key from the keyspace without any logging. The
+// deletion counts as a modification for WATCH (signalModifiedKey after
+// dbDelete, R 7.2.4 src/db.c:1687).
 func (n *Node) removeKey(key string) {
-	if e := n.db[key]; e != nil && e.hasExp {
+	e := n.db[key]
+	if e == nil {
+		return
+	}
+	if e.hasExp {
 		delete(n.volatile, key)
 	}
 	delete(n.db, key)
+	n.touchWatchedKey(key)
 }
 
 // setString stores a string value (setKey). keepTTL keeps an existing
@@ -92,6 +99,7 @@ func (n *Node) setString(key, val string, keepTTL bool) {
 		e.hasExp, e.exp = false, 0
 		delete(n.volatile, key)
 	}
+	n.touchWatchedKey(key)
 }
 
 // setExpire gives an existing key an absolute deadline.
@@ -100,6 +108,7 @@ func (n *Node) setExpire(key string, when int64) {
 	e.hasExp, e.exp = true, when
 	n.volatile[key] = struct{}{}
 	n.noteDeadline(when)
+	n.touchWatchedKey(key)
 }
 
 // logKeySet emits key-set for a string key just stored.
@@ -176,8 +185,10 @@ func (n *Node) loadEntry(en Entry) {
 	}
 }
 
-// flushData empties the keyspace.
+// flushData empties the keyspace; the clients watching a key that existed
+// are flagged (touchAllWatchedKeysInDb from emptyData).
 func (n *Node) flushData() {
+	n.touchAllWatchedKeys()
 	n.db = map[string]*entry{}
 	n.volatile = map[string]struct{}{}
 	n.minDeadline = math.MaxInt64
