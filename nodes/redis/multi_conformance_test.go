@@ -32,7 +32,7 @@ type txStep struct {
 }
 
 func by(client int, args ...string) txStep { return txStep{client: client, args: args} }
-func pause(d time.Duration) txStep        { return txStep{sleep: d} }
+func pause(d time.Duration) txStep         { return txStep{sleep: d} }
 
 type txPlayed struct {
 	txStep
