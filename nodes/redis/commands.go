@@ -178,6 +178,18 @@ func (n *Node) process(a []string) Value {
 		return *errv
 	}
 	exec := spec.name == "exec"
+	if n.cfg.MaxMemory > 0 {
+		// maxmemory: evict first, then refuse the commands that need memory
+		// (server.c:3976-4004); inside MULTI every command but EXEC and
+		// DISCARD is refused (server.c:3990-3998), and EXEC is refused when
+		// it queued one that needs memory.
+		oom := !n.performEvictions()
+		deny := denyOOM[spec.name] || (exec && n.execQueuedDenyOOM()) ||
+			(n.inMulti() && !exec && spec.name != "discard")
+		if oom && deny {
+			return n.rejectCommand(errOOM, exec)
+		}
+	}
 	if spec.write || (exec && n.execQueuedWrites()) {
 		if !n.goodReplicasOK() {
 			return n.rejectCommand(errNoReplicas, exec)
@@ -541,7 +553,7 @@ func incrDecr(n *Node, a []string, incr int64) Value {
 	s := strconv.FormatInt(v, 10)
 	if e != nil {
 		e.str = s
-		n.touchWatchedKey(key)
+		n.keyModified(key)
 	} else {
 		n.setString(key, s, false)
 	}
@@ -653,7 +665,7 @@ func cmdHIncrBy(n *Node, a []string) Value {
 	}
 	v += incr
 	e.hash[a[2]] = strconv.FormatInt(v, 10)
-	n.touchWatchedKey(a[1])
+	n.keyModified(a[1])
 	n.dirty++
 	n.propagate(Cmd(a))
 	if created {
@@ -678,7 +690,7 @@ func cmdHSet(n *Node, a []string) Value {
 		}
 		e.hash[a[i]] = a[i+1]
 	}
-	n.touchWatchedKey(a[1])
+	n.keyModified(a[1])
 	n.dirty += int64((len(a) - 2) / 2)
 	n.propagate(Cmd(a))
 	if created {

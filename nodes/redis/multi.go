@@ -38,6 +38,7 @@ type txClient struct {
 	dirtyCAS  bool
 	queue     [][]string
 	queueW    bool // a queued command is a write (mstate.cmd_flags & CMD_WRITE)
+	queueOOM  bool // a queued command is DENYOOM
 	watched   []*watchedKey
 }
 
@@ -96,6 +97,9 @@ func (n *Node) queueCommand(spec *cmdSpec, a []string) Value {
 	if spec.write {
 		c.queueW = true
 	}
+	if denyOOM[spec.name] {
+		c.queueOOM = true
+	}
 	return replyQueued
 }
 
@@ -107,10 +111,16 @@ func (n *Node) execQueuedWrites() bool {
 	return c != nil && c.multi && c.queueW
 }
 
+// execQueuedDenyOOM reports whether EXEC would run a DENYOOM command.
+func (n *Node) execQueuedDenyOOM() bool {
+	c := n.tx.clients[n.cur.client]
+	return c != nil && c.multi && c.queueOOM
+}
+
 // discardTransaction is multi.c:97-103.
 func (n *Node) discardTransaction(c *txClient) {
 	c.multi, c.dirtyExec, c.dirtyCAS = false, false, false
-	c.queue, c.queueW = nil, false
+	c.queue, c.queueW, c.queueOOM = nil, false, false
 	n.unwatchAll(c)
 }
 
