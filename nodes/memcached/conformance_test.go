@@ -455,18 +455,21 @@ func TestConformanceExptime(t *testing.T) {
 // TestConformanceEviction compares eviction under a 2 MB limit.
 func TestConformanceEviction(t *testing.T) {
 	memcachedPath(t)
-	const n = 6000
-	val := strings.Repeat("v", 1000)
+	const n = 30
+	big := strings.Repeat("v", 200000) // class 35 (202152-byte chunks, 5 a page)
+	lockVal := strings.Repeat("c", 5000)
 	cfg := DefaultConfig()
 	cfg.MaxBytes = 2 * 1024 * 1024
 	p := newPair(t, 2, cfg)
-	// A lock key, then a cache workload of equal-sized items written once.
-	r, m, _ := p.step(genStep{req: add("lock", "c1", 600)})
+	// A lock key (class 19, 5680-byte chunks), then a cache workload of
+	// large items written once: the lock's class holds one page, the
+	// cache's class the other.
+	r, m, _ := p.step(genStep{req: add("lock", lockVal, 600)})
 	require.Equal(t, "STORED\r\n", r)
 	require.Equal(t, "STORED\r\n", m)
 	key := func(i int) string { return fmt.Sprintf("cache%05d", i) }
 	for i := 0; i < n; i++ {
-		r, m, _ := p.step(genStep{req: set(key(i), val, 0)})
+		r, m, _ := p.step(genStep{req: set(key(i), big, 0)})
 		require.Equal(t, "STORED\r\n", r, "real set %d", i)
 		require.Equal(t, "STORED\r\n", m, "model set %d", i)
 	}
@@ -485,7 +488,7 @@ func TestConformanceEviction(t *testing.T) {
 	rFirst, rCount := survivors(func(r Request) string { return p.real.do(t, r) })
 	mFirst, mCount := survivors(p.model.do)
 	t.Logf("survivors of %d items of %d bytes under 2 MB: real memcached %d (from #%d), model %d (from #%d)",
-		n, len(val), rCount, rFirst, mCount, mFirst)
+		n, len(big), rCount, rFirst, mCount, mFirst)
 	// The evicted keys are exactly the oldest ones, on both sides.
 	assert.Equal(t, n-rFirst, rCount, "real: survivors are the newest keys")
 	assert.Greater(t, rFirst, 0, "real evicted")
@@ -496,10 +499,10 @@ func TestConformanceEviction(t *testing.T) {
 	r, m, _ = p.step(genStep{req: add("lock", "c2", 600)})
 	assert.Equal(t, "NOT_STORED\r\n", r)
 	assert.Equal(t, r, m)
-	// Small items share the lock's class (96-byte chunks, 10922 in its one
-	// page) and push the lock out: a second client gets it.
-	for i := 0; i < 10922; i++ {
-		r, m, _ := p.step(genStep{req: set(fmt.Sprintf("s%05d", i), "x", 0)})
+	// Items of the lock's class (184 a page) push it out of its LRU: a
+	// second client gets the lock.
+	for i := 0; i < 184; i++ {
+		r, m, _ := p.step(genStep{req: set(fmt.Sprintf("s%05d", i), lockVal, 0)})
 		require.Equal(t, "STORED\r\n", r, "real set %d", i)
 		require.Equal(t, "STORED\r\n", m, "model set %d", i)
 	}
@@ -512,23 +515,24 @@ func TestConformanceEviction(t *testing.T) {
 // nothing is evicted.
 func TestConformanceNoEvict(t *testing.T) {
 	memcachedPath(t)
-	val := strings.Repeat("v", 1000)
+	big := strings.Repeat("v", 200000)
 	cfg := DefaultConfig()
 	cfg.MaxBytes = 2 * 1024 * 1024
 	cfg.EvictToFree = false
 	p := newPair(t, 2, cfg, "-M")
 	key := func(i int) string { return fmt.Sprintf("cache%05d", i) }
 	full := func(do func(Request) string) int {
-		for i := 0; i < 6000; i++ {
-			rep := do(set(key(i), val, 0))
+		for i := 0; i < 100; i++ {
+			rep := do(set(key(i), big, 0))
 			if rep != "STORED\r\n" {
 				assert.Equal(t, ErrOutOfMem+"\r\n", rep)
 				// Everything stored before is still there.
-				for j := 0; j < i; j += 97 {
+				for j := 0; j < i; j++ {
 					assert.True(t, strings.HasPrefix(do(get(key(j))), "VALUE"), "key %d kept", j)
 				}
-				assert.Equal(t, ErrOutOfMem+"\r\n", do(add("lock", val, 0)), "add refused")
+				assert.Equal(t, ErrOutOfMem+"\r\n", do(add("lock", big, 0)), "add refused")
 				assert.Equal(t, "DELETED\r\n", do(del(key(0))), "delete works")
+				assert.Equal(t, "STORED\r\n", do(add("lock", big, 0)), "the freed chunk is reused")
 				return i
 			}
 		}
