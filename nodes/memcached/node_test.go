@@ -347,3 +347,31 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestDeterminism: the same workload gives the same trace, bit for bit.
+func TestDeterminism(t *testing.T) {
+	run := func() string {
+		cfg := smallConfig()
+		w := newWorld(t, cfg, sim.ClockSpec{})
+		r := sim.NewRand(9, "memcached-determinism")
+		for i := 0; i < 400; i++ {
+			k := fmt.Sprintf("k%d", r.Intn(12))
+			switch r.Intn(6) {
+			case 0:
+				w.do(set(k, strings.Repeat("v", 1000*r.Intn(300)), int64(r.Intn(4))))
+			case 1:
+				w.do(add(k, "lock", 2))
+			case 2:
+				w.do(get(k, "k1"))
+			case 3:
+				w.do(del(k))
+			case 4:
+				w.do(incr(k, 3))
+			case 5:
+				w.advance(time.Duration(r.Intn(1500)) * time.Millisecond)
+			}
+		}
+		return sim.HashString(w.k.TraceHash())
+	}
+	assert.Equal(t, run(), run())
+}

@@ -21,6 +21,10 @@ import (
 // model cannot match; MaxMemory is therefore compared with the dataset as
 // accounted here, and the differential suite compares which kinds of keys
 // are evicted and the OOM error, not byte counts.
+//
+// Simplification: a script (EVAL, EVALSHA) is never refused for memory;
+// real Redis refuses a DENYOOM command inside a script that started while
+// memory was over the limit (scriptVerifyOOM).
 
 // EvictionPolicy is maxmemory-policy.
 type EvictionPolicy string
