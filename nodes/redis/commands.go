@@ -39,6 +39,16 @@ func init() {
 		{name: "expireat", arity: -3, write: true, run: cmdExpireAt},
 		{name: "pexpireat", arity: -3, write: true, run: cmdPExpireAt},
 		{name: "incr", arity: 2, write: true, run: cmdIncr},
+		{name: "decr", arity: 2, write: true, run: cmdDecr},
+		{name: "incrby", arity: 3, write: true, run: cmdIncrBy},
+		{name: "decrby", arity: 3, write: true, run: cmdDecrBy},
+		// Transactions (multi.go); all are NOSCRIPT (R 7.2.4
+		// src/commands/{multi,exec,discard,watch,unwatch}.json).
+		{name: "multi", arity: 1, run: cmdMulti, noScript: true},
+		{name: "exec", arity: 1, run: cmdExec, noScript: true},
+		{name: "discard", arity: 1, run: cmdDiscard, noScript: true},
+		{name: "watch", arity: -2, run: cmdWatch, noScript: true},
+		{name: "unwatch", arity: 1, run: cmdUnwatch, noScript: true},
 		{name: "hexists", arity: 3, run: cmdHExists},
 		{name: "hget", arity: 3, run: cmdHGet},
 		{name: "hincrby", arity: 4, write: true, run: cmdHIncrBy},
@@ -68,7 +78,7 @@ func init() {
 	}
 	commands = make(map[string]*cmdSpec, len(list))
 	for _, c := range list {
-		c.noScript = notAllowedInScripts[c.name]
+		c.noScript = c.noScript || notAllowedInScripts[c.name]
 		commands[c.name] = c
 	}
 }
@@ -157,18 +167,42 @@ func resolve(a []string) (*cmdSpec, *Value) {
 
 // process runs one client command: lookup, arity, the NOREPLICAS and
 // READONLY checks of processCommand (R 7.2.4 src/server.c:4048-4061), then
-// the command.
+// the command, or, inside MULTI, its queueing (server.c:4147-4156). A
+// command rejected by these checks flags the client's transaction
+// (rejectCommand, server.c:3700-3710); EXEC is checked with the flags of
+// the commands it queued (server.c:3897-3900).
 func (n *Node) process(a []string) Value {
 	spec, errv := resolve(a)
 	if errv != nil {
+		n.flagTransaction()
 		return *errv
 	}
-	if spec.write {
+	exec := spec.name == "exec"
+	if n.cfg.MaxMemory > 0 {
+		// maxmemory: evict first, then refuse the commands that need memory
+		// (server.c:3976-4004); inside MULTI every command but EXEC and
+		// DISCARD is refused (server.c:3990-3998), and EXEC is refused when
+		// it queued one that needs memory.
+		oom := !n.performEvictions()
+		deny := denyOOM[spec.name] || (exec && n.execQueuedDenyOOM()) ||
+			(n.inMulti() && !exec && spec.name != "discard")
+		if oom && deny {
+			return n.rejectCommand(errOOM, exec)
+		}
+	}
+	if spec.write || (exec && n.execQueuedWrites()) {
 		if !n.goodReplicasOK() {
-			return errNoReplicas
+			return n.rejectCommand(errNoReplicas, exec)
 		}
 		if n.isReplica() && n.cfg.ReplicaReadOnly && !n.cur.fromMaster {
-			return errReadOnly
+			return n.rejectCommand(errReadOnly, exec)
+		}
+	}
+	if n.inMulti() {
+		switch spec.name {
+		case "exec", "discard", "multi", "watch":
+		default:
+			return n.queueCommand(spec, a)
 		}
 	}
 	return spec.run(n, a)
@@ -495,9 +529,10 @@ func cmdPExpire(n *Node, a []string) Value   { return expireGeneric(n, a, n.now,
 func cmdExpireAt(n *Node, a []string) Value  { return expireGeneric(n, a, 0, true) }
 func cmdPExpireAt(n *Node, a []string) Value { return expireGeneric(n, a, 0, false) }
 
-// cmdIncr is incrDecrCommand (R 7.2.4 src/t_string.c:601-635). The key
-// keeps its deadline.
-func cmdIncr(n *Node, a []string) Value {
+// incrDecr is incrDecrCommand (R 7.2.4 src/t_string.c:601-635): a missing
+// key counts as 0, the value must be a 64-bit integer, the result must not
+// overflow. The key keeps its deadline (the value is replaced in place).
+func incrDecr(n *Node, a []string, incr int64) Value {
 	key := a[1]
 	e := n.lookup(key, true)
 	var v int64
@@ -511,19 +546,46 @@ func cmdIncr(n *Node, a []string) Value {
 		}
 		v = x
 	}
-	if v == math.MaxInt64 {
+	if (incr < 0 && v < 0 && incr < math.MinInt64-v) || (incr > 0 && v > 0 && incr > math.MaxInt64-v) {
 		return errOverflow
 	}
-	v++
+	v += incr
 	s := strconv.FormatInt(v, 10)
 	if e != nil {
 		e.str = s
+		n.keyModified(key)
 	} else {
 		n.setString(key, s, false)
 	}
 	n.dirty++
 	n.propagate(Cmd(a))
 	return Int(v)
+}
+
+func cmdIncr(n *Node, a []string) Value { return incrDecr(n, a, 1) }
+func cmdDecr(n *Node, a []string) Value { return incrDecr(n, a, -1) }
+
+// cmdIncrBy is incrbyCommand (t_string.c:645-650): the increment is parsed
+// before the key is looked up.
+func cmdIncrBy(n *Node, a []string) Value {
+	incr, ok := parseLL(a[2])
+	if !ok {
+		return errNotInteger
+	}
+	return incrDecr(n, a, incr)
+}
+
+// cmdDecrBy is decrbyCommand (t_string.c:652-662): negating LLONG_MIN
+// would overflow.
+func cmdDecrBy(n *Node, a []string) Value {
+	incr, ok := parseLL(a[2])
+	if !ok {
+		return errNotInteger
+	}
+	if incr == math.MinInt64 {
+		return Err("ERR decrement would overflow")
+	}
+	return incrDecr(n, a, -incr)
 }
 
 // ---- hashes ----
@@ -603,6 +665,7 @@ func cmdHIncrBy(n *Node, a []string) Value {
 	}
 	v += incr
 	e.hash[a[2]] = strconv.FormatInt(v, 10)
+	n.keyModified(a[1])
 	n.dirty++
 	n.propagate(Cmd(a))
 	if created {
@@ -627,6 +690,7 @@ func cmdHSet(n *Node, a []string) Value {
 		}
 		e.hash[a[i]] = a[i+1]
 	}
+	n.keyModified(a[1])
 	n.dirty += int64((len(a) - 2) / 2)
 	n.propagate(Cmd(a))
 	if created {

@@ -75,6 +75,15 @@ type Config struct {
 	// receives from its master (the full sync and the command stream), on
 	// top of the network latency. Order is preserved.
 	ReplicationDelay sim.Range
+	// MaxMemory is maxmemory in bytes of the model's dataset accounting
+	// (see memory.go); 0 means no limit.
+	MaxMemory int64
+	// MaxMemoryPolicy is maxmemory-policy: what to do when a command runs
+	// with memory over MaxMemory.
+	MaxMemoryPolicy EvictionPolicy
+	// MaxMemorySamples is maxmemory-samples: keys sampled per round of the
+	// approximated LRU and TTL policies.
+	MaxMemorySamples int
 }
 
 // DefaultConfig returns the configuration of a stock Redis 7.2 server.
@@ -101,6 +110,11 @@ func DefaultConfig() Config {
 		// (R 7.2.4 src/config.c:3174-3175).
 		ReplPingReplicaPeriod: 10 * time.Second,
 		ReplTimeout:           60 * time.Second,
+		// maxmemory 0, maxmemory-policy noeviction, maxmemory-samples 5
+		// (R 7.2.4 src/config.c:3211, :3135, :3165).
+		MaxMemory:        0,
+		MaxMemoryPolicy:  NoEviction,
+		MaxMemorySamples: 5,
 	}
 }
 
@@ -137,6 +151,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReplicationDelay.Lo < 0 || c.ReplicationDelay.Hi < c.ReplicationDelay.Lo {
 		return fmt.Errorf("redis config: ReplicationDelay: %v is not a valid range (allowed: 0 <= lo <= hi)", c.ReplicationDelay)
+	}
+	if err := c.validateMemory(); err != nil {
+		return err
 	}
 	if strings.ContainsAny(c.ReplicaOf, " \t\r\n") {
 		return fmt.Errorf("redis config: ReplicaOf: %q is not a process name", c.ReplicaOf)

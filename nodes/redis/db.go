@@ -15,6 +15,14 @@ type entry struct {
 	hash   map[string]string
 	hasExp bool
 	exp    int64
+
+	// Memory account (memory.go): the accounted size (0 until the key is
+	// first accounted), the key's index in memState.keys and vkeys (-1
+	// when it has no deadline), and its LRU clock (robj.lru).
+	size int64
+	idx  int
+	vidx int
+	lru  uint32
 }
 
 // keyIsExpired is R 7.2.4 src/db.c:1730-1744: nothing expires while loading;
@@ -35,6 +43,7 @@ func (n *Node) lookup(key string, write bool) *entry {
 		return nil
 	}
 	if !n.keyIsExpired(e) {
+		e.lru = n.lruClock() // lookupKey touches the object (db.c:101-111)
 		return e
 	}
 	if n.isReplica() {
@@ -70,12 +79,20 @@ func (n *Node) deleteExpired(key string) {
 	n.stats.expiredKeys++
 }
 
-// removeKey deletes a key from the keyspace without any logging.
+// removeKey deletes a key from the keyspace without any logging. The
+// deletion counts as a modification for WATCH (signalModifiedKey after
+// dbDelete, R 7.2.4 src/db.c:1687).
 func (n *Node) removeKey(key string) {
-	if e := n.db[key]; e != nil && e.hasExp {
+	e := n.db[key]
+	if e == nil {
+		return
+	}
+	n.memForget(key, e)
+	if e.hasExp {
 		delete(n.volatile, key)
 	}
 	delete(n.db, key)
+	n.touchWatchedKey(key)
 }
 
 // setString stores a string value (setKey). keepTTL keeps an existing
@@ -92,6 +109,7 @@ func (n *Node) setString(key, val string, keepTTL bool) {
 		e.hasExp, e.exp = false, 0
 		delete(n.volatile, key)
 	}
+	n.keyModified(key)
 }
 
 // setExpire gives an existing key an absolute deadline.
@@ -100,6 +118,7 @@ func (n *Node) setExpire(key string, when int64) {
 	e.hasExp, e.exp = true, when
 	n.volatile[key] = struct{}{}
 	n.noteDeadline(when)
+	n.keyModified(key)
 }
 
 // logKeySet emits key-set for a string key just stored.
@@ -174,10 +193,14 @@ func (n *Node) loadEntry(en Entry) {
 		n.volatile[en.Key] = struct{}{}
 		n.noteDeadline(e.exp)
 	}
+	n.memAccount(en.Key)
 }
 
-// flushData empties the keyspace.
+// flushData empties the keyspace; the clients watching a key that existed
+// are flagged (touchAllWatchedKeysInDb from emptyData).
 func (n *Node) flushData() {
+	n.touchAllWatchedKeys()
+	n.mem.used, n.mem.keys, n.mem.vkeys, n.mem.pool = 0, nil, nil, nil
 	n.db = map[string]*entry{}
 	n.volatile = map[string]struct{}{}
 	n.minDeadline = math.MaxInt64

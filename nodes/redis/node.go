@@ -99,6 +99,8 @@ type Node struct {
 	// made exact by each scan (expiredVolatile).
 	minDeadline int64
 
+	tx      txState   // MULTI/EXEC/WATCH state of the clients (multi.go)
+	mem     memState  // maxmemory accounting and eviction (memory.go)
 	run     scriptRun // the script being run (reused: scripts do not nest)
 	scratch []byte    // reused buffer for rendering trace texts
 }
