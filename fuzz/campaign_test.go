@@ -222,7 +222,7 @@ func TestPrepare(t *testing.T) {
 		{name: "promote with replica", cfg: Config{Base: builtin(t, "single-failover"), Kinds: []string{"promote", "crash"}}},
 		{name: "unknown kind", cfg: Config{Base: builtin(t, "redlock-clock-jump"), Kinds: []string{"flood"}}, err: `--faults: unknown fault kind "flood"`},
 		{name: "negative runs", cfg: Config{Base: builtin(t, "redlock-clock-jump"), Runs: -1}, err: "--runs must not be negative"},
-		{name: "negative workers", cfg: Config{Base: builtin(t, "redlock-clock-jump"), Workers: -2}, err: "--workers must not be negative"},
+		{name: "negative workers", cfg: Config{Base: builtin(t, "redlock-clock-jump"), Workers: -2}, err: "--workers must be at least 1"},
 		{name: "no checks", cfg: Config{Base: builtin(t, "redlock-clock-jump"), Checks: []string{}}, err: "--check: no property"},
 		{name: "no base", cfg: Config{}, err: "no base scenario"},
 	}

@@ -240,6 +240,16 @@ func WriteSummary(w io.Writer, res *Result) {
 			fmt.Fprintln(w, "; raise --keep to write them)")
 		}
 	}
+	if groups := Groups(res); len(groups) > 0 {
+		fmt.Fprintf(w, "\n%d distinct signatures among the shrunk findings (property: the fault kinds and targets that remain):\n", len(groups))
+		for _, g := range groups {
+			nums := make([]string, len(g.Findings))
+			for i, n := range g.Findings {
+				nums[i] = fmt.Sprint(n)
+			}
+			fmt.Fprintf(w, "  %s: %s (findings %s)\n", g.Kind, g.Signature, strings.Join(nums, ", "))
+		}
+	}
 	if len(res.Inconclusive) > 0 {
 		fmt.Fprintf(w, "\ninconclusive (a checker timeout) in %d runs, first: run %d seed %d\n", len(res.Inconclusive), res.Inconclusive[0].Run, res.Inconclusive[0].Seed)
 	}
@@ -259,6 +269,7 @@ type JSONResult struct {
 	Found        int            `json:"found"`
 	ByKind       map[string]int `json:"by_kind"`
 	Findings     []JSONFinding  `json:"findings"`
+	Signatures   []Group        `json:"signatures"`
 	Inconclusive []RunRef       `json:"inconclusive"`
 	Errors       []RunError     `json:"errors"`
 }
@@ -307,7 +318,10 @@ func JSON(res *Result) JSONResult {
 	j := JSONResult{
 		Base: res.Base, CampaignSeed: res.Seed, SeedFormula: SeedFormula, Runs: res.Runs,
 		Faults: res.Kinds, Checks: res.Checks, Found: len(res.Findings), ByKind: res.ByKind(),
-		Findings: []JSONFinding{}, Inconclusive: res.Inconclusive, Errors: res.Errors,
+		Findings: []JSONFinding{}, Signatures: Groups(res), Inconclusive: res.Inconclusive, Errors: res.Errors,
+	}
+	if j.Signatures == nil {
+		j.Signatures = []Group{}
 	}
 	if j.Inconclusive == nil {
 		j.Inconclusive = []RunRef{}
