@@ -113,7 +113,7 @@ func TestClockJumpCampaign(t *testing.T) {
 	assert.Len(t, r.Removed, len(r.Before)-len(r.After))
 
 	dir := t.TempDir()
-	require.NoError(t, WriteFindings(dir, base, res))
+	require.NoError(t, WriteFindings(prepareDir(t, dir), base, res))
 	require.Equal(t, filepath.Join(dir, "finding-1.yaml"), f.File)
 	require.Equal(t, filepath.Join(dir, "finding-1.shrunk.yaml"), f.ShrunkFile)
 	for _, path := range []string{f.File, f.ShrunkFile} {

@@ -16,6 +16,8 @@ import (
 type FuzzRecord struct {
 	Kinds        []string        `json:"faults"`
 	Checks       []string        `json:"checks"`
+	MaxFaults    int             `json:"max_faults"`
+	Keep         int             `json:"keep"`
 	Findings     []FindingRecord `json:"findings"`
 	Inconclusive []RunRef        `json:"inconclusive"`
 	Errors       []RunError      `json:"errors"`
@@ -32,9 +34,10 @@ type FindingRecord struct {
 	Explanation    string          `json:"explanation"`
 }
 
-// Record returns res as a FuzzRecord.
-func Record(res *Result) FuzzRecord {
-	rec := FuzzRecord{Kinds: res.Kinds, Checks: res.Checks, Findings: []FindingRecord{}, Inconclusive: res.Inconclusive, Errors: res.Errors}
+// Record returns res, a result of the prepared config cfg, as a
+// FuzzRecord.
+func Record(cfg Config, res *Result) FuzzRecord {
+	rec := FuzzRecord{Kinds: res.Kinds, Checks: res.Checks, MaxFaults: cfg.MaxFaults, Keep: cfg.Keep, Findings: []FindingRecord{}, Inconclusive: res.Inconclusive, Errors: res.Errors}
 	for _, f := range res.Findings {
 		rec.Findings = append(rec.Findings, FindingRecord{
 			Run: f.Run, Seed: f.Seed, Kinds: f.Kinds,

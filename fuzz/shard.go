@@ -181,50 +181,19 @@ func CheckSet(dirs []string, ms []*Manifest) error {
 	return nil
 }
 
-// WriteManifest writes m (with results) as dir/campaign.json.
-func WriteManifest(dir string, m *Manifest, results any) error {
+// Encode returns m with results as the bytes of campaign.json.
+func (m *Manifest) Encode(results any) ([]byte, error) {
 	m.Format = ManifestFormat
 	data, err := json.Marshal(results)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m.Results = data
 	out, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	return writeAtomic(filepath.Join(dir, ManifestFile), append(out, '\n'))
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// folder and a rename, so that an interrupted write leaves the old file or
-// the new one, never half of one.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return append(out, '\n'), nil
 }
 
 // Verdict codes of VerdictRecord: one letter per verdict.

@@ -5,9 +5,19 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/locksim/locksim/internal/outdir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+func prepareDir(t *testing.T, dir string) *outdir.Dir {
+	t.Helper()
+	d, err := outdir.Prepare(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	return d
+}
 
 func TestParseShard(t *testing.T) {
 	tests := []struct {
@@ -90,12 +100,13 @@ func TestShardedCampaignEqualsWhole(t *testing.T) {
 		for k := 0; k < n; k++ {
 			c := cfg
 			c.Shard, c.Workers = Shard{k, n}, 1+k%3
+			require.NoError(t, Prepare(&c))
 			part, err := Run(context.Background(), c)
 			require.NoError(t, err)
 			f, e := c.Shard.Range(60)
 			assert.Equal(t, e-f, part.Runs)
 			assert.Equal(t, f, part.First)
-			recs = append(recs, Record(part))
+			recs = append(recs, Record(c, part))
 		}
 		require.NoError(t, Prepare(&cfg))
 		merged, err := MergeFuzz(cfg, 60, recs)

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/outdir"
+)
+
+// Shared by fuzz, sweep, matrix and merge: the output folder of a campaign,
+// its manifest (campaign.json, the campaign's identity and results, which
+// simrun merge reads), and Ctrl-C.
+
+// interruptible returns a context that the first SIGINT (Ctrl-C) or
+// SIGTERM (a Kubernetes pod being stopped) cancels, so that a campaign
+// stops starting runs, finishes the ones under way and writes what it
+// found; a second signal kills the process as usual. interrupted tells
+// whether a signal came; stop releases the signal handler.
+func interruptible(parent context.Context) (ctx context.Context, interrupted func() bool, stop func()) {
+	ctx, stopNotify := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			stopNotify() // the next signal terminates
+		case <-quit:
+		}
+	}()
+	var once bool
+	return ctx, func() bool {
+			return ctx.Err() != nil && parent.Err() == nil
+		}, func() {
+			if !once {
+				once = true
+				close(quit)
+				stopNotify()
+			}
+		}
+}
+
+// sameCampaign reports whether a folder's manifest is of the campaign id
+// (and the same shard): its results may be replaced without --force. The
+// total may differ (a --time campaign does as many runs as it can).
+func sameCampaign(m *fuzz.Manifest, id fuzz.Identity, shard fuzz.Shard) bool {
+	return m.Command == id.Command && m.Base == id.Base && m.BaseHash == id.BaseHash && m.Seed == id.Seed &&
+		strings.Join(m.Params, ";") == strings.Join(id.Params, ";") && m.Shard == shard.K && m.Shards == shard.N
+}
+
+// claimOut prepares the output folder of a campaign. A folder holding the
+// results of another campaign (another base, seed, parameters or shard,
+// per its campaign.json; or result files without a campaign.json) is
+// refused unless force: a second campaign must never overwrite the
+// findings of a first one or leave a mix of both. Files matching patterns
+// that this run does not write are removed after it writes (removeStale).
+func claimOut(flag, path string, id fuzz.Identity, shard fuzz.Shard, force bool, patterns ...string) (*outdir.Dir, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%s: required", flag)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() && !force {
+		if campaignFileExists(filepath.Join(path, fuzz.ManifestFile)) {
+			m, err := fuzz.ReadManifest(path)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v; give another folder, or --force to replace it", flag, err)
+			}
+			if !sameCampaign(m, id, shard) {
+				return nil, fmt.Errorf("%s %s holds the results of another campaign (%s, shard %d/%d); this one is %s, shard %s: give another folder, or --force to replace them", flag, path, m.Describe(), m.Shard, m.Shards, id.Describe(), shard)
+			}
+		} else {
+			for _, p := range patterns {
+				if names, _ := filepath.Glob(filepath.Join(path, p)); len(names) > 0 {
+					return nil, fmt.Errorf("%s %s holds %s of an earlier campaign without its %s: give another folder, or --force to replace them", flag, path, filepath.Base(names[0]), fuzz.ManifestFile)
+				}
+			}
+		}
+	}
+	d, err := outdir.Prepare(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", flag, err)
+	}
+	return d, nil
+}
+
+func campaignFileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// writeManifest writes the campaign's campaign.json and base.yaml into d.
+func writeManifest(d *outdir.Dir, m *fuzz.Manifest, base []byte, results any) error {
+	data, err := m.Encode(results)
+	if err != nil {
+		return err
+	}
+	if base != nil {
+		if err := d.WriteFile(fuzz.BaseFile, base); err != nil {
+			return err
+		}
+	}
+	return d.WriteFile(fuzz.ManifestFile, data)
+}
+
+// parseShardFlag parses --shard (empty: the whole campaign).
+func parseShardFlag(s string) (fuzz.Shard, error) {
+	if s == "" {
+		return fuzz.Whole, nil
+	}
+	sh, err := fuzz.ParseShard(s)
+	if err != nil {
+		return sh, badInput("--shard: %v", err)
+	}
+	return sh, nil
+}
+
+// campaignVersion is the version recorded in a campaign's identity: shards
+// of different simrun versions are not merged.
+func campaignVersion() string { return version }
