@@ -151,8 +151,13 @@ const scheduleStream = "fuzz-schedule"
 // Schedule returns the swarm flags and fault schedule of the run with seed
 // seed: what every campaign run and every replay of it uses.
 func Schedule(w faults.GenWorld, seed uint64, kinds []string, maxFaults int) (faults.Swarm, []faults.Spec) {
+	return ScheduleWith(w, seed, faults.GenOptions{Kinds: kinds, MaxFaults: maxFaults})
+}
+
+// ScheduleWith is Schedule with every generator option: the one schedule
+// generator of simrun fuzz and simrun matrix.
+func ScheduleWith(w faults.GenWorld, seed uint64, opts faults.GenOptions) (faults.Swarm, []faults.Spec) {
 	r := sim.NewRand(seed, scheduleStream)
-	opts := faults.GenOptions{Kinds: kinds, MaxFaults: maxFaults}
 	sw := faults.DrawSwarm(r, w, opts)
 	return sw, sw.Generate(r, w)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -120,3 +121,52 @@ func parseShardFlag(s string) (fuzz.Shard, error) {
 // campaignVersion is the version recorded in a campaign's identity: shards
 // of different simrun versions are not merged.
 func campaignVersion() string { return version }
+
+// runVerdicts runs job for the run numbers [first, end) on the worker pool
+// (fuzz.Each) and returns their verdicts in run order and the runs that
+// failed; done < end-first when ctx was cancelled.
+func runVerdicts(ctx context.Context, first, end, workers int, prog *progress, job func(run int) (fuzz.Verdicts, error)) (verdicts []fuzz.Verdicts, errs []fuzz.RunError, done int) {
+	type result struct {
+		v   fuzz.Verdicts
+		err error
+	}
+	verdicts = make([]fuzz.Verdicts, end-first)
+	done = fuzz.Each(ctx, first, end, workers, func(run int) result {
+		v, err := job(run)
+		return result{v, err}
+	}, func(run int, r result) {
+		verdicts[run-first] = r.v
+		if r.err != nil {
+			errs = append(errs, fuzz.RunError{RunRef: fuzz.RunRef{Run: run}, Err: r.err.Error()})
+		}
+		prog.add()
+	})
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Run < errs[j].Run })
+	return verdicts[:done], errs, done
+}
+
+// joinVerdicts concatenates the verdict records of a complete shard set
+// (checked by fuzz.CheckSet) in run order.
+func joinVerdicts(dirs []string, ms []*fuzz.Manifest) ([]fuzz.Verdicts, error) {
+	recs, err := decodeResults[fuzz.VerdictRecord](dirs, ms)
+	if err != nil {
+		return nil, err
+	}
+	order := make([]int, len(ms))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return ms[order[a]].First < ms[order[b]].First })
+	var out []fuzz.Verdicts
+	for _, i := range order {
+		if len(recs[i].Errors) > 0 {
+			return nil, badInput("%s: run %d failed in this shard: %s", dirs[i], recs[i].Errors[0].Run, recs[i].Errors[0].Err)
+		}
+		v, err := fuzz.DecodeVerdicts(recs[i].Verdicts, ms[i].Done)
+		if err != nil {
+			return nil, badInput("%s: %v", filepath.Join(dirs[i], fuzz.ManifestFile), err)
+		}
+		out = append(out, v...)
+	}
+	return out, nil
+}

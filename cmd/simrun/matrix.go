@@ -1,22 +1,22 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
+	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/scenarios"
-	"github.com/locksim/locksim/sim"
 )
 
 // The matrix: lock algorithms (with and without fencing) against fault
@@ -42,7 +42,9 @@ type matrixAlgo struct {
 	yaml   string
 }
 
-// matrixFamily is one column: which faults a random schedule draws.
+// matrixFamily is one column: which faults a random schedule draws. Its
+// schedules come from the fuzz generator (fuzz.ScheduleWith) limited to
+// the family's kind, aimed at its targets, with 1 to maxFaults faults.
 type matrixFamily struct {
 	name string
 	note string
@@ -55,16 +57,49 @@ type matrixFamily struct {
 	// ZooKeeper world: its service stands for a replicated ensemble and is
 	// not crashed, nodes/zookeeper doc).
 	servers bool
+	// node is true for kinds that target one process (their targets are
+	// the lock's servers and the clients, or what failover and servers
+	// say); links and partitions are drawn by the generator.
+	node bool
 }
 
+// matrixMaxFaults bounds the faults of one matrix schedule (1 to 3,
+// uniform: faults.DrawSwarm), so that a cell measures its family and not
+// a pile-up. locksim's choice.
+const matrixMaxFaults = 3
+
 var matrixFamilies = []matrixFamily{
-	{name: "clock jump", kind: "clock-jump", note: "clock jump: 1–3 wall-clock steps of 0.1 s to 3 ttl (forward two times in three) of a lock server or a client"},
-	{name: "clock drift", kind: "clock-drift", note: "clock drift: 1–3 rate changes to ±0.5% to ±20% of a lock server or a client"},
-	{name: "pause", kind: "pause", note: "pause: 1–3 pauses (GC, SIGSTOP) of 0.1 s to 3 ttl of a lock server or a client"},
-	{name: "crash (no fsync)", kind: "crash", servers: true, note: "crash (no fsync): 1–3 crashes (process or power) of Redis servers that persist with RDB only, so a restart (within 2 ttl) loses what came after the last save; n/a for ZooKeeper (its service stands for a replicated ensemble)"},
-	{name: "failover", kind: "crash", failover: true, servers: true, note: "failover: the Sentinel-monitored master loses power (half the time it comes back 1–3 ttl later); Sentinel promotes the replica; n/a without Sentinel"},
-	{name: "partition", kind: "partition", note: "partition: 1–3 random two-sided partitions of the servers, clients and sentinels, healed after 0.5 s to 2 ttl"},
-	{name: "message delay", kind: "delay", note: "message delay: 1–3 extra delays of 0.1 s to 1 ttl on a one-way link between a client and a lock server, for 0.5 s to 2 ttl"},
+	{name: "clock jump", kind: "clock-jump", node: true, note: "clock jump: 1–3 wall-clock steps of up to 3 ttl (forward two times in three) of a lock server or a client"},
+	{name: "clock drift", kind: "clock-drift", node: true, note: "clock drift: 1–3 rate changes to ±0.1% to ±20% of a lock server or a client"},
+	{name: "pause", kind: "pause", node: true, note: "pause: 1–3 pauses (GC, SIGSTOP) of up to 3 ttl of a lock server or a client"},
+	{name: "crash (no fsync)", kind: "crash", node: true, servers: true, note: "crash (no fsync): 1–3 crashes (process or power) of Redis servers that persist with RDB only, restarted within 2 ttl three times in four, losing what came after the last save; n/a for ZooKeeper (its service stands for a replicated ensemble)"},
+	{name: "failover", kind: "crash", node: true, failover: true, servers: true, note: "failover: 1–3 crashes (process or power) of the Sentinel-monitored master, restarted within 2 ttl three times in four; Sentinel promotes the replica; n/a without Sentinel"},
+	{name: "partition", kind: "partition", note: "partition: 1–3 random partitions (two or three sides) of every process, healed after up to 2 ttl three times in four"},
+	{name: "message delay", kind: "delay", note: "message delay: 1–3 extra delays of up to 1 ttl on a one-way link (two times in three between a client and a server), for up to 2 ttl"},
+}
+
+// targets returns the processes a family's node faults may hit in s.
+func (f matrixFamily) targets(s *scenarios.Scenario) []string {
+	if !f.node {
+		return nil
+	}
+	if f.failover {
+		return []string{s.Sentinel.Master}
+	}
+	var out []string
+	for _, r := range s.Redis {
+		out = append(out, r.Name)
+	}
+	if f.servers {
+		return out
+	}
+	if s.ZK != nil {
+		out = append(out, s.ZK.Name)
+	}
+	for _, c := range s.Clients {
+		out = append(out, c.Name)
+	}
+	return out
 }
 
 // matrixWorld renders a base world. Three clients contend continuously for
@@ -130,156 +165,20 @@ func (f matrixFamily) applies(s *scenarios.Scenario) bool {
 	return true
 }
 
-// matrixSeed derives the seed of run r of a world under a family: the
-// first 8 bytes, big endian, of SHA-256("locksim-matrix <base> <world>
-// <family> <r>"). It seeds both the schedule and the run, and does not
-// depend on fencing, so fenced and unfenced rows face the same faults.
-func matrixSeed(base uint64, world, family string, r int) uint64 {
-	h := sha256.Sum256([]byte(fmt.Sprintf("locksim-matrix %d %s %s %d", base, world, family, r)))
-	return binary.BigEndian.Uint64(h[:8])
+// matrixRun is the run number that seeds run r of row under family col:
+// a +fencing row (odd rows, matrixAlgos) uses the run numbers of the row
+// above it, so the two face the same schedules and the same simulation
+// seeds (fuzz.RunSeed of the run number).
+func matrixRun(row, col, r, runs int) int {
+	return ((row/2)*len(matrixFamilies)+col)*runs + r
 }
 
-// matrixGen draws the faults of one schedule. It is the matrix's own
-// small generator (faults.Generate draws from every kind and trigger for
-// fuzzing; a matrix column needs one family, aimed at the processes that
-// hold lock state, and triggers that fire in a contended workload).
-type matrixGen struct {
-	r       *sim.Rand
-	s       *scenarios.Scenario
-	servers []string // the lock's servers: Redis nodes or the ZooKeeper service
-	clients []string
-}
-
-// dur draws a duration in [lo, hi] at millisecond grain.
-func (g *matrixGen) dur(lo, hi time.Duration) time.Duration {
-	lo, hi = lo/time.Millisecond, hi/time.Millisecond
-	if hi <= lo {
-		return lo * time.Millisecond
-	}
-	return (lo + time.Duration(g.r.Int63n(int64(hi-lo)+1))) * time.Millisecond
-}
-
-func (g *matrixGen) pick(names []string) string { return names[g.r.Intn(len(names))] }
-
-// target picks a server or a client, each half the time.
-func (g *matrixGen) target() string {
-	if g.r.Intn(2) == 0 {
-		return g.pick(g.servers)
-	}
-	return g.pick(g.clients)
-}
-
-// when fires a fault at a uniform time in the run's first part (so that
-// it acts before the end) half the time, otherwise when a client acquires
-// the lock or reads the resource (its 1st to 5th time), up to 1 s later;
-// a fault of a client is triggered by that client's own event half the
-// time (a GC pause inside the critical section).
-func (g *matrixGen) when(sp *faults.Spec) {
-	if g.r.Intn(2) == 0 {
-		t := g.dur(0, g.s.Duration-2*matrixTTL)
-		sp.At = &sim.Range{Lo: t, Hi: t}
-		return
-	}
-	ev := "acquired"
-	if g.r.Intn(2) == 0 {
-		ev = "resource-read"
-	}
-	who := g.pick(g.clients)
-	for _, c := range g.clients {
-		if c == sp.Node && g.r.Intn(2) == 0 {
-			who = c // a client faulted in its own critical section
-		}
-	}
-	sp.On = &faults.Trigger{Event: ev, Proc: who, Count: 1 + g.r.Intn(5)}
-	d := g.dur(0, time.Second)
-	sp.After = sim.Range{Lo: d, Hi: d}
-}
-
-func fixedRange(d time.Duration) *sim.Range { return &sim.Range{Lo: d, Hi: d} }
-
-// fault draws one fault of a family.
-func (g *matrixGen) fault(fam matrixFamily) faults.Spec {
-	sp := faults.Spec{Kind: fam.kind}
-	switch {
-	case fam.failover:
-		sp.Node, sp.Mode = g.s.Sentinel.Master, "power"
-		if g.r.Intn(2) == 0 {
-			sp.RestartAfter = fixedRange(g.dur(matrixTTL, 3*matrixTTL))
-		}
-	case fam.kind == "clock-jump":
-		sp.Node = g.target()
-		sp.By = g.dur(100*time.Millisecond, 3*matrixTTL)
-		if g.r.Intn(3) == 0 {
-			sp.By = -sp.By // forward twice as often: Kleppmann's case
-		}
-	case fam.kind == "clock-drift":
-		sp.Node = g.target()
-		milli := 5 + g.r.Intn(196)
-		if g.r.Intn(2) == 0 {
-			milli = -milli
-		}
-		sp.Rate = float64(milli) / 1000
-	case fam.kind == "pause":
-		sp.Node = g.target()
-		sp.For = sim.Fixed(g.dur(100*time.Millisecond, 3*matrixTTL))
-	case fam.kind == "crash":
-		sp.Node = g.pick(g.servers)
-		if g.r.Intn(2) == 0 {
-			sp.Mode = "power"
-		}
-		sp.RestartAfter = fixedRange(g.dur(0, 2*matrixTTL))
-	case fam.kind == "partition":
-		all := append(append([]string(nil), g.servers...), g.clients...)
-		if g.s.Sentinel != nil {
-			all = append(all, g.s.Sentinel.Names...)
-		}
-		groups := make([][]string, 2)
-		for _, p := range all {
-			k := g.r.Intn(2)
-			groups[k] = append(groups[k], p)
-		}
-		for i := range groups {
-			if len(groups[i]) == 0 { // both sides non-empty
-				o := groups[1-i]
-				groups[i], groups[1-i] = o[len(o)-1:], o[:len(o)-1]
-			}
-		}
-		sp.Groups = groups
-		sp.HealAfter = fixedRange(g.dur(500*time.Millisecond, 2*matrixTTL))
-	case fam.kind == "delay":
-		c, s := g.pick(g.clients), g.pick(g.servers)
-		sp.From, sp.To = c, s
-		if g.r.Intn(2) == 0 {
-			sp.From, sp.To = s, c
-		}
-		sp.By = g.dur(100*time.Millisecond, matrixTTL)
-		sp.For = sim.Fixed(g.dur(500*time.Millisecond, 2*matrixTTL))
-	}
-	g.when(&sp)
-	return sp
-}
-
-// matrixSchedule draws one random schedule of a family: one to three
-// faults (one crash of the master for failover).
+// matrixSchedule draws the schedule of one matrix run with the fuzz
+// generator.
 func matrixSchedule(s *scenarios.Scenario, fam matrixFamily, seed uint64) []faults.Spec {
-	g := &matrixGen{r: sim.NewRand(seed, "matrix-schedule"), s: s}
-	for _, r := range s.Redis {
-		g.servers = append(g.servers, r.Name)
-	}
-	if s.ZK != nil {
-		g.servers = append(g.servers, s.ZK.Name)
-	}
-	for _, c := range s.Clients {
-		g.clients = append(g.clients, c.Name)
-	}
-	n := 1 + g.r.Intn(3)
-	if fam.failover {
-		n = 1
-	}
-	specs := make([]faults.Spec, n)
-	for i := range specs {
-		specs[i] = g.fault(fam)
-	}
+	_, specs := fuzz.ScheduleWith(fuzz.WorldOf(s), seed, faults.GenOptions{
+		Kinds: []string{fam.kind}, MaxFaults: matrixMaxFaults, Targets: fam.targets(s),
+	})
 	return specs
 }
 
@@ -289,6 +188,7 @@ type matrixFlags struct {
 	workers int
 	outDir  string
 	quiet   bool
+	shard   string
 }
 
 func newMatrixCmd() *cobra.Command {
@@ -307,10 +207,15 @@ run), matrix.md, matrix.html, and worlds/ (the base scenarios) with cases/
 (the scenario of each cell's first violating run).
 
 Base worlds: three clients in continuous contention, 30 s, lock lifetime 5 s.
-Run r of a world under a family uses the seed made of the first 8 bytes
-(big endian) of SHA-256("locksim-matrix <base> <world> <family> <r>") for
-both the schedule and the run, so rows that share a world (with and without
-fencing) face the same faults, and results do not depend on --workers.`,
+Schedules come from the fuzz generator, limited to the family's fault kind.
+Run r of row i under family j has run number ((i/2)*families + j)*N + r
+and uses the run seed of simrun fuzz, splitmix64(base + (n+1) *
+0x9e3779b97f4a7c15), for both its schedule and its simulation: a row and
+its +fencing row face the same schedules and seeds, and results do not
+depend on --workers.
+
+--shard K/N runs only part K of the matrix's runs and writes campaign.json
+into --out; 'simrun merge' joins the shards into the whole matrix.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return matrix(cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
@@ -321,6 +226,7 @@ fencing) face the same faults, and results do not depend on --workers.`,
 	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel runs")
 	cmd.Flags().StringVar(&f.outDir, "out", "", "folder for the heatmap and the tables (required)")
 	cmd.Flags().BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	cmd.Flags().StringVar(&f.shard, "shard", "", "run only shard K/N of the matrix's runs (K from 0 to N-1); join the shards with simrun merge")
 	return cmd
 }
 
@@ -328,6 +234,68 @@ fencing) face the same faults, and results do not depend on --workers.`,
 type matrixJob struct {
 	row, col, run int
 	seed          uint64
+}
+
+// matrixPlan is a matrix: its rows, worlds and runs.
+type matrixPlan struct {
+	algos  []matrixAlgo
+	worlds []*scenarios.Scenario
+	jobs   []matrixJob
+	runs   int
+	seed   uint64
+	// hash identifies the worlds and families (the matrix has no base
+	// scenario of its own).
+	hash string
+}
+
+func planMatrix(runs int, seed uint64) (*matrixPlan, error) {
+	pl := &matrixPlan{algos: matrixAlgos(), runs: runs, seed: seed}
+	var all strings.Builder
+	for _, a := range pl.algos {
+		s, err := scenarios.Parse(fmt.Sprintf("worlds/%s.yaml", slugOf(a.name)), []byte(a.yaml))
+		if err != nil {
+			return nil, withCode(exitInconclusive, fmt.Errorf("internal error: matrix world %s: %w", a.name, err))
+		}
+		pl.worlds = append(pl.worlds, s)
+		all.WriteString(a.yaml)
+	}
+	for _, fam := range matrixFamilies {
+		fmt.Fprintf(&all, "%s|%s|%v|%v|%v\n", fam.name, fam.kind, fam.failover, fam.servers, fam.node)
+	}
+	pl.hash = fuzz.Hash([]byte(all.String()))
+	for i := range pl.algos {
+		for j, fam := range matrixFamilies {
+			if !fam.applies(pl.worlds[i]) {
+				continue
+			}
+			for r := 0; r < runs; r++ {
+				pl.jobs = append(pl.jobs, matrixJob{row: i, col: j, run: r, seed: fuzz.RunSeed(seed, matrixRun(i, j, r, runs))})
+			}
+		}
+	}
+	return pl, nil
+}
+
+func (pl *matrixPlan) identity() fuzz.Identity {
+	return fuzz.Identity{Command: "matrix", Version: campaignVersion(), Base: "matrix worlds", BaseHash: pl.hash,
+		Seed: pl.seed, Total: len(pl.jobs), Params: []string{"runs=" + strconv.Itoa(pl.runs)}}
+}
+
+func (pl *matrixPlan) scenario(jb matrixJob) (*scenarios.Scenario, error) {
+	return pl.worlds[jb.row].WithFaults(matrixSchedule(pl.worlds[jb.row], matrixFamilies[jb.col], jb.seed))
+}
+
+func (pl *matrixPlan) run(n int) (fuzz.Verdicts, error) {
+	jb := pl.jobs[n]
+	s, err := pl.scenario(jb)
+	if err != nil {
+		return fuzz.Verdicts{}, fmt.Errorf("%s under %s, run %d: the generated schedule does not validate: %w", pl.algos[jb.row].name, matrixFamilies[jb.col].name, jb.run, err)
+	}
+	o, err := scenarios.Run(s, jb.seed, scenarios.Options{})
+	if err != nil {
+		return fuzz.Verdicts{}, fmt.Errorf("%s under %s, seed %d: %w", pl.algos[jb.row].name, matrixFamilies[jb.col].name, jb.seed, err)
+	}
+	return fuzz.Verdicts{Lock: o.LockSafety, Resource: o.ResourceSafety, Liveness: o.Liveness}, nil
 }
 
 func matrix(stdout, stderr io.Writer, f matrixFlags) error {
@@ -340,28 +308,70 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 	if f.workers < 1 {
 		return badInput("--workers: must be at least 1 (got %d)", f.workers)
 	}
-	algos := matrixAlgos()
-	worlds := make([]*scenarios.Scenario, len(algos))
-	for i, a := range algos {
-		s, err := scenarios.Parse(fmt.Sprintf("worlds/%s.yaml", slugOf(a.name)), []byte(a.yaml))
-		if err != nil {
-			return withCode(exitInconclusive, fmt.Errorf("internal error: matrix world %s: %w", a.name, err))
-		}
-		worlds[i] = s
+	shard, err := parseShardFlag(f.shard)
+	if err != nil {
+		return err
 	}
-	for _, d := range []string{"worlds", "cases"} {
-		if err := os.MkdirAll(filepath.Join(f.outDir, d), 0o755); err != nil {
+	pl, err := planMatrix(f.runs, f.seed)
+	if err != nil {
+		return err
+	}
+	id := pl.identity()
+	// The matrix's outputs are regenerated whole: it replaces an earlier
+	// campaign's (force).
+	d, err := claimOut("--out", f.outDir, id, shard, true)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	defer d.Close()
+	ctx, interrupted, stop := interruptible(context.Background())
+	defer stop()
+	first, end := shard.Range(len(pl.jobs))
+	label := "matrix"
+	if shard.N > 1 {
+		label += " shard " + shard.String()
+	}
+	prog := newProgress(stderr, end-first, label, f.quiet)
+	verdicts, errs, done := runVerdicts(ctx, first, end, f.workers, prog, pl.run)
+	prog.done()
+	if interrupted() {
+		return withCode(exitInconclusive, fmt.Errorf("interrupted after %d of %d runs: a partial matrix is not written", done, end-first))
+	}
+	if len(errs) > 0 {
+		return withCode(exitInconclusive, fmt.Errorf("internal error: %s", errs[0].Err))
+	}
+	m := &fuzz.Manifest{Identity: id, Shard: shard.K, Shards: shard.N, First: first, End: end, Done: done}
+	if shard.N > 1 {
+		if err := writeManifest(d, m, nil, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
 			return badInput("--out: %v", err)
 		}
+		fmt.Fprintf(stdout, "matrix shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",
+			shard, first, end-1, len(pl.jobs), filepath.Join(d.Path(), fuzz.ManifestFile))
+		return nil
 	}
-	for _, a := range algos {
-		if err := os.WriteFile(filepath.Join(f.outDir, "worlds", slugOf(a.name)+".yaml"), []byte(a.yaml), 0o644); err != nil {
-			return badInput("--out: %v", err)
-		}
-	}
+	return writeMatrix(stdout, d, pl, m, verdicts)
+}
 
-	m := &reports.Matrix{Runs: f.runs, Seed: f.seed}
-	for _, a := range algos {
+// writeMatrix writes a whole matrix's outputs into d (matrix without
+// --shard, and simrun merge of matrix shards).
+func writeMatrix(stdout io.Writer, d *outdir.Dir, pl *matrixPlan, man *fuzz.Manifest, verdicts []fuzz.Verdicts) error {
+	wd, err := outdir.Prepare(filepath.Join(d.Path(), "worlds"))
+	if err != nil {
+		return badInput("--out: %v", err)
+	}
+	defer wd.Close()
+	cd, err := outdir.Prepare(filepath.Join(d.Path(), "cases"))
+	if err != nil {
+		return badInput("--out: %v", err)
+	}
+	defer cd.Close()
+	for _, a := range pl.algos {
+		if err := wd.WriteFile(slugOf(a.name)+".yaml", []byte(a.yaml)); err != nil {
+			return badInput("--out: %v", err)
+		}
+	}
+	m := &reports.Matrix{Runs: pl.runs, Seed: pl.seed}
+	for _, a := range pl.algos {
 		m.Rows = append(m.Rows, a.name)
 	}
 	for _, fam := range matrixFamilies {
@@ -371,47 +381,21 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 	m.Notes = append(m.Notes,
 		"worlds: three clients in continuous contention for 30 s (hold 2 s, think 300 ms), lock lifetime 5 s (ttl, Redisson lease, ZooKeeper session timeout); redis-single, WAIT and Redisson on a master M with a replica R and three sentinels (down_after 3 s); Redlock and redsync on five masters; ZooKeeper on one session service",
 		"+fencing: a token with every resource access (INCR on the lock's node, on the first node that granted for Redlock and redsync; the znode's zxid for ZooKeeper) and a resource that rejects anything older than the highest token it saw (mark)",
-		"each fault fires at a uniform time in the first 20 s, or when a client acquires the lock or reads the resource (its 1st to 5th time) up to 1 s later (a fault of a client: half the time on its own event); rows that share a world face identical schedules")
-	var jobs []matrixJob
-	m.Cells = make([][]reports.MatrixCell, len(algos))
-	for i, a := range algos {
+		"schedules: the fuzz generator (simrun fuzz) limited to the family's fault kind, 1–3 faults, each at a time in the run or on a client's or a server's event; a row and its +fencing row run the same schedules with the same seeds",
+		"why a +fencing row's lock-safety rate can differ from its row's: fencing adds messages (the token's INCR round trip before each resource access, the token in each write), so with the same schedule and seed the run's later message latencies, and the moment a triggered fault fires, differ; the lock outcome of a single run can change, the rates stay within each other's intervals")
+	m.Cells = make([][]reports.MatrixCell, len(pl.algos))
+	for i := range pl.algos {
 		m.Cells[i] = make([]reports.MatrixCell, len(matrixFamilies))
 		for j, fam := range matrixFamilies {
-			if !fam.applies(worlds[i]) {
-				m.Cells[i][j].NA = true
-				continue
-			}
-			for r := 0; r < f.runs; r++ {
-				jobs = append(jobs, matrixJob{row: i, col: j, run: r, seed: matrixSeed(f.seed, a.world, fam.name, r)})
-			}
+			m.Cells[i][j].NA = !fam.applies(pl.worlds[i])
 		}
 	}
-	scenOf := func(jb matrixJob) (*scenarios.Scenario, error) {
-		specs := matrixSchedule(worlds[jb.row], matrixFamilies[jb.col], jb.seed)
-		return worlds[jb.row].WithFaults(specs)
-	}
-	bar := newProgressBar(stderr, len(jobs), "matrix", f.quiet)
-	results, err := runAll(len(jobs), f.workers, func(i int) (runResult, error) {
-		jb := jobs[i]
-		s, err := scenOf(jb)
-		if err != nil {
-			return runResult{}, fmt.Errorf("%s under %s, run %d: the generated schedule does not validate: %w", algos[jb.row].name, matrixFamilies[jb.col].name, jb.run, err)
-		}
-		o, err := scenarios.Run(s, jb.seed, scenarios.Options{})
-		if err != nil {
-			return runResult{}, fmt.Errorf("%s under %s, seed %d: %w", algos[jb.row].name, matrixFamilies[jb.col].name, jb.seed, err)
-		}
-		return runResult{o.LockSafety, o.ResourceSafety, o.Liveness}, nil
-	}, bar.tickFunc())
-	if err != nil {
-		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
-	}
-	for i, jb := range jobs {
-		res := results[i]
+	for i, jb := range pl.jobs {
+		res := verdicts[i]
 		cell := &m.Cells[jb.row][jb.col]
-		cell.Counts.Add(res.lock, res.resource, "")
-		if cell.Replay == "" && (res.lock == "violated" || res.resource == "violated") {
-			s, err := scenOf(jb)
+		cell.Counts.Add(res.Lock, res.Resource, "")
+		if cell.Replay == "" && (res.Lock == "violated" || res.Resource == "violated") {
+			s, err := pl.scenario(jb)
 			if err != nil {
 				return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 			}
@@ -419,12 +403,15 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 			if err != nil {
 				return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 			}
-			file := filepath.Join(f.outDir, "cases", slugOf(algos[jb.row].name)+"--"+slugOf(matrixFamilies[jb.col].name)+".yaml")
-			if err := os.WriteFile(file, text, 0o644); err != nil {
+			name := slugOf(pl.algos[jb.row].name) + "--" + slugOf(matrixFamilies[jb.col].name) + ".yaml"
+			if err := cd.WriteFile(name, text); err != nil {
 				return badInput("--out: %v", err)
 			}
-			cell.Replay = fmt.Sprintf("simrun run %s --seed %d", shellQuote(file), jb.seed)
+			cell.Replay = fmt.Sprintf("simrun run %s --seed %d", shellQuote(filepath.Join(d.Path(), "cases", name)), jb.seed)
 		}
+	}
+	if err := cd.RemoveStale("*.yaml"); err != nil {
+		return badInput("--out: %v", err)
 	}
 	img, err := reports.MatrixImage(m)
 	if err != nil {
@@ -439,12 +426,47 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 		data []byte
 	}{{"matrix.png", img.PNG}, {"matrix.svg", img.SVG}, {"matrix.csv", m.CSV()}, {"matrix.md", m.Markdown()}, {"matrix.html", page}}
 	for _, fl := range files {
-		if err := os.WriteFile(filepath.Join(f.outDir, fl.name), fl.data, 0o644); err != nil {
+		if err := d.WriteFile(fl.name, fl.data); err != nil {
 			return badInput("--out: %v", err)
 		}
 	}
-	fmt.Fprintf(stdout, "violation rates (lock / resource), %d random schedules per cell, base seed %d:\n\n%s\nwrote %s (matrix.png, matrix.svg, matrix.csv, matrix.md, matrix.html, worlds/, cases/)\n", f.runs, f.seed, m.Summary(), f.outDir)
+	if err := writeManifest(d, man, nil, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+		return badInput("--out: %v", err)
+	}
+	fmt.Fprintf(stdout, "violation rates (lock / resource), %d random schedules per cell, base seed %d:\n\n%s\nwrote %s (matrix.png, matrix.svg, matrix.csv, matrix.md, matrix.html, worlds/, cases/)\n", pl.runs, pl.seed, m.Summary(), d.Path())
 	return nil
+}
+
+// mergeMatrix joins matrix shards (simrun merge).
+func mergeMatrix(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f mergeFlags) error {
+	id := ms[0].Identity
+	runs := 0
+	for _, p := range id.Params {
+		if k, v, _ := strings.Cut(p, "="); k == "runs" {
+			runs, _ = strconv.Atoi(v)
+		}
+	}
+	if runs < 1 {
+		return badInput("%s: the matrix's parameters %q lack runs=", filepath.Join(dirs[0], fuzz.ManifestFile), id.Params)
+	}
+	pl, err := planMatrix(runs, id.Seed)
+	if err != nil {
+		return err
+	}
+	if pl.hash != id.BaseHash || len(pl.jobs) != id.Total {
+		return badInput("%s: the matrix's worlds differ from this simrun's (%.12s, %d runs; this simrun: %.12s, %d runs)", dirs[0], id.BaseHash, id.Total, pl.hash, len(pl.jobs))
+	}
+	verdicts, err := joinVerdicts(dirs, ms)
+	if err != nil {
+		return err
+	}
+	d, err := claimOut("--out", f.out, id, fuzz.Whole, true)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	defer d.Close()
+	fmt.Fprintf(stderr, "merged %d shards of the matrix: %d runs\n", len(dirs), len(verdicts))
+	return writeMatrix(stdout, d, pl, wholeManifest(id), verdicts)
 }
 
 // slugOf turns a row or column name into a file name.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -19,23 +20,27 @@ import (
 func TestMatrixWorlds(t *testing.T) {
 	algos := matrixAlgos()
 	require.Len(t, algos, 12)
-	for _, a := range algos {
+	for i, a := range algos {
 		s, err := scenarios.Parse("worlds/"+slugOf(a.name)+".yaml", []byte(a.yaml))
 		require.NoError(t, err, "%s:\n%s", a.name, a.yaml)
 		assert.Len(t, s.Clients, 3)
 		if a.fenced {
 			assert.Equal(t, "mark", s.Resource.Fencing, a.name)
 		}
-		for _, fam := range matrixFamilies {
+		for j, fam := range matrixFamilies {
 			if !fam.applies(s) {
 				continue
 			}
+			targets := fam.targets(s)
 			for r := 0; r < 40; r++ {
-				seed := matrixSeed(1, a.world, fam.name, r)
+				seed := fuzz.RunSeed(1, matrixRun(i, j, r, 40))
 				specs := matrixSchedule(s, fam, seed)
 				require.NotEmpty(t, specs)
 				for _, sp := range specs {
 					assert.Equal(t, fam.kind, sp.Kind)
+					if fam.node {
+						assert.Contains(t, targets, sp.Node, "%s under %s", a.name, fam.name)
+					}
 				}
 				_, err := s.WithFaults(specs)
 				require.NoError(t, err, "%s under %s, run %d", a.name, fam.name, r)
@@ -44,21 +49,35 @@ func TestMatrixWorlds(t *testing.T) {
 	}
 }
 
-// TestMatrixSharedSchedules checks that the rows of one world (with and
-// without fencing) face the same schedules, and different runs different
-// ones.
+// TestMatrixSharedSchedules (issue 18, "+fencing rows differ from their
+// base rows"): a row and its +fencing row face the same schedules with the
+// same seeds; other rows and other runs face others.
 func TestMatrixSharedSchedules(t *testing.T) {
 	algos := matrixAlgos()
-	plain, err := scenarios.Parse("a.yaml", []byte(algos[2].yaml))
-	require.NoError(t, err)
-	fenced, err := scenarios.Parse("b.yaml", []byte(algos[3].yaml))
-	require.NoError(t, err)
-	require.Equal(t, algos[2].world, algos[3].world)
-	fam := matrixFamilies[0]
-	seed := matrixSeed(1, algos[2].world, fam.name, 5)
-	assert.Equal(t, fmt.Sprint(matrixSchedule(plain, fam, seed)), fmt.Sprint(matrixSchedule(fenced, fam, seed)))
-	other := matrixSeed(1, algos[2].world, fam.name, 6)
-	assert.NotEqual(t, fmt.Sprint(matrixSchedule(plain, fam, seed)), fmt.Sprint(matrixSchedule(plain, fam, other)))
+	worlds := make([]*scenarios.Scenario, len(algos))
+	for i, a := range algos {
+		s, err := scenarios.Parse("w.yaml", []byte(a.yaml))
+		require.NoError(t, err)
+		worlds[i] = s
+	}
+	for i := 0; i < len(algos); i += 2 {
+		require.True(t, algos[i+1].fenced, algos[i+1].name)
+		require.Equal(t, algos[i].name+" +fencing", algos[i+1].name)
+		for j, fam := range matrixFamilies {
+			if !fam.applies(worlds[i]) {
+				continue
+			}
+			for r := 0; r < 5; r++ {
+				n, nf := matrixRun(i, j, r, 5), matrixRun(i+1, j, r, 5)
+				require.Equal(t, n, nf, "%s: the same run number", algos[i+1].name)
+				seed := fuzz.RunSeed(1, n)
+				assert.Equal(t, fmt.Sprint(matrixSchedule(worlds[i], fam, seed)), fmt.Sprint(matrixSchedule(worlds[i+1], fam, seed)), "%s under %s run %d", algos[i].name, fam.name, r)
+			}
+		}
+	}
+	assert.NotEqual(t, matrixRun(0, 0, 0, 5), matrixRun(2, 0, 0, 5), "different algorithms, different runs")
+	seed, other := fuzz.RunSeed(1, matrixRun(2, 0, 5, 10)), fuzz.RunSeed(1, matrixRun(2, 0, 6, 10))
+	assert.NotEqual(t, fmt.Sprint(matrixSchedule(worlds[2], matrixFamilies[0], seed)), fmt.Sprint(matrixSchedule(worlds[2], matrixFamilies[0], other)))
 }
 
 // TestMatrix runs the whole matrix with one schedule per cell, with one and
