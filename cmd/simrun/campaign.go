@@ -18,12 +18,12 @@ import (
 // its manifest (campaign.json, the campaign's identity and results, which
 // simrun merge reads), and Ctrl-C.
 
-// interruptible returns a context that the first SIGINT (Ctrl-C) or
+// interruptibleCampaign returns a context that the first SIGINT (Ctrl-C) or
 // SIGTERM (a Kubernetes pod being stopped) cancels, so that a campaign
 // stops starting runs, finishes the ones under way and writes what it
 // found; a second signal kills the process as usual. interrupted tells
 // whether a signal came; stop releases the signal handler.
-func interruptible(parent context.Context) (ctx context.Context, interrupted func() bool, stop func()) {
+func interruptibleCampaign(parent context.Context) (ctx context.Context, interrupted func() bool, stop func()) {
 	ctx, stopNotify := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	quit := make(chan struct{})
 	go func() {

@@ -182,7 +182,7 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 	}
 	defer d.Close()
 
-	ctx, interrupted, stop := interruptible(context.Background())
+	ctx, interrupted, stop := interruptibleCampaign(context.Background())
 	defer stop()
 	if f.dur > 0 {
 		var cancel context.CancelFunc

@@ -324,7 +324,7 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 		return withCode(exitBadInput, err)
 	}
 	defer d.Close()
-	ctx, interrupted, stop := interruptible(context.Background())
+	ctx, interrupted, stop := interruptibleCampaign(context.Background())
 	defer stop()
 	first, end := shard.Range(len(pl.jobs))
 	label := "matrix"

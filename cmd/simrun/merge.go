@@ -173,7 +173,7 @@ func mergeFuzz(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f m
 		defer d.Close()
 	}
 	fmt.Fprintf(stderr, "merged %d shards of fuzz %s: %d runs, %d violating\n", len(dirs), base.Name, res.Runs, len(res.Findings))
-	ctx, _, stop := interruptible(context.Background())
+	ctx, _, stop := interruptibleCampaign(context.Background())
 	defer stop()
 	return finishFuzz(stdout, stderr, ctx, d, base, baseYAML, cfg, res, wholeManifest(id), f.shrink, f.jsonOut, f.junit)
 }

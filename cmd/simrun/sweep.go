@@ -318,7 +318,7 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 	}
 	defer d.Close()
 
-	ctx, interrupted, stop := interruptible(context.Background())
+	ctx, interrupted, stop := interruptibleCampaign(context.Background())
 	defer stop()
 	first, end := shard.Range(pl.total())
 	label := "sweep " + s.Name
