@@ -111,7 +111,7 @@ func TestShardsAsProcesses(t *testing.T) {
 	t.Run("fuzz", func(t *testing.T) {
 		whole := filepath.Join(tmp, "fuzz-whole")
 		common := []string{"fuzz", "redlock-clock-jump", "--runs", "90", "--seed", "4", "--keep", "2"}
-		w := runBin(t, bin, append(common, "--workers", "2", "--out", whole, "--json", "--junit", filepath.Join(tmp, "whole.xml"))...)
+		w := runBin(t, bin, append(common, "--workers", "2", "--out", whole, "--json", "--shrink", "--junit", filepath.Join(tmp, "whole.xml"))...)
 		require.Equal(t, exitMismatch, w.code, w.stderr)
 		dirs := shardDirs("fuzz", 3)
 		for k, d := range dirs {
@@ -121,13 +121,15 @@ func TestShardsAsProcesses(t *testing.T) {
 		}
 		merged := filepath.Join(tmp, "fuzz-merged")
 		// Shards in any order.
-		m := runBin(t, bin, "merge", dirs[2], dirs[0], dirs[1], "--out", merged, "--json", "--junit", filepath.Join(tmp, "merged.xml"))
+		m := runBin(t, bin, "merge", dirs[2], dirs[0], dirs[1], "--out", merged, "--json", "--shrink", "--junit", filepath.Join(tmp, "merged.xml"))
 		require.Equal(t, w.code, m.code, m.stderr)
 		assert.Equal(t, strings.ReplaceAll(w.stdout, whole, "DIR"), strings.ReplaceAll(m.stdout, merged, "DIR"), "the JSON")
 		var j fuzz.JSONResult
 		require.NoError(t, json.Unmarshal([]byte(m.stdout), &j))
 		assert.Equal(t, 90, j.Runs)
 		require.NotEmpty(t, j.Findings)
+		require.NotEmpty(t, j.Signatures, "shrunk findings grouped by signature")
+		assert.NotNil(t, j.Findings[0].Shrunk)
 		for i, f := range j.Findings {
 			assert.Equal(t, i+1, f.Number)
 			if i > 0 {
