@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -192,20 +193,18 @@ func expandRange(p *reports.SweepParam, lo, hi string, n int) error {
 // sweepPlan is a sweep: its base, parameters, points and seeds, from
 // which every run and every output follows.
 type sweepPlan struct {
+	*fuzz.Sweep
 	s        *scenarios.Scenario
 	baseYAML []byte
 	specs    []string
 	params   []reports.SweepParam
 	combos   [][]string
-	points   []*scenarios.Scenario
-	seeds    int
-	seed     uint64
 }
 
 // planSweep parses the --param specs against s and builds the points;
 // its errors carry exit code 2.
 func planSweep(s *scenarios.Scenario, specs []string, seeds int, seed uint64) (*sweepPlan, error) {
-	pl := &sweepPlan{s: s, specs: specs, seeds: seeds, seed: seed}
+	pl := &sweepPlan{s: s, specs: specs}
 	for _, spec := range specs {
 		p, err := parseSweepParam(spec)
 		if err != nil {
@@ -236,48 +235,36 @@ func planSweep(s *scenarios.Scenario, specs []string, seeds int, seed uint64) (*
 		}
 	}
 	// The points, each validated as a whole.
+	var sets [][][2]string
 	for _, vals := range pl.combos {
 		var set [][2]string
 		for j, v := range vals {
 			set = append(set, [2]string{pl.params[j].Path, v})
 		}
-		ps, err := s.With(set)
-		if err != nil {
-			return nil, badInput("--param %s: values %s together: %v", strings.Join(specs, " --param "), strings.Join(vals, ", "), err)
-		}
-		pl.points = append(pl.points, ps)
+		sets = append(sets, set)
 	}
 	var err error
+	if pl.Sweep, err = fuzz.NewSweep(s, sets, seeds, seed); err != nil {
+		var pe *fuzz.PointError
+		if errors.As(err, &pe) {
+			return nil, badInput("--param %s: values %s together: %v", strings.Join(specs, " --param "), strings.Join(pl.combos[pe.Point], ", "), pe.Err)
+		}
+		return nil, badInput("%v", err)
+	}
 	if pl.baseYAML, err = fuzz.BaseBytes(s); err != nil {
 		return nil, withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 	}
 	return pl, nil
 }
 
-// total is the number of runs of the sweep.
-func (pl *sweepPlan) total() int { return len(pl.points) * pl.seeds }
-
-// runSeed is the seed of run n (point n/seeds, seed number n%seeds).
-func (pl *sweepPlan) runSeed(n int) uint64 { return fuzz.RunSeed(pl.seed, n) }
-
 func (pl *sweepPlan) identity() fuzz.Identity {
 	params := make([]string, 0, len(pl.specs)+1)
 	for _, sp := range pl.specs {
 		params = append(params, "param="+sp)
 	}
-	params = append(params, "seeds="+strconv.Itoa(pl.seeds))
+	params = append(params, "seeds="+strconv.Itoa(pl.Seeds))
 	return fuzz.Identity{Command: "sweep", Version: campaignVersion(), Base: pl.s.Name, BaseHash: fuzz.Hash(pl.baseYAML),
-		Seed: pl.seed, Total: pl.total(), Params: params}
-}
-
-// run runs the sweep's runs [first, end).
-func (pl *sweepPlan) run(n int) (fuzz.Verdicts, error) {
-	p := n / pl.seeds
-	o, err := scenarios.Run(pl.points[p], pl.runSeed(n), scenarios.Options{})
-	if err != nil {
-		return fuzz.Verdicts{}, fmt.Errorf("point %d seed %d: %w", p, pl.runSeed(n), err)
-	}
-	return fuzz.Verdicts{Lock: o.LockSafety, Resource: o.ResourceSafety, Liveness: o.Liveness}, nil
+		Seed: pl.Seed, Total: pl.Total(), Params: params}
 }
 
 func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
@@ -320,13 +307,13 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 
 	ctx, interrupted, stop := interruptibleCampaign(context.Background())
 	defer stop()
-	first, end := shard.Range(pl.total())
+	first, end := shard.Range(pl.Total())
 	label := "sweep " + s.Name
 	if shard.N > 1 {
 		label += " shard " + shard.String()
 	}
 	prog := newProgress(stderr, end-first, label, f.quiet)
-	verdicts, errs, done := runVerdicts(ctx, first, end, f.workers, prog, pl.run)
+	verdicts, errs, done := runVerdicts(ctx, first, end, f.workers, prog, pl.Run)
 	prog.done()
 	if interrupted() {
 		return withCode(exitInconclusive, fmt.Errorf("interrupted after %d of %d runs: a partial sweep is not written", done, end-first))
@@ -340,7 +327,7 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 			return badInput("--out: %v", err)
 		}
 		fmt.Fprintf(stdout, "sweep %s shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",
-			s.Name, shard, first, end-1, pl.total(), filepath.Join(d.Path(), fuzz.ManifestFile))
+			s.Name, shard, first, end-1, pl.Total(), filepath.Join(d.Path(), fuzz.ManifestFile))
 		return nil
 	}
 	return writeSweep(stdout, d, pl, m, verdicts)
@@ -356,11 +343,11 @@ func writeSweep(stdout io.Writer, d *outdir.Dir, pl *sweepPlan, m *fuzz.Manifest
 		return badInput("--out: %v", err)
 	}
 	defer pd.Close()
-	sw := &reports.Sweep{Scenario: pl.s.Name, BaseSeed: pl.seed, Seeds: pl.seeds, Params: pl.params}
+	sw := &reports.Sweep{Scenario: pl.s.Name, BaseSeed: pl.Seed, Seeds: pl.Seeds, Params: pl.params}
 	for i, vals := range pl.combos {
 		name := fmt.Sprintf("point-%03d.yaml", i)
 		file := filepath.Join(d.Path(), "points", name)
-		text, err := pl.points[i].Marshal()
+		text, err := pl.Points[i].Marshal()
 		if err != nil {
 			return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 		}
@@ -371,8 +358,8 @@ func writeSweep(stdout io.Writer, d *outdir.Dir, pl *sweepPlan, m *fuzz.Manifest
 		rel, _ := filepath.Rel(d.Path(), file)
 		pt := reports.SweepPoint{Values: vals, File: rel}
 		first := -1
-		for r := 0; r < pl.seeds; r++ {
-			res := verdicts[i*pl.seeds+r]
+		for r := 0; r < pl.Seeds; r++ {
+			res := verdicts[i*pl.Seeds+r]
 			pt.Counts.Add(res.Lock, res.Resource, res.Liveness)
 			if first < 0 && res.Violated() {
 				first = r
@@ -381,7 +368,7 @@ func writeSweep(stdout io.Writer, d *outdir.Dir, pl *sweepPlan, m *fuzz.Manifest
 		if first < 0 {
 			first = 0
 		}
-		pt.Replay = fmt.Sprintf("simrun run %s --seed %d", shellQuote(file), pl.runSeed(i*pl.seeds+first))
+		pt.Replay = fmt.Sprintf("simrun run %s --seed %d", shellQuote(file), pl.RunSeed(i*pl.Seeds+first))
 		sw.Points = append(sw.Points, pt)
 	}
 	// Issue 18: a second sweep with fewer points left point files of the
@@ -430,8 +417,8 @@ func mergeSweep(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f 
 	if err != nil {
 		return err
 	}
-	if pl.total() != id.Total || fuzz.Hash(pl.baseYAML) != id.BaseHash {
-		return badInput("%s: the sweep planned again does not match its manifest (%d runs, manifest %d)", dirs[0], pl.total(), id.Total)
+	if pl.Total() != id.Total || fuzz.Hash(pl.baseYAML) != id.BaseHash {
+		return badInput("%s: the sweep planned again does not match its manifest (%d runs, manifest %d)", dirs[0], pl.Total(), id.Total)
 	}
 	verdicts, err := joinVerdicts(dirs, ms)
 	if err != nil {

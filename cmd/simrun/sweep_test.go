@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -67,14 +66,6 @@ func TestParseSweepParam(t *testing.T) {
 			assert.Equal(t, tt.unit, p.Unit)
 		})
 	}
-}
-
-// TestSweepSeed pins the documented derivation: run n = p*seeds + r has
-// fuzz's run seed of n.
-func TestSweepSeed(t *testing.T) {
-	pl := &sweepPlan{seeds: 4, seed: 9}
-	assert.Equal(t, fuzz.RunSeed(9, 2*4+3), pl.runSeed(2*4+3))
-	assert.NotEqual(t, pl.runSeed(1), pl.runSeed(2))
 }
 
 // TestSweepRemovesStalePoints (issue 18): a second sweep into the same
