@@ -29,7 +29,8 @@
 // the run still violates the same property, until no single change does.
 //
 // Campaigns beyond one process (docs/scale.md): Each is the one worker
-// pool of simrun fuzz, sweep and matrix, and RunSeed their one seed
+// pool of simrun fuzz, sweep (Sweep) and matrix (Matrix, whose schedules
+// come from the same generator, ScheduleWith), and RunSeed their one seed
 // derivation; a Shard runs a contiguous range of a campaign's run numbers
 // with their whole-campaign seeds, records its identity and results in a
 // Manifest (campaign.json), and CheckSet and MergeFuzz join the shards
