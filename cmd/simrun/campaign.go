@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -119,8 +120,29 @@ func parseShardFlag(s string) (fuzz.Shard, error) {
 }
 
 // campaignVersion is the version recorded in a campaign's identity: shards
-// of different simrun versions are not merged.
-func campaignVersion() string { return version }
+// of different simrun builds are not merged, since a change to the model or
+// the generator changes what a seed does. It is the version set at build
+// time (-ldflags -X main.version), else the module version, followed by
+// the VCS revision when the build recorded one (go build with -buildvcs).
+func campaignVersion() string {
+	v := version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if v == "" || v == "dev" {
+		v = bi.Main.Version
+	}
+	for _, st := range bi.Settings {
+		switch {
+		case st.Key == "vcs.revision":
+			v += " " + st.Value
+		case st.Key == "vcs.modified" && st.Value == "true":
+			v += "+modified"
+		}
+	}
+	return v
+}
 
 // runVerdicts runs job for the run numbers [first, end) on the worker pool
 // (fuzz.Each) and returns their verdicts in run order and the runs that
