@@ -44,6 +44,12 @@ type GenOptions struct {
 	Kinds []string
 	// MaxFaults bounds the number of faults (DefaultMaxFaults when 0).
 	MaxFaults int
+	// Targets, when set, are the only processes node faults (clock-jump,
+	// clock-drift, pause, crash) may target, in place of the swarm's
+	// focus: simrun matrix aims a family at the lock's servers and clients
+	// (or at the Sentinel-monitored master). nil draws targets as fuzzing
+	// does; setting it draws no extra randomness.
+	Targets []string
 }
 
 // DefaultMaxFaults is the default bound on the faults of one schedule:
@@ -93,6 +99,8 @@ type Swarm struct {
 	// (any process). Three clock jumps on three Redlock masters come up
 	// far more often under a servers focus.
 	Focus string
+	// Targets overrides Focus when set (GenOptions.Targets).
+	Targets []string
 }
 
 // String renders the flags for reports ("clock-jump×3 pause×1, 5 faults,
@@ -105,6 +113,9 @@ func (sw Swarm) String() string {
 	focus := ""
 	if sw.Focus != "" {
 		focus = ", targets: " + sw.Focus
+	}
+	if len(sw.Targets) > 0 {
+		focus = ", targets: " + strings.Join(sw.Targets, " ")
 	}
 	return fmt.Sprintf("%s, %d faults, %d%% triggered%s", strings.Join(parts, " "), sw.Faults, sw.Triggered*25, focus)
 }
@@ -214,6 +225,9 @@ func DrawSwarm(src Source, w GenWorld, opts GenOptions) Swarm {
 	if len(w.Masters)+len(w.Replicas) > 0 && len(w.Clients) > 0 {
 		sw.Focus = []string{"", "servers", "clients"}[src.Uint64n(3)]
 	}
+	if len(opts.Targets) > 0 {
+		sw.Targets = append([]string(nil), opts.Targets...)
+	}
 	return sw
 }
 
@@ -222,7 +236,7 @@ func (sw Swarm) Generate(src Source, w GenWorld) []Spec {
 	if len(sw.Kinds) == 0 || CheckWorld(w) != nil {
 		return nil
 	}
-	g := &gen{src: src, w: w, focus: sw.Focus}
+	g := &gen{src: src, w: w, focus: sw.Focus, targets: sw.Targets}
 	total := 0
 	for _, wt := range sw.Weights {
 		total += wt
@@ -251,9 +265,10 @@ func (sw Swarm) Generate(src Source, w GenWorld) []Spec {
 
 // gen draws the parts of one fault.
 type gen struct {
-	src   Source
-	w     GenWorld
-	focus string
+	src     Source
+	w       GenWorld
+	focus   string
+	targets []string
 }
 
 func (g *gen) intn(n int) int { return int(g.src.Uint64n(uint64(n))) }
@@ -294,6 +309,9 @@ func (g *gen) all() []string {
 
 // target picks the target of a node fault under the swarm's focus.
 func (g *gen) target() string {
+	if len(g.targets) > 0 {
+		return g.pick(g.targets)
+	}
 	switch g.focus {
 	case "servers":
 		return g.pick(g.servers())

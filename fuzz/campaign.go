@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/locksim/locksim/checker"
@@ -22,8 +20,13 @@ type Config struct {
 	Base *scenarios.Scenario
 	// Seed is the campaign seed (RunSeed).
 	Seed uint64
-	// Runs is the number of runs; 0 means until the context is done.
+	// Runs is the number of runs of the whole campaign; 0 means until the
+	// context is done.
 	Runs int
+	// Shard selects the part of the campaign's runs this process does
+	// (Shard.Range); the zero value and Whole mean all of them. A shard
+	// needs a fixed Runs.
+	Shard Shard
 	// Workers run in parallel (runtime.NumCPU() when 0). The findings do
 	// not depend on it.
 	Workers int
@@ -59,11 +62,18 @@ type Progress struct {
 
 // Result is what a campaign found.
 type Result struct {
-	Base   string
-	Seed   uint64
-	Runs   int
-	Kinds  []string
-	Checks []string
+	Base string
+	Seed uint64
+	// Runs is the number of runs done: run numbers First..First+Runs-1.
+	Runs  int
+	First int
+	// Planned is the number of runs the campaign (or shard) meant to do
+	// (0: until stopped); Interrupted is set by the caller when a signal
+	// stopped it early.
+	Planned     int
+	Interrupted bool
+	Kinds       []string
+	Checks      []string
 	// Findings are the violating runs, in run order, numbered from 1.
 	Findings []*Finding
 	// Inconclusive are runs in which a checked verdict was unknown.
@@ -121,7 +131,12 @@ func (f *Finding) Kind() string { return f.Kinds[0] }
 // RunSeed is the seed of run number run (0, 1, ...) of a campaign: the
 // (run+1)-th output of SplitMix64 started at the campaign seed, that is
 // mix(campaign + (run+1) × 0x9e3779b97f4a7c15) with SplitMix64's finaliser
-// mix. It depends on nothing else, so any worker may do any run.
+// mix (Steele, Lea and Flood 2014; the constants of Vigna's splitmix64.c).
+// It depends on nothing else, so any worker and any shard may do any run.
+//
+// It is the one seed derivation of simrun fuzz, sweep and matrix: each
+// numbers its runs 0..total-1 (sweep: point × seeds + r; matrix: see
+// MatrixRun) and seeds run n with RunSeed(campaign seed, n).
 func RunSeed(campaign uint64, run int) uint64 {
 	z := campaign + uint64(run+1)*0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
@@ -136,8 +151,13 @@ const scheduleStream = "fuzz-schedule"
 // Schedule returns the swarm flags and fault schedule of the run with seed
 // seed: what every campaign run and every replay of it uses.
 func Schedule(w faults.GenWorld, seed uint64, kinds []string, maxFaults int) (faults.Swarm, []faults.Spec) {
+	return ScheduleWith(w, seed, faults.GenOptions{Kinds: kinds, MaxFaults: maxFaults})
+}
+
+// ScheduleWith is Schedule with every generator option: the one schedule
+// generator of simrun fuzz and simrun matrix.
+func ScheduleWith(w faults.GenWorld, seed uint64, opts faults.GenOptions) (faults.Swarm, []faults.Spec) {
 	r := sim.NewRand(seed, scheduleStream)
-	opts := faults.GenOptions{Kinds: kinds, MaxFaults: maxFaults}
 	sw := faults.DrawSwarm(r, w, opts)
 	return sw, sw.Generate(r, w)
 }
@@ -168,10 +188,19 @@ func Prepare(cfg *Config) error {
 		return fmt.Errorf("--runs must not be negative, got %d", cfg.Runs)
 	}
 	if cfg.Workers < 0 {
-		return fmt.Errorf("--workers must not be negative, got %d", cfg.Workers)
+		return fmt.Errorf("--workers must be at least 1, got %d", cfg.Workers)
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.NumCPU()
+	}
+	if cfg.Shard.N == 0 {
+		cfg.Shard = Whole
+	}
+	if cfg.Shard.N > 1 && cfg.Runs == 0 {
+		return fmt.Errorf("--shard needs a fixed --runs (a shard of a campaign without an end has no runs of its own)")
+	}
+	if cfg.Shard.K < 0 || cfg.Shard.K >= cfg.Shard.N {
+		return fmt.Errorf("--shard %s: K must be from 0 to %d", cfg.Shard, cfg.Shard.N-1)
 	}
 	if cfg.Keep <= 0 {
 		cfg.Keep = DefaultKeep
@@ -194,68 +223,66 @@ type runResult struct {
 	err          error
 }
 
-// Run runs a campaign: cfg.Runs runs, or until ctx is done when cfg.Runs
-// is 0 (or sooner: the runs already started finish, so the runs done are
-// always 0..N-1). The result is the same for any number of workers.
+// Run runs a campaign, or its shard cfg.Shard: cfg.Runs runs, or until
+// ctx is done when cfg.Runs is 0 (or sooner: the runs already started
+// finish, so the runs done are always a prefix of the planned ones). The
+// result is the same for any number of workers, and the results of the
+// shards of a campaign, joined by Merge, are the result of the whole.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := Prepare(&cfg); err != nil {
 		return nil, err
 	}
 	w := WorldOf(cfg.Base)
-	var next atomic.Int64
-	results := make(chan runResult, cfg.Workers)
-	var wg sync.WaitGroup
-	for i := 0; i < cfg.Workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				if ctx.Err() != nil {
-					return
-				}
-				run := int(next.Add(1) - 1)
-				if cfg.Runs > 0 && run >= cfg.Runs {
-					return
-				}
-				results <- runOne(cfg, w, run)
-			}
-		}()
+	first, end := 0, -1
+	if cfg.Runs > 0 {
+		first, end = cfg.Shard.Range(cfg.Runs)
 	}
-	go func() {
-		wg.Wait()
-		close(results)
-	}()
-	res := &Result{Base: cfg.Base.Name, Seed: cfg.Seed, Kinds: cfg.Kinds, Checks: cfg.Checks}
+	res := &Result{Base: cfg.Base.Name, Seed: cfg.Seed, Kinds: cfg.Kinds, Checks: cfg.Checks, First: first}
+	if end >= 0 {
+		res.Planned = end - first
+	}
 	var p Progress
-	for r := range results {
-		p.Runs++
-		switch {
-		case r.err != nil:
-			res.Errors = append(res.Errors, RunError{RunRef{r.run, r.seed}, r.err.Error()})
-		case r.finding != nil:
-			p.Found++
-			res.Findings = append(res.Findings, r.finding)
-		case r.inconclusive:
-			p.Inconclusive++
-			res.Inconclusive = append(res.Inconclusive, RunRef{r.run, r.seed})
-		}
-		if cfg.Progress != nil {
-			cfg.Progress(p)
-		}
+	res.Runs = Each(ctx, first, end, cfg.Workers, func(run int) runResult { return runOne(cfg, w, run) },
+		func(_ int, r runResult) {
+			p.Runs++
+			switch {
+			case r.err != nil:
+				res.Errors = append(res.Errors, RunError{RunRef{r.run, r.seed}, r.err.Error()})
+			case r.finding != nil:
+				p.Found++
+				res.Findings = append(res.Findings, r.finding)
+			case r.inconclusive:
+				p.Inconclusive++
+				res.Inconclusive = append(res.Inconclusive, RunRef{r.run, r.seed})
+			}
+			if cfg.Progress != nil {
+				cfg.Progress(p)
+			}
+		})
+	Number(res, cfg.Keep)
+	return res, nil
+}
+
+// Number sorts a result's findings, inconclusive runs and errors by run,
+// numbers the findings from 1 in run order and marks the first keep of
+// each kind as kept: what Run does at its end, and Merge after joining
+// shards.
+func Number(res *Result, keep int) {
+	if keep <= 0 {
+		keep = DefaultKeep
 	}
-	res.Runs = p.Runs
 	sort.Slice(res.Findings, func(i, j int) bool { return res.Findings[i].Run < res.Findings[j].Run })
 	sort.Slice(res.Inconclusive, func(i, j int) bool { return res.Inconclusive[i].Run < res.Inconclusive[j].Run })
 	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Run < res.Errors[j].Run })
 	kept := map[string]int{}
 	for i, f := range res.Findings {
 		f.Number = i + 1
-		if kept[f.Kind()] < cfg.Keep {
+		f.Kept = false
+		if kept[f.Kind()] < keep {
 			kept[f.Kind()]++
 			f.Kept = true
 		}
 	}
-	return res, nil
 }
 
 // runOne generates and runs one schedule.

@@ -113,7 +113,7 @@ func TestClockJumpCampaign(t *testing.T) {
 	assert.Len(t, r.Removed, len(r.Before)-len(r.After))
 
 	dir := t.TempDir()
-	require.NoError(t, WriteFindings(dir, base, res))
+	require.NoError(t, WriteFindings(prepareDir(t, dir), base, res))
 	require.Equal(t, filepath.Join(dir, "finding-1.yaml"), f.File)
 	require.Equal(t, filepath.Join(dir, "finding-1.shrunk.yaml"), f.ShrunkFile)
 	for _, path := range []string{f.File, f.ShrunkFile} {
@@ -222,7 +222,7 @@ func TestPrepare(t *testing.T) {
 		{name: "promote with replica", cfg: Config{Base: builtin(t, "single-failover"), Kinds: []string{"promote", "crash"}}},
 		{name: "unknown kind", cfg: Config{Base: builtin(t, "redlock-clock-jump"), Kinds: []string{"flood"}}, err: `--faults: unknown fault kind "flood"`},
 		{name: "negative runs", cfg: Config{Base: builtin(t, "redlock-clock-jump"), Runs: -1}, err: "--runs must not be negative"},
-		{name: "negative workers", cfg: Config{Base: builtin(t, "redlock-clock-jump"), Workers: -2}, err: "--workers must not be negative"},
+		{name: "negative workers", cfg: Config{Base: builtin(t, "redlock-clock-jump"), Workers: -2}, err: "--workers must be at least 1"},
 		{name: "no checks", cfg: Config{Base: builtin(t, "redlock-clock-jump"), Checks: []string{}}, err: "--check: no property"},
 		{name: "no base", cfg: Config{}, err: "no base scenario"},
 	}

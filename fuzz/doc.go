@@ -28,6 +28,15 @@
 // processes from partitions, shorten the run), keeping a change only when
 // the run still violates the same property, until no single change does.
 //
+// Campaigns beyond one process (docs/scale.md): Each is the one worker
+// pool of simrun fuzz, sweep (Sweep) and matrix (Matrix, whose schedules
+// come from the same generator, ScheduleWith), and RunSeed their one seed
+// derivation; a Shard runs a contiguous range of a campaign's run numbers
+// with their whole-campaign seeds, records its identity and results in a
+// Manifest (campaign.json), and CheckSet and MergeFuzz join the shards
+// into the whole campaign's result. After shrinking, Groups gathers the
+// findings by Signature (the fault kinds and targets that remain).
+//
 // Simplification: a campaign keeps every finding in memory and writes files
 // and shrinks only the first Config.Keep findings of each kind; a very long
 // campaign that finds thousands of violations reports all of them but

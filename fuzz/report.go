@@ -6,13 +6,13 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -120,20 +120,18 @@ func ShrunkScenario(r *ShrinkResult, title, source string) (*scenarios.Scenario,
 	return Variant(r.Scenario, r.After, []string{r.Kind}, r.Seed, title, source)
 }
 
-// WriteFindings writes the kept findings of res into dir (created when
-// needed) as finding-N.yaml, and their shrunk versions as
-// finding-N.shrunk.yaml, setting File and ShrunkFile.
-func WriteFindings(dir string, base *scenarios.Scenario, res *Result) error {
-	made := false
+// FindingPatterns match the files WriteFindings writes (for
+// outdir.Dir.RemoveStale).
+var FindingPatterns = []string{"finding-*.yaml"}
+
+// WriteFindings writes the kept findings of res into d as finding-N.yaml,
+// and their shrunk versions as finding-N.shrunk.yaml (each atomically,
+// never through a planted symlink), setting File and ShrunkFile.
+func WriteFindings(d *outdir.Dir, base *scenarios.Scenario, res *Result) error {
+	dir := d.Path()
 	for _, f := range res.Findings {
 		if !f.Kept {
 			continue
-		}
-		if !made {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			made = true
 		}
 		s, err := FindingScenario(base, res, f)
 		if err != nil {
@@ -144,7 +142,7 @@ func WriteFindings(dir string, base *scenarios.Scenario, res *Result) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
+		if err := d.WriteFile(FindingFile(f.Number), data); err != nil {
 			return err
 		}
 		f.File = path
@@ -167,7 +165,7 @@ func WriteFindings(dir string, base *scenarios.Scenario, res *Result) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(spath, data, 0o644); err != nil {
+		if err := d.WriteFile(ShrunkFile(f.Number), data); err != nil {
 			return err
 		}
 		f.ShrunkFile = spath
@@ -240,6 +238,16 @@ func WriteSummary(w io.Writer, res *Result) {
 			fmt.Fprintln(w, "; raise --keep to write them)")
 		}
 	}
+	if groups := Groups(res); len(groups) > 0 {
+		fmt.Fprintf(w, "\n%d distinct signatures among the shrunk findings (property: the fault kinds and targets that remain):\n", len(groups))
+		for _, g := range groups {
+			nums := make([]string, len(g.Findings))
+			for i, n := range g.Findings {
+				nums[i] = fmt.Sprint(n)
+			}
+			fmt.Fprintf(w, "  %s: %s (findings %s)\n", g.Kind, g.Signature, strings.Join(nums, ", "))
+		}
+	}
 	if len(res.Inconclusive) > 0 {
 		fmt.Fprintf(w, "\ninconclusive (a checker timeout) in %d runs, first: run %d seed %d\n", len(res.Inconclusive), res.Inconclusive[0].Run, res.Inconclusive[0].Seed)
 	}
@@ -259,6 +267,7 @@ type JSONResult struct {
 	Found        int            `json:"found"`
 	ByKind       map[string]int `json:"by_kind"`
 	Findings     []JSONFinding  `json:"findings"`
+	Signatures   []Group        `json:"signatures"`
 	Inconclusive []RunRef       `json:"inconclusive"`
 	Errors       []RunError     `json:"errors"`
 }
@@ -307,7 +316,10 @@ func JSON(res *Result) JSONResult {
 	j := JSONResult{
 		Base: res.Base, CampaignSeed: res.Seed, SeedFormula: SeedFormula, Runs: res.Runs,
 		Faults: res.Kinds, Checks: res.Checks, Found: len(res.Findings), ByKind: res.ByKind(),
-		Findings: []JSONFinding{}, Inconclusive: res.Inconclusive, Errors: res.Errors,
+		Findings: []JSONFinding{}, Signatures: Groups(res), Inconclusive: res.Inconclusive, Errors: res.Errors,
+	}
+	if j.Signatures == nil {
+		j.Signatures = []Group{}
 	}
 	if j.Inconclusive == nil {
 		j.Inconclusive = []RunRef{}

@@ -105,7 +105,7 @@ func TestWriteJUnit(t *testing.T) {
 func TestWriteJSON(t *testing.T) {
 	found, clean := smallCampaigns(t)
 	dir := t.TempDir()
-	require.NoError(t, WriteFindings(dir, builtin(t, "redlock-clock-jump"), found))
+	require.NoError(t, WriteFindings(prepareDir(t, dir), builtin(t, "redlock-clock-jump"), found))
 	var b bytes.Buffer
 	require.NoError(t, WriteJSON(&b, found))
 	var j JSONResult
@@ -136,7 +136,7 @@ func TestWriteJSON(t *testing.T) {
 
 func TestWriteSummary(t *testing.T) {
 	found, clean := smallCampaigns(t)
-	require.NoError(t, WriteFindings(t.TempDir(), builtin(t, "redlock-clock-jump"), found))
+	require.NoError(t, WriteFindings(prepareDir(t, t.TempDir()), builtin(t, "redlock-clock-jump"), found))
 	var b bytes.Buffer
 	WriteSummary(&b, found)
 	out := b.String()

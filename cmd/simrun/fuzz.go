@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/outdir"
+	"github.com/locksim/locksim/scenarios"
 )
 
 func init() { extraCommands = append(extraCommands, newFuzzCmd, newShrinkCmd) }
@@ -28,6 +33,9 @@ type fuzzFlags struct {
 	jsonOut   bool
 	junit     string
 	shrink    bool
+	shard     string
+	force     bool
+	quiet     bool
 }
 
 // defaultFuzzRuns is the number of runs when neither --runs nor --time is
@@ -56,10 +64,24 @@ from it, so the findings do not depend on --workers.
 Each finding is written to --out as finding-N.yaml: the base with the
 generated faults and an expect block set to the observed violation, so
 'simrun run DIR/finding-N.yaml' exits 0 while it reproduces. --shrink also
-writes finding-N.shrunk.yaml (see simrun shrink).
+writes finding-N.shrunk.yaml (see simrun shrink) and groups the shrunk
+findings by signature (the fault kinds and targets that remain). --out also
+receives campaign.json (the campaign's identity and results) and base.yaml.
+A folder holding another campaign's results is refused unless --force
+(which replaces them); every output is checked before the first run.
+
+--shard K/N runs only shard K (0..N-1) of a --runs campaign: the runs
+K*runs/N to (K+1)*runs/N-1, with the seeds they have in the whole
+campaign. A shard writes campaign.json and base.yaml only; 'simrun merge'
+joins the shards' folders into what the whole campaign writes. A shard
+exits 0 when it did its runs, whatever they found.
+
+Ctrl-C (or SIGTERM) stops starting runs, writes what was found so far and
+exits; a second Ctrl-C kills at once.
 
 Exit codes: 0 nothing found; 1 violations found; 2 bad input; 3 a run was
-inconclusive (checker timeout) or failed.`,
+inconclusive (checker timeout) or failed, or the campaign was interrupted
+with nothing found.`,
 		Args: exactArgs(1, "NAME|FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("runs") && !cmd.Flags().Changed("time") {
@@ -72,15 +94,18 @@ inconclusive (checker timeout) or failed.`,
 	fl.IntVar(&f.runs, "runs", 0, "number of runs (default 1000 unless --time is given; with --time: at most this many)")
 	fl.DurationVar(&f.dur, "time", 0, "stop starting runs after this long (wall time), e.g. 30s")
 	fl.Uint64Var(&f.seed, "seed", 1, "campaign seed (vary it in CI to explore new schedules)")
-	fl.IntVar(&f.workers, "workers", 0, "parallel workers (default: all cores)")
+	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel workers")
 	fl.StringVar(&f.kinds, "faults", "", "comma-separated fault kinds to generate (default: every kind that applies)")
 	fl.StringVar(&f.checks, "check", "", "comma-separated properties to check: lock, resource, liveness (default: see above)")
-	fl.IntVar(&f.maxFaults, "max-faults", 0, "most faults in one schedule (default 8)")
+	fl.IntVar(&f.maxFaults, "max-faults", faults.DefaultMaxFaults, "most faults in one schedule")
 	fl.StringVar(&f.out, "out", "fuzz-findings", "folder for the finding files")
 	fl.IntVar(&f.keep, "keep", fuzz.DefaultKeep, "findings of each kind to write (and shrink)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print one JSON object instead of the summary")
 	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file (each violating run a failing test case)")
 	fl.BoolVar(&f.shrink, "shrink", false, "shrink each written finding to a minimal schedule")
+	fl.StringVar(&f.shard, "shard", "", "run only shard K/N of the campaign (K from 0 to N-1); join the shards with simrun merge")
+	fl.BoolVar(&f.force, "force", false, "replace the results of another campaign in --out")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	return cmd
 }
 
@@ -95,10 +120,6 @@ func fuzzSplitList(s string) []string {
 }
 
 func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
-	base, err := loadScenario(arg)
-	if err != nil {
-		return err
-	}
 	switch {
 	case f.runs < 0:
 		return badInput("--runs must not be negative, got %d", f.runs)
@@ -108,8 +129,30 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		return badInput("--runs 0 needs --time (otherwise the campaign never ends)")
 	case f.keep < 1:
 		return badInput("--keep must be at least 1, got %d", f.keep)
+	case f.workers < 1:
+		return badInput("--workers must be at least 1, got %d", f.workers)
+	case f.maxFaults < 1:
+		return badInput("--max-faults must be at least 1, got %d (a schedule without faults finds nothing)", f.maxFaults)
 	}
-	cfg := fuzz.Config{Base: base, Seed: f.seed, Runs: f.runs, Workers: f.workers, MaxFaults: f.maxFaults, Keep: f.keep}
+	shard, err := parseShardFlag(f.shard)
+	if err != nil {
+		return err
+	}
+	if shard.N > 1 {
+		switch {
+		case f.dur > 0:
+			return badInput("--shard with --time: a shard needs a fixed --runs (the whole campaign's), so that the shards add up to it")
+		case f.shrink:
+			return badInput("--shard with --shrink: shrink once at the end, with simrun merge --shrink")
+		case f.jsonOut || f.junit != "":
+			return badInput("--shard with --json or --junit: a shard's findings are numbered at the merge; give them to simrun merge")
+		}
+	}
+	base, err := loadScenario(arg)
+	if err != nil {
+		return err
+	}
+	cfg := fuzz.Config{Base: base, Seed: f.seed, Runs: f.runs, Workers: f.workers, MaxFaults: f.maxFaults, Keep: f.keep, Shard: shard}
 	if f.kinds != "" {
 		cfg.Kinds = fuzzSplitList(f.kinds)
 	}
@@ -121,44 +164,118 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 	if err := fuzz.Prepare(&cfg); err != nil {
 		return badInput("%v", err)
 	}
-	ctx := context.Background()
+	baseYAML, err := fuzz.BaseBytes(base)
+	if err != nil {
+		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
+	}
+	id := fuzz.Identity{Command: "fuzz", Version: campaignVersion(), Base: base.Name, BaseHash: fuzz.Hash(baseYAML),
+		Seed: f.seed, Total: f.runs, Params: fuzz.FuzzParams(cfg)}
+	// Every output is checked before the first run.
+	if f.junit != "" {
+		if err := outdir.CheckOutputFile(f.junit, base.File); err != nil {
+			return badInput("--junit: %v", err)
+		}
+	}
+	d, err := claimOut("--out", f.out, id, shard, f.force, fuzz.FindingPatterns...)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	defer d.Close()
+
+	ctx, interrupted, stop := interruptibleCampaign(context.Background())
+	defer stop()
 	if f.dur > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.dur)
 		defer cancel()
 	}
-	prog := newFuzzProgress(stderr)
-	cfg.Progress = prog.update
+	total := -1
+	if f.runs > 0 {
+		first, end := shard.Range(f.runs)
+		total = end - first
+	}
+	label := "fuzz " + base.Name
+	if shard.N > 1 {
+		label += " shard " + shard.String()
+	}
+	prog := newProgress(stderr, total, label, f.quiet)
+	cfg.Progress = func(p fuzz.Progress) { prog.set(p.Runs, fmt.Sprintf("%s: %d violating", label, p.Found)) }
 	start := time.Now()
 	res, err := fuzz.Run(ctx, cfg)
 	prog.done()
 	if err != nil {
 		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 	}
+	res.Interrupted = interrupted()
 	elapsed := time.Since(start)
 	rate := float64(res.Runs) / elapsed.Seconds()
 	fmt.Fprintf(stderr, "%d runs in %.1fs: %.0f runs/s on %d workers (%.0f per worker), %d violating\n",
 		res.Runs, elapsed.Seconds(), rate, cfg.Workers, rate/float64(cfg.Workers), len(res.Findings))
-	if f.shrink && len(res.Findings) > 0 {
+
+	m := &fuzz.Manifest{Identity: id, Shard: shard.K, Shards: shard.N, First: res.First, Done: res.Runs, Interrupted: res.Interrupted}
+	m.End = res.First + res.Planned
+	if f.runs == 0 { // a --time campaign: its runs are the ones it did
+		m.Total, m.End = res.Runs, res.Runs
+	}
+	if shard.N > 1 {
+		if err := writeManifest(d, m, baseYAML, fuzz.Record(cfg, res)); err != nil {
+			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+		}
+		fmt.Fprintf(stdout, "fuzz %s shard %s: runs %d..%d of %d, %d violating; wrote %s (join the shards with simrun merge)\n",
+			base.Name, shard, m.First, m.First+m.Done-1, m.Total, len(res.Findings), filepath.Join(d.Path(), fuzz.ManifestFile))
+		if res.Interrupted {
+			return withCode(exitInconclusive, fmt.Errorf("interrupted after %d of the shard's %d runs: wrote what was found; run the shard again for a complete set", res.Runs, res.Planned))
+		}
+		if len(res.Errors) > 0 {
+			return withCode(exitInconclusive, fmt.Errorf("run %d failed: %s", res.Errors[0].Run, res.Errors[0].Err))
+		}
+		return nil
+	}
+	return finishFuzz(stdout, stderr, ctx, d, base, baseYAML, cfg, res, m, f.shrink, f.jsonOut, f.junit)
+}
+
+// finishFuzz writes and prints a whole campaign's result (simrun fuzz
+// without --shard, and simrun merge of fuzz shards): shrinks the kept
+// findings when asked, writes the finding files, campaign.json and
+// base.yaml into d (removing finding files of an earlier run), the JUnit
+// report, and prints the summary or JSON; its error carries fuzz's exit
+// code.
+func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, shrink, jsonOut bool, junit string) error {
+	if shrink && len(res.Findings) > 0 {
 		fmt.Fprintln(stderr, "shrinking the written findings...")
-		if err := fuzz.ShrinkFindings(context.Background(), base, res, cfg.Workers, fuzz.ShrinkOptions{}); err != nil {
+		if err := fuzz.ShrinkFindings(ctx, base, res, cfg.Workers, fuzz.ShrinkOptions{}); err != nil {
 			return withCode(exitInconclusive, fmt.Errorf("internal error while shrinking: %w", err))
 		}
 	}
-	if err := fuzz.WriteFindings(f.out, base, res); err != nil {
-		return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+	if d != nil {
+		if err := fuzz.WriteFindings(d, base, res); err != nil {
+			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+		}
+		if err := writeManifest(d, m, baseYAML, fuzz.Record(cfg, res)); err != nil {
+			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+		}
+		if err := d.RemoveStale(fuzz.FindingPatterns...); err != nil {
+			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+		}
 	}
-	if f.junit != "" {
-		if err := fuzzWriteJUnit(f.junit, res); err != nil {
+	if junit != "" {
+		if err := fuzzWriteJUnit(junit, res); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--junit: %w", err))
 		}
 	}
-	if f.jsonOut {
+	if jsonOut {
 		if err := fuzz.WriteJSON(stdout, res); err != nil {
 			return withCode(exitInconclusive, err)
 		}
 	} else {
 		fuzz.WriteSummary(stdout, res)
+	}
+	if res.Interrupted {
+		msg := fmt.Errorf("interrupted after %d runs: wrote what was found so far", res.Runs)
+		if len(res.Findings) > 0 {
+			return withCode(exitMismatch, msg)
+		}
+		return withCode(exitInconclusive, msg)
 	}
 	switch {
 	case len(res.Findings) > 0:
@@ -169,59 +286,16 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 	return nil
 }
 
+// fuzzWriteJUnit writes the JUnit report atomically beside its final name.
 func fuzzWriteJUnit(path string, res *fuzz.Result) error {
-	fh, err := os.Create(path)
+	d, err := outdir.Prepare(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
-	if err := fuzz.WriteJUnit(fh, res); err != nil {
-		fh.Close()
+	defer d.Close()
+	var buf bytes.Buffer
+	if err := fuzz.WriteJUnit(&buf, res); err != nil {
 		return err
 	}
-	return fh.Close()
-}
-
-// fuzzProgress shows a campaign's count on a terminal's stderr, at most five
-// times a second; it prints nothing when stderr is not a terminal (CI logs).
-type fuzzProgress struct {
-	w     io.Writer
-	on    bool
-	start time.Time
-	last  time.Time
-	shown bool
-}
-
-func newFuzzProgress(w io.Writer) *fuzzProgress {
-	return &fuzzProgress{w: w, on: fuzzIsTerminal(w), start: time.Now()}
-}
-
-// fuzzIsTerminal reports whether w is a character device (golang.org/x/term is
-// not in the module graph, so this is the os.ModeCharDevice test).
-func fuzzIsTerminal(w io.Writer) bool {
-	fh, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := fh.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-func (p *fuzzProgress) update(c fuzz.Progress) {
-	if !p.on {
-		return
-	}
-	now := time.Now()
-	if now.Sub(p.last) < 200*time.Millisecond {
-		return
-	}
-	p.last = now
-	rate := float64(c.Runs) / now.Sub(p.start).Seconds()
-	fmt.Fprintf(p.w, "\r%d runs, %.0f runs/s, %d violating   ", c.Runs, rate, c.Found)
-	p.shown = true
-}
-
-func (p *fuzzProgress) done() {
-	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
+	return d.WriteFile(filepath.Base(path), buf.Bytes())
 }

@@ -28,6 +28,12 @@ func TestFuzzBadInput(t *testing.T) {
 		{name: "endless", args: []string{"fuzz", "redlock-clock-jump", "--runs", "0"}, err: "--runs 0 needs --time"},
 		{name: "bad time", args: []string{"fuzz", "redlock-clock-jump", "--time", "soon"}, err: "--time"},
 		{name: "bad keep", args: []string{"fuzz", "redlock-clock-jump", "--keep", "0"}, err: "--keep must be at least 1"},
+		// Issue 18: --workers 0 and --max-faults 0 were accepted.
+		{name: "no workers", args: []string{"fuzz", "redlock-clock-jump", "--workers", "0"}, err: "--workers must be at least 1"},
+		{name: "no faults", args: []string{"fuzz", "redlock-clock-jump", "--max-faults", "0"}, err: "--max-faults must be at least 1"},
+		{name: "bad shard", args: []string{"fuzz", "redlock-clock-jump", "--shard", "3/3"}, err: "--shard: K must be from 0 to 2"},
+		{name: "shard of a timed campaign", args: []string{"fuzz", "redlock-clock-jump", "--shard", "0/3", "--time", "1s"}, err: "--shard with --time"},
+		{name: "shard with shrink", args: []string{"fuzz", "redlock-clock-jump", "--shard", "0/3", "--shrink"}, err: "simrun merge --shrink"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,8 +110,10 @@ func TestFuzzJSONAndNothingFound(t *testing.T) {
 	assert.Equal(t, 0, j.Found)
 	assert.Equal(t, []string{"resource-safety"}, j.Checks)
 	assert.Empty(t, j.Findings)
-	_, err := os.Stat(filepath.Join(dir, "f"))
-	assert.True(t, os.IsNotExist(err), "no folder when nothing was found")
+	names, err := filepath.Glob(filepath.Join(dir, "f", "finding-*"))
+	require.NoError(t, err)
+	assert.Empty(t, names, "no finding files when nothing was found")
+	assert.FileExists(t, filepath.Join(dir, "f", "campaign.json"))
 }
 
 func TestShrinkCommand(t *testing.T) {
@@ -158,4 +166,86 @@ func TestFuzzTime(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.stderr)
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &j))
 	assert.Equal(t, 7, j.Runs)
+}
+
+// TestFuzzChecksOutputsFirst (issue 18): an unusable --out or --junit is
+// refused with exit 2 before the first run, not after the campaign.
+func TestFuzzChecksOutputsFirst(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	tests := []struct {
+		name string
+		args []string
+		err  string
+	}{
+		{name: "out is a file", args: []string{"--out", file}, err: "--out"},
+		{name: "junit in a missing folder", args: []string{"--out", filepath.Join(dir, "o1"), "--junit", "/proc/x/j.xml"}, err: "--junit"},
+		{name: "junit is a folder", args: []string{"--out", filepath.Join(dir, "o2"), "--junit", dir}, err: "--junit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := simrun(append([]string{"fuzz", "redlock-clock-jump", "--runs", "2000"}, tt.args...)...)
+			assert.Equal(t, exitBadInput, r.code, r.stderr)
+			assert.Contains(t, r.stderr, tt.err)
+			assert.NotContains(t, r.stderr, "runs in", "the campaign must not run")
+		})
+	}
+}
+
+// TestFuzzSecondCampaignRefused (issue 18): a second campaign into a folder
+// holding another campaign's findings is refused (exit 2, the first
+// campaign's files untouched); with --force it replaces them, leaving no
+// finding of the first.
+func TestFuzzSecondCampaignRefused(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "findings")
+	r := simrun("fuzz", "redlock-clock-jump", "--runs", "80", "--seed", "1", "--keep", "3", "--out", out)
+	require.Equal(t, exitMismatch, r.code, r.stderr)
+	before := readDir(t, out)
+	require.Contains(t, before, "finding-1.yaml")
+
+	// The same campaign again replaces its own results.
+	r = simrun("fuzz", "redlock-clock-jump", "--runs", "80", "--seed", "1", "--keep", "3", "--out", out)
+	require.Equal(t, exitMismatch, r.code, r.stderr)
+	assert.Equal(t, before, readDir(t, out))
+
+	r = simrun("fuzz", "redlock-clock-jump", "--runs", "40", "--seed", "4", "--keep", "1", "--out", out)
+	assert.Equal(t, exitBadInput, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "holds the results of another campaign")
+	assert.Contains(t, r.stderr, "--force")
+	assert.Equal(t, before, readDir(t, out), "the first campaign's files are untouched")
+
+	r = simrun("fuzz", "redlock-clock-jump", "--runs", "40", "--seed", "4", "--keep", "1", "--out", out, "--force")
+	require.Equal(t, exitMismatch, r.code, r.stderr)
+	after := readDir(t, out)
+	for name, text := range after {
+		if strings.HasPrefix(name, "finding-") {
+			assert.Contains(t, text, "campaign seed 4", name)
+		}
+	}
+	assert.NotContains(t, after, "finding-4.yaml", "no finding of the first campaign is left")
+
+	// Finding files without a manifest (an older simrun) are refused too.
+	old := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(old, "finding-1.yaml"), []byte("x"), 0o644))
+	r = simrun("fuzz", "redlock-clock-jump", "--runs", "5", "--out", old)
+	assert.Equal(t, exitBadInput, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "finding-1.yaml of an earlier campaign")
+}
+
+// readDir returns the files of dir with their contents.
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		out[e.Name()] = string(data)
+	}
+	return out
 }

@@ -1,24 +1,23 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/big"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -31,6 +30,7 @@ type sweepFlags struct {
 	workers int
 	outDir  string
 	quiet   bool
+	shard   string
 }
 
 func newSweepCmd() *cobra.Command {
@@ -50,10 +50,16 @@ spaced values from a to b (durations, as 0s..40s/9, or numbers, as
 0..0.1/11). PATH is a field path of the scenario format: faults[1].by,
 clients[0].lock.ttl, redis[2].clock.drift, network.loss.
 
-Seeds: run r of point p uses the seed made of the first 8 bytes (big endian)
-of SHA-256("locksim-sweep <base> <p> <r>"), base being --seed (default the
-scenario's seed). Results are collected by index, so they do not depend on
---workers.`,
+Seeds: the runs are numbered n = p*N + r (point p, seed number r) and run n
+uses the run seed of simrun fuzz, splitmix64(base + (n+1) *
+0x9e3779b97f4a7c15), base being --seed (default the scenario's seed).
+Results are collected by run number, so they do not depend on --workers.
+
+--shard K/N runs only the runs K*total/N to (K+1)*total/N-1 and writes
+campaign.json and base.yaml into --out; 'simrun merge' joins the shards'
+folders into what the whole sweep writes. --out also receives
+campaign.json and base.yaml; a sweep replaces what an earlier one wrote
+into the same folder, point files included.`,
 		Args: exactArgs(1, "NAME|FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.seedSet = cmd.Flags().Changed("seed")
@@ -66,14 +72,8 @@ scenario's seed). Results are collected by index, so they do not depend on
 	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel runs")
 	cmd.Flags().StringVar(&f.outDir, "out", "", "folder for the plot, the CSV and the point scenarios (required)")
 	cmd.Flags().BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	cmd.Flags().StringVar(&f.shard, "shard", "", "run only shard K/N of the sweep's runs (K from 0 to N-1); join the shards with simrun merge")
 	return cmd
-}
-
-// sweepSeed derives the seed of run r of point p from the base seed: the
-// first 8 bytes, big endian, of SHA-256("locksim-sweep <base> <p> <r>").
-func sweepSeed(base uint64, p, r int) uint64 {
-	h := sha256.Sum256([]byte(fmt.Sprintf("locksim-sweep %d %d %d", base, p, r)))
-	return binary.BigEndian.Uint64(h[:8])
 }
 
 var rangeRE = regexp.MustCompile(`^(.+?)\.\.(.+)/(\d+)$`)
@@ -190,114 +190,81 @@ func expandRange(p *reports.SweepParam, lo, hi string, n int) error {
 	return nil
 }
 
-// runResult is what a sweep or the matrix keeps of one run.
-type runResult struct {
-	lock, resource, liveness checker.Verdict
+// sweepPlan is a sweep: its base, parameters, points and seeds, from
+// which every run and every output follows.
+type sweepPlan struct {
+	*fuzz.Sweep
+	s        *scenarios.Scenario
+	baseYAML []byte
+	specs    []string
+	params   []reports.SweepParam
+	combos   [][]string
 }
 
-func (r runResult) violated() bool {
-	return r.lock == checker.Violated || r.resource == checker.Violated || r.liveness == checker.Violated
-}
-
-// runAll runs job(i) for i in [0, n) on workers goroutines and returns the
-// results by index (never by completion order). The first error stops the
-// remaining jobs. tick is called after each job (progress).
-func runAll(n, workers int, job func(i int) (runResult, error), tick func()) ([]runResult, error) {
-	if workers < 1 {
-		workers = 1
-	}
-	out := make([]runResult, n)
-	errs := make([]error, n)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	failed := false
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i], errs[i] = job(i)
-				mu.Lock()
-				if errs[i] != nil {
-					failed = true
-				}
-				if tick != nil {
-					tick()
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		mu.Lock()
-		stop := failed
-		mu.Unlock()
-		if stop {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
+// planSweep parses the --param specs against s and builds the points;
+// its errors carry exit code 2.
+func planSweep(s *scenarios.Scenario, specs []string, seeds int, seed uint64) (*sweepPlan, error) {
+	pl := &sweepPlan{s: s, specs: specs}
+	for _, spec := range specs {
+		p, err := parseSweepParam(spec)
 		if err != nil {
-			return nil, err
+			return nil, withCode(exitBadInput, err)
+		}
+		for _, q := range pl.params {
+			if q.Path == p.Path {
+				return nil, badInput("--param %s: %s is already swept by another --param", spec, p.Path)
+			}
+		}
+		// Each value alone, so that an error names its parameter.
+		for _, v := range p.Values {
+			if _, err := s.With([][2]string{{p.Path, v}}); err != nil {
+				return nil, badInput("--param %s: value %q: %v", spec, v, err)
+			}
+		}
+		pl.params = append(pl.params, p)
+	}
+	if len(pl.params) == 1 {
+		for _, v := range pl.params[0].Values {
+			pl.combos = append(pl.combos, []string{v})
+		}
+	} else {
+		for _, a := range pl.params[0].Values {
+			for _, b := range pl.params[1].Values {
+				pl.combos = append(pl.combos, []string{a, b})
+			}
 		}
 	}
-	return out, nil
+	// The points, each validated as a whole.
+	var sets [][][2]string
+	for _, vals := range pl.combos {
+		var set [][2]string
+		for j, v := range vals {
+			set = append(set, [2]string{pl.params[j].Path, v})
+		}
+		sets = append(sets, set)
+	}
+	var err error
+	if pl.Sweep, err = fuzz.NewSweep(s, sets, seeds, seed); err != nil {
+		var pe *fuzz.PointError
+		if errors.As(err, &pe) {
+			return nil, badInput("--param %s: values %s together: %v", strings.Join(specs, " --param "), strings.Join(pl.combos[pe.Point], ", "), pe.Err)
+		}
+		return nil, badInput("%v", err)
+	}
+	if pl.baseYAML, err = fuzz.BaseBytes(s); err != nil {
+		return nil, withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
+	}
+	return pl, nil
 }
 
-// progressBar draws a progress bar on a terminal, and nothing elsewhere.
-type progressBar struct {
-	w        io.Writer
-	total    int
-	done     int
-	label    string
-	lastDraw int
-}
-
-// newProgressBar returns a progress bar on w when w is a terminal and quiet is
-// false (golang.org/x/term is not a dependency: a character device is a
-// terminal here).
-func newProgressBar(w io.Writer, total int, label string, quiet bool) *progressBar {
-	if quiet {
-		return nil
+func (pl *sweepPlan) identity() fuzz.Identity {
+	params := make([]string, 0, len(pl.specs)+1)
+	for _, sp := range pl.specs {
+		params = append(params, "param="+sp)
 	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return nil
-	}
-	st, err := f.Stat()
-	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
-		return nil
-	}
-	return &progressBar{w: w, total: total, label: label, lastDraw: -1}
-}
-
-func (p *progressBar) tick() {
-	if p == nil {
-		return
-	}
-	p.done++
-	pct := 100 * p.done / max(p.total, 1)
-	if pct == p.lastDraw && p.done != p.total {
-		return
-	}
-	p.lastDraw = pct
-	const width = 40
-	fill := width * p.done / max(p.total, 1)
-	fmt.Fprintf(p.w, "\r%s [%s%s] %3d%% %d/%d", p.label, strings.Repeat("#", fill), strings.Repeat(".", width-fill), pct, p.done, p.total)
-	if p.done == p.total {
-		fmt.Fprintln(p.w)
-	}
-}
-
-func (p *progressBar) tickFunc() func() {
-	if p == nil {
-		return nil
-	}
-	return p.tick
+	params = append(params, "seeds="+strconv.Itoa(pl.Seeds))
+	return fuzz.Identity{Command: "sweep", Version: campaignVersion(), Base: pl.s.Name, BaseHash: fuzz.Hash(pl.baseYAML),
+		Seed: pl.Seed, Total: pl.Total(), Params: params}
 }
 
 func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
@@ -313,116 +280,157 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 	if f.workers < 1 {
 		return badInput("--workers: must be at least 1 (got %d)", f.workers)
 	}
-	s, err := loadScenario(arg)
+	shard, err := parseShardFlag(f.shard)
 	if err != nil {
 		return err
 	}
-	var params []reports.SweepParam
-	for _, spec := range f.params {
-		p, err := parseSweepParam(spec)
-		if err != nil {
-			return withCode(exitBadInput, err)
-		}
-		for _, q := range params {
-			if q.Path == p.Path {
-				return badInput("--param %s: %s is already swept by another --param", spec, p.Path)
-			}
-		}
-		// Each value alone, so that an error names its parameter.
-		for _, v := range p.Values {
-			if _, err := s.With([][2]string{{p.Path, v}}); err != nil {
-				return badInput("--param %s: value %q: %v", spec, v, err)
-			}
-		}
-		params = append(params, p)
-	}
-	// The points, each validated as a whole.
-	var combos [][]string
-	if len(params) == 1 {
-		for _, v := range params[0].Values {
-			combos = append(combos, []string{v})
-		}
-	} else {
-		for _, a := range params[0].Values {
-			for _, b := range params[1].Values {
-				combos = append(combos, []string{a, b})
-			}
-		}
+	s, err := loadScenario(arg)
+	if err != nil {
+		return err
 	}
 	base := s.Seed
 	if f.seedSet {
 		base = f.seed
 	}
-	if err := os.MkdirAll(filepath.Join(f.outDir, "points"), 0o755); err != nil {
+	pl, err := planSweep(s, f.params, f.seeds, base)
+	if err != nil {
+		return err
+	}
+	id := pl.identity()
+	// A sweep's outputs are regenerated whole, so it replaces an earlier
+	// campaign's (force).
+	d, err := claimOut("--out", f.outDir, id, shard, true)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	defer d.Close()
+
+	ctx, interrupted, stop := interruptibleCampaign(context.Background())
+	defer stop()
+	first, end := shard.Range(pl.Total())
+	label := "sweep " + s.Name
+	if shard.N > 1 {
+		label += " shard " + shard.String()
+	}
+	prog := newProgress(stderr, end-first, label, f.quiet)
+	verdicts, errs, done := runVerdicts(ctx, first, end, f.workers, prog, pl.Run)
+	prog.done()
+	if interrupted() {
+		return withCode(exitInconclusive, fmt.Errorf("interrupted after %d of %d runs: a partial sweep is not written", done, end-first))
+	}
+	if len(errs) > 0 {
+		return withCode(exitInconclusive, fmt.Errorf("internal error: %s", errs[0].Err))
+	}
+	m := &fuzz.Manifest{Identity: id, Shard: shard.K, Shards: shard.N, First: first, End: end, Done: done}
+	if shard.N > 1 {
+		if err := writeManifest(d, m, pl.baseYAML, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+			return badInput("--out: %v", err)
+		}
+		fmt.Fprintf(stdout, "sweep %s shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",
+			s.Name, shard, first, end-1, pl.Total(), filepath.Join(d.Path(), fuzz.ManifestFile))
+		return nil
+	}
+	return writeSweep(stdout, d, pl, m, verdicts)
+}
+
+// writeSweep writes a whole sweep's outputs into d (sweep without
+// --shard, and simrun merge of sweep shards): points/point-NNN.yaml
+// (removing point files of an earlier sweep), sweep.png, sweep.svg,
+// sweep.csv, campaign.json and base.yaml, and prints the table.
+func writeSweep(stdout io.Writer, d *outdir.Dir, pl *sweepPlan, m *fuzz.Manifest, verdicts []fuzz.Verdicts) error {
+	pd, err := outdir.Prepare(filepath.Join(d.Path(), "points"))
+	if err != nil {
 		return badInput("--out: %v", err)
 	}
-	sw := &reports.Sweep{Scenario: s.Name, BaseSeed: base, Seeds: f.seeds, Params: params}
-	pointScen := make([]*scenarios.Scenario, len(combos))
-	for i, vals := range combos {
-		var set [][2]string
-		for j, v := range vals {
-			set = append(set, [2]string{params[j].Path, v})
-		}
-		ps, err := s.With(set)
-		if err != nil {
-			return badInput("--param %s: values %s together: %v", strings.Join(f.params, " --param "), strings.Join(vals, ", "), err)
-		}
-		file := filepath.Join(f.outDir, "points", fmt.Sprintf("point-%03d.yaml", i))
-		text, err := ps.Marshal()
+	defer pd.Close()
+	sw := &reports.Sweep{Scenario: pl.s.Name, BaseSeed: pl.Seed, Seeds: pl.Seeds, Params: pl.params}
+	for i, vals := range pl.combos {
+		name := fmt.Sprintf("point-%03d.yaml", i)
+		file := filepath.Join(d.Path(), "points", name)
+		text, err := pl.Points[i].Marshal()
 		if err != nil {
 			return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 		}
-		header := fmt.Sprintf("# sweep of %s, point %d: %s\n", s.Name, i, pointWords(params, vals))
-		if err := os.WriteFile(file, append([]byte(header), text...), 0o644); err != nil {
+		header := fmt.Sprintf("# sweep of %s, point %d: %s\n", pl.s.Name, i, pointWords(pl.params, vals))
+		if err := pd.WriteFile(name, append([]byte(header), text...)); err != nil {
 			return badInput("--out: %v", err)
 		}
-		ps.File = file
-		pointScen[i] = ps
-		rel, _ := filepath.Rel(f.outDir, file)
-		sw.Points = append(sw.Points, reports.SweepPoint{Values: vals, File: rel})
-	}
-
-	n := len(combos) * f.seeds
-	bar := newProgressBar(stderr, n, "sweep", f.quiet)
-	results, err := runAll(n, f.workers, func(i int) (runResult, error) {
-		p, r := i/f.seeds, i%f.seeds
-		o, err := scenarios.Run(pointScen[p], sweepSeed(base, p, r), scenarios.Options{})
-		if err != nil {
-			return runResult{}, fmt.Errorf("point %d seed %d: %w", p, sweepSeed(base, p, r), err)
-		}
-		return runResult{o.LockSafety, o.ResourceSafety, o.Liveness}, nil
-	}, bar.tickFunc())
-	if err != nil {
-		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
-	}
-	for p := range sw.Points {
-		pt := &sw.Points[p]
+		rel, _ := filepath.Rel(d.Path(), file)
+		pt := reports.SweepPoint{Values: vals, File: rel}
 		first := -1
-		for r := 0; r < f.seeds; r++ {
-			res := results[p*f.seeds+r]
-			pt.Counts.Add(res.lock, res.resource, res.liveness)
-			if first < 0 && res.violated() {
+		for r := 0; r < pl.Seeds; r++ {
+			res := verdicts[i*pl.Seeds+r]
+			pt.Counts.Add(res.Lock, res.Resource, res.Liveness)
+			if first < 0 && res.Violated() {
 				first = r
 			}
 		}
 		if first < 0 {
 			first = 0
 		}
-		pt.Replay = fmt.Sprintf("simrun run %s --seed %d", shellQuote(pointScen[p].File), sweepSeed(base, p, first))
+		pt.Replay = fmt.Sprintf("simrun run %s --seed %d", shellQuote(file), pl.RunSeed(i*pl.Seeds+first))
+		sw.Points = append(sw.Points, pt)
 	}
-
+	// Issue 18: a second sweep with fewer points left point files of the
+	// first.
+	if err := pd.RemoveStale("point-*.yaml"); err != nil {
+		return badInput("--out: %v", err)
+	}
 	img, err := reports.SweepImage(sw)
 	if err != nil {
 		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 	}
 	files := map[string][]byte{"sweep.png": img.PNG, "sweep.svg": img.SVG, "sweep.csv": sw.CSV()}
 	for _, name := range []string{"sweep.png", "sweep.svg", "sweep.csv"} {
-		if err := os.WriteFile(filepath.Join(f.outDir, name), files[name], 0o644); err != nil {
+		if err := d.WriteFile(name, files[name]); err != nil {
 			return badInput("--out: %v", err)
 		}
 	}
-	printSweep(stdout, sw, f.outDir)
+	if err := writeManifest(d, m, pl.baseYAML, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+		return badInput("--out: %v", err)
+	}
+	printSweep(stdout, sw, d.Path())
 	return nil
+}
+
+// mergeSweep joins sweep shards (simrun merge).
+func mergeSweep(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f mergeFlags) error {
+	id := ms[0].Identity
+	s, _, err := readBase(dirs[0], id)
+	if err != nil {
+		return err
+	}
+	var specs []string
+	seeds := 0
+	for _, p := range id.Params {
+		switch k, v, _ := strings.Cut(p, "="); k {
+		case "param":
+			specs = append(specs, v)
+		case "seeds":
+			seeds, _ = strconv.Atoi(v)
+		}
+	}
+	if seeds < 1 || len(specs) == 0 {
+		return badInput("%s: the sweep's parameters %q lack param= or seeds=", filepath.Join(dirs[0], fuzz.ManifestFile), id.Params)
+	}
+	pl, err := planSweep(s, specs, seeds, id.Seed)
+	if err != nil {
+		return err
+	}
+	if pl.Total() != id.Total || fuzz.Hash(pl.baseYAML) != id.BaseHash {
+		return badInput("%s: the sweep planned again does not match its manifest (%d runs, manifest %d)", dirs[0], pl.Total(), id.Total)
+	}
+	verdicts, err := joinVerdicts(dirs, ms)
+	if err != nil {
+		return err
+	}
+	d, err := claimOut("--out", f.out, id, fuzz.Whole, true)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	defer d.Close()
+	fmt.Fprintf(stderr, "merged %d shards of sweep %s: %d runs\n", len(dirs), s.Name, len(verdicts))
+	return writeSweep(stdout, d, pl, wholeManifest(id), verdicts)
 }
 
 func pointWords(params []reports.SweepParam, vals []string) string {

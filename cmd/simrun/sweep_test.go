@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/csv"
 	"os"
 	"path/filepath"
@@ -70,11 +68,17 @@ func TestParseSweepParam(t *testing.T) {
 	}
 }
 
-// TestSweepSeed pins the documented formula.
-func TestSweepSeed(t *testing.T) {
-	h := sha256.Sum256([]byte("locksim-sweep 1 2 3"))
-	assert.Equal(t, binary.BigEndian.Uint64(h[:8]), sweepSeed(1, 2, 3))
-	assert.NotEqual(t, sweepSeed(1, 2, 3), sweepSeed(1, 3, 2))
+// TestSweepRemovesStalePoints (issue 18): a second sweep into the same
+// folder with fewer points left point-NNN.yaml of the first.
+func TestSweepRemovesStalePoints(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	r := simrun("sweep", "redlock-clock-jump", "--param", "faults[1].by=0s,+10s,+30s", "--seeds", "1", "--out", dir)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.FileExists(t, filepath.Join(dir, "points", "point-002.yaml"))
+	r = simrun("sweep", "redlock-clock-jump", "--param", "faults[1].by=0s,+30s", "--seeds", "1", "--out", dir)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.FileExists(t, filepath.Join(dir, "points", "point-001.yaml"))
+	assert.NoFileExists(t, filepath.Join(dir, "points", "point-002.yaml"), "a stale point of the first sweep")
 }
 
 // TestSweep runs a small sweep with one and with two workers: the files
@@ -158,18 +162,15 @@ func TestSweepErrors(t *testing.T) {
 	}
 }
 
+// TestProgress: no bar when stderr is not a terminal or with --quiet, and
+// an inert bar accepts every call.
 func TestProgress(t *testing.T) {
 	var b bytes.Buffer
-	assert.Nil(t, newProgressBar(&b, 10, "sweep", false), "not a terminal")
-	assert.Nil(t, newProgressBar(os.Stderr, 10, "sweep", true), "quiet")
-	p := &progressBar{w: &b, total: 4, label: "sweep", lastDraw: -1}
-	for i := 0; i < 4; i++ {
-		p.tick()
-	}
-	out := b.String()
-	assert.Contains(t, out, "\rsweep [##########..............................]  25% 1/4")
-	assert.True(t, strings.HasSuffix(out, "100% 4/4\n"), out)
-	var nilBar *progressBar
-	nilBar.tick() // a nil bar draws nothing
-	assert.Nil(t, nilBar.tickFunc())
+	p := newProgress(&b, 10, "sweep", false)
+	assert.Nil(t, p.bar, "not a terminal")
+	assert.Nil(t, newProgress(os.Stderr, 10, "sweep", true).bar, "quiet")
+	p.set(3, "x")
+	p.add()
+	p.done()
+	assert.Empty(t, b.String())
 }

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/outdir"
+)
+
+// Shared by fuzz, sweep, matrix and merge: the output folder of a campaign,
+// its manifest (campaign.json, the campaign's identity and results, which
+// simrun merge reads), and Ctrl-C.
+
+// interruptibleCampaign returns a context that the first SIGINT (Ctrl-C) or
+// SIGTERM (a Kubernetes pod being stopped) cancels, so that a campaign
+// stops starting runs, finishes the ones under way and writes what it
+// found; a second signal kills the process as usual. interrupted tells
+// whether a signal came; stop releases the signal handler.
+func interruptibleCampaign(parent context.Context) (ctx context.Context, interrupted func() bool, stop func()) {
+	ctx, stopNotify := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			stopNotify() // the next signal terminates
+		case <-quit:
+		}
+	}()
+	var once bool
+	return ctx, func() bool {
+			return ctx.Err() != nil && parent.Err() == nil
+		}, func() {
+			if !once {
+				once = true
+				close(quit)
+				stopNotify()
+			}
+		}
+}
+
+// sameCampaign reports whether a folder's manifest is of the campaign id
+// (and the same shard): its results may be replaced without --force. The
+// total may differ (a --time campaign does as many runs as it can).
+func sameCampaign(m *fuzz.Manifest, id fuzz.Identity, shard fuzz.Shard) bool {
+	return m.Command == id.Command && m.Base == id.Base && m.BaseHash == id.BaseHash && m.Seed == id.Seed &&
+		strings.Join(m.Params, ";") == strings.Join(id.Params, ";") && m.Shard == shard.K && m.Shards == shard.N
+}
+
+// claimOut prepares the output folder of a campaign. A folder holding the
+// results of another campaign (another base, seed, parameters or shard,
+// per its campaign.json; or result files without a campaign.json) is
+// refused unless force: a second campaign must never overwrite the
+// findings of a first one or leave a mix of both. Files matching patterns
+// that this run does not write are removed after it writes (removeStale).
+func claimOut(flag, path string, id fuzz.Identity, shard fuzz.Shard, force bool, patterns ...string) (*outdir.Dir, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%s: required", flag)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() && !force {
+		if campaignFileExists(filepath.Join(path, fuzz.ManifestFile)) {
+			m, err := fuzz.ReadManifest(path)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v; give another folder, or --force to replace it", flag, err)
+			}
+			if !sameCampaign(m, id, shard) {
+				return nil, fmt.Errorf("%s %s holds the results of another campaign (%s, shard %d/%d); this one is %s, shard %s: give another folder, or --force to replace them", flag, path, m.Describe(), m.Shard, m.Shards, id.Describe(), shard)
+			}
+		} else {
+			for _, p := range patterns {
+				if names, _ := filepath.Glob(filepath.Join(path, p)); len(names) > 0 {
+					return nil, fmt.Errorf("%s %s holds %s of an earlier campaign without its %s: give another folder, or --force to replace them", flag, path, filepath.Base(names[0]), fuzz.ManifestFile)
+				}
+			}
+		}
+	}
+	d, err := outdir.Prepare(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", flag, err)
+	}
+	return d, nil
+}
+
+func campaignFileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// writeManifest writes the campaign's campaign.json and base.yaml into d.
+func writeManifest(d *outdir.Dir, m *fuzz.Manifest, base []byte, results any) error {
+	data, err := m.Encode(results)
+	if err != nil {
+		return err
+	}
+	if base != nil {
+		if err := d.WriteFile(fuzz.BaseFile, base); err != nil {
+			return err
+		}
+	}
+	return d.WriteFile(fuzz.ManifestFile, data)
+}
+
+// parseShardFlag parses --shard (empty: the whole campaign).
+func parseShardFlag(s string) (fuzz.Shard, error) {
+	if s == "" {
+		return fuzz.Whole, nil
+	}
+	sh, err := fuzz.ParseShard(s)
+	if err != nil {
+		return sh, badInput("--shard: %v", err)
+	}
+	return sh, nil
+}
+
+// campaignVersion is the version recorded in a campaign's identity: shards
+// of different simrun builds are not merged, since a change to the model or
+// the generator changes what a seed does. It is the version set at build
+// time (-ldflags -X main.version), else the module version, followed by
+// the VCS revision when the build recorded one (go build with -buildvcs).
+func campaignVersion() string {
+	v := version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if v == "" || v == "dev" {
+		v = bi.Main.Version
+	}
+	for _, st := range bi.Settings {
+		switch {
+		case st.Key == "vcs.revision":
+			v += " " + st.Value
+		case st.Key == "vcs.modified" && st.Value == "true":
+			v += "+modified"
+		}
+	}
+	return v
+}
+
+// runVerdicts runs job for the run numbers [first, end) on the worker pool
+// (fuzz.Each) and returns their verdicts in run order and the runs that
+// failed; done < end-first when ctx was cancelled.
+func runVerdicts(ctx context.Context, first, end, workers int, prog *progress, job func(run int) (fuzz.Verdicts, error)) (verdicts []fuzz.Verdicts, errs []fuzz.RunError, done int) {
+	type result struct {
+		v   fuzz.Verdicts
+		err error
+	}
+	verdicts = make([]fuzz.Verdicts, end-first)
+	done = fuzz.Each(ctx, first, end, workers, func(run int) result {
+		v, err := job(run)
+		return result{v, err}
+	}, func(run int, r result) {
+		verdicts[run-first] = r.v
+		if r.err != nil {
+			errs = append(errs, fuzz.RunError{RunRef: fuzz.RunRef{Run: run}, Err: r.err.Error()})
+		}
+		prog.add()
+	})
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Run < errs[j].Run })
+	return verdicts[:done], errs, done
+}
+
+// joinVerdicts concatenates the verdict records of a complete shard set
+// (checked by fuzz.CheckSet) in run order.
+func joinVerdicts(dirs []string, ms []*fuzz.Manifest) ([]fuzz.Verdicts, error) {
+	recs, err := decodeResults[fuzz.VerdictRecord](dirs, ms)
+	if err != nil {
+		return nil, err
+	}
+	order := make([]int, len(ms))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return ms[order[a]].First < ms[order[b]].First })
+	var out []fuzz.Verdicts
+	for _, i := range order {
+		if len(recs[i].Errors) > 0 {
+			return nil, badInput("%s: run %d failed in this shard: %s", dirs[i], recs[i].Errors[0].Run, recs[i].Errors[0].Err)
+		}
+		v, err := fuzz.DecodeVerdicts(recs[i].Verdicts, ms[i].Done)
+		if err != nil {
+			return nil, badInput("%s: %v", filepath.Join(dirs[i], fuzz.ManifestFile), err)
+		}
+		out = append(out, v...)
+	}
+	return out, nil
+}

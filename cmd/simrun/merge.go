@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/outdir"
+	"github.com/locksim/locksim/scenarios"
+)
+
+func init() { extraCommands = append(extraCommands, newMergeCmd) }
+
+type mergeFlags struct {
+	out     string
+	jsonOut bool
+	junit   string
+	shrink  bool
+	force   bool
+	workers int
+}
+
+func newMergeCmd() *cobra.Command {
+	var f mergeFlags
+	cmd := &cobra.Command{
+		Use:   "merge DIR... [--out DIR] [--json] [--junit FILE]",
+		Short: "Join the shards of a fuzz, sweep or matrix campaign into the whole campaign's output",
+		Long: `Read the campaign.json of each shard folder (written by simrun fuzz, sweep
+or matrix --shard K/N --out DIR), check that they are the shards of one
+campaign (same command, version, base scenario and its hash, seed, runs
+and parameters) and that each shard 0..N-1 is there exactly once and
+complete, then write what the unsharded campaign writes:
+
+  fuzz:   the summary (or --json), finding-N.yaml numbered by run in --out,
+          --junit, --shrink as fuzz --shrink
+  sweep:  sweep.png, sweep.svg, sweep.csv and points/ in --out (required)
+  matrix: matrix.png, .svg, .csv, .md, .html, worlds/ and cases/ in --out
+          (required)
+
+Mixed, missing, duplicated or interrupted shards are named and refused
+with exit 2. Exit codes otherwise as the campaign's command (fuzz: 1 when
+violations were found).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return badInput("merge needs DIR...: the output folders of a campaign's shards")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMerge(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.out, "out", "", "folder for the joined output (fuzz: optional; sweep and matrix: required)")
+	fl.BoolVar(&f.jsonOut, "json", false, "fuzz: print one JSON object instead of the summary")
+	fl.StringVar(&f.junit, "junit", "", "fuzz: write a JUnit XML report to this file")
+	fl.BoolVar(&f.shrink, "shrink", false, "fuzz: shrink each written finding to a minimal schedule")
+	fl.BoolVar(&f.force, "force", false, "replace the results of another campaign in --out")
+	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel workers (shrinking)")
+	return cmd
+}
+
+func runMerge(stdout, stderr io.Writer, dirs []string, f mergeFlags) error {
+	if f.workers < 1 {
+		return badInput("--workers must be at least 1, got %d", f.workers)
+	}
+	ms := make([]*fuzz.Manifest, len(dirs))
+	for i, dir := range dirs {
+		m, err := fuzz.ReadManifest(dir)
+		if err != nil {
+			return badInput("%v", err)
+		}
+		ms[i] = m
+	}
+	if err := fuzz.CheckSet(dirs, ms); err != nil {
+		return badInput("%v", err)
+	}
+	for _, dir := range dirs {
+		if f.out != "" && filepath.Clean(dir) == filepath.Clean(f.out) {
+			return badInput("--out %s is one of the shard folders: give a folder of its own", f.out)
+		}
+	}
+	if f.junit != "" {
+		if err := outdir.CheckOutputFile(f.junit); err != nil {
+			return badInput("--junit: %v", err)
+		}
+	}
+	id := ms[0].Identity
+	switch id.Command {
+	case "fuzz":
+		return mergeFuzz(stdout, stderr, dirs, ms, f)
+	case "sweep", "matrix":
+		if f.jsonOut || f.junit != "" || f.shrink {
+			return badInput("--json, --junit and --shrink are for fuzz campaigns; this is a %s", id.Command)
+		}
+		if f.out == "" {
+			return badInput("--out: required for a %s (the folder for its plots and tables)", id.Command)
+		}
+		if id.Command == "sweep" {
+			return mergeSweep(stdout, stderr, dirs, ms, f)
+		}
+		return mergeMatrix(stdout, stderr, dirs, ms, f)
+	}
+	return badInput("%s: unknown campaign command %q", filepath.Join(dirs[0], fuzz.ManifestFile), id.Command)
+}
+
+// readBase reads a campaign's base.yaml from dir and checks it against the
+// identity's hash.
+func readBase(dir string, id fuzz.Identity) (*scenarios.Scenario, []byte, error) {
+	path := filepath.Join(dir, fuzz.BaseFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, badInput("%s: %v", dir, err)
+	}
+	if h := fuzz.Hash(data); h != id.BaseHash {
+		return nil, nil, badInput("%s: its SHA-256 %.12s is not the campaign's %.12s (edited after the campaign?)", path, h, id.BaseHash)
+	}
+	s, err := scenarios.Parse(path, data)
+	if err != nil {
+		return nil, nil, badInput("%v", err)
+	}
+	return s, data, nil
+}
+
+// decodeResults decodes each shard's results into a T, in the order of ms.
+func decodeResults[T any](dirs []string, ms []*fuzz.Manifest) ([]T, error) {
+	out := make([]T, len(ms))
+	for i, m := range ms {
+		if err := json.Unmarshal(m.Results, &out[i]); err != nil {
+			return nil, badInput("%s: results: %v", filepath.Join(dirs[i], fuzz.ManifestFile), err)
+		}
+	}
+	return out, nil
+}
+
+// wholeManifest is the manifest of the whole campaign a set of shards
+// makes.
+func wholeManifest(id fuzz.Identity) *fuzz.Manifest {
+	return &fuzz.Manifest{Identity: id, Shard: 0, Shards: 1, First: 0, End: id.Total, Done: id.Total}
+}
+
+func mergeFuzz(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f mergeFlags) error {
+	id := ms[0].Identity
+	base, baseYAML, err := readBase(dirs[0], id)
+	if err != nil {
+		return err
+	}
+	recs, err := decodeResults[fuzz.FuzzRecord](dirs, ms)
+	if err != nil {
+		return err
+	}
+	r := recs[0]
+	cfg := fuzz.Config{Base: base, Seed: id.Seed, Runs: id.Total, Workers: f.workers, Kinds: r.Kinds, Checks: r.Checks, MaxFaults: r.MaxFaults, Keep: r.Keep}
+	if err := fuzz.Prepare(&cfg); err != nil {
+		return badInput("%s: %v", dirs[0], err)
+	}
+	res, err := fuzz.MergeFuzz(cfg, id.Total, recs)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	var d *outdir.Dir
+	if f.out != "" {
+		if d, err = claimOut("--out", f.out, id, fuzz.Whole, f.force, fuzz.FindingPatterns...); err != nil {
+			return withCode(exitBadInput, err)
+		}
+		defer d.Close()
+	}
+	fmt.Fprintf(stderr, "merged %d shards of fuzz %s: %d runs, %d violating\n", len(dirs), base.Name, res.Runs, len(res.Findings))
+	ctx, _, stop := interruptibleCampaign(context.Background())
+	defer stop()
+	return finishFuzz(stdout, stderr, ctx, d, base, baseYAML, cfg, res, wholeManifest(id), f.shrink, f.jsonOut, f.junit)
+}

@@ -1,0 +1,260 @@
+package fuzz
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/scenarios"
+)
+
+// The matrix: lock algorithms (with and without fencing) against fault
+// families, each cell the violation rates over random schedules of that
+// family. The worlds and the families are locksim's choices, stated in the
+// notes the matrix writes beside its tables.
+
+// matrixTTL is the lock lifetime of every matrix world (ttl, Redisson's
+// lease, the ZooKeeper session timeout), so that the algorithms face faults
+// of the same sizes; fault sizes scale with it (faults.GenWorld.TTL).
+const matrixTTL = 5 * time.Second
+
+// matrixDuration is the virtual time of a matrix run.
+const matrixDuration = 30 * time.Second
+
+// MatrixRow is one row of the matrix.
+type MatrixRow struct {
+	// Name is the row label ("redlock +fencing").
+	Name string
+	// Fenced rows add a token and a marking resource to the row above.
+	Fenced bool
+	// YAML is the row's base world.
+	YAML string
+}
+
+// MatrixFamily is one column: which faults a random schedule draws. Its
+// schedules come from the fuzz generator (ScheduleWith) limited to
+// the family's kind, aimed at its targets, with 1 to maxFaults faults.
+type MatrixFamily struct {
+	// Name labels the column; Note describes it under the tables.
+	Name string
+	Note string
+	// Kind is the fault kind drawn.
+	Kind string
+	// Failover is true for the family that crashes the Sentinel-monitored
+	// master (n/a without Sentinel).
+	Failover bool
+	// Servers is true when the family needs Redis servers (n/a for the
+	// ZooKeeper world: its service stands for a replicated ensemble and is
+	// not crashed, nodes/zookeeper doc).
+	Servers bool
+	// Node is true for kinds that target one process (their targets are
+	// the lock's servers and the clients, or what failover and servers
+	// say); links and partitions are drawn by the generator.
+	Node bool
+}
+
+// matrixMaxFaults bounds the faults of one matrix schedule (1 to 3,
+// uniform: faults.DrawSwarm), so that a cell measures its family and not
+// a pile-up. locksim's choice.
+const matrixMaxFaults = 3
+
+var MatrixFamilies = []MatrixFamily{
+	{Name: "clock jump", Kind: "clock-jump", Node: true, Note: "clock jump: 1–3 wall-clock steps of up to 3 ttl (forward two times in three) of a lock server or a client"},
+	{Name: "clock drift", Kind: "clock-drift", Node: true, Note: "clock drift: 1–3 rate changes to ±0.1% to ±20% of a lock server or a client"},
+	{Name: "pause", Kind: "pause", Node: true, Note: "pause: 1–3 pauses (GC, SIGSTOP) of up to 3 ttl of a lock server or a client"},
+	{Name: "crash (no fsync)", Kind: "crash", Node: true, Servers: true, Note: "crash (no fsync): 1–3 crashes (process or power) of Redis servers that persist with RDB only, restarted within 2 ttl three times in four, losing what came after the last save; n/a for ZooKeeper (its service stands for a replicated ensemble)"},
+	{Name: "failover", Kind: "crash", Node: true, Failover: true, Servers: true, Note: "failover: 1–3 crashes (process or power) of the Sentinel-monitored master, restarted within 2 ttl three times in four; Sentinel promotes the replica; n/a without Sentinel"},
+	{Name: "partition", Kind: "partition", Note: "partition: 1–3 random partitions (two or three sides) of every process, healed after up to 2 ttl three times in four"},
+	{Name: "message delay", Kind: "delay", Note: "message delay: 1–3 extra delays of up to 1 ttl on a one-way link (two times in three between a client and a server), for up to 2 ttl"},
+}
+
+// Targets returns the processes a family's node faults may hit in s.
+func (f MatrixFamily) Targets(s *scenarios.Scenario) []string {
+	if !f.Node {
+		return nil
+	}
+	if f.Failover {
+		return []string{s.Sentinel.Master}
+	}
+	var out []string
+	for _, r := range s.Redis {
+		out = append(out, r.Name)
+	}
+	if f.Servers {
+		return out
+	}
+	if s.ZK != nil {
+		out = append(out, s.ZK.Name)
+	}
+	for _, c := range s.Clients {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// matrixWorld renders a base world. Three clients contend continuously for
+// one lock (hold 2s, think 300ms); fenced rows add a token (incr on the
+// lock's Redis node, the znode's zxid for ZooKeeper) and a resource that
+// marks itself with the highest token it saw (Junqueira 2016).
+func matrixWorld(name, servers, lock string, fenced bool, token string) string {
+	fencing := "none"
+	if fenced {
+		lock += ", fencing_token: " + token
+		fencing = "mark"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: matrix-%s\ntitle: matrix base world (%s)\nseed: 1\nduration: %s\nnetwork:\n  latency: 1ms..3ms\n", name, name, matrixDuration)
+	b.WriteString(servers)
+	b.WriteString("clients:\n")
+	for i, start := range []string{"0s", "50ms", "100ms"} {
+		fmt.Fprintf(&b, "  - name: c%d\n    lock: {%s}\n    workload: {start: %s, cycles: 0, hold: 2s, think: 300ms}\n", i+1, lock, start)
+	}
+	fmt.Fprintf(&b, "resource:\n  fencing: %s\n", fencing)
+	return b.String()
+}
+
+const (
+	sentinelWorld = "redis:\n  - name: M\n  - name: R\n    replicaof: M\nsentinel: {master: M, count: 3, quorum: 2, down_after: 3s}\n"
+	fiveMasters   = "redis:\n  - name: A\n  - name: B\n  - name: C\n  - name: D\n  - name: E\n"
+	zkWorld       = "zookeeper:\n  name: zk\n  lock_delay: 0s\n"
+)
+
+// MatrixRows returns the rows: each algorithm, then the same with fencing.
+func MatrixRows() []MatrixRow {
+	type base struct {
+		name, servers, lock, token string
+	}
+	bases := []base{
+		{"redis-single", sentinelWorld, "algorithm: redis-single, node: M, ttl: 5s", "incr"},
+		{"redis-single WAIT 1", sentinelWorld, "algorithm: redis-single, node: M, ttl: 5s, wait_replicas: 1", "incr"},
+		{"redlock", fiveMasters, "algorithm: redlock, nodes: [A, B, C, D, E], ttl: 5s", "incr"},
+		{"redsync", fiveMasters, "algorithm: redsync, nodes: [A, B, C, D, E], ttl: 5s", "incr"},
+		{"redisson", sentinelWorld, "algorithm: redisson, node: M, lease: 5s", "incr"},
+		{"zookeeper", zkWorld, "algorithm: zookeeper, node: zk, session_timeout: 5s", "zxid"},
+	}
+	var out []MatrixRow
+	for _, b := range bases {
+		for _, fenced := range []bool{false, true} {
+			name := b.name
+			if fenced {
+				name += " +fencing"
+			}
+			out = append(out, MatrixRow{Name: name, Fenced: fenced, YAML: matrixWorld(Slug(name), b.servers, b.lock, fenced, b.token)})
+		}
+	}
+	return out
+}
+
+// Applies tells whether a family applies to a world.
+func (f MatrixFamily) Applies(s *scenarios.Scenario) bool {
+	if f.Failover && s.Sentinel == nil {
+		return false
+	}
+	if f.Servers && len(s.Redis) == 0 {
+		return false
+	}
+	return true
+}
+
+// MatrixRun is the run number that seeds run r of row under family col:
+// a +fencing row (odd rows, MatrixRows) uses the run numbers of the row
+// above it, so the two face the same schedules and the same simulation
+// seeds (RunSeed of the run number).
+func MatrixRun(row, col, r, runs int) int {
+	return ((row/2)*len(MatrixFamilies)+col)*runs + r
+}
+
+// MatrixSchedule draws the schedule of one matrix run with the fuzz
+// generator.
+func MatrixSchedule(s *scenarios.Scenario, fam MatrixFamily, seed uint64) []faults.Spec {
+	_, specs := ScheduleWith(WorldOf(s), seed, faults.GenOptions{
+		Kinds: []string{fam.Kind}, MaxFaults: matrixMaxFaults, Targets: fam.Targets(s),
+	})
+	return specs
+}
+
+// MatrixJob is one run of the matrix: run Run of row Row under family
+// Col, with its seed.
+type MatrixJob struct {
+	Row, Col, Run int
+	Seed          uint64
+}
+
+// Matrix is the campaign behind simrun matrix: every row's world under
+// every family that applies to it, Runs runs per cell. Jobs numbers the
+// runs (row by row, family by family) for the worker pool and for shards.
+type Matrix struct {
+	Rows   []MatrixRow
+	Worlds []*scenarios.Scenario
+	Jobs   []MatrixJob
+	Runs   int
+	Seed   uint64
+	// Hash identifies the worlds and families (the matrix has no base
+	// scenario of its own): shards of another matrix are not merged.
+	Hash string
+}
+
+// NewMatrix plans a matrix of runs runs per cell from the campaign seed.
+func NewMatrix(runs int, seed uint64) (*Matrix, error) {
+	pl := &Matrix{Rows: MatrixRows(), Runs: runs, Seed: seed}
+	var all strings.Builder
+	for _, a := range pl.Rows {
+		s, err := scenarios.Parse(fmt.Sprintf("worlds/%s.yaml", Slug(a.Name)), []byte(a.YAML))
+		if err != nil {
+			return nil, fmt.Errorf("matrix world %s: %w", a.Name, err)
+		}
+		pl.Worlds = append(pl.Worlds, s)
+		all.WriteString(a.YAML)
+	}
+	for _, fam := range MatrixFamilies {
+		fmt.Fprintf(&all, "%s|%s|%v|%v|%v\n", fam.Name, fam.Kind, fam.Failover, fam.Servers, fam.Node)
+	}
+	pl.Hash = Hash([]byte(all.String()))
+	for i := range pl.Rows {
+		for j, fam := range MatrixFamilies {
+			if !fam.Applies(pl.Worlds[i]) {
+				continue
+			}
+			for r := 0; r < runs; r++ {
+				pl.Jobs = append(pl.Jobs, MatrixJob{Row: i, Col: j, Run: r, Seed: RunSeed(seed, MatrixRun(i, j, r, runs))})
+			}
+		}
+	}
+	return pl, nil
+}
+
+// Scenario returns the world of a job with its generated schedule.
+func (pl *Matrix) Scenario(jb MatrixJob) (*scenarios.Scenario, error) {
+	return pl.Worlds[jb.Row].WithFaults(MatrixSchedule(pl.Worlds[jb.Row], MatrixFamilies[jb.Col], jb.Seed))
+}
+
+// Run runs job n.
+func (pl *Matrix) Run(n int) (Verdicts, error) {
+	jb := pl.Jobs[n]
+	s, err := pl.Scenario(jb)
+	if err != nil {
+		return Verdicts{}, fmt.Errorf("%s under %s, run %d: the generated schedule does not validate: %w", pl.Rows[jb.Row].Name, MatrixFamilies[jb.Col].Name, jb.Run, err)
+	}
+	o, err := scenarios.Run(s, jb.Seed, scenarios.Options{})
+	if err != nil {
+		return Verdicts{}, fmt.Errorf("%s under %s, seed %d: %w", pl.Rows[jb.Row].Name, MatrixFamilies[jb.Col].Name, jb.Seed, err)
+	}
+	return Verdicts{Lock: o.LockSafety, Resource: o.ResourceSafety, Liveness: o.Liveness}, nil
+}
+
+// Slug turns a row or column name into a file name.
+func Slug(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}
