@@ -737,12 +737,15 @@ func TestConformanceRandom(t *testing.T) {
 
 // ---- replication against two real servers ----
 
+// TestConformanceReplication runs in exact mode: master and replica share
+// one frozen wall clock (a replica judges expiry on its own clock for reads,
+// src/db.c expireIfNeeded), so PTTL on the replica is compared exactly.
 func TestConformanceReplication(t *testing.T) {
-	path := redisServerPath(t)
-	m := startReal(t, path)
-	r := startReal(t, path, "--replicaof", "127.0.0.1", strconv.Itoa(m.port))
+	w := newExactWorld(t)
+	m := w.start(launch.RedisOptions{Name: "M"})
+	r := w.start(launch.RedisOptions{Name: "R", ReplicaOf: m.srv.Addr()})
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(r.do(t, []string{"INFO", "replication"}).Str, "master_link_status:up") {
+	for !strings.Contains(r.rs.do(t, []string{"INFO", "replication"}).Str, "master_link_status:up") {
 		require.True(t, time.Now().Before(deadline), "real replica did not sync")
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -750,6 +753,8 @@ func TestConformanceReplication(t *testing.T) {
 	const M, R = 0, 1
 	lockEval := ScriptRedissonLock.Eval([]string{"h"}, "100000", "c:1")
 	steps := []step{
+		// The model's replica syncs in virtual time; the real one already has.
+		sleep(time.Second),
 		on(M, "DEBUG", "SET-ACTIVE-EXPIRE", "0"),
 		on(M, "SET", "k", "v", "PX", "300"), on(M, "WAIT", "1", "1000"),
 		on(R, "GET", "k"), {node: R, args: []string{"PTTL", "k"}, tol: ttlTol}, on(R, "EXISTS", "k"),
@@ -765,7 +770,7 @@ func TestConformanceReplication(t *testing.T) {
 		on(M, "SET", "p", "x", "PXAT", "@ms-10"), on(M, "WAIT", "1", "1000"), on(R, "EXISTS", "p"), on(R, "DBSIZE"),
 		on(M, "EXISTS", "p"), on(M, "WAIT", "1", "1000"), on(R, "DBSIZE"),
 		on(M, "SET", "q", "x"), on(M, "PEXPIRE", "q", "-1"), on(M, "WAIT", "1", "1000"), on(R, "EXISTS", "q"),
-		on(M, "WAIT", "2", "50"),
+		{node: M, args: []string{"WAIT", "2", "50"}, block: 50 * time.Millisecond},
 		infoField(M, "replication", "role"), infoField(M, "replication", "connected_slaves"),
 		infoField(R, "replication", "role"), infoField(R, "replication", "master_link_status"),
 		infoField(R, "replication", "slave_priority"), infoField(R, "replication", "slave_read_only"),
@@ -777,7 +782,7 @@ func TestConformanceReplication(t *testing.T) {
 		on(R, "GET", "k2"), on(R, "EXISTS", "k2"), on(R, "DBSIZE"), on(R, "SET", "z", "1"), on(R, "GET", "z"),
 		on(R, "WAIT", "0", "0"),
 	}
-	checkSequence(t, []*realServer{m, r}, nodes, steps)
+	checkExact(t, w, nodes, steps)
 }
 
 // TestConformanceMinReplicas checks NOREPLICAS with min-replicas-to-write 1
