@@ -353,3 +353,42 @@ func TestRegisterErrors(t *testing.T) {
 	_, err = p.Listen("T", "127.0.0.1:99999", "127.0.0.1:1")
 	assert.Error(t, err)
 }
+
+// BenchmarkRoundTrip measures a 64-byte echo round trip through the proxy
+// and, for comparison, directly.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, via := range []string{"proxy", "direct"} {
+		b.Run(via, func(b *testing.B) {
+			p := New()
+			defer p.Close()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(b, err)
+			defer ln.Close()
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					go func() { _, _ = io.Copy(c, c); c.Close() }()
+				}
+			}()
+			addr := ln.Addr().String()
+			if via == "proxy" {
+				addr, err = p.Listen("S", "127.0.0.1:0", addr)
+				require.NoError(b, err)
+			}
+			c, err := net.Dial("tcp", addr)
+			require.NoError(b, err)
+			defer c.Close()
+			msg, buf := make([]byte, 64), make([]byte, 64)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				_, err := c.Write(msg)
+				require.NoError(b, err)
+				_, err = io.ReadFull(c, buf)
+				require.NoError(b, err)
+			}
+		})
+	}
+}
