@@ -11,7 +11,9 @@ import (
 	"time"
 )
 
-// MaxHeld bounds the bytes the proxy holds per direction of a connection.
+// MaxHeld bounds the bytes the proxy holds per direction of a connection
+// (it also holds at most 1024 reads, which bounds it first when the sender's
+// writes arrive in small pieces).
 const MaxHeld = 4 << 20
 
 const chunkSize = 32 << 10
