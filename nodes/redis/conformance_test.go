@@ -36,6 +36,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/realmode/launch"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -180,6 +181,13 @@ type step struct {
 	tol   int64             // tolerance for integer replies
 	skip  bool              // do not compare
 	view  func(Value) Value // compare only this view of both replies
+
+	// Exact mode only (exact_test.go): actions between commands, and the
+	// longest a command may block.
+	jump    time.Duration // step every server's wall clock by jump
+	crash   string        // "kill" (SIGKILL) or "shutdown" (SHUTDOWN) node
+	restart bool          // restart node on its data directory
+	block   time.Duration // the command blocks until this much wall time passes
 }
 
 func cmd(args ...string) step              { return step{args: args} }
@@ -359,8 +367,8 @@ func checkSequence(t *testing.T, servers []*realServer, nodes []nodeSpec, steps 
 // ---- fixed sequences ----
 
 func TestConformance(t *testing.T) {
-	path := redisServerPath(t)
-	srv := startReal(t, path)
+	w := newExactWorld(t)
+	w.start(launch.RedisOptions{Name: "A"})
 	reset := []step{cmd("FLUSHALL"), cmd("SCRIPT", "FLUSH")}
 	lock, val := "lock", "v1"
 	cases := []struct {
@@ -422,7 +430,7 @@ func TestConformance(t *testing.T) {
 			cmd("GET", "cnt"),
 		}},
 		{"wait-without-replicas", []step{
-			cmd("SET", "k", "v"), cmd("WAIT", "0", "0"), cmd("WAIT", "1", "50"), cmd("WAIT", "0", "100"), cmd("ROLE"),
+			cmd("SET", "k", "v"), cmd("WAIT", "0", "0"), exactBlock(50*time.Millisecond, "WAIT", "1", "50"), cmd("WAIT", "0", "100"), cmd("ROLE"),
 		}},
 		{"scripts-cache", []step{
 			cmd("EVALSHA", ScriptCompareAndDelete.SHA, "1", lock, val), cmd("SCRIPT", "EXISTS", ScriptCompareAndDelete.SHA, "x"),
@@ -478,7 +486,7 @@ func TestConformance(t *testing.T) {
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			checkSequence(t, []*realServer{srv}, single(), append(append([]step{}, reset...), tt.steps...))
+			checkExact(t, w, single(), append(append([]step{}, reset...), tt.steps...))
 		})
 	}
 }
@@ -688,68 +696,56 @@ func genScript(r *sim.Rand, k string, keys, vals, fields []string, ttl func() st
 }
 
 // TestConformanceRandom runs 500 seeded random sequences on both sides and
-// compares every reply. Real sequences run concurrently on one server (with
-// disjoint keys); each model run is a fresh kernel.
+// compares every reply exactly (exact mode: the real servers' wall clocks
+// are frozen and stepped with the model's). Each worker owns one real
+// server and its clock, and runs its sequences one after another; each
+// model run is a fresh kernel.
 func TestConformanceRandom(t *testing.T) {
-	path := redisServerPath(t)
-	srv := startReal(t, path)
 	const sequences = 500
-	const workers = 16
-	type result struct {
-		seq   int
-		fails []string
-		tries int
+	const workers = 4
+	worlds := make([]*exactWorld, workers)
+	for i := range worlds {
+		worlds[i] = newExactWorld(t)
+		worlds[i].start(launch.RedisOptions{Name: "A"})
 	}
-	results := make([]result, sequences)
+	results := make([][]string, sequences)
 	var wg sync.WaitGroup
 	jobs := make(chan int)
-	for w := 0; w < workers; w++ {
+	for _, w := range worlds {
 		wg.Add(1)
-		go func() {
+		go func(w *exactWorld) {
 			defer wg.Done()
 			for i := range jobs {
 				steps := genSequence(sim.NewRand(uint64(i), "conformance"), fmt.Sprintf("s%d:", i))
-				res := result{seq: i}
-				// A mismatch may be a command that landed within a
-				// millisecond of a deadline; re-run before counting it.
-				for res.tries = 1; res.tries <= 3; res.tries++ {
-					start, plays := runReal(t, []*realServer{srv}, steps)
-					model := runModel(t, single(), start, plays)
-					res.fails = mismatches(plays, model)
-					if len(res.fails) == 0 {
-						break
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
-				results[i] = res
+				plays := runExact(t, w, steps)
+				results[i] = exactMismatches(plays, runModelExact(t, single(), plays))
 			}
-		}()
+		}(w)
 	}
 	for i := 0; i < sequences; i++ {
 		jobs <- i
 	}
 	close(jobs)
 	wg.Wait()
-	retried := 0
-	for _, r := range results {
-		if r.tries > 1 {
-			retried++
-		}
-		if len(r.fails) > 0 {
-			t.Errorf("sequence %d (seed %d) differs from real Redis after %d runs:\n%s", r.seq, r.seq, r.tries-1, strings.Join(r.fails, "\n"))
+	for i, fails := range results {
+		if len(fails) > 0 {
+			t.Errorf("sequence %d (seed %d) differs from real Redis:\n%s", i, i, strings.Join(fails, "\n"))
 		}
 	}
-	t.Logf("%d random sequences compared; %d needed a re-run", sequences, retried)
+	t.Logf("%d random sequences compared exactly", sequences)
 }
 
 // ---- replication against two real servers ----
 
+// TestConformanceReplication runs in exact mode: master and replica share
+// one frozen wall clock (a replica judges expiry on its own clock for reads,
+// src/db.c expireIfNeeded), so PTTL on the replica is compared exactly.
 func TestConformanceReplication(t *testing.T) {
-	path := redisServerPath(t)
-	m := startReal(t, path)
-	r := startReal(t, path, "--replicaof", "127.0.0.1", strconv.Itoa(m.port))
+	w := newExactWorld(t)
+	m := w.start(launch.RedisOptions{Name: "M"})
+	r := w.start(launch.RedisOptions{Name: "R", ReplicaOf: m.srv.Addr()})
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(r.do(t, []string{"INFO", "replication"}).Str, "master_link_status:up") {
+	for !strings.Contains(r.rs.do(t, []string{"INFO", "replication"}).Str, "master_link_status:up") {
 		require.True(t, time.Now().Before(deadline), "real replica did not sync")
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -757,6 +753,8 @@ func TestConformanceReplication(t *testing.T) {
 	const M, R = 0, 1
 	lockEval := ScriptRedissonLock.Eval([]string{"h"}, "100000", "c:1")
 	steps := []step{
+		// The model's replica syncs in virtual time; the real one already has.
+		sleep(time.Second),
 		on(M, "DEBUG", "SET-ACTIVE-EXPIRE", "0"),
 		on(M, "SET", "k", "v", "PX", "300"), on(M, "WAIT", "1", "1000"),
 		on(R, "GET", "k"), {node: R, args: []string{"PTTL", "k"}, tol: ttlTol}, on(R, "EXISTS", "k"),
@@ -772,7 +770,7 @@ func TestConformanceReplication(t *testing.T) {
 		on(M, "SET", "p", "x", "PXAT", "@ms-10"), on(M, "WAIT", "1", "1000"), on(R, "EXISTS", "p"), on(R, "DBSIZE"),
 		on(M, "EXISTS", "p"), on(M, "WAIT", "1", "1000"), on(R, "DBSIZE"),
 		on(M, "SET", "q", "x"), on(M, "PEXPIRE", "q", "-1"), on(M, "WAIT", "1", "1000"), on(R, "EXISTS", "q"),
-		on(M, "WAIT", "2", "50"),
+		{node: M, args: []string{"WAIT", "2", "50"}, block: 50 * time.Millisecond},
 		infoField(M, "replication", "role"), infoField(M, "replication", "connected_slaves"),
 		infoField(R, "replication", "role"), infoField(R, "replication", "master_link_status"),
 		infoField(R, "replication", "slave_priority"), infoField(R, "replication", "slave_read_only"),
@@ -784,7 +782,7 @@ func TestConformanceReplication(t *testing.T) {
 		on(R, "GET", "k2"), on(R, "EXISTS", "k2"), on(R, "DBSIZE"), on(R, "SET", "z", "1"), on(R, "GET", "z"),
 		on(R, "WAIT", "0", "0"),
 	}
-	checkSequence(t, []*realServer{m, r}, nodes, steps)
+	checkExact(t, w, nodes, steps)
 }
 
 // TestConformanceMinReplicas checks NOREPLICAS with min-replicas-to-write 1

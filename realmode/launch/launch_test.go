@@ -237,7 +237,7 @@ func clientAddrs(t *testing.T, c *goredis.Client) []string {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for i := 0; i < 500; i++ {
+	for i := 0; i < 1500; i++ { // 30 s: a bound for busy machines, not a timing check
 		if cond() {
 			return
 		}
@@ -368,4 +368,34 @@ func signalChild() {
 	time.Sleep(time.Minute)
 	g.StopAll()
 	os.Exit(1)
+}
+
+func TestSentinelLifecycle(t *testing.T) {
+	needRedis(t)
+	g := group(t)
+	ctx := context.Background()
+	pool := NewAddrPool()
+	m, err := g.StartRedis(RedisOptions{Name: "m", IP: nextIP(t, pool), Dir: t.TempDir()})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	s, err := g.StartSentinel(SentinelOptions{IP: nextIP(t, pool), Dir: dir, MasterName: "lockmaster",
+		MasterAddr: m.Addr(), Quorum: 1, DownAfter: 2 * time.Second})
+	require.NoError(t, err)
+	for _, stop := range []struct {
+		name string
+		do   func() error
+	}{{"kill", s.Kill}, {"shutdown", s.Shutdown}} {
+		t.Run(stop.name, func(t *testing.T) {
+			pid := s.PID()
+			require.NoError(t, stop.do())
+			assert.False(t, alive(pid))
+			require.NoError(t, s.Restart())
+			addr, err := client(t, s).Do(ctx, "SENTINEL", "get-master-addr-by-name", "lockmaster").StringSlice()
+			require.NoError(t, err, "the restarted Sentinel monitors the master from its rewritten configuration")
+			assert.Equal(t, []string{m.IP(), strconv.Itoa(m.Port())}, addr)
+		})
+	}
+	conf, err := os.ReadFile(filepath.Join(dir, "sentinel.conf"))
+	require.NoError(t, err)
+	assert.Contains(t, string(conf), "down-after-milliseconds lockmaster 2000")
 }

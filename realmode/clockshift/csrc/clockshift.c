@@ -8,15 +8,19 @@
  * still starting up. Debian's redis-server links jemalloc, whose
  * initialisation reads the clock; libfaketime 0.9.10 resolves the real
  * clock_gettime with dlsym, which allocates, which re-enters jemalloc, and
- * the process never starts. So this library never allocates, never calls
- * dlsym and never takes a lock: the real clocks are read with the raw
- * clock_gettime system call, and the control file is read under a seqlock
- * that a reader can only spin on, never deadlock on.
+ * the process never starts. So this library never allocates and never
+ * takes a lock on the clock path: until its constructor has resolved the C
+ * library's own clock_gettime (the fast vDSO one) with dlsym, it reads the
+ * real clocks with the raw clock_gettime system call, so a clock read from
+ * inside dlsym's own allocation takes the system call instead of recursing;
+ * and the control file is read under a seqlock that a reader can only spin
+ * on, never deadlock on.
  *
  * CLOCK_MONOTONIC and the other clocks pass through untouched: a wall-clock
  * step does not move a real machine's monotonic clock either.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -78,10 +82,22 @@ static void cs_init(void)
 	__atomic_store_n(&cs_state, 2, __ATOMIC_RELEASE);
 }
 
-__attribute__((constructor)) static void cs_ctor(void) { cs_init(); }
+typedef int (*clock_fn)(clockid_t, struct timespec *);
+static clock_fn real_clock_gettime; /* set once by the constructor */
+
+__attribute__((constructor)) static void cs_ctor(void)
+{
+	cs_init();
+	clock_fn f = (clock_fn)dlsym(RTLD_NEXT, "clock_gettime");
+	if (f != NULL)
+		__atomic_store_n(&real_clock_gettime, f, __ATOMIC_RELEASE);
+}
 
 static int raw_clock(clockid_t id, struct timespec *ts)
 {
+	clock_fn f = __atomic_load_n(&real_clock_gettime, __ATOMIC_ACQUIRE);
+	if (f != NULL)
+		return f(id, ts);
 	return (int)syscall(SYS_clock_gettime, id, ts);
 }
 
