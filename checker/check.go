@@ -71,9 +71,57 @@ type Options struct {
 }
 
 // Window is a span of true time.
+//
+// In JSON its ends are written as Go durations since the run's start,
+// exact to the nanosecond ("1.109368638s"), like every other time and
+// duration of a result (virtual_time, longest_wait): one convention,
+// read back by time.ParseDuration. Integers (nanoseconds, as results
+// written before this convention had) are still read.
 type Window struct {
 	Start sim.Time `json:"start"`
 	End   sim.Time `json:"end"`
+}
+
+type windowJSON struct {
+	Start json.RawMessage `json:"start"`
+	End   json.RawMessage `json:"end"`
+}
+
+// MarshalJSON writes the ends as duration strings.
+func (w Window) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Start string `json:"start"`
+		End   string `json:"end"`
+	}{time.Duration(w.Start).String(), time.Duration(w.End).String()})
+}
+
+// UnmarshalJSON reads duration strings, or integers of nanoseconds.
+func (w *Window) UnmarshalJSON(b []byte) error {
+	var raw windowJSON
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	read := func(m json.RawMessage, field string) (sim.Time, error) {
+		var s string
+		if err := json.Unmarshal(m, &s); err == nil {
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				return 0, fmt.Errorf("window %s: %w", field, err)
+			}
+			return sim.Time(d), nil
+		}
+		var n int64
+		if err := json.Unmarshal(m, &n); err != nil {
+			return 0, fmt.Errorf("window %s: want a duration such as \"1.5s\", got %s", field, m)
+		}
+		return sim.Time(n), nil
+	}
+	var err error
+	if w.Start, err = read(raw.Start, "start"); err != nil {
+		return err
+	}
+	w.End, err = read(raw.End, "end")
+	return err
 }
 
 // Violation kinds.

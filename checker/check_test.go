@@ -263,3 +263,20 @@ func TestCanonicalData(t *testing.T) {
 	odd := []byte("<p>no data here</p>")
 	assert.Equal(t, odd, canonicalData(odd), "a page of another shape is left alone")
 }
+
+// TestWindowJSON: windows are written as exact durations since the start,
+// as the result's other times are, and read back; integers from older
+// results are still read.
+func TestWindowJSON(t *testing.T) {
+	w := Window{Start: 1109368638, End: 5120785990}
+	b, err := json.Marshal(w)
+	require.NoError(t, err)
+	assert.Equal(t, `{"start":"1.109368638s","end":"5.12078599s"}`, string(b))
+	var back Window
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, w, back)
+	require.NoError(t, json.Unmarshal([]byte(`{"start":1109368638,"end":5120785990}`), &back))
+	assert.Equal(t, w, back)
+	assert.Error(t, json.Unmarshal([]byte(`{"start":"soon","end":"5s"}`), &back))
+	assert.Error(t, json.Unmarshal([]byte(`{"start":true,"end":"5s"}`), &back))
+}
