@@ -31,6 +31,8 @@ type sweepFlags struct {
 	outDir  string
 	quiet   bool
 	shard   string
+	labels  []string
+	refs    []string
 }
 
 func newSweepCmd() *cobra.Command {
@@ -67,6 +69,8 @@ into the same folder, point files included.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&f.params, "param", nil, "PATH=VALUES to vary (once or twice)")
+	cmd.Flags().StringArrayVar(&f.labels, "label", nil, "PATH=TEXT: a readable name for a swept parameter's axis (e.g. 'faults[1].by=clock jump of C')")
+	cmd.Flags().StringArrayVar(&f.refs, "reference", nil, "VALUE=TEXT: a reference line the story predicts, on a one-parameter sweep (e.g. '5s=ttl - hold')")
 	cmd.Flags().IntVar(&f.seeds, "seeds", 20, "runs (seeds) per point")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "base seed (default: the scenario's seed)")
 	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel runs")
@@ -199,12 +203,66 @@ type sweepPlan struct {
 	specs    []string
 	params   []reports.SweepParam
 	combos   [][]string
+	// labels (--label PATH=TEXT) and refs (--reference VALUE=TEXT) as given,
+	// and the reference lines they make.
+	labels, refs []string
+	lines        []reports.SweepReference
+}
+
+// annotate applies --label and --reference to the parsed parameters; its
+// errors carry exit code 2.
+func (pl *sweepPlan) annotate() error {
+	swept := make([]string, len(pl.params))
+	for i, p := range pl.params {
+		swept[i] = p.Path
+	}
+	for _, spec := range pl.labels {
+		path, text, ok := strings.Cut(spec, "=")
+		path, text = strings.TrimSpace(path), strings.TrimSpace(text)
+		if !ok || path == "" || text == "" {
+			return badInput("--label %q: want PATH=TEXT, e.g. 'faults[1].by=clock jump of C'", spec)
+		}
+		found := false
+		for i := range pl.params {
+			if pl.params[i].Path == path {
+				pl.params[i].Label, found = text, true
+			}
+		}
+		if !found {
+			return badInput("--label %q: %s is not swept (swept: %s)", spec, path, strings.Join(swept, ", "))
+		}
+	}
+	for _, spec := range pl.refs {
+		value, text, ok := strings.Cut(spec, "=")
+		value, text = strings.TrimSpace(value), strings.TrimSpace(text)
+		if !ok || value == "" || text == "" {
+			return badInput("--reference %q: want VALUE=TEXT, e.g. '5s=ttl - hold'", spec)
+		}
+		if len(pl.params) != 1 || pl.params[0].X == nil {
+			return badInput("--reference %q: reference lines are drawn on a sweep of one numeric or duration parameter", spec)
+		}
+		var x float64
+		var err error
+		if pl.params[0].Unit == "s" {
+			var d time.Duration
+			if d, err = scenarios.ParseDuration(value); err == nil {
+				x = d.Seconds()
+			}
+		} else {
+			x, err = strconv.ParseFloat(value, 64)
+		}
+		if err != nil {
+			return badInput("--reference %q: %q is not a value of %s: %v", spec, value, pl.params[0].Path, err)
+		}
+		pl.lines = append(pl.lines, reports.SweepReference{X: x, Label: text})
+	}
+	return nil
 }
 
 // planSweep parses the --param specs against s and builds the points;
 // its errors carry exit code 2.
-func planSweep(s *scenarios.Scenario, specs []string, seeds int, seed uint64) (*sweepPlan, error) {
-	pl := &sweepPlan{s: s, specs: specs}
+func planSweep(s *scenarios.Scenario, specs, labels, refs []string, seeds int, seed uint64) (*sweepPlan, error) {
+	pl := &sweepPlan{s: s, specs: specs, labels: labels, refs: refs}
 	for _, spec := range specs {
 		p, err := parseSweepParam(spec)
 		if err != nil {
@@ -222,6 +280,9 @@ func planSweep(s *scenarios.Scenario, specs []string, seeds int, seed uint64) (*
 			}
 		}
 		pl.params = append(pl.params, p)
+	}
+	if err := pl.annotate(); err != nil {
+		return nil, err
 	}
 	if len(pl.params) == 1 {
 		for _, v := range pl.params[0].Values {
@@ -262,6 +323,12 @@ func (pl *sweepPlan) identity() fuzz.Identity {
 	for _, sp := range pl.specs {
 		params = append(params, "param="+sp)
 	}
+	for _, l := range pl.labels {
+		params = append(params, "label="+l)
+	}
+	for _, r := range pl.refs {
+		params = append(params, "reference="+r)
+	}
 	params = append(params, "seeds="+strconv.Itoa(pl.Seeds))
 	return fuzz.Identity{Command: "sweep", Version: campaignVersion(), Base: pl.s.Name, BaseHash: fuzz.Hash(pl.baseYAML),
 		Seed: pl.Seed, Total: pl.Total(), Params: params}
@@ -292,7 +359,7 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 	if f.seedSet {
 		base = f.seed
 	}
-	pl, err := planSweep(s, f.params, f.seeds, base)
+	pl, err := planSweep(s, f.params, f.labels, f.refs, f.seeds, base)
 	if err != nil {
 		return err
 	}
@@ -343,7 +410,7 @@ func writeSweep(stdout io.Writer, d *outdir.Dir, pl *sweepPlan, m *fuzz.Manifest
 		return badInput("--out: %v", err)
 	}
 	defer pd.Close()
-	sw := &reports.Sweep{Scenario: pl.s.Name, BaseSeed: pl.Seed, Seeds: pl.Seeds, Params: pl.params}
+	sw := &reports.Sweep{Scenario: pl.s.Name, BaseSeed: pl.Seed, Seeds: pl.Seeds, Params: pl.params, References: pl.lines}
 	for i, vals := range pl.combos {
 		name := fmt.Sprintf("point-%03d.yaml", i)
 		file := filepath.Join(d.Path(), "points", name)
@@ -400,12 +467,16 @@ func mergeSweep(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f 
 	if err != nil {
 		return err
 	}
-	var specs []string
+	var specs, labels, refs []string
 	seeds := 0
 	for _, p := range id.Params {
 		switch k, v, _ := strings.Cut(p, "="); k {
 		case "param":
 			specs = append(specs, v)
+		case "label":
+			labels = append(labels, v)
+		case "reference":
+			refs = append(refs, v)
 		case "seeds":
 			seeds, _ = strconv.Atoi(v)
 		}
@@ -413,7 +484,7 @@ func mergeSweep(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f 
 	if seeds < 1 || len(specs) == 0 {
 		return badInput("%s: the sweep's parameters %q lack param= or seeds=", filepath.Join(dirs[0], fuzz.ManifestFile), id.Params)
 	}
-	pl, err := planSweep(s, specs, seeds, id.Seed)
+	pl, err := planSweep(s, specs, labels, refs, seeds, id.Seed)
 	if err != nil {
 		return err
 	}

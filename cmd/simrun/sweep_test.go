@@ -125,6 +125,19 @@ func TestSweep(t *testing.T) {
 	assert.Contains(t, svg, "P(lock safety violated)")
 }
 
+// TestSweepLabels: --label names an axis and --reference draws the line the
+// story predicts; both are part of the campaign, so a merge draws them too.
+func TestSweepLabels(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	r := simrun("sweep", "redlock-clock-jump", "--param", "faults[1].by=0s,+10s", "--seeds", "1", "--out", dir,
+		"--label", "faults[1].by=clock jump of C", "--reference", "5s=ttl - hold")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	svg := string(mustRead(t, filepath.Join(dir, "sweep.svg")))
+	assert.Contains(t, svg, "clock jump of C")
+	assert.Contains(t, svg, "ttl - hold")
+	assert.Contains(t, string(mustRead(t, filepath.Join(dir, "campaign.json"))), "reference=5s=ttl - hold")
+}
+
 func mustRead(t *testing.T, p string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(p)
@@ -150,6 +163,10 @@ func TestSweepErrors(t *testing.T) {
 		{"bad seeds", []string{"sweep", "redlock-clock-jump", "--out", dir, "--param", "faults[1].by=1s", "--seeds", "0"}, []string{"--seeds"}},
 		{"bad workers", []string{"sweep", "redlock-clock-jump", "--out", dir, "--param", "faults[1].by=1s", "--workers", "0"}, []string{"--workers"}},
 		{"unknown scenario", []string{"sweep", "no-such-scenario", "--out", dir, "--param", "faults[1].by=1s"}, []string{"no-such-scenario"}},
+		{"label of an unswept path", []string{"sweep", "redlock-clock-jump", "--out", dir, "--param", "faults[1].by=1s", "--label", "clients[0].lock.ttl=ttl"}, []string{"--label", "clients[0].lock.ttl is not swept (swept: faults[1].by)"}},
+		{"label without text", []string{"sweep", "redlock-clock-jump", "--out", dir, "--param", "faults[1].by=1s", "--label", "faults[1].by="}, []string{"want PATH=TEXT"}},
+		{"reference of a bad value", []string{"sweep", "redlock-clock-jump", "--out", dir, "--param", "faults[1].by=1s,2s", "--reference", "soon=ttl - hold"}, []string{`--reference "soon=ttl - hold"`, "not a value of faults[1].by"}},
+		{"reference on two parameters", []string{"sweep", "redlock-clock-jump", "--out", dir, "--param", "faults[1].by=1s,2s", "--param", "clients[0].lock.ttl=5s,10s", "--reference", "5s=x"}, []string{"one numeric or duration parameter"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
