@@ -10,7 +10,8 @@ import (
 type NetConfig struct {
 	// Latency is the one-way delay of each message, drawn per message.
 	Latency Range
-	// Loss is the probability that a message is dropped.
+	// Loss is the probability that a transmission of a segment is lost; a
+	// lost segment is retransmitted after an RTO (it is delayed, never lost).
 	Loss float64
 }
 
@@ -21,6 +22,11 @@ type link struct {
 	extra      time.Duration
 	extraUntil Time
 	oneWayCut  int // number of active one-way cuts on this link
+	// stall holds the segments waiting for retransmission, in order.
+	stall    []int32
+	rto      time.Duration // the current retransmission timeout
+	rtxStart Time          // first transmission of the stalled head (retrans_stamp)
+	rtxGen   uint32        // version of the queued retransmission event
 }
 
 type partition struct {
@@ -28,17 +34,15 @@ type partition struct {
 	group []int32 // group index per process, -1 when unlisted
 }
 
-// network is the kernel's message transport. Links are FIFO (a later
-// message never overtakes an earlier one on the same directed link, as on
-// a TCP connection). NB: a partition drops messages instead of holding them
-// for TCP retransmission after the heal; lock clients time out long before
-// TCP would give up, so for them the difference is a longer delay versus a
-// loss, and the model chooses loss.
+// network is the kernel's message transport: connections with TCP's
+// meaning (conn.go). Links are FIFO (a later message never overtakes an
+// earlier one on the same directed link).
 type network struct {
 	k      *Kernel
 	cfg    NetConfig
 	n      int
 	links  []link // n*n, from*n+to
+	conns  []conn // n*n, lo*n+hi for lo <= hi
 	parts  []partition
 	cuts   []oneWayCut
 	nextID int
@@ -57,11 +61,13 @@ func (nw *network) init(k *Kernel, cfg NetConfig) {
 // grow resizes the link matrix to n processes (Add calls it for every new
 // process), keeping the state of existing links and partitions.
 func (nw *network) grow(n int) {
-	old, on := nw.links, nw.n
+	old, oldc, on := nw.links, nw.conns, nw.n
 	nw.n = n
 	nw.links = make([]link, n*n)
+	nw.conns = make([]conn, n*n)
 	for a := 0; a < on; a++ {
 		copy(nw.links[a*n:a*n+on], old[a*on:(a+1)*on])
+		copy(nw.conns[a*n:a*n+on], oldc[a*on:(a+1)*on])
 	}
 	for i := range nw.parts {
 		for len(nw.parts[i].group) < n {
@@ -87,27 +93,54 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 	if to < 0 || int(to) >= len(k.procs) {
 		panic(fmt.Sprintf("sim: %s sent to unknown process %d", p.name, to))
 	}
-	nw := &k.net
 	k.msgID++
 	id := k.msgID
 	t := k.tr
 	b := t.begin(k.now, codeSend, KindSend, p.id, to, 0)
 	b = appendValue(b, m)
 	t.end(b, k.now, KindSend, p.id, to, id, k)
-	ln := nw.link(p.id, to)
-	switch {
-	case nw.blocked(p.id, to):
-		k.traceDrop(p.id, to, id, "partition")
-		return
-	case ln.dropNext > 0:
-		ln.dropNext--
-		k.traceDrop(p.id, to, id, "link drop")
-		return
-	case nw.cfg.Loss > 0 && p.netRand.Chance(nw.cfg.Loss):
-		k.traceDrop(p.id, to, id, "loss")
+	e := k.sendEpoch(p, to)
+	i := k.newSlot(msgSlot{from: p.id, to: to, msg: m, id: id, epoch: e,
+		dstInc: k.net.conn(p.id, to).ends[side(to, p.id)].inc, srcInc: p.inc, sentAt: k.now})
+	k.transmit(p.id, to, i)
+}
+
+// transmit sends message slot i over the link from -> to: behind what the
+// link holds for retransmission, into a stall if the path is down or the
+// segment is lost, and otherwise on its way with a drawn latency.
+func (k *Kernel) transmit(from, to ProcID, i int32) {
+	nw := &k.net
+	ln := nw.link(from, to)
+	if len(ln.stall) > 0 {
+		ln.stall = append(ln.stall, i)
 		return
 	}
-	lat := nw.cfg.Latency.Draw(&p.netRand)
+	if why := k.pathDown(from, to); why != "" {
+		k.stallMsg(from, to, i, why)
+		return
+	}
+	if m := &k.msgs[i]; ln.dropNext > 0 && m.kind == slotData {
+		// A middlebox that forgets the flow: the segment is lost and both
+		// ends are reset.
+		ln.dropNext--
+		epoch := m.epoch
+		k.dropMsg(i, "link drop")
+		k.endConn(from, to, epoch)
+		k.sendNotice(to, from, ConnReset, epoch)
+		k.sendNotice(from, to, ConnReset, epoch)
+		return
+	}
+	if nw.cfg.Loss > 0 && k.procs[from].netRand.Chance(nw.cfg.Loss) {
+		k.stallMsg(from, to, i, "loss")
+		return
+	}
+	k.schedule(from, to, ln, i)
+}
+
+// schedule queues the delivery of slot i after a drawn latency, never
+// before what the link delivers earlier (links are FIFO).
+func (k *Kernel) schedule(from, to ProcID, ln *link, i int32) {
+	lat := k.net.cfg.Latency.Draw(&k.procs[from].netRand)
 	if k.now < ln.extraUntil {
 		lat += ln.extra
 	}
@@ -119,15 +152,6 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 		at = ln.last
 	}
 	ln.last = at
-	var i int32
-	if n := len(k.freeMsg); n > 0 {
-		i = k.freeMsg[n-1]
-		k.freeMsg = k.freeMsg[:n-1]
-	} else {
-		i = int32(len(k.msgs))
-		k.msgs = append(k.msgs, msgSlot{})
-	}
-	k.msgs[i] = msgSlot{from: p.id, to: to, msg: m, id: id, dstInc: k.procs[to].inc}
 	k.push(at, evDeliver, i, 0)
 }
 
@@ -149,20 +173,50 @@ func (k *Kernel) dropMsg(i int32, why string) {
 	k.releaseMsg(i)
 }
 
+// deliver is the arrival of slot i at its destination host.
 func (k *Kernel) deliver(i int32) {
 	m := &k.msgs[i]
-	dst := k.procs[m.to]
-	switch {
-	case dst.state == stCrashed:
-		k.dropMsg(i, "crashed")
+	from, to := m.from, m.to
+	nw := &k.net
+	if ln := nw.link(from, to); len(ln.stall) > 0 {
+		ln.stall = append(ln.stall, i) // an earlier segment is stalled: stay behind it
 		return
-	case dst.inc != m.dstInc:
-		k.dropMsg(i, "connection reset")
+	}
+	if why := k.pathDown(from, to); why != "" {
+		k.stallMsg(from, to, i, why) // lost in flight: retransmitted
 		return
-	case k.net.blocked(m.from, m.to):
-		k.dropMsg(i, "partition")
-		return
-	case dst.waiting():
+	}
+	c := nw.conn(from, to)
+	dst := k.procs[to]
+	if m.kind == slotNotice {
+		// It takes effect if the destination still believes in the
+		// connection it is about.
+		if dst.state == stCrashed || dst.inc != m.dstInc || k.viewOf(c, to, from) != m.epoch {
+			k.releaseMsg(i) // already known, or about a connection it never had: nothing to learn
+			return
+		}
+		k.setView(c, to, from, 0)
+	} else {
+		epoch := m.epoch
+		switch {
+		case !c.open || c.epoch != epoch:
+			// The connection ended: the host answers with a reset.
+			k.dropMsg(i, "connection ended")
+			k.resetBack(from, to, epoch)
+			return
+		case dst.state == stCrashed || dst.inc != m.dstInc:
+			// No socket for it on the destination host (the process
+			// crashed or restarted): the host answers with a reset, or
+			// refuses a new connection (ECONNREFUSED), which the model
+			// does not tell apart.
+			k.dropMsg(i, "connection reset")
+			k.endConn(from, to, epoch)
+			k.resetBack(from, to, epoch)
+			return
+		}
+		k.setView(c, to, from, epoch) // accepted
+	}
+	if dst.waiting() {
 		dst.inbox = append(dst.inbox, pendingItem{kind: evDeliver, idx: i})
 		return
 	}
@@ -174,6 +228,15 @@ func (k *Kernel) handle(dst *proc, i int32) {
 	m := k.msgs[i]
 	k.releaseMsg(i)
 	t := k.tr
+	if m.kind == slotNotice {
+		b := t.begin(k.now, codeConnEnd, KindConnEnd, dst.id, m.from, m.id)
+		b = append(b, m.why.String()...)
+		t.end(b, k.now, KindConnEnd, dst.id, m.from, m.id, k)
+		if o, ok := dst.p.(ConnObserver); ok {
+			o.ConnEnded(&dst.env, m.from, m.why)
+		}
+		return
+	}
 	t.end(t.begin(k.now, codeDeliver, KindDeliver, dst.id, m.from, m.id), k.now, KindDeliver, dst.id, m.from, m.id, k)
 	dst.p.Receive(&dst.env, m.from, m.msg)
 }
