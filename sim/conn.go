@@ -322,6 +322,39 @@ func (k *Kernel) pathDown(from, to ProcID) string {
 	return ""
 }
 
+// behindStall queues slot i behind the segments the link holds for
+// retransmission and reports whether it did (false: nothing is stalled).
+// Data of an older connection than a new data slot's is dropped first: the
+// sender abandoned that connection, and the new one has its own timer.
+func (k *Kernel) behindStall(from, to ProcID, ln *link, i int32) bool {
+	if len(ln.stall) == 0 {
+		return false
+	}
+	if m := &k.msgs[i]; m.kind == slotData {
+		head := ln.stall[0]
+		kept := ln.stall[:0]
+		for _, j := range ln.stall {
+			if o := &k.msgs[j]; o.kind == slotData && o.epoch < m.epoch {
+				k.dropMsg(j, "connection abandoned")
+				continue
+			}
+			kept = append(kept, j)
+		}
+		ln.stall = kept
+		if len(kept) == 0 {
+			return false
+		}
+		if kept[0] != head {
+			li := int(from)*k.net.n + int(to)
+			ln.rto = RTOMin
+			ln.rtxStart = k.msgs[kept[0]].sentAt
+			k.armRetx(li, ln, ln.rtxStart+Time(RTOMin))
+		}
+	}
+	ln.stall = append(ln.stall, i)
+	return true
+}
+
 // retransmit is the retransmission timer of link li.
 func (k *Kernel) retransmit(li int32, gen uint32) {
 	nw := &k.net

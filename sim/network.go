@@ -111,8 +111,7 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 func (k *Kernel) transmit(from, to ProcID, i int32) {
 	nw := &k.net
 	ln := nw.link(from, to)
-	if len(ln.stall) > 0 {
-		ln.stall = append(ln.stall, i)
+	if k.behindStall(from, to, ln, i) {
 		return
 	}
 	if why := k.pathDown(from, to); why != "" {
@@ -178,9 +177,8 @@ func (k *Kernel) deliver(i int32) {
 	m := &k.msgs[i]
 	from, to := m.from, m.to
 	nw := &k.net
-	if ln := nw.link(from, to); len(ln.stall) > 0 {
-		ln.stall = append(ln.stall, i) // an earlier segment is stalled: stay behind it
-		return
+	if k.behindStall(from, to, nw.link(from, to), i) {
+		return // an earlier segment is stalled: stay behind it
 	}
 	if why := k.pathDown(from, to); why != "" {
 		k.stallMsg(from, to, i, why) // lost in flight: retransmitted
