@@ -74,6 +74,7 @@ type Node struct {
 	link       linkState
 	session    uint64
 	answered   bool  // a FullSync for session arrived (maybe still delayed)
+	syncSent   int64 // wall seconds the PSYNC of session was sent; -1: not yet
 	lastIO     int64 // wall seconds of the last message from the master
 	downSince  int64 // wall seconds the link went down; 0 if never up
 	queue      []queued

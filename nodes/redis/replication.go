@@ -245,8 +245,18 @@ func (n *Node) replicationCron() {
 			n.env.Close(n.masterID)
 			n.masterLinkLost()
 		case n.link == linkDown && !n.answered && n.masterID != sim.NoProc:
-			// Reconnect attempts once a second (connectWithMaster, :3745-3750).
-			n.env.Send(n.masterID, n.syncRequest())
+			// Reconnect attempts once a second (connectWithMaster,
+			// :3745-3750) while no attempt is under way; an attempt
+			// unanswered for repl-timeout is abandoned ("Timeout
+			// connecting to the MASTER...", the first check of replicationCron).
+			switch {
+			case n.syncSent < 0:
+				n.sendSync()
+			case now-n.syncSent > timeout:
+				n.env.Close(n.masterID)
+				n.session = n.env.Rand().Uint64() | 1
+				n.sendSync()
+			}
 		case n.link == linkConnected:
 			// REPLCONF ACK every second (replicationSendAck, :3752-3757).
 			n.env.Send(n.masterID, Ack{Session: n.session, Offset: n.offset})
@@ -294,6 +304,12 @@ func (n *Node) connectMaster() {
 		n.link = linkNoMasterID
 		return
 	}
+	n.sendSync()
+}
+
+// sendSync sends the PSYNC of the current session.
+func (n *Node) sendSync() {
+	n.syncSent = n.wallSec()
 	n.env.Send(n.masterID, n.syncRequest())
 }
 
@@ -331,6 +347,7 @@ func (n *Node) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 			n.link = linkDown
 			n.answered = false
 			n.session = n.env.Rand().Uint64() | 1
+			n.syncSent = -1
 		}
 	}
 	n.dropReplica(peer, 0)
