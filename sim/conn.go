@@ -27,8 +27,9 @@ import (
 //     (retransmits_timed_out): the connection ends, the sender learns at
 //     once (ETIMEDOUT), the peer by a reset that travels like a segment.
 //   - An endpoint ends a connection with Env.Close (its own timeout fired):
-//     the epoch bumps, what was in flight on it in either direction is
-//     discarded, and the peer learns by a FIN that travels like a segment.
+//     the epoch bumps, what the peer sends on it is discarded, what the
+//     closer sent still arrives, and the peer learns by a FIN that follows
+//     it like a segment.
 //   - A crashed process keeps no connections. Its host answers the next
 //     segment that reaches it with a reset, so the peer learns one round
 //     trip after its next send (tcp_reset, net/ipv4/tcp_input.c). After a
@@ -49,8 +50,8 @@ import (
 // (a one-way cut of the reverse direction does not stall the sender), the
 // RTO starts at TCP_RTO_MIN for every new stall (a LAN's RTT keeps the
 // computed RTO at the floor), a connect to a powered-off host uses the data
-// retransmission schedule rather than tcp_syn_retries, and a FIN discards
-// what was in flight instead of being queued behind it.
+// retransmission schedule rather than tcp_syn_retries, and a close never
+// sends a reset (Linux does when unread data is left, tcp_close).
 
 // TCP timing constants of Linux v6.1.
 const (
@@ -133,6 +134,7 @@ type connSide struct {
 	inc  uint32
 	view uint32
 	vinc uint32
+	fin  uint32 // epoch of the connection this end closed: what it sent on it still arrives
 }
 
 // side returns the index of end p (other is the other end) in conn.ends.
@@ -251,14 +253,17 @@ func (k *Kernel) close(p *proc, peer ProcID) {
 	k.traceText(KindConnEnd, p.id, peer, "close")
 	if c.open && c.epoch == v {
 		k.endConn(p.id, peer, v)
+		c.ends[side(p.id, peer)].fin = v
 		k.sendNotice(p.id, peer, ConnClosed, v)
 	}
 }
 
 // Close ends the process's connection with peer, as close() on its socket
-// when one of its own timeouts fires: what was in flight on it in either
-// direction is discarded and the peer learns (ConnObserver, ConnClosed) when
-// the FIN reaches it. The next Send to peer opens a new connection. Closing
+// when one of its own timeouts fires: what it sent still arrives (a FIN
+// follows the data, servers-and-network.md §1.2 "Must" 4: a request sent
+// before a partition may execute after the client gave up), what the peer
+// sends is discarded (and answered with a reset), and the peer learns
+// (ConnObserver, ConnClosed) when the FIN reaches it. The next Send to peer opens a new connection. Closing
 // when no connection is open does nothing.
 func (e *Env) Close(peer ProcID) { e.k.close(e.p, peer) }
 
@@ -306,6 +311,7 @@ func (k *Kernel) armRetx(li int, ln *link, at Time) {
 	if at < k.now {
 		at = k.now
 	}
+	ln.rtxAt = at
 	ln.rtxGen++
 	k.push(at, evRetx, int32(li), ln.rtxGen)
 }
@@ -333,8 +339,9 @@ func (k *Kernel) behindStall(from, to ProcID, ln *link, i int32) bool {
 	if m := &k.msgs[i]; m.kind == slotData {
 		head := ln.stall[0]
 		kept := ln.stall[:0]
+		fin := k.net.conn(from, to).ends[side(from, to)].fin
 		for _, j := range ln.stall {
-			if o := &k.msgs[j]; o.kind == slotData && o.epoch < m.epoch {
+			if o := &k.msgs[j]; o.kind == slotData && o.epoch < m.epoch && o.epoch != fin {
 				k.dropMsg(j, "connection abandoned")
 				continue
 			}
@@ -344,11 +351,17 @@ func (k *Kernel) behindStall(from, to ProcID, ln *link, i int32) bool {
 		if len(kept) == 0 {
 			return false
 		}
-		if kept[0] != head {
-			li := int(from)*k.net.n + int(to)
+		li := int(from)*k.net.n + int(to)
+		switch {
+		case kept[0] != head:
 			ln.rto = RTOMin
 			ln.rtxStart = k.msgs[kept[0]].sentAt
 			k.armRetx(li, ln, ln.rtxStart+Time(RTOMin))
+		case k.msgs[kept[0]].epoch != m.epoch && k.now+Time(RTOMin) < ln.rtxAt:
+			// A new connection behind a closing one: its own timer
+			// (simplification: the closing one's data rides along).
+			ln.rto = RTOMin
+			k.armRetx(li, ln, k.now+Time(RTOMin))
 		}
 	}
 	ln.stall = append(ln.stall, i)

@@ -26,6 +26,7 @@ type link struct {
 	stall    []int32
 	rto      time.Duration // the current retransmission timeout
 	rtxStart Time          // first transmission of the stalled head (retrans_stamp)
+	rtxAt    Time          // when the queued retransmission event fires
 	rtxGen   uint32        // version of the queued retransmission event
 }
 
@@ -196,7 +197,10 @@ func (k *Kernel) deliver(i int32) {
 		k.setView(c, to, from, 0)
 	} else {
 		epoch := m.epoch
+		closing := epoch == c.ends[side(from, to)].fin // sent before the sender closed
 		switch {
+		case closing && dst.state != stCrashed && dst.inc == m.dstInc:
+			// delivered, ahead of the FIN
 		case !c.open || c.epoch != epoch:
 			// The connection ended: the host answers with a reset.
 			k.dropMsg(i, "connection ended")
@@ -212,7 +216,9 @@ func (k *Kernel) deliver(i int32) {
 			k.resetBack(from, to, epoch)
 			return
 		}
-		k.setView(c, to, from, epoch) // accepted
+		if !closing {
+			k.setView(c, to, from, epoch) // accepted
+		}
 	}
 	if dst.waiting() {
 		dst.inbox = append(dst.inbox, pendingItem{kind: evDeliver, idx: i})
