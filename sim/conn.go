@@ -357,9 +357,10 @@ func (k *Kernel) behindStall(from, to ProcID, ln *link, i int32) bool {
 			ln.rto = RTOMin
 			ln.rtxStart = k.msgs[kept[0]].sentAt
 			k.armRetx(li, ln, ln.rtxStart+Time(RTOMin))
-		case k.msgs[kept[0]].epoch != m.epoch && k.now+Time(RTOMin) < ln.rtxAt:
-			// A new connection behind a closing one: its own timer
-			// (simplification: the closing one's data rides along).
+		case k.msgs[kept[len(kept)-1]].epoch != m.epoch && k.msgs[kept[0]].epoch != m.epoch && k.now+Time(RTOMin) < ln.rtxAt:
+			// The first segment of a new connection behind a closing
+			// one: its own timer (simplification: the closing one's data
+			// rides along).
 			ln.rto = RTOMin
 			k.armRetx(li, ln, k.now+Time(RTOMin))
 		}
