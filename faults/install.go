@@ -274,7 +274,7 @@ func (in *installer) apply(s Spec) {
 		from, _ := k.Lookup(s.From)
 		to, _ := k.Lookup(s.To)
 		k.DropNext(from, to, s.Count)
-		rec.Text = fmt.Sprintf("the next %d messages from %s to %s were dropped", s.Count, s.From, s.To)
+		rec.Text = fmt.Sprintf("the next %d messages from %s to %s were dropped, each resetting its connection", s.Count, s.From, s.To)
 	case "delay":
 		from, _ := k.Lookup(s.From)
 		to, _ := k.Lookup(s.To)

@@ -296,7 +296,7 @@ func TestInstallTimed(t *testing.T) {
 			got:     []string{"2.501s a got m0 from b"},
 			records: []sim.FaultRecord{
 				rec(s, "partition", []string{"a", "b"}, "the network split into [a] [b]", sim.Never),
-				rec(s, "drop", []string{"a", "b"}, "the next 5 messages from b to a were dropped", 0),
+				rec(s, "drop", []string{"a", "b"}, "the next 5 messages from b to a were dropped, each resetting its connection", 0),
 				rec(2*s, "heal", nil, "every partition and link fault healed", 0),
 			},
 		},
@@ -311,7 +311,7 @@ func TestInstallTimed(t *testing.T) {
 			},
 			got: []string{"1.151s a got m0 from b", "1.301s b got m2 from a", "1.401s b got m3 from a"},
 			records: []sim.FaultRecord{
-				rec(s, "drop", []string{"a", "b"}, "the next 2 messages from a to b were dropped", 0),
+				rec(s, "drop", []string{"a", "b"}, "the next 2 messages from a to b were dropped, each resetting its connection", 0),
 			},
 		},
 		{

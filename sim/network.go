@@ -326,6 +326,7 @@ func (k *Kernel) Unpartition(id int) {
 }
 
 // Heal removes every partition, one-way cut, pending drop and extra delay.
+// Stalled connections deliver what they hold at their next retransmission.
 func (k *Kernel) Heal() {
 	nw := &k.net
 	nw.parts = nw.parts[:0]
@@ -338,7 +339,9 @@ func (k *Kernel) Heal() {
 }
 
 // DropNext drops the next n messages sent from one process to another (n
-// <= 0 adds nothing).
+// <= 0 adds nothing), as a middlebox that forgets the flow: each dropped
+// message resets its connection, both ends are told, and what the sender
+// sent on it before it learnt of the reset is lost with it.
 func (k *Kernel) DropNext(from, to ProcID, n int) {
 	if n < 0 {
 		n = 0
