@@ -190,11 +190,10 @@ func (k *Kernel) deliver(i int32) {
 	if m.kind == slotNotice {
 		// It takes effect if the destination still believes in the
 		// connection it is about.
-		if dst.state == stCrashed || dst.inc != m.dstInc || k.viewOf(c, to, from) != m.epoch {
-			k.releaseMsg(i) // already known, or about a connection it never had: nothing to learn
+		if dst.state == stCrashed || dst.inc != m.dstInc {
+			k.releaseMsg(i)
 			return
 		}
-		k.setView(c, to, from, 0)
 	} else {
 		epoch := m.epoch
 		closing := epoch == c.ends[side(from, to)].fin // sent before the sender closed
@@ -216,9 +215,6 @@ func (k *Kernel) deliver(i int32) {
 			k.resetBack(from, to, epoch)
 			return
 		}
-		if !closing {
-			k.setView(c, to, from, epoch) // accepted
-		}
 	}
 	if dst.waiting() {
 		dst.inbox = append(dst.inbox, pendingItem{kind: evDeliver, idx: i})
@@ -232,6 +228,18 @@ func (k *Kernel) handle(dst *proc, i int32) {
 	m := k.msgs[i]
 	k.releaseMsg(i)
 	t := k.tr
+	// The process's view of the connection follows what it handles, in
+	// order: a reply it sends now goes on the connection of the message it
+	// handles (a paused process may hold messages of several connections).
+	c := k.net.conn(m.from, dst.id)
+	if m.kind == slotNotice {
+		if k.viewOf(c, dst.id, m.from) != m.epoch {
+			return // already known, or about a connection it never had: nothing to learn
+		}
+		k.setView(c, dst.id, m.from, 0)
+	} else {
+		k.setView(c, dst.id, m.from, m.epoch) // accepted (maybe already closed by the sender: its FIN follows)
+	}
 	if m.kind == slotNotice {
 		b := t.begin(k.now, codeConnEnd, KindConnEnd, dst.id, m.from, m.id)
 		b = append(b, m.why.String()...)

@@ -184,8 +184,10 @@ func TestSessionPause(t *testing.T) {
 			acts: []action{connectAt(0, 6*time.Second, false), {at: 4 * time.Second, do: func(c *sessClient, env *sim.Env) {
 				c.k.DropNext(c.server, env.ID(), 2) // from the server: the pong at 4.004 and the notice
 			}}},
-			// The ping sent on resume is answered SESSIONEXPIRED.
-			want: []string{"0.002s connected", "25.000s disconnected", "25.002s expired"},
+			// Each drop resets the connection: the client is disconnected
+			// when the pong is lost (4.004), its reconnect reply is lost
+			// too, and on resume it finds the session expired.
+			want: []string{"0.002s connected", "4.004s disconnected", "25.000s expired"},
 		},
 	}
 	for _, tt := range tests {
@@ -231,8 +233,8 @@ func TestSessionCalls(t *testing.T) {
 	assert.Panics(t, func() { (&Session{}).Call(nil, exists) })
 }
 
-// TestSessionLostReply: a reply lost on the way (a gap in the server's
-// numbering) breaks the connection: the call fails with CONNECTIONLOSS and
+// TestSessionLostReply: a reply lost on the way (a drop, which resets the
+// connection) breaks the connection: the call fails with CONNECTIONLOSS and
 // the session reconnects at once.
 func TestSessionLostReply(t *testing.T) {
 	k, zk := newWorld(DefaultConfig())
@@ -245,9 +247,9 @@ func TestSessionLostReply(t *testing.T) {
 	require.NoError(t, k.Run(sim.At(6*time.Second)))
 	assert.Equal(t, []string{
 		"0.002s connected",
-		"4.004s disconnected", // the pong to the 4.002 ping shows the gap
-		"4.004s reply create CONNECTIONLOSS",
-		"4.006s reconnected",
+		"3.002s disconnected", // the drop reset the connection: the client learns at once
+		"3.002s reply create CONNECTIONLOSS",
+		"3.004s reconnected",
 		"5.002s reply exists", // the create was applied all the same
 	}, c.log)
 }
