@@ -100,9 +100,15 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 	b := t.begin(k.now, codeSend, KindSend, p.id, to, 0)
 	b = appendValue(b, m)
 	t.end(b, k.now, KindSend, p.id, to, id, k)
-	e := k.sendEpoch(p, to)
+	c := k.net.conn(p.id, to)
+	var e uint32
+	if sd := &c.ends[side(p.id, to)]; sd.view != 0 && sd.vinc == p.inc {
+		e = sd.view // the connection it believes it has (the hot path)
+	} else {
+		e = k.sendEpoch(p, to)
+	}
 	i := k.newSlot(msgSlot{from: p.id, to: to, msg: m, id: id, epoch: e,
-		dstInc: k.net.conn(p.id, to).ends[side(to, p.id)].inc, srcInc: p.inc, sentAt: k.now})
+		dstInc: c.ends[side(to, p.id)].inc, srcInc: p.inc, sentAt: k.now})
 	k.transmit(p.id, to, i)
 }
 
@@ -112,6 +118,10 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 func (k *Kernel) transmit(from, to ProcID, i int32) {
 	nw := &k.net
 	ln := nw.link(from, to)
+	if len(ln.stall) == 0 && len(nw.parts) == 0 && ln.oneWayCut == 0 && ln.dropNext == 0 && nw.cfg.Loss == 0 && !k.procs[to].hostDown {
+		k.schedule(from, to, ln, i) // the hot path: nothing in the way
+		return
+	}
 	if k.behindStall(from, to, ln, i) {
 		return
 	}
@@ -178,7 +188,21 @@ func (k *Kernel) deliver(i int32) {
 	m := &k.msgs[i]
 	from, to := m.from, m.to
 	nw := &k.net
-	if k.behindStall(from, to, nw.link(from, to), i) {
+	ln := nw.link(from, to)
+	if len(ln.stall) == 0 && len(nw.parts) == 0 && ln.oneWayCut == 0 && m.kind == slotData {
+		// The hot path: a segment of the live connection to the live
+		// incarnation, nothing in the way.
+		c, dst := nw.conn(from, to), k.procs[to]
+		if c.open && c.epoch == m.epoch && dst.state != stCrashed && dst.inc == m.dstInc {
+			if dst.waiting() {
+				dst.inbox = append(dst.inbox, pendingItem{kind: evDeliver, idx: i})
+				return
+			}
+			k.handle(dst, i)
+			return
+		}
+	}
+	if k.behindStall(from, to, ln, i) {
 		return // an earlier segment is stalled: stay behind it
 	}
 	if why := k.pathDown(from, to); why != "" {
@@ -225,32 +249,32 @@ func (k *Kernel) deliver(i int32) {
 
 // handle gives message slot i to its (running) destination.
 func (k *Kernel) handle(dst *proc, i int32) {
-	m := k.msgs[i]
+	sl := &k.msgs[i]
+	from, id, msg, epoch := sl.from, sl.id, sl.msg, sl.epoch
+	notice, why := sl.kind == slotNotice, sl.why
 	k.releaseMsg(i)
 	t := k.tr
 	// The process's view of the connection follows what it handles, in
 	// order: a reply it sends now goes on the connection of the message it
 	// handles (a paused process may hold messages of several connections).
-	c := k.net.conn(m.from, dst.id)
-	if m.kind == slotNotice {
-		if k.viewOf(c, dst.id, m.from) != m.epoch {
+	sd := &k.net.conn(from, dst.id).ends[side(dst.id, from)]
+	if notice {
+		if sd.view != epoch || sd.vinc != dst.inc {
 			return // already known, or about a connection it never had: nothing to learn
 		}
-		k.setView(c, dst.id, m.from, 0)
-	} else {
-		k.setView(c, dst.id, m.from, m.epoch) // accepted (maybe already closed by the sender: its FIN follows)
-	}
-	if m.kind == slotNotice {
-		b := t.begin(k.now, codeConnEnd, KindConnEnd, dst.id, m.from, m.id)
-		b = append(b, m.why.String()...)
-		t.end(b, k.now, KindConnEnd, dst.id, m.from, m.id, k)
+		sd.view = 0
+		b := t.begin(k.now, codeConnEnd, KindConnEnd, dst.id, from, id)
+		b = append(b, why.String()...)
+		t.end(b, k.now, KindConnEnd, dst.id, from, id, k)
 		if o, ok := dst.p.(ConnObserver); ok {
-			o.ConnEnded(&dst.env, m.from, m.why)
+			o.ConnEnded(&dst.env, from, why)
 		}
 		return
 	}
-	t.end(t.begin(k.now, codeDeliver, KindDeliver, dst.id, m.from, m.id), k.now, KindDeliver, dst.id, m.from, m.id, k)
-	dst.p.Receive(&dst.env, m.from, m.msg)
+	// Accepted (maybe already closed by the sender: its FIN follows).
+	sd.view, sd.vinc = epoch, dst.inc
+	t.end(t.begin(k.now, codeDeliver, KindDeliver, dst.id, from, id), k.now, KindDeliver, dst.id, from, id, k)
+	dst.p.Receive(&dst.env, from, msg)
 }
 
 // ---- network faults ----
