@@ -149,6 +149,7 @@ func side(p, other ProcID) int {
 const (
 	slotData   uint8 = iota
 	slotNotice       // a FIN or a reset: ends the connection at its destination
+	slotLocal        // a notice raised by the destination's own kernel (ETIMEDOUT): no network
 )
 
 // conn returns the connection of a pair of processes.
@@ -234,7 +235,7 @@ func (k *Kernel) sendNotice(from, to ProcID, why ConnEnd, epoch uint32) {
 // notifyNow hands a connection-end notice to a process at once (a local
 // error: the kernel gave up), through the event queue.
 func (k *Kernel) notifyNow(p, peer ProcID, why ConnEnd, epoch uint32) {
-	i := k.newSlot(msgSlot{from: peer, to: p, kind: slotNotice, why: why, epoch: epoch,
+	i := k.newSlot(msgSlot{from: peer, to: p, kind: slotLocal, why: why, epoch: epoch,
 		dstInc: k.procs[p].inc, srcInc: k.procs[peer].inc, sentAt: k.now})
 	k.push(k.now, evDeliver, i, 0)
 }

@@ -215,3 +215,15 @@ func TestDropResetsAndReconnects(t *testing.T) {
 	assert.Equal(t, []string{"0s a init", "5ms a fire x", "6ms a conn-end b reset", "10ms a fire y"}, w.lines("a"))
 	assert.Equal(t, []string{"5ms a #1 link drop", "6ms a #2 connection ended"}, kinds(w.k, KindDrop))
 }
+
+// TestGiveUpAcrossPartition: the sender's ETIMEDOUT is local, so it comes
+// at 924.6 s even when the partition cuts both directions.
+func TestGiveUpAcrossPartition(t *testing.T) {
+	w := newWorld(Config{Seed: 1, KeepTrace: true})
+	a := w.add("a", hooks{init: func(env *Env) { env.After(Mono, time.Second, "x") }, fire: func(env *Env, tag any) { send(env, "b", "m") }})
+	b := w.add("b", hooks{})
+	w.at(0, func() { w.k.Partition([][]ProcID{{a}, {b}}) })
+	w.run(2000 * time.Second)
+	assert.Equal(t, []string{"0s a init", "1s a fire x", "15m25.6s a conn-end b timed out"}, w.lines("a"))
+	assert.Equal(t, []string{"0s b init"}, w.lines("b"))
+}

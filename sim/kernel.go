@@ -128,7 +128,7 @@ type msgSlot struct {
 	epoch    uint32 // the connection's epoch (conn.go)
 	dstInc   uint32 // incarnations of the ends the connection is bound to
 	srcInc   uint32
-	kind     uint8   // slotData or slotNotice
+	kind     uint8   // slotData, slotNotice or slotLocal
 	why      ConnEnd // of a notice
 }
 

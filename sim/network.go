@@ -202,6 +202,18 @@ func (k *Kernel) deliver(i int32) {
 			return
 		}
 	}
+	if m.kind == slotLocal {
+		if dst := k.procs[to]; dst.state != stCrashed && dst.inc == m.dstInc {
+			if dst.waiting() {
+				dst.inbox = append(dst.inbox, pendingItem{kind: evDeliver, idx: i})
+				return
+			}
+			k.handle(dst, i)
+			return
+		}
+		k.releaseMsg(i)
+		return
+	}
 	if k.behindStall(from, to, ln, i) {
 		return // an earlier segment is stalled: stay behind it
 	}
@@ -251,7 +263,7 @@ func (k *Kernel) deliver(i int32) {
 func (k *Kernel) handle(dst *proc, i int32) {
 	sl := &k.msgs[i]
 	from, id, msg, epoch := sl.from, sl.id, sl.msg, sl.epoch
-	notice, why := sl.kind == slotNotice, sl.why
+	notice, why := sl.kind != slotData, sl.why
 	k.releaseMsg(i)
 	t := k.tr
 	// The process's view of the connection follows what it handles, in
