@@ -39,8 +39,13 @@ import (
 //     incarnation reaches it. When it sends to a peer whose connection is
 //     still bound to its earlier incarnation, the peer first learns that
 //     the old connection was reset (ordered before the new data).
-//   - A Send on an ended connection opens a new one (the process
-//     reconnects); what the old one carried is gone.
+//   - Each end has its own view of the connection, as each host has its own
+//     socket. A Send on a connection the sender has not yet learnt has ended
+//     is lost and answered with a reset; once the sender knows (its
+//     ConnEnded ran, or it called Close), its next Send opens a new
+//     connection: the process reconnects. A process's view follows the
+//     messages it handles, so a reply always goes on the connection its
+//     request came on.
 //
 // Processes learn that a connection ended through ConnObserver; the kernel
 // traces every end as a "conn-end" event.
