@@ -148,11 +148,14 @@ type Kernel struct {
 	freeCall []int32
 	msgID    uint64
 	net      network
-	tr       *tracer
-	hist     History
-	events   int64
-	started  bool
-	finished bool
+	// hostsDown counts the processes crashed by a power loss (their hosts
+	// answer nothing), so the send path can skip the check when it is 0.
+	hostsDown int
+	tr        *tracer
+	hist      History
+	events    int64
+	started   bool
+	finished  bool
 }
 
 // New returns a kernel for one run.
@@ -568,6 +571,9 @@ func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 	}
 	p.state = stCrashed
 	p.hostDown = mode == CrashPower
+	if p.hostDown {
+		k.hostsDown++
+	}
 	p.inc++
 	for i := 0; p.timers > 0 && i < len(k.timers); i++ {
 		if t := &k.timers[i]; t.active && t.proc == p.id {
@@ -597,6 +603,9 @@ func (k *Kernel) Restart(id ProcID) {
 		return
 	}
 	p.state = stRunning
+	if p.hostDown {
+		k.hostsDown--
+	}
 	p.hostDown = false
 	p.inc++
 	p.p = p.factory()

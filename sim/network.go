@@ -118,7 +118,7 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 func (k *Kernel) transmit(from, to ProcID, i int32) {
 	nw := &k.net
 	ln := nw.link(from, to)
-	if len(ln.stall) == 0 && len(nw.parts) == 0 && ln.oneWayCut == 0 && ln.dropNext == 0 && nw.cfg.Loss == 0 && !k.procs[to].hostDown {
+	if len(ln.stall) == 0 && len(nw.parts) == 0 && ln.oneWayCut == 0 && ln.dropNext == 0 && nw.cfg.Loss == 0 && k.hostsDown == 0 {
 		k.schedule(from, to, ln, i) // the hot path: nothing in the way
 		return
 	}
