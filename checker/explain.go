@@ -155,8 +155,9 @@ func spanAt(b sim.Belief, end, runEnd sim.Time, digits int) string {
 // acting at first (or began after it): those that can have led the first
 // believer astray. Without such a fault, every fault that began no later
 // than at is a candidate (a drift change at the start of the run acts
-// forever). A pause recorded without an end was not applied (the process was
-// not running) and is no candidate.
+// forever). A fault the kernel ignored (FaultRecord.Ignored: a pause of a
+// process already paused for longer, a crash of a crashed one), like a
+// pause recorded without an end, changed nothing and is no candidate.
 //
 // The faults on the clients involved (those that target only them) come
 // first: the first believer's own
@@ -170,7 +171,7 @@ func spanAt(b sim.Belief, end, runEnd sim.Time, digits int) string {
 func faultClause(faults []sim.FaultRecord, clients []string, first, at sim.Time, what string) string {
 	var acting, before []sim.FaultRecord
 	for _, f := range faults {
-		if f.At > at || (f.Kind == kindPause && f.Until == 0) {
+		if f.At > at || f.Ignored || (f.Kind == kindPause && f.Until == 0) {
 			continue
 		}
 		before = append(before, f)

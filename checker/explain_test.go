@@ -31,6 +31,19 @@ func TestLockExplanations(t *testing.T) {
 			}},
 		},
 		{
+			name:    "a pause the kernel ignored is never named",
+			beliefs: []sim.Belief{bel("c1", s(9), s(10), s(40)), bel("c2", s(20), s(31), s(35))},
+			faults: []sim.FaultRecord{
+				fault(s(12), s(38), "pause", "c1 paused for 26s", "c1"),
+				{At: s(30), Until: s(38), Kind: "pause", Targets: []string{"c1"}, Text: "c1 was not paused for 5s: it was already paused until 38.000s", Ignored: true},
+			},
+			want: []Violation{{
+				Kind: KindLockSafety, Lock: "L", Clients: []string{"c1", "c2"},
+				Windows:     []Window{{Start: s(31), End: s(35)}},
+				Explanation: `c1 believed it held the lock "L" from 10.000s to 40.000s and c2 from 31.000s to 35.000s; the overlap began 19s after c1 paused for 26s at 12.000s.`,
+			}},
+		},
+		{
 			name:    "the holder's own pause is named first, a later server fault after it",
 			beliefs: []sim.Belief{bel("c1", s(9), s(10), s(40)), bel("c2", s(20), s(31), s(35))},
 			faults: []sim.FaultRecord{

@@ -101,9 +101,9 @@ func (c *client) Init(env *sim.Env) {
 	c.env = env
 	c.calls = nil
 	c.timers = nil
-	// Request ids start at a random base so that a reply addressed to a
-	// previous incarnation of this process can never match a new request.
-	c.nextID = env.Rand().Uint64() >> 1
+	// Request ids start over: nothing sent to an earlier incarnation of
+	// this process reaches it (its connections died with it).
+	c.nextID = 0
 	if c.cfg.Discovery != nil {
 		c.master = c.cfg.Discovery.Master
 	}
@@ -130,6 +130,48 @@ func (c *client) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 			env.Logf(KindClient, "ignored message %T", msg)
 		}
 	}
+}
+
+// ConnEnded fails at once the requests pending on a connection that ended:
+// their read returns EOF or ECONNRESET instead of waiting for the timeout.
+// The next command to that peer opens a new connection (go-redis dials on
+// demand: redis.go:366-376, error.go:81-110). Simplification: go-redis would
+// retry such a command up to MaxRetries = 3 times (error.go:41-72); the model
+// reports the failure to the algorithm, whose own retry policy applies.
+func (c *client) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
+	var failed []pending
+	kept := c.calls[:0]
+	for _, p := range c.calls {
+		if p.to == peer {
+			failed = append(failed, p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	for i := len(kept); i < len(c.calls); i++ {
+		c.calls[i] = pending{}
+	}
+	c.calls = kept
+	if len(failed) > 0 {
+		env.Logf(KindClient, "connection with %s %v: %d request(s) failed", env.NameOf(peer), why, len(failed))
+	}
+	for _, p := range failed {
+		env.Cancel(p.timer)
+		if p.isRedis() {
+			p.rcb.call(redis.Value{}, false)
+		} else {
+			p.mcb(nil, false)
+		}
+	}
+	if o, ok := c.alg.(connObserver); ok {
+		o.connEnded(peer, why)
+	}
+}
+
+// connObserver is implemented by algorithms that track a connection of
+// their own (the ZooKeeper session).
+type connObserver interface {
+	connEnded(peer sim.ProcID, why sim.ConnEnd)
 }
 
 // Fire runs a timer's continuation.

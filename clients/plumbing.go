@@ -162,6 +162,13 @@ func (c *client) fire(t timerTag) {
 		if !ok {
 			return
 		}
+		if p.isRedis() && c.cfg.Lock.Algorithm != Redisson {
+			// go-redis counts a timed-out connection as bad and closes it
+			// (isBadConn, error.go:81-110; releaseConn, redis.go:366-376):
+			// the late reply never arrives, the next command dials anew.
+			// Redisson (Netty) keeps its connection after a timeout.
+			c.env.Close(p.to)
+		}
 		if p.isRedis() {
 			p.rcb.call(redis.Value{}, false)
 		} else {

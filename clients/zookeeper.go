@@ -76,6 +76,11 @@ func (z *zkLock) receive(from sim.ProcID, msg sim.Message) bool {
 	return ok
 }
 
+// connEnded hands the end of the connection with the server to the session.
+func (z *zkLock) connEnded(peer sim.ProcID, why sim.ConnEnd) {
+	z.events(z.s.ConnEnded(z.c.env, peer))
+}
+
 func (z *zkLock) fire(tag any) bool {
 	ok, ev := z.s.Fire(z.c.env, tag)
 	if ok {

@@ -196,9 +196,11 @@ func (in *installer) apply(s Spec) {
 		case !running:
 			// The kernel ignores a pause of a process that is not running.
 			rec.Text = fmt.Sprintf("%s was not paused for %s: it was %s", s.Node, d, in.notRunning(node))
+			rec.Ignored = true
 		case paused && end <= old:
 			// The kernel only extends a pause.
 			rec.Text = fmt.Sprintf("%s was not paused for %s: it was already paused until %s", s.Node, d, old)
+			rec.Ignored = true
 			rec.Until = old
 		default:
 			in.pauseEnd[node] = end
@@ -221,6 +223,7 @@ func (in *installer) apply(s Spec) {
 			// running, and the restart that belongs to this crash would
 			// restart a process this fault did not take down.
 			rec.Text = fmt.Sprintf("%s did not crash (%s): it was %s", s.Node, mode, in.notRunning(node))
+			rec.Ignored = true
 			k.Crash(node, mode)
 			if s.RestartAfter != nil {
 				s.RestartAfter.Draw(in.rand) // keep the stream's draws independent of the state
@@ -246,6 +249,7 @@ func (in *installer) apply(s Spec) {
 		} else {
 			// The kernel restarts only a crashed process.
 			rec.Text = fmt.Sprintf("%s was not restarted: it was %s", s.Node, in.notRunning(node))
+			rec.Ignored = true
 		}
 		k.Restart(node)
 	case "partition":
@@ -274,7 +278,7 @@ func (in *installer) apply(s Spec) {
 		from, _ := k.Lookup(s.From)
 		to, _ := k.Lookup(s.To)
 		k.DropNext(from, to, s.Count)
-		rec.Text = fmt.Sprintf("the next %d messages from %s to %s were dropped", s.Count, s.From, s.To)
+		rec.Text = fmt.Sprintf("the next %d messages from %s to %s were dropped, each resetting its connection", s.Count, s.From, s.To)
 	case "delay":
 		from, _ := k.Lookup(s.From)
 		to, _ := k.Lookup(s.To)

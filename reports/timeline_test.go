@@ -310,7 +310,7 @@ func TestBusyTimeline(t *testing.T) {
 	texts := strings.Join(svgTexts(t, files["timeline.svg"]), "\n")
 	for _, want := range []string{"c1", "c2", "c3", "A", "B", "C", "D", "E", "storage", "network",
 		"pause 12s", "clock +15s", "crash (power)", "restart", "drift +5%", "drop 3 → A", "delay +2s → E",
-		"[c1 A B C]", "[c2 c3 D E]", "w=8 rejected", "c2 (from disk)", "tok 17"} {
+		"[c1 A B C]", "[c2 c3 D E]", "w=8 rejected", "c2 (from disk)", "tok 16"} {
 		assert.Contains(t, texts, want)
 	}
 	w, _ := requirePNG(t, files["timeline.png"])

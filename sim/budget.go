@@ -122,6 +122,9 @@ func (k *Kernel) pendingSummary() string {
 			p = k.timers[e.idx()].proc
 		case evInbox:
 			p = ProcID(e.idx())
+		case evRetx:
+			// idx is the link from*n+to; the sender retransmits.
+			p = ProcID(int(e.idx()) / k.net.n)
 		}
 		counts[key{p, e.kind()}]++
 	}
@@ -139,7 +142,7 @@ func (k *Kernel) pendingSummary() string {
 		}
 		return a.kind < b.kind
 	})
-	what := [...]string{evDeliver: "messages", evTimer: "timers", evCall: "scheduled faults", evInbox: "inbox replays"}
+	what := [...]string{evDeliver: "messages", evTimer: "timers", evCall: "scheduled faults", evInbox: "inbox replays", evRetx: "retransmissions"}
 	var parts []string
 	for i, c := range keys {
 		if i == 4 {

@@ -317,10 +317,11 @@ func TestChaosWorkloadCoversFaults(t *testing.T) {
 		}
 	}
 	for _, kind := range []Kind{KindSend, KindDeliver, KindDrop, KindTimer, KindPause, KindResume, KindCrash, KindRestart,
-		KindClockJump, KindClockDrift, KindPartition, KindHeal, KindLinkFault, KindAcquired, KindReleased, "clocks", "recovered"} {
+		KindClockJump, KindClockDrift, KindPartition, KindHeal, KindLinkFault, KindAcquired, KindReleased, "clocks", "recovered",
+		KindRetransmit, KindConnEnd} {
 		assert.Positive(t, count[kind], "kind %s", kind)
 	}
-	for _, why := range []string{"partition", "link", "loss", "crashed", "connection"} {
+	for _, why := range []string{"link", "crashed", "connection"} {
 		assert.True(t, drops[why], "drop reason %s", why)
 	}
 }

@@ -48,6 +48,11 @@ func (p *probe) Fire(env *Env, tag any) {
 	}
 }
 
+// ConnEnded logs that a connection ended (probes are ConnObservers).
+func (p *probe) ConnEnded(env *Env, peer ProcID, why ConnEnd) {
+	p.w.logf(env.Name(), "conn-end %s %v", env.NameOf(peer), why)
+}
+
 // shutdownProbe is a probe with a Shutdown hook.
 type shutdownProbe struct{ probe }
 

@@ -148,6 +148,11 @@ type FaultRecord struct {
 	// fault that keeps acting (a partition without heal_after); a later heal
 	// or restart fault is recorded as its own record.
 	Until Time
+	// Ignored is true for a fault that changed nothing: the kernel ignored
+	// it (a pause of a process already paused for longer, or not running; a
+	// crash or restart of a process in no state for it). It is recorded so
+	// the history is honest, and never named as a cause.
+	Ignored bool
 }
 
 // Duration converts a true-time span to a time.Duration.

@@ -106,6 +106,7 @@ type proc struct {
 	pauseUntil   Time // end of the current pause
 	rand         Rand
 	netRand      Rand
+	hostDown     bool // crashed by a power loss: its host answers nothing
 	disk         Disk
 	open         openRecords
 }
@@ -131,7 +132,12 @@ type msgSlot struct {
 	from, to ProcID
 	msg      Message
 	id       uint64
-	dstInc   uint32
+	sentAt   Time   // first transmission (retransmission timing)
+	epoch    uint32 // the connection's epoch (conn.go)
+	dstInc   uint32 // incarnations of the ends the connection is bound to
+	srcInc   uint32
+	kind     uint8   // slotData, slotNotice or slotLocal
+	why      ConnEnd // of a notice
 }
 
 // Kernel is the discrete-event simulator: single-threaded, in virtual time.
@@ -150,11 +156,14 @@ type Kernel struct {
 	freeCall []int32
 	msgID    uint64
 	net      network
-	tr       *tracer
-	hist     History
-	events   int64
-	started  bool
-	finished bool
+	// hostsDown counts the processes crashed by a power loss (their hosts
+	// answer nothing), so the send path can skip the check when it is 0.
+	hostsDown int
+	tr        *tracer
+	hist      History
+	events    int64
+	started   bool
+	finished  bool
 }
 
 // New returns a kernel for one run.
@@ -330,6 +339,8 @@ func (k *Kernel) Run(until Time) error {
 			f()
 		case evInbox:
 			k.replayInbox(k.procs[idx], e.gen)
+		case evRetx:
+			k.retransmit(idx, e.gen)
 		}
 	}
 	if until != Never && k.now < until {
@@ -563,6 +574,12 @@ func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 		}
 	}
 	p.state = stCrashed
+	p.hostDown = mode == CrashPower
+	if p.hostDown {
+		k.hostsDown++
+	} else {
+		k.finOnCrash(p)
+	}
 	p.inc++
 	for i := 0; p.timers > 0 && i < len(k.timers); i++ {
 		if t := &k.timers[i]; t.active && t.proc == p.id {
@@ -582,9 +599,9 @@ func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 }
 
 // Restart starts a fresh instance of a crashed process; it recovers from its
-// disk in Init. Messages sent to the process before the restart (to the old
-// incarnation, or while it was down) are dropped on arrival as "connection
-// reset". Restarting a process that is not crashed does nothing.
+// disk in Init. It has no connections: what was sent to an earlier
+// incarnation never reaches it (conn.go). Restarting a process that is not
+// crashed does nothing.
 func (k *Kernel) Restart(id ProcID) {
 	p := k.procs[id]
 	if p.state != stCrashed {
@@ -592,6 +609,10 @@ func (k *Kernel) Restart(id ProcID) {
 		return
 	}
 	p.state = stRunning
+	if p.hostDown {
+		k.hostsDown--
+	}
+	p.hostDown = false
 	p.inc++
 	p.p = p.factory()
 	k.trace(KindRestart, id, NoProc, nil)

@@ -10,7 +10,8 @@ import (
 type NetConfig struct {
 	// Latency is the one-way delay of each message, drawn per message.
 	Latency Range
-	// Loss is the probability that a message is dropped.
+	// Loss is the probability that a transmission of a segment is lost; a
+	// lost segment is retransmitted after an RTO (it is delayed, never lost).
 	Loss float64
 }
 
@@ -21,6 +22,12 @@ type link struct {
 	extra      time.Duration
 	extraUntil Time
 	oneWayCut  int // number of active one-way cuts on this link
+	// stall holds the segments waiting for retransmission, in order.
+	stall    []int32
+	rto      time.Duration // the current retransmission timeout
+	rtxStart Time          // first transmission of the stalled head (retrans_stamp)
+	rtxAt    Time          // when the queued retransmission event fires
+	rtxGen   uint32        // version of the queued retransmission event
 }
 
 type partition struct {
@@ -28,17 +35,15 @@ type partition struct {
 	group []int32 // group index per process, -1 when unlisted
 }
 
-// network is the kernel's message transport. Links are FIFO (a later
-// message never overtakes an earlier one on the same directed link, as on
-// a TCP connection). NB: a partition drops messages instead of holding them
-// for TCP retransmission after the heal; lock clients time out long before
-// TCP would give up, so for them the difference is a longer delay versus a
-// loss, and the model chooses loss.
+// network is the kernel's message transport: connections with TCP's
+// meaning (conn.go). Links are FIFO (a later message never overtakes an
+// earlier one on the same directed link).
 type network struct {
 	k      *Kernel
 	cfg    NetConfig
 	n      int
 	links  []link // n*n, from*n+to
+	conns  []conn // n*n, lo*n+hi for lo <= hi
 	parts  []partition
 	cuts   []oneWayCut
 	nextID int
@@ -57,11 +62,13 @@ func (nw *network) init(k *Kernel, cfg NetConfig) {
 // grow resizes the link matrix to n processes (Add calls it for every new
 // process), keeping the state of existing links and partitions.
 func (nw *network) grow(n int) {
-	old, on := nw.links, nw.n
+	old, oldc, on := nw.links, nw.conns, nw.n
 	nw.n = n
 	nw.links = make([]link, n*n)
+	nw.conns = make([]conn, n*n)
 	for a := 0; a < on; a++ {
 		copy(nw.links[a*n:a*n+on], old[a*on:(a+1)*on])
+		copy(nw.conns[a*n:a*n+on], oldc[a*on:(a+1)*on])
 	}
 	for i := range nw.parts {
 		for len(nw.parts[i].group) < n {
@@ -87,27 +94,63 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 	if to < 0 || int(to) >= len(k.procs) {
 		panic(fmt.Sprintf("sim: %s sent to unknown process %d", p.name, to))
 	}
-	nw := &k.net
 	k.msgID++
 	id := k.msgID
 	t := k.tr
 	b := t.begin(k.now, codeSend, KindSend, p.id, to, 0)
 	b = appendValue(b, m)
 	t.end(b, k.now, KindSend, p.id, to, id, k)
-	ln := nw.link(p.id, to)
-	switch {
-	case nw.blocked(p.id, to):
-		k.traceDrop(p.id, to, id, "partition")
-		return
-	case ln.dropNext > 0:
-		ln.dropNext--
-		k.traceDrop(p.id, to, id, "link drop")
-		return
-	case nw.cfg.Loss > 0 && p.netRand.Chance(nw.cfg.Loss):
-		k.traceDrop(p.id, to, id, "loss")
+	c := k.net.conn(p.id, to)
+	var e uint32
+	if sd := &c.ends[side(p.id, to)]; sd.view != 0 && sd.vinc == p.inc {
+		e = sd.view // the connection it believes it has (the hot path)
+	} else {
+		e = k.sendEpoch(p, to)
+	}
+	i := k.newSlot(msgSlot{from: p.id, to: to, msg: m, id: id, epoch: e,
+		dstInc: c.ends[side(to, p.id)].inc, srcInc: p.inc, sentAt: k.now})
+	k.transmit(p.id, to, i)
+}
+
+// transmit sends message slot i over the link from -> to: behind what the
+// link holds for retransmission, into a stall if the path is down or the
+// segment is lost, and otherwise on its way with a drawn latency.
+func (k *Kernel) transmit(from, to ProcID, i int32) {
+	nw := &k.net
+	ln := nw.link(from, to)
+	if len(ln.stall) == 0 && len(nw.parts) == 0 && ln.oneWayCut == 0 && ln.dropNext == 0 && nw.cfg.Loss == 0 && k.hostsDown == 0 {
+		k.schedule(from, to, ln, i) // the hot path: nothing in the way
 		return
 	}
-	lat := nw.cfg.Latency.Draw(&p.netRand)
+	if k.behindStall(from, to, ln, i) {
+		return
+	}
+	if why := k.pathDown(from, to); why != "" {
+		k.stallMsg(from, to, i, why)
+		return
+	}
+	if m := &k.msgs[i]; ln.dropNext > 0 && m.kind == slotData {
+		// A middlebox that forgets the flow: the segment is lost and both
+		// ends are reset.
+		ln.dropNext--
+		epoch := m.epoch
+		k.dropMsg(i, "link drop")
+		k.endConn(from, to, epoch)
+		k.sendNotice(to, from, ConnReset, epoch)
+		k.sendNotice(from, to, ConnReset, epoch)
+		return
+	}
+	if nw.cfg.Loss > 0 && k.procs[from].netRand.Chance(nw.cfg.Loss) {
+		k.stallMsg(from, to, i, "loss")
+		return
+	}
+	k.schedule(from, to, ln, i)
+}
+
+// schedule queues the delivery of slot i after a drawn latency, never
+// before what the link delivers earlier (links are FIFO).
+func (k *Kernel) schedule(from, to ProcID, ln *link, i int32) {
+	lat := k.net.cfg.Latency.Draw(&k.procs[from].netRand)
 	if k.now < ln.extraUntil {
 		lat += ln.extra
 	}
@@ -119,15 +162,6 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 		at = ln.last
 	}
 	ln.last = at
-	var i int32
-	if n := len(k.freeMsg); n > 0 {
-		i = k.freeMsg[n-1]
-		k.freeMsg = k.freeMsg[:n-1]
-	} else {
-		i = int32(len(k.msgs))
-		k.msgs = append(k.msgs, msgSlot{})
-	}
-	k.msgs[i] = msgSlot{from: p.id, to: to, msg: m, id: id, dstInc: k.procs[to].inc}
 	k.push(at, evDeliver, i, 0)
 }
 
@@ -149,20 +183,76 @@ func (k *Kernel) dropMsg(i int32, why string) {
 	k.releaseMsg(i)
 }
 
+// deliver is the arrival of slot i at its destination host.
 func (k *Kernel) deliver(i int32) {
 	m := &k.msgs[i]
-	dst := k.procs[m.to]
-	switch {
-	case dst.state == stCrashed:
-		k.dropMsg(i, "crashed")
+	from, to := m.from, m.to
+	nw := &k.net
+	ln := nw.link(from, to)
+	if len(ln.stall) == 0 && len(nw.parts) == 0 && ln.oneWayCut == 0 && m.kind == slotData {
+		// The hot path: a segment of the live connection to the live
+		// incarnation, nothing in the way.
+		c, dst := nw.conn(from, to), k.procs[to]
+		if c.open && c.epoch == m.epoch && dst.state != stCrashed && dst.inc == m.dstInc {
+			if dst.waiting() {
+				dst.inbox = append(dst.inbox, pendingItem{kind: evDeliver, idx: i})
+				return
+			}
+			k.handle(dst, i)
+			return
+		}
+	}
+	if m.kind == slotLocal {
+		if dst := k.procs[to]; dst.state != stCrashed && dst.inc == m.dstInc {
+			if dst.waiting() {
+				dst.inbox = append(dst.inbox, pendingItem{kind: evDeliver, idx: i})
+				return
+			}
+			k.handle(dst, i)
+			return
+		}
+		k.releaseMsg(i)
 		return
-	case dst.inc != m.dstInc:
-		k.dropMsg(i, "connection reset")
+	}
+	if k.behindStall(from, to, ln, i) {
+		return // an earlier segment is stalled: stay behind it
+	}
+	if why := k.pathDown(from, to); why != "" {
+		k.stallMsg(from, to, i, why) // lost in flight: retransmitted
 		return
-	case k.net.blocked(m.from, m.to):
-		k.dropMsg(i, "partition")
-		return
-	case dst.waiting():
+	}
+	c := nw.conn(from, to)
+	dst := k.procs[to]
+	if m.kind == slotNotice {
+		// It takes effect if the destination still believes in the
+		// connection it is about.
+		if dst.state == stCrashed || dst.inc != m.dstInc {
+			k.releaseMsg(i)
+			return
+		}
+	} else {
+		epoch := m.epoch
+		closing := epoch == c.ends[side(from, to)].fin // sent before the sender closed
+		switch {
+		case closing && dst.state != stCrashed && dst.inc == m.dstInc:
+			// delivered, ahead of the FIN
+		case !c.open || c.epoch != epoch:
+			// The connection ended: the host answers with a reset.
+			k.dropMsg(i, "connection ended")
+			k.resetBack(from, to, epoch)
+			return
+		case dst.state == stCrashed || dst.inc != m.dstInc:
+			// No socket for it on the destination host (the process
+			// crashed or restarted): the host answers with a reset, or
+			// refuses a new connection (ECONNREFUSED), which the model
+			// does not tell apart.
+			k.dropMsg(i, "connection reset")
+			k.endConn(from, to, epoch)
+			k.resetBack(from, to, epoch)
+			return
+		}
+	}
+	if dst.waiting() {
 		dst.inbox = append(dst.inbox, pendingItem{kind: evDeliver, idx: i})
 		return
 	}
@@ -171,11 +261,32 @@ func (k *Kernel) deliver(i int32) {
 
 // handle gives message slot i to its (running) destination.
 func (k *Kernel) handle(dst *proc, i int32) {
-	m := k.msgs[i]
+	sl := &k.msgs[i]
+	from, id, msg, epoch := sl.from, sl.id, sl.msg, sl.epoch
+	notice, why := sl.kind != slotData, sl.why
 	k.releaseMsg(i)
 	t := k.tr
-	t.end(t.begin(k.now, codeDeliver, KindDeliver, dst.id, m.from, m.id), k.now, KindDeliver, dst.id, m.from, m.id, k)
-	dst.p.Receive(&dst.env, m.from, m.msg)
+	// The process's view of the connection follows what it handles, in
+	// order: a reply it sends now goes on the connection of the message it
+	// handles (a paused process may hold messages of several connections).
+	sd := &k.net.conn(from, dst.id).ends[side(dst.id, from)]
+	if notice {
+		if sd.view != epoch || sd.vinc != dst.inc {
+			return // already known, or about a connection it never had: nothing to learn
+		}
+		sd.view = 0
+		b := t.begin(k.now, codeConnEnd, KindConnEnd, dst.id, from, id)
+		b = append(b, why.String()...)
+		t.end(b, k.now, KindConnEnd, dst.id, from, id, k)
+		if o, ok := dst.p.(ConnObserver); ok {
+			o.ConnEnded(&dst.env, from, why)
+		}
+		return
+	}
+	// Accepted (maybe already closed by the sender: its FIN follows).
+	sd.view, sd.vinc = epoch, dst.inc
+	t.end(t.begin(k.now, codeDeliver, KindDeliver, dst.id, from, id), k.now, KindDeliver, dst.id, from, id, k)
+	dst.p.Receive(&dst.env, from, msg)
 }
 
 // ---- network faults ----
@@ -259,6 +370,7 @@ func (k *Kernel) Unpartition(id int) {
 }
 
 // Heal removes every partition, one-way cut, pending drop and extra delay.
+// Stalled connections deliver what they hold at their next retransmission.
 func (k *Kernel) Heal() {
 	nw := &k.net
 	nw.parts = nw.parts[:0]
@@ -271,7 +383,9 @@ func (k *Kernel) Heal() {
 }
 
 // DropNext drops the next n messages sent from one process to another (n
-// <= 0 adds nothing).
+// <= 0 adds nothing), as a middlebox that forgets the flow: each dropped
+// message resets its connection, both ends are told, and what the sender
+// sent on it before it learnt of the reset is lost with it.
 func (k *Kernel) DropNext(from, to ProcID, n int) {
 	if n < 0 {
 		n = 0

@@ -10,6 +10,7 @@ const (
 	evTimer                        // idx: timer slot, gen: schedule version
 	evCall                         // idx: callback slot
 	evInbox                        // idx: process; replay the next item of a resumed inbox
+	evRetx                         // idx: link, gen: version; a retransmission timer
 )
 
 // event is one entry of the queue. It is a small value: the queue is a slice

@@ -34,6 +34,8 @@ const (
 	KindHeal       Kind = "heal"        // partitions and link faults were removed
 	KindLinkFault  Kind = "link-fault"  // a one-way drop or delay was set
 	KindFault      Kind = "fault"       // a fault recorded by the fault schedule
+	KindConnEnd    Kind = "conn-end"    // Proc learnt (or decided) that its connection with Peer ended (Text says why)
+	KindRetransmit Kind = "retransmit"  // a segment of message #N from Proc to Peer stalled or was retransmitted
 )
 
 // History event kinds, emitted by the history recorder; fault triggers use
@@ -140,6 +142,10 @@ func kindCode(k Kind) byte {
 		return 21
 	case KindResourceWrite:
 		return 22
+	case KindConnEnd:
+		return codeConnEnd
+	case KindRetransmit:
+		return codeRetransmit
 	}
 	return 0
 }
@@ -151,6 +157,9 @@ const (
 	codeDeliver byte = 3
 	codeDrop    byte = 4
 	codeTimer   byte = 5
+	// codes of the connection kinds
+	codeConnEnd    byte = 23
+	codeRetransmit byte = 24
 )
 
 // tracer records events: it always feeds the rolling hash, and keeps the

@@ -14,6 +14,24 @@ type probe struct {
 	env     *sim.Env
 	next    uint64
 	replies map[uint64]Reply
+	pending []pendingReq
+}
+
+// pendingReq is a request sent and not yet answered.
+type pendingReq struct {
+	to  sim.ProcID
+	req Request
+}
+
+// ConnEnded resends what was pending on a connection that ended (the node
+// restarted), as a client library reconnects: the test asks the restarted
+// node, not the connection.
+func (p *probe) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
+	for _, r := range p.pending {
+		if _, done := p.replies[r.req.ID]; !done && r.to == peer {
+			env.Send(peer, r.req)
+		}
+	}
 }
 
 func (p *probe) Init(env *sim.Env) { p.env = env; p.replies = map[uint64]Reply{} }
@@ -48,6 +66,7 @@ func (w *world) do(r Request) Reply {
 	w.t.Helper()
 	w.p.next++
 	r.ID = w.p.next
+	w.p.pending = append(w.p.pending, pendingReq{to: w.m, req: r})
 	w.p.env.Send(w.m, r)
 	require.NoError(w.t, w.k.Run(w.k.Now().Add(time.Millisecond)))
 	rep, ok := w.p.replies[r.ID]

@@ -17,6 +17,37 @@ type client struct {
 	at      map[uint64]sim.Time
 	closed  map[ConnID]string
 	k       *sim.Kernel
+	// pending are the requests and connects sent and not yet answered, in
+	// the order sent, with the server each went to.
+	pending []pendingMsg
+}
+
+type pendingMsg struct {
+	id  uint64
+	to  sim.ProcID
+	msg sim.Message
+}
+
+// ConnEnded is what the client library sees when its socket to peer ends
+// (the server restarted, or the connection was reset): a connect still
+// waiting is tried again on a new socket; a statement still waiting gets
+// CR_SERVER_LOST (2013), as the library reports when the read of the
+// reply finds the socket closed.
+func (p *client) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
+	for _, m := range p.pending {
+		if _, done := p.replies[m.id]; done || m.to != peer {
+			continue
+		}
+		switch r := m.msg.(type) {
+		case Connect:
+			env.Send(peer, r)
+		case Request:
+			rep := replyServerLost
+			rep.ID, rep.Conn = r.ID, r.Conn
+			p.replies[r.ID] = rep
+			p.at[r.ID] = p.k.Now()
+		}
+	}
 }
 
 func (p *client) Init(env *sim.Env) {
@@ -87,6 +118,7 @@ func (w *world) connect(client string) *tconn {
 	w.next++
 	id := w.next
 	c := w.clients[client]
+	c.pending = append(c.pending, pendingMsg{id: id, to: w.db, msg: Connect{ID: id}})
 	c.env.Send(w.db, Connect{ID: id})
 	r, ok := w.wait(client, id, time.Second)
 	require.True(w.t, ok, "no reply to connect")
@@ -97,7 +129,10 @@ func (w *world) connect(client string) *tconn {
 // send sends a statement now and returns the request id.
 func (c *tconn) send(s Stmt) uint64 {
 	c.w.next++
-	c.w.clients[c.client].env.Send(c.node, Request{ID: c.w.next, Conn: c.id, Stmt: s})
+	req := Request{ID: c.w.next, Conn: c.id, Stmt: s}
+	cl := c.w.clients[c.client]
+	cl.pending = append(cl.pending, pendingMsg{id: req.ID, to: c.node, msg: req})
+	cl.env.Send(c.node, req)
 	return c.w.next
 }
 

@@ -87,6 +87,11 @@ type replState struct {
 	netTimer  sim.TimerID // replica: slave_net_timeout
 	askedFrom uint64      // replica: From of the last subscribe not yet answered
 	asked     bool
+	// retried is true once the replica re-subscribed after its connection
+	// to the source ended, until the source is heard from again: the I/O
+	// thread reconnects at once after a read error, and further attempts
+	// wait for the next slave_net_timeout.
+	retried bool
 }
 
 func (n *Node) initReplication() {
@@ -141,6 +146,7 @@ func (n *Node) receiveRepl(from sim.ProcID, msg sim.Message) {
 		if n.repl.source == "" || from != n.repl.sourceID {
 			return // not our source (any more)
 		}
+		n.repl.retried = false
 		n.armNetTimeout()
 		switch m := msg.(type) {
 		case ReplEvent:
@@ -153,6 +159,26 @@ func (n *Node) receiveRepl(from sim.ProcID, msg sim.Message) {
 			}
 		}
 	}
+}
+
+// replConnEnded handles the end of a connection to peer: a replica whose
+// connection to its source ended reconnects (MariaDB's I/O thread
+// reconnects after a read error, sql/slave.cc try_to_reconnect) at once,
+// then every slave_net_timeout while it cannot; a source forgets a replica
+// whose connection ended (the binlog dump thread ends with it) until it
+// subscribes again.
+func (n *Node) replConnEnded(peer sim.ProcID) {
+	if n.repl.source != "" && peer == n.repl.sourceID && !n.repl.retried {
+		n.repl.retried = true
+		n.subscribe("source connection ended")
+	}
+	kept := n.repl.replicas[:0]
+	for _, r := range n.repl.replicas {
+		if r != peer {
+			kept = append(kept, r)
+		}
+	}
+	n.repl.replicas = kept
 }
 
 // gap re-subscribes after a missed event, once per position.

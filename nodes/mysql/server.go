@@ -284,6 +284,35 @@ func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	n.drain()
 }
 
+// ConnEnded handles the end of the kernel connection to peer (a reset from
+// a crashed or restarted client host, a timeout, a close): every MySQL
+// connection that process opened was on it and is gone, as when the
+// server's read of the socket fails (sql/sql_parse.cc do_command returns,
+// the session ends and rolls back). A connection waiting for a row lock
+// notices only when its statement ends, as with Hangup. NB: the kernel has
+// one connection per pair of processes, so all of a client process's MySQL
+// connections end together.
+func (n *Node) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
+	n.env = env
+	ids := make([]ConnID, 0, len(n.conns))
+	for id, c := range n.conns {
+		if c.owner == peer {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		c := n.conns[id]
+		c.hungUp = true
+		c.queue = nil
+		if c.busy == nil {
+			n.close(c, "connection "+why.String(), false)
+		}
+	}
+	n.replConnEnded(peer)
+	n.drain()
+}
+
 // Fire handles the node's timers.
 func (n *Node) Fire(env *sim.Env, tag any) {
 	n.env = env

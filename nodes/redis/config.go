@@ -67,6 +67,10 @@ type Config struct {
 	// master, or a master that got no ack from a replica, for this long
 	// (wall clock, whole seconds) drops the link.
 	ReplTimeout time.Duration
+	// ReplBacklogSize is repl-backlog-size in bytes of the replication
+	// stream: a reconnecting replica resynchronises partially while its
+	// offset is still in the backlog (0 means the default, 1 MB).
+	ReplBacklogSize int64
 	// ReplicaOf is the process name of this node's master; "" makes it a
 	// master. A CONFIG REWRITE persisted on the node's disk overrides it
 	// after a restart.
@@ -115,7 +119,20 @@ func DefaultConfig() Config {
 		MaxMemory:        0,
 		MaxMemoryPolicy:  NoEviction,
 		MaxMemorySamples: 5,
+		// repl-backlog-size 1mb (R 7.2.4 src/config.c:3208).
+		ReplBacklogSize: defaultBacklogSize,
 	}
+}
+
+// defaultBacklogSize is repl-backlog-size's default, 1 MB (R 7.2.4
+// src/config.c:3208).
+const defaultBacklogSize = 1 << 20
+
+func (c Config) backlogSize() int64 {
+	if c.ReplBacklogSize <= 0 {
+		return defaultBacklogSize
+	}
+	return c.ReplBacklogSize
 }
 
 // Validate reports the first bad field, naming it and what is allowed.

@@ -65,11 +65,17 @@
 //     passes (checked on every event and serverCron tick), then replies the
 //     count; READONLY on replicas; NOREPLICAS with min-replicas-to-write and
 //     a wall-clock max lag; REPLICAOF NO ONE promotes (new replication id);
-//     REPLICAOF host resyncs fully and replaces the data; a replica notices a
-//     restarted master when its next ack is answered with Reset (the model of
-//     a reset TCP connection) and resyncs, so a master that restarts empty
-//     wipes its replicas. Master and replica time out a silent link after
-//     repl-timeout; the master PINGs replicas every repl-ping-replica-period.
+//     REPLICAOF host resyncs and replaces the data. The link is a kernel
+//     connection (sim/conn.go): a cut stalls it and TCP retransmits the
+//     stream after the heal; a killed master's host resets the replica's
+//     next ack, and the replica reconnects from the next replicationCron
+//     with PSYNC <replid> <offset+1>: partial (+CONTINUE and the backlog)
+//     when the id matches (or is the promoted master's replid2 up to
+//     second_repl_offset) and the offset is still in the repl-backlog-size
+//     backlog (1 MB), full otherwise, so a master that restarts empty wipes
+//     its replicas. Master and replica close a silent link after
+//     repl-timeout; an unanswered PSYNC is abandoned after repl-timeout; the
+//     master PINGs replicas every repl-ping-replica-period.
 //     Config.ReplicationDelay delays everything a replica receives, in order.
 //
 // # Simplified
@@ -80,19 +86,14 @@
 //   - BGSAVE is an instantaneous, fsynced snapshot; the background everysec
 //     fsync is instantaneous, so the 2 s write postponement behind a slow
 //     fsync never happens; there is no AOF rewrite except after a full sync.
-//   - Every resynchronisation is a full sync (no partial resync from the
-//     backlog; the data ends the same). Stream messages lost in a partition
-//     are detected as an offset gap at the next stream message (a write or the
-//     periodic PING) and repaired by a full sync; real TCP would retransmit.
-//     No SELECT is emitted; PUBLISH is neither delivered nor propagated; the
-//     backlog is taken to hold the whole history (INFO's backlog fields).
-//   - A replica connects (and reconnects) at once rather than on the next
-//     replicationCron tick. Chained replicas get the stream proxied.
-//   - A replica notices a dead master only by repl-timeout (60 s without
-//     data), or at once by a Reset when the restarted master answers its next
-//     ack; a real replica sees the closed connection of a killed master
-//     process immediately. The master likewise drops a silent replica after
-//     repl-timeout.
+//   - The backlog holds whole execution units (trimmed unit by unit past
+//     repl-backlog-size); a restarted node does not reload its replication id
+//     from its RDB, so its first sync is full. No SELECT is emitted; PUBLISH
+//     is neither delivered nor propagated.
+//   - A replica connects at once when configured and after its master closed
+//     the link (Redis waits for the next replicationCron tick); after a reset
+//     or a timeout it retries from the cron, as Redis does. Chained replicas
+//     get the stream proxied.
 //   - A writable replica (replica-read-only no) expires its own keys only on
 //     write access (no expireSlaveKeys). MULTI/EXEC is not implemented
 //     (Sentinel sends REPLICAOF and CONFIG REWRITE as separate requests).

@@ -246,6 +246,7 @@ func runModelExact(t *testing.T, nodes []nodeSpec, plays []played) []Value {
 		}
 		p.next++
 		id := p.next
+		p.pending = append(p.pending, pendingReq{id: id, to: ids[pl.node], args: pl.args})
 		p.env.Send(ids[pl.node], Request{ID: id, Args: pl.args})
 		end := k.Now().Add(time.Minute)
 		for {

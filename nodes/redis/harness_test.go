@@ -17,6 +17,26 @@ type probe struct {
 	replies map[uint64]Value
 	at      map[uint64]sim.Time
 	k       *sim.Kernel
+	pending []pendingReq
+}
+
+// pendingReq is a request without a reply yet.
+type pendingReq struct {
+	id   uint64
+	to   sim.ProcID
+	args []string
+}
+
+// ConnEnded resends the requests pending on a connection that ended, as
+// go-redis retries a command that failed on a bad connection (on a new one).
+func (p *probe) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
+	for _, r := range p.pending {
+		if r.to == peer {
+			if _, done := p.replies[r.id]; !done {
+				env.Send(peer, Request{ID: r.id, Args: r.args})
+			}
+		}
+	}
 }
 
 func (p *probe) Init(env *sim.Env) {
@@ -68,6 +88,7 @@ func newWorld(t testing.TB, latency time.Duration, nodes ...nodeSpec) *world {
 func (w *world) send(node string, args ...string) uint64 {
 	w.p.next++
 	w.p.env.Send(w.ids[node], Request{ID: w.p.next, Args: args})
+	w.p.pending = append(w.p.pending, pendingReq{id: w.p.next, to: w.ids[node], args: args})
 	return w.p.next
 }
 

@@ -98,8 +98,7 @@ func (n *Node) infoReplication(b *strings.Builder) {
 	}
 	active, first, hist := 0, int64(0), int64(0)
 	if n.backlog {
-		// Simplification: the backlog is taken to hold the whole history.
-		active, first, hist = 1, 1, n.offset
+		active, first, hist = 1, n.blFirst+1, n.blLen
 	}
 	fmt.Fprintf(b, "master_failover_state:no-failover\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\nmaster_repl_offset:%d\r\nsecond_repl_offset:%d\r\nrepl_backlog_active:%d\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:%d\r\nrepl_backlog_histlen:%d\r\n",
 		n.replID, n.replID2, n.offset, n.secondOffset, active, first, hist)

@@ -34,6 +34,8 @@ const (
 	// EventReplicaSync: a replica finished a full synchronisation with its
 	// master (its data was replaced by the master's).
 	EventReplicaSync sim.Kind = "replica-sync"
+	// EventReplicaLink: the replica's link with its master ended.
+	EventReplicaLink sim.Kind = "replica-link"
 )
 
 // ListenPort is the port every simulated node reports (INFO, ROLE): the
@@ -72,6 +74,7 @@ type Node struct {
 	link       linkState
 	session    uint64
 	answered   bool  // a FullSync for session arrived (maybe still delayed)
+	syncSent   int64 // wall seconds the PSYNC of session was sent; -1: not yet
 	lastIO     int64 // wall seconds of the last message from the master
 	downSince  int64 // wall seconds the link went down; 0 if never up
 	queue      []queued
@@ -79,8 +82,11 @@ type Node struct {
 	queueLast  int64 // mono ns of the last queued item's apply time
 
 	// Master side.
-	backlog         bool  // a replication backlog exists (repl_backlog != NULL)
-	noReplicasSince int64 // repl_no_slaves_since, wall seconds
+	backlog         bool     // a replication backlog exists (repl_backlog != NULL)
+	blUnits         []Stream // the backlog's content, whole execution units, oldest first
+	blFirst         int64    // offset of the backlog's first byte, minus 1 (the offset before it)
+	blLen           int64    // bytes held (histlen)
+	noReplicasSince int64    // repl_no_slaves_since, wall seconds
 	replicas        []*replicaLink
 	goodReplicas    int
 	woff            map[sim.ProcID]int64
@@ -194,6 +200,8 @@ func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	case SyncRequest:
 		n.onSyncRequest(from, m)
 	case FullSync:
+		n.onFromMaster(from, m)
+	case Continue:
 		n.onFromMaster(from, m)
 	case Stream:
 		n.onFromMaster(from, m)

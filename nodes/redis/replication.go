@@ -52,9 +52,60 @@ func (n *Node) feedReplicas(cmds []Cmd) {
 	for _, c := range cmds {
 		n.offset += c.respLen()
 	}
+	n.feedBacklog(start, cmds)
 	for _, r := range n.replicas {
 		n.env.Send(r.id, Stream{Session: r.session, Start: start, Cmds: cmds})
 	}
+}
+
+// createBacklog creates an empty backlog that starts at the current offset
+// (createReplicationBacklog: backlog->offset = master_repl_offset+1).
+func (n *Node) createBacklog() {
+	n.backlog = true
+	n.blUnits, n.blFirst, n.blLen = nil, n.offset, 0
+}
+
+// feedBacklog appends an execution unit to the backlog and trims the oldest
+// units beyond repl-backlog-size (feedReplicationBuffer,
+// incrementalTrimReplicationBacklog). Simplification: the backlog holds
+// whole units, so it may hold up to one unit less than the byte count allows.
+func (n *Node) feedBacklog(start int64, cmds []Cmd) {
+	if !n.backlog {
+		return
+	}
+	if start != n.blFirst+n.blLen {
+		n.blUnits, n.blFirst, n.blLen = nil, start, 0 // not contiguous: restart it
+	}
+	var size int64
+	for _, c := range cmds {
+		size += c.respLen()
+	}
+	n.blUnits = append(n.blUnits, Stream{Start: start, Cmds: cmds})
+	n.blLen += size
+	limit := n.cfg.backlogSize()
+	for n.blLen > limit && len(n.blUnits) > 0 {
+		u := n.blUnits[0]
+		n.blUnits = n.blUnits[1:]
+		var us int64
+		for _, c := range u.Cmds {
+			us += c.respLen()
+		}
+		n.blFirst += us
+		n.blLen -= us
+	}
+}
+
+// canContinue is masterTryPartialResynchronization's test (R 7.2.4
+// src/replication.c:740-788): the replication id is ours, or our previous
+// one up to second_repl_offset, and the offset is within the backlog.
+func (n *Node) canContinue(replID string, off int64) bool {
+	if !n.backlog || replID == "" {
+		return false
+	}
+	if replID != n.replID && (replID != n.replID2 || off+1 > n.secondOffset) {
+		return false
+	}
+	return off >= n.blFirst && off <= n.blFirst+n.blLen
 }
 
 // onSyncRequest serves a full synchronisation: the replica gets a snapshot
@@ -69,12 +120,25 @@ func (n *Node) onSyncRequest(from sim.ProcID, m SyncRequest) {
 		return
 	}
 	n.dropReplica(from, 0)
+	if n.canContinue(m.ReplID, m.Offset) {
+		// Partial resynchronisation: +CONTINUE and the backlog from the
+		// replica's offset.
+		n.replicas = append(n.replicas, &replicaLink{id: from, session: m.Session, ackOff: m.Offset, ackTime: n.wallSec()})
+		n.env.Send(from, Continue{Session: m.Session, ReplID: n.replID})
+		for _, u := range n.blUnits {
+			if u.Start >= m.Offset {
+				n.env.Send(from, Stream{Session: m.Session, Start: u.Start, Cmds: u.Cmds})
+			}
+		}
+		n.refreshGoodReplicas()
+		return
+	}
 	n.replicas = append(n.replicas, &replicaLink{id: from, session: m.Session, ackTime: n.wallSec()})
 	if !n.backlog {
 		// The first replica creates the backlog, with a new replication id
 		// and no id2 (R 7.2.4 src/replication.c:1046-1057).
 		n.replID, n.replID2, n.secondOffset = randHex(n.env), zeroID, -1
-		n.backlog = true
+		n.createBacklog()
 	}
 	n.env.Send(from, FullSync{Session: m.Session, ReplID: n.replID, Offset: n.offset, Entries: n.snapshot()})
 	n.refreshGoodReplicas()
@@ -138,7 +202,7 @@ func (n *Node) replicasGone() {
 // reconnect and resync.
 func (n *Node) disconnectReplicas() {
 	for _, r := range n.replicas {
-		n.env.Send(r.id, Reset{Session: r.session})
+		n.env.Close(r.id)
 	}
 	n.replicas = nil
 	n.replicasGone()
@@ -176,14 +240,23 @@ func (n *Node) replicationCron() {
 	if n.isReplica() {
 		switch {
 		case n.link == linkConnected && now-n.lastIO > timeout:
-			// "MASTER timeout: no data nor PING received" (:3737-3743).
-			// Simplification: this timeout (or a Reset from the restarted
-			// master) is the only way a replica notices a dead master; a
-			// real replica sees a killed process's closed connection at once.
+			// "MASTER timeout: no data nor PING received" (:3737-3743):
+			// the replica closes the link and reconnects.
+			n.env.Close(n.masterID)
 			n.masterLinkLost()
 		case n.link == linkDown && !n.answered && n.masterID != sim.NoProc:
-			// Reconnect attempts once a second (connectWithMaster, :3745-3750).
-			n.env.Send(n.masterID, SyncRequest{Session: n.session})
+			// Reconnect attempts once a second (connectWithMaster,
+			// :3745-3750) while no attempt is under way; an attempt
+			// unanswered for repl-timeout is abandoned ("Timeout
+			// connecting to the MASTER...", the first check of replicationCron).
+			switch {
+			case n.syncSent < 0:
+				n.sendSync()
+			case now-n.syncSent > timeout:
+				n.env.Close(n.masterID)
+				n.session = n.env.Rand().Uint64() | 1
+				n.sendSync()
+			}
 		case n.link == linkConnected:
 			// REPLCONF ACK every second (replicationSendAck, :3752-3757).
 			n.env.Send(n.masterID, Ack{Session: n.session, Offset: n.offset})
@@ -199,7 +272,9 @@ func (n *Node) replicationCron() {
 	// Disconnect timed-out replicas (:3818-3834).
 	for i := 0; i < len(n.replicas); {
 		if r := n.replicas[i]; now-r.ackTime > timeout {
-			n.env.Send(r.id, Reset{Session: r.session})
+			// "Disconnecting timedout replica" (:3828-3829): the master
+			// closes the connection.
+			n.env.Close(r.id)
 			n.replicas = append(n.replicas[:i], n.replicas[i+1:]...)
 			n.replicasGone()
 			continue
@@ -211,6 +286,7 @@ func (n *Node) replicationCron() {
 	if !n.isReplica() && len(n.replicas) == 0 && n.backlog && now-n.noReplicasSince > replBacklogTTL {
 		n.replID, n.replID2, n.secondOffset = randHex(n.env), zeroID, -1
 		n.backlog = false
+		n.blUnits, n.blLen = nil, 0
 	}
 	n.refreshGoodReplicas()
 }
@@ -228,7 +304,68 @@ func (n *Node) connectMaster() {
 		n.link = linkNoMasterID
 		return
 	}
-	n.env.Send(n.masterID, SyncRequest{Session: n.session})
+	n.sendSync()
+}
+
+// sendSync sends the PSYNC of the current session.
+func (n *Node) sendSync() {
+	n.syncSent = n.wallSec()
+	n.env.Send(n.masterID, n.syncRequest())
+}
+
+// syncRequest is the replica's PSYNC: with its replication id and offset
+// when it has a replication history (a backlog: it was synced, or it was a
+// master with replicas; replicationCacheMasterUsingMyself), else PSYNC ? -1.
+// Simplification: a restarted node does not reload its replication id
+// from the RDB file, so it always asks for a full resync.
+func (n *Node) syncRequest() SyncRequest {
+	if !n.backlog {
+		return SyncRequest{Session: n.session}
+	}
+	return SyncRequest{Session: n.session, ReplID: n.replID, Offset: n.offset}
+}
+
+// ConnEnded handles the end of a connection: the master link (the replica
+// marks it down and reconnects from the next replicationCron, :3745-3750),
+// a replica's link (the master frees the replica client), or a client's
+// (its blocked WAIT ends with it).
+func (n *Node) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
+	n.env = env
+	if n.isReplica() && peer == n.masterID {
+		if n.link == linkConnected {
+			n.downSince = n.wallSec()
+		}
+		n.queue, n.queueLast = nil, 0
+		n.logf(EventReplicaLink, "lost the link with master %s: %v", n.masterName, why)
+		if why == sim.ConnClosed {
+			// The master closed the link (it changed role, or resynced
+			// its own master): reconnect at once (the model's
+			// simplification, see connectMaster).
+			n.masterLinkLost()
+		} else {
+			// Reset or timed out: the next replicationCron tick retries.
+			n.link = linkDown
+			n.answered = false
+			n.session = n.env.Rand().Uint64() | 1
+			n.syncSent = -1
+		}
+	}
+	n.dropReplica(peer, 0)
+	// A client's connection is its client: freeClient drops its MULTI
+	// state and its WATCHed keys (R 7.2.4 src/networking.c freeClient ->
+	// freeClientMultiState, unwatchAllKeys).
+	if c := n.tx.clients[peer]; c != nil {
+		n.discardTransaction(c)
+		delete(n.tx.clients, peer)
+	}
+	kept := n.waiters[:0]
+	for _, w := range n.waiters {
+		if w.client != peer {
+			kept = append(kept, w)
+		}
+	}
+	n.waiters = kept
+	n.beforeSleep()
 }
 
 // masterLinkLost marks the link down and reconnects.
@@ -248,6 +385,8 @@ func (n *Node) onFromMaster(from sim.ProcID, msg sim.Message) {
 	switch m := msg.(type) {
 	case FullSync:
 		session = m.Session
+	case Continue:
+		session = m.Session
 	case Stream:
 		session = m.Session
 	}
@@ -255,7 +394,8 @@ func (n *Node) onFromMaster(from sim.ProcID, msg sim.Message) {
 		n.env.Send(from, Reset{Session: session})
 		return
 	}
-	if _, ok := msg.(FullSync); ok {
+	switch msg.(type) {
+	case FullSync, Continue:
 		n.answered = true
 	}
 	if n.cfg.ReplicationDelay.Hi == 0 && len(n.queue) == 0 {
@@ -295,6 +435,10 @@ func (n *Node) applyFromMaster(msg sim.Message) {
 		if m.Session == n.session && n.isReplica() {
 			n.applyFullSync(m)
 		}
+	case Continue:
+		if m.Session == n.session && n.isReplica() {
+			n.applyContinue(m)
+		}
 	case Stream:
 		if m.Session == n.session && n.isReplica() && n.link == linkConnected {
 			n.applyStream(m)
@@ -316,20 +460,36 @@ func (n *Node) applyFullSync(m FullSync) {
 	}
 	n.replID, n.offset = m.ReplID, m.Offset
 	n.replID2, n.secondOffset = zeroID, -1
-	n.backlog = true // replicas always keep a backlog (:2275-2279)
+	n.createBacklog() // replicas always keep a backlog (:2275-2279)
 	n.link = linkConnected
 	n.lastIO = n.wallSec()
 	n.persistSnapshot("full sync")
 	n.logf(EventReplicaSync, "from %s replid %s offset %d keys %d", n.masterName, m.ReplID, m.Offset, len(m.Entries))
 }
 
+// applyContinue is a successful partial resync (+CONTINUE): the replica
+// keeps its data and offset; a new replication id (the master was promoted
+// since) becomes its id, the old one its id2
+// (replicationResurrectCachedMaster, syncWithMaster's +CONTINUE handling).
+func (n *Node) applyContinue(m Continue) {
+	if m.ReplID != n.replID {
+		n.replID2, n.secondOffset = n.replID, n.offset+1
+		n.replID = m.ReplID
+		n.disconnectReplicas()
+	}
+	n.link = linkConnected
+	n.lastIO = n.wallSec()
+	n.logf(EventReplicaSync, "partial resync with %s replid %s offset %d", n.masterName, m.ReplID, n.offset)
+}
+
 // applyStream applies one unit of the master's stream with the master
 // client's privileges (no expiry, no READONLY), writes it to the AOF and
-// proxies it to sub-replicas. A gap in the offsets (messages lost in a
-// partition) breaks the link and forces a resync. Simplification: a real
-// TCP link retransmits after a short partition instead.
+// proxies it to sub-replicas. The connection delivers the stream in order
+// and without gaps; a gap can only mean a bug, and breaks the link (a
+// resync) rather than corrupting the data.
 func (n *Node) applyStream(m Stream) {
 	if m.Start != n.offset {
+		n.env.Close(n.masterID)
 		n.masterLinkLost()
 		return
 	}
@@ -360,6 +520,7 @@ func (n *Node) applyStream(m Stream) {
 	if len(data) > 0 {
 		n.feedAOF(data)
 	}
+	n.feedBacklog(m.Start, m.Cmds)
 	for _, r := range n.replicas {
 		n.env.Send(r.id, Stream{Session: r.session, Start: m.Start, Cmds: m.Cmds})
 	}
@@ -395,7 +556,7 @@ func cmdReplicaOf(n *Node, a []string) Value {
 func (n *Node) promote() {
 	old := n.masterName
 	if n.masterID != sim.NoProc {
-		n.env.Send(n.masterID, Reset{Session: n.session})
+		n.env.Close(n.masterID)
 	}
 	n.masterName, n.masterPort, n.masterID = "", 0, sim.NoProc
 	n.link = linkDown
@@ -411,7 +572,7 @@ func (n *Node) promote() {
 // replaces the data when it arrives.
 func (n *Node) setMaster(name string, port int64) {
 	if n.isReplica() && n.masterID != sim.NoProc {
-		n.env.Send(n.masterID, Reset{Session: n.session})
+		n.env.Close(n.masterID)
 	}
 	for _, w := range n.waiters {
 		n.env.Send(w.client, Reply{ID: w.reqID, Value: errUnblocked})

@@ -9,12 +9,21 @@ import "strconv"
 // (re)connects, so that messages of an old connection are recognised and
 // ignored, as a closed TCP connection would discard them.
 
-// SyncRequest asks a master for a full resynchronisation (PSYNC ? -1).
-// Simplification: the model never does a partial resync from the backlog;
-// after any reconnection the replica gets a full snapshot, which leaves it
-// with the same data a partial resync would.
+// SyncRequest is PSYNC <replid> <offset+1>: the replica asks to continue
+// the stream of ReplID after Offset bytes (PSYNC ? -1 when ReplID is "": a
+// replica without a replication history asks for a full resync).
 type SyncRequest struct {
 	Session uint64
+	ReplID  string
+	Offset  int64
+}
+
+// Continue answers a SyncRequest that can be served from the backlog:
+// +CONTINUE <replid>; the stream from the replica's offset follows
+// (masterTryPartialResynchronization, R 7.2.4 src/replication.c:740-788).
+type Continue struct {
+	Session uint64
+	ReplID  string
 }
 
 // FullSync answers a SyncRequest: +FULLRESYNC <replid> <offset> followed by
@@ -90,7 +99,18 @@ func appendCmd(b []byte, c Cmd) []byte {
 
 // AppendTrace renders the message for the trace.
 func (m SyncRequest) AppendTrace(b []byte) []byte {
-	return strconv.AppendUint(append(b, "PSYNC ? -1 session="...), m.Session, 10)
+	if m.ReplID == "" {
+		return strconv.AppendUint(append(b, "PSYNC ? -1 session="...), m.Session, 10)
+	}
+	b = append(append(b, "PSYNC "...), m.ReplID...)
+	b = strconv.AppendInt(append(b, ' '), m.Offset+1, 10)
+	return strconv.AppendUint(append(b, " session="...), m.Session, 10)
+}
+
+// AppendTrace renders the message for the trace.
+func (m Continue) AppendTrace(b []byte) []byte {
+	b = append(append(b, "CONTINUE "...), m.ReplID...)
+	return strconv.AppendUint(append(b, " session="...), m.Session, 10)
 }
 
 // AppendTrace renders the message for the trace.

@@ -85,11 +85,13 @@
 //     sentinels, not through the Redis nodes' Pub/Sub, and are not answered.
 //     Replicas come from Config.Replicas and, as in Redis, from the master's
 //     INFO.
-//   - Connections: the simulated network has none. A link is a generation
-//     number; connecting always succeeds, so a crashed instance looks like an
-//     unresponsive one (Redis would see "connection refused" and reconnect
-//     every second). After a long outage this can delay the first INFO to a
-//     returning instance by up to ~2 s.
+//   - Connections: a link is the kernel's connection with the instance plus
+//     a generation number (replies on an older generation are ignored). A
+//     link that Sentinel closes closes the connection; a connection that
+//     ends (a crashed instance's host resets it, the peer closes it, TCP
+//     gives up) marks the link disconnected, and it is re-opened within a
+//     second. The kernel keeps one connection per pair of processes, so two
+//     sentinels share one: one closing its link ends the other's too.
 //   - REPLICAOF is followed by CONFIG REWRITE but not wrapped in MULTI/EXEC,
 //     and CLIENT KILL is not sent: the node's clients are not disconnected.
 //   - Not modelled: the Pub/Sub connection, scripts, SENTINEL FAILOVER

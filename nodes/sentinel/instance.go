@@ -39,10 +39,8 @@ const (
 // sentinel.c:1018-1040). The simulated network has no connections, so a
 // link is a generation number: replies to requests sent on an older
 // generation are ignored, as a closed hiredis context drops its callbacks.
-// Simplification: connecting always succeeds (the kernel cannot refuse a
-// connection), so an instance that is crashed or cut off looks like one that
-// does not answer, and "disconnected" lasts only from a link close to the
-// next reconnect (at most 1 s, sentinel.c:2405).
+// A connection that ends (ConnEnded) marks the link disconnected until the
+// next reconnect (at most 1 s later, sentinel.c:2405).
 type link struct {
 	gen           uint32
 	disconnected  bool

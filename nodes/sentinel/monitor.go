@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/sim"
 )
 
 // reconnect is sentinelReconnectInstance (sentinel.c:2398-2495): a closed
@@ -25,9 +26,37 @@ func (s *Sentinel) reconnect(ri *instance) {
 	s.sendPing(ri)
 }
 
-// closeLink is instanceLinkCloseConnection (sentinel.c:1042-1053): requests
-// in flight are forgotten and their replies will be ignored.
+// closeLink is instanceLinkCloseConnection (sentinel.c:1042-1053): the
+// connection is closed, requests in flight are forgotten and their replies
+// will be ignored.
 func (s *Sentinel) closeLink(ri *instance) {
+	s.env.Close(ri.id)
+	s.linkLost(ri)
+}
+
+// ConnEnded is the link's disconnect callback (sentinelDisconnectCallback
+// and instanceLinkConnectionError, sentinel.c): a reset (a crashed
+// instance's host), a FIN or a timed-out connection marks the link
+// disconnected; sentinelReconnectInstance re-opens it within a second.
+func (s *Sentinel) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
+	s.env = env
+	if ri := s.m.ri; ri != nil && ri.id == peer && !ri.link.disconnected {
+		s.linkLost(ri)
+	}
+	for _, ri := range s.m.slaves {
+		if ri.id == peer && !ri.link.disconnected {
+			s.linkLost(ri)
+		}
+	}
+	for _, ri := range s.m.sentinels {
+		if ri.id == peer && !ri.link.disconnected {
+			s.linkLost(ri)
+		}
+	}
+}
+
+// linkLost marks a link disconnected and forgets its requests.
+func (s *Sentinel) linkLost(ri *instance) {
 	ri.link.disconnected = true
 	ri.link.pending = 0
 	ri.link.gen++

@@ -38,6 +38,29 @@ type script struct {
 	server   sim.ProcID
 	sections map[int]int
 	log      *[]string
+	sent     []sentReq // requests without a reply, in sending order
+}
+
+type sentReq struct {
+	id  uint64
+	msg sim.Message
+}
+
+// ConnEnded sends again the requests the ended connection lost, on a new
+// connection (as a client that reconnects and retries).
+func (c *script) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
+	for _, r := range c.sent {
+		env.Send(c.server, r.msg)
+	}
+}
+
+func (c *script) answered(id uint64) {
+	for i, r := range c.sent {
+		if r.id == id {
+			c.sent = append(c.sent[:i], c.sent[i+1:]...)
+			return
+		}
+	}
 }
 
 type stepTag int
@@ -58,26 +81,31 @@ func (c *script) Fire(env *sim.Env, tag any) {
 		id = env.SectionBegin("L", -1, s.tok, s.tok >= 0)
 		c.sections[s.sec] = id
 	}
+	var msg sim.Message
 	switch s.kind {
 	case "read":
-		env.Send(c.server, ReadReq{ID: uint64(i), Section: id, Token: s.tok, HasToken: s.tok >= 0})
+		msg = ReadReq{ID: uint64(i), Section: id, Token: s.tok, HasToken: s.tok >= 0}
 	case "write":
 		env.SectionWriteSent(id, s.value)
-		env.Send(c.server, WriteReq{ID: uint64(i), Section: id, Value: s.value, Token: s.tok, HasToken: s.tok >= 0, LockValue: s.lock})
+		msg = WriteReq{ID: uint64(i), Section: id, Value: s.value, Token: s.tok, HasToken: s.tok >= 0, LockValue: s.lock}
 	case "setlock":
-		env.Send(c.server, SetLockReq{ID: uint64(i), Section: id, LockValue: s.lock})
+		msg = SetLockReq{ID: uint64(i), Section: id, LockValue: s.lock}
 	}
+	c.sent = append(c.sent, sentReq{id: uint64(i), msg: msg})
+	env.Send(c.server, msg)
 }
 
 func (c *script) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	switch m := msg.(type) {
 	case ReadReply:
+		c.answered(m.ID)
 		if m.OK {
 			*c.log = append(*c.log, fmt.Sprintf("read %d", m.Value))
 		} else {
 			*c.log = append(*c.log, "read rejected "+m.Err)
 		}
 	case WriteReply:
+		c.answered(m.ID)
 		env.SectionResult(m.Section)
 		if m.OK {
 			*c.log = append(*c.log, "write ok")
@@ -85,6 +113,7 @@ func (c *script) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 			*c.log = append(*c.log, "write rejected "+m.Err)
 		}
 	case SetLockReply:
+		c.answered(m.ID)
 		*c.log = append(*c.log, "setlock ok")
 	}
 }

@@ -33,9 +33,11 @@ type Config struct {
 // session timeouts are negotiated into [4 s, 40 s] (reference section 6.4).
 func DefaultConfig() Config {
 	return Config{
-		TickTime:          2000 * time.Millisecond,
-		MinSessionTimeout: 4 * time.Second,  // 2 * tickTime
-		MaxSessionTimeout: 40 * time.Second, // 20 * tickTime
+		TickTime: 2000 * time.Millisecond,
+		// minSessionTimeout and maxSessionTimeout unset (0): 2 and 20 ticks
+		// of whatever TickTime the deployment sets (ZooKeeperServer.java:1393-1405).
+		MinSessionTimeout: 0,
+		MaxSessionTimeout: 0,
 	}
 }
 

@@ -107,6 +107,11 @@ func (c *rawClient) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	}
 }
 
+// ConnEnded logs that the connection with the service ended.
+func (c *rawClient) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
+	c.log = append(c.log, c.k.Now().String()+" conn-end "+why.String())
+}
+
 // reply returns the reply to the i-th step (0-based).
 func (c *rawClient) reply(t *testing.T, i int) Reply {
 	t.Helper()

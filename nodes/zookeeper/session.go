@@ -136,8 +136,9 @@ type call struct {
 //     monotonic clock and reports EventDisconnected when it has heard
 //     nothing for readTimeout = 2/3 of the session timeout
 //     (ClientCnxn.java:1430 and 1239-1258), when a call stays unanswered for
-//     as long, or when it detects a lost message by a gap in Reply.Seq (on
-//     TCP a loss means the connection broke);
+//     as long, when the kernel reports that the connection ended
+//     (ConnEnded: the server's host reset it), or when it detects a gap in
+//     Reply.Seq (which the kernel's connections never produce);
 //   - on a broken connection it fails the outstanding calls with
 //     ErrConnectionLoss (ClientCnxn.java:1384-1398 cleanup) and sends
 //     reconnect attempts (OpConnect with its session id and its watched
@@ -308,6 +309,18 @@ func (s *Session) Handle(env *sim.Env, from sim.ProcID, msg sim.Message) (consum
 	return true, s.ev
 }
 
+// ConnEnded handles the end of the connection with a process (the client
+// forwards its ConnObserver calls): a connected session counts it as a
+// broken connection (EventDisconnected, then reconnect attempts); a
+// connection attempt that was reset is retried at the next heartbeat.
+func (s *Session) ConnEnded(env *sim.Env, peer sim.ProcID) []SessionEvent {
+	s.ev = s.ev[:0]
+	if peer == s.server && s.state == StateConnected {
+		s.disconnect(env)
+	}
+	return s.ev
+}
+
 // Fire handles the Session's own timers; it returns consumed false for any
 // other tag, which the client process handles itself.
 func (s *Session) Fire(env *sim.Env, tag any) (consumed bool, events []SessionEvent) {
@@ -456,8 +469,11 @@ func (s *Session) readDeadline() int64 {
 	return t + int64(s.ReadTimeout())
 }
 
-// disconnect handles a broken connection.
+// disconnect handles a broken connection: the client closes its socket
+// (ClientCnxnSocketNIO.cleanup from SendThread's cleanAndNotifyState) and
+// connects again.
 func (s *Session) disconnect(env *sim.Env) {
+	env.Close(s.server)
 	s.state = StateDisconnected
 	s.emit(SessionEvent{Kind: EventDisconnected})
 	for _, c := range s.pending {

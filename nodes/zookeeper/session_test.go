@@ -60,6 +60,11 @@ func (c *sessClient) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	c.record(ev)
 }
 
+// ConnEnded forwards the end of a connection to the session.
+func (c *sessClient) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
+	c.record(c.zk.ConnEnded(env, peer))
+}
+
 func (c *sessClient) record(evs []SessionEvent) {
 	for _, e := range evs {
 		s := c.k.Now().String() + " " + e.Kind.String()
@@ -111,8 +116,11 @@ func isolate(k *sim.Kernel, proc sim.ProcID, from, to time.Duration) {
 // Timeline: connected at 0.002 (heartbeats from then on); pings at 2.002
 // and 4.002 answered at 2.004 and 4.004; the partition starts at 5 s. The
 // server last heard the session at 4.003, so it expires it at the bucket
-// after 10.003: 12 s. Disconnected at 4.004 + 4 = 8.004; reconnect attempts
-// every 2 s from 8.004.
+// after 10.003: 12 s. Disconnected at 4.004 + 4 = 8.004; the client closes
+// the connection and sends a reconnect attempt on a new one, which TCP
+// retransmits at 8.204, 8.604, 9.404, 11.004, 14.204, 20.604, 33.404 s (the
+// attempts of later heartbeats queue behind it): the first retransmission
+// after the heal gets through.
 func TestSessionDisconnected(t *testing.T) {
 	tests := []struct {
 		name         string
@@ -120,8 +128,8 @@ func TestSessionDisconnected(t *testing.T) {
 		clientExpiry bool
 		want         []string
 	}{
-		{"healed before expiry", 9 * time.Second, false, []string{"0.002s connected", "8.004s disconnected", "10.006s reconnected"}},
-		{"healed after expiry", 30 * time.Second, false, []string{"0.002s connected", "8.004s disconnected", "30.006s expired"}},
+		{"healed before expiry", 9 * time.Second, false, []string{"0.002s connected", "8.004s disconnected", "9.406s reconnected"}},
+		{"healed after expiry", 30 * time.Second, false, []string{"0.002s connected", "8.004s disconnected", "33.406s expired"}},
 		// ZooKeeper 3.9.3+: the client expires on its own 4/3 of the timeout
 		// after it last heard from the server.
 		{"client-side expiry", 30 * time.Second, true, []string{"0.002s connected", "8.004s disconnected", "12.004s expired"}},
@@ -176,8 +184,10 @@ func TestSessionPause(t *testing.T) {
 			acts: []action{connectAt(0, 6*time.Second, false), {at: 4 * time.Second, do: func(c *sessClient, env *sim.Env) {
 				c.k.DropNext(c.server, env.ID(), 2) // from the server: the pong at 4.004 and the notice
 			}}},
-			// The ping sent on resume is answered SESSIONEXPIRED.
-			want: []string{"0.002s connected", "25.000s disconnected", "25.002s expired"},
+			// Each drop resets the connection: the client is disconnected
+			// when the pong is lost (4.004), its reconnect reply is lost
+			// too, and on resume it finds the session expired.
+			want: []string{"0.002s connected", "4.004s disconnected", "25.000s expired"},
 		},
 	}
 	for _, tt := range tests {
@@ -202,10 +212,10 @@ func TestSessionCalls(t *testing.T) {
 		callAt(0, create),              // queued until connected
 		callAt(6*time.Second, exists),  // sent into the partition: unanswered
 		callAt(9*time.Second, exists),  // while disconnected: fails at once
-		callAt(31*time.Second, exists), // after expiry: fails at once
+		callAt(34*time.Second, exists), // after expiry: fails at once
 	)
 	isolate(k, id, 5*time.Second, 30*time.Second)
-	require.NoError(t, k.Run(sim.At(32*time.Second)))
+	require.NoError(t, k.Run(sim.At(35*time.Second)))
 	assert.Equal(t, []string{
 		"0.002s connected",
 		"0.004s reply create /a",
@@ -214,14 +224,17 @@ func TestSessionCalls(t *testing.T) {
 		"8.004s disconnected",
 		"8.004s reply exists CONNECTIONLOSS",
 		"9.000s reply exists CONNECTIONLOSS",
-		"30.006s expired",
-		"31.000s reply exists SESSIONEXPIRED",
+		// The reconnect attempts go on one connection retransmitted at
+		// 8.204, 8.604, 9.404, 11.004, 14.204, 20.604 and 33.404 s: the
+		// first retransmission after the heal at 30 s.
+		"33.406s expired",
+		"34.000s reply exists SESSIONEXPIRED",
 	}, c.log)
 	assert.Panics(t, func() { (&Session{}).Call(nil, exists) })
 }
 
-// TestSessionLostReply: a reply lost on the way (a gap in the server's
-// numbering) breaks the connection: the call fails with CONNECTIONLOSS and
+// TestSessionLostReply: a reply lost on the way (a drop, which resets the
+// connection) breaks the connection: the call fails with CONNECTIONLOSS and
 // the session reconnects at once.
 func TestSessionLostReply(t *testing.T) {
 	k, zk := newWorld(DefaultConfig())
@@ -234,26 +247,30 @@ func TestSessionLostReply(t *testing.T) {
 	require.NoError(t, k.Run(sim.At(6*time.Second)))
 	assert.Equal(t, []string{
 		"0.002s connected",
-		"4.004s disconnected", // the pong to the 4.002 ping shows the gap
-		"4.004s reply create CONNECTIONLOSS",
-		"4.006s reconnected",
+		"3.002s disconnected", // the drop reset the connection: the client learns at once
+		"3.002s reply create CONNECTIONLOSS",
+		"3.004s reconnected",
 		"5.002s reply exists", // the create was applied all the same
 	}, c.log)
 }
 
-// TestWatchAcrossDisconnect: a watch notification lost while disconnected
-// is recovered when the session reconnects (SetWatches).
+// TestWatchAcrossDisconnect: a watch notification stalled by a short
+// partition arrives by retransmission; one lost with a connection the
+// client closed is recovered when the session reconnects (SetWatches).
 func TestWatchAcrossDisconnect(t *testing.T) {
 	tests := []struct {
 		name string
 		heal time.Duration
 		want []string
 	}{
-		// The event (4.001) and the 4.002 ping are lost; the 6.002 ping's
-		// pong shows a gap in the numbering.
-		{"short partition", 5 * time.Second, []string{"6.004s disconnected", "6.006s reconnected", "6.006s watch /lock/a"}},
-		// Read timeout at 2.004 + 4; the 8.004 reconnect attempt gets through.
-		{"long partition", 7 * time.Second, []string{"6.004s disconnected", "8.006s reconnected", "8.006s watch /lock/a"}},
+		// The event (4.001) stalls in the partition and is retransmitted
+		// at 4.201, 4.601 and 5.401 s, after the heal: no disconnection.
+		{"short partition", 5 * time.Second, []string{"5.402s watch /lock/a"}},
+		// Read timeout at 2.004 + 4: the client closes the connection; its
+		// reconnect attempt (6.004) is retransmitted at 6.204, 6.604 and
+		// 7.404 s, after the heal; the lost event is recovered by
+		// SetWatches.
+		{"long partition", 7 * time.Second, []string{"6.004s disconnected", "7.406s reconnected", "7.406s watch /lock/a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
