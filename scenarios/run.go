@@ -17,6 +17,30 @@ type Options struct {
 	CheckTimeout time.Duration
 	// OutDir receives porcupine's visualization of illegal histories.
 	OutDir string
+	// TraceSink receives every trace event as it happens (to stream the
+	// trace to disk on a long run without keeping it).
+	TraceSink func(*sim.Event)
+	// MaxEvents is the run's event budget (sim.DefaultMaxEvents if 0).
+	MaxEvents int64
+	// MaxMemory is the run's memory budget in bytes (sim.DefaultMaxMemory
+	// if 0; negative turns it off). It bounds the heap of the whole
+	// process: runs in parallel share it.
+	MaxMemory int64
+}
+
+// budgets returns the event and memory budgets of opt with defaults.
+func (opt Options) budgets() (events, memory int64) {
+	events, memory = opt.MaxEvents, opt.MaxMemory
+	if events <= 0 {
+		events = sim.DefaultMaxEvents
+	}
+	switch {
+	case memory == 0:
+		memory = sim.DefaultMaxMemory
+	case memory < 0:
+		memory = 0
+	}
+	return events, memory
 }
 
 // Outcome is the result of one run: what DESIGN.md's --json prints, plus
@@ -55,6 +79,10 @@ func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 	w, err := Build(s, seed, opt.KeepTrace)
 	if err != nil {
 		return nil, err
+	}
+	w.Kernel.SetBudgets(opt.budgets())
+	if opt.TraceSink != nil {
+		w.Kernel.SetTraceSink(opt.TraceSink)
 	}
 	if err := w.Kernel.Run(sim.At(s.Duration)); err != nil {
 		return nil, err

@@ -152,3 +152,8 @@ type FaultRecord struct {
 
 // Duration converts a true-time span to a time.Duration.
 func (t Time) Duration() time.Duration { return time.Duration(t) }
+
+// Len is the number of records in the history.
+func (h *History) Len() int {
+	return len(h.Wants) + len(h.Attempts) + len(h.Beliefs) + len(h.Sections) + len(h.Faults)
+}

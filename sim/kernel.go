@@ -42,9 +42,17 @@ type Config struct {
 	// MaxEvents bounds the number of events one Run may execute; a runaway
 	// model stops with ErrBudget instead of hanging. 0 means DefaultMaxEvents.
 	MaxEvents int64
+	// MaxMemory bounds the process's heap in bytes while Run executes
+	// (sampled every few thousand events); a run that outgrows it stops
+	// with *ErrMemory. 0 means no bound.
+	MaxMemory int64
 	// KeepTrace keeps every event in memory (for JSONL export and
 	// divergence reports). The trace hash is computed either way.
 	KeepTrace bool
+	// TraceSink, when set, receives every event as it is recorded, in
+	// order (to stream the trace to a file on a long run, or keep only the
+	// events a summary needs). The event is the sink's to keep.
+	TraceSink func(*Event)
 }
 
 // DefaultMaxEvents is the event budget when Config.MaxEvents is 0.
@@ -155,6 +163,7 @@ func New(cfg Config) *Kernel {
 		cfg.MaxEvents = DefaultMaxEvents
 	}
 	k := &Kernel{cfg: cfg, byName: map[string]ProcID{}, tr: newTracer(cfg.KeepTrace)}
+	k.tr.sink = cfg.TraceSink
 	k.net.init(k, cfg.Network)
 	return k
 }
@@ -272,17 +281,6 @@ func (k *Kernel) At(t Time, f func()) {
 	k.push(t, evCall, i, 0)
 }
 
-// ErrBudget is returned by Run when the event budget of the call
-// (Config.MaxEvents) is exhausted.
-type ErrBudget struct {
-	Budget int64
-	At     Time
-}
-
-func (e *ErrBudget) Error() string {
-	return fmt.Sprintf("sim: event budget of %d events exhausted at true time %s: a process is probably looping (raise the budget if the scenario really needs more)", e.Budget, e.At)
-}
-
 func (k *Kernel) startProc(p *proc) {
 	if p.state != stNew {
 		return
@@ -308,7 +306,13 @@ func (k *Kernel) Run(until Time) error {
 			break
 		}
 		if k.events >= budget {
-			return &ErrBudget{Budget: k.cfg.MaxEvents, At: k.now}
+			return &ErrBudget{Budget: k.cfg.MaxEvents, At: k.now, Pending: k.pendingSummary()}
+		}
+		if k.cfg.MaxMemory > 0 && k.events&memCheckMask == 0 {
+			if used := heapInUse(); used > k.cfg.MaxMemory {
+				return &ErrMemory{Budget: k.cfg.MaxMemory, InUse: used, At: k.now, Events: k.events,
+					Kept: len(k.tr.events), History: k.hist.Len()}
+			}
 		}
 		e := k.q.pop()
 		k.now = e.at

@@ -112,6 +112,8 @@ func TestEventBudget(t *testing.T) {
 			assert.Equal(t, int64(1000), be.Budget)
 			assert.Equal(t, Time(0), be.At)
 			assert.Contains(t, err.Error(), "budget of 1000 events")
+			assert.Contains(t, err.Error(), "--max-events", "the message says how to raise the budget")
+			assert.Contains(t, be.Pending, "loop: 1 ", "the looping process is named")
 			assert.Equal(t, int64(1000), w.k.Events())
 
 			err = w.k.Run(At(time.Hour))

@@ -171,7 +171,10 @@ type tracer struct {
 	last   Time
 	keep   bool
 	events []Event
-	obs    []func(ObservedEvent)
+	// sink receives every event as it is recorded (Config.TraceSink), so
+	// that a long run can stream its trace to disk instead of keeping it.
+	sink func(*Event)
+	obs  []func(ObservedEvent)
 }
 
 // ObservedEvent is what observers (fault triggers) see of an event.
@@ -231,7 +234,7 @@ func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64
 		copy(b[t.mark+w:], b[t.mark+1:t.mark+1+n])
 		copy(b[t.mark:], l[:w])
 	}
-	if t.keep {
+	if t.keep || t.sink != nil {
 		txt := string(b[len(b)-n:])
 		if msg != 0 {
 			if n == 0 {
@@ -240,7 +243,13 @@ func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64
 				txt = "#" + strconv.FormatUint(msg, 10) + " " + txt
 			}
 		}
-		t.events = append(t.events, Event{Seq: t.seq, At: at, Kind: kind, Proc: k.Name(proc), Peer: k.Name(peer), Text: txt})
+		ev := Event{Seq: t.seq, At: at, Kind: kind, Proc: k.Name(proc), Peer: k.Name(peer), Text: txt}
+		if t.sink != nil {
+			t.sink(&ev)
+		}
+		if t.keep {
+			t.events = append(t.events, ev)
+		}
 	}
 	if len(b) >= 4096 {
 		t.h.Write(b)

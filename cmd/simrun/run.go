@@ -134,6 +134,7 @@ type runFlags struct {
 	outDir   string
 	determ   bool
 	events   int
+	budget   budgetFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -164,6 +165,7 @@ when it expects nothing), for every scenario run; 1 they do not; 2 bad input;
 	cmd.Flags().StringVar(&f.outDir, "out", "", "write the report (result.json, trace, checker visualizations) into this folder")
 	cmd.Flags().BoolVar(&f.determ, "check-determinism", false, "run twice and compare the traces event by event")
 	cmd.Flags().IntVar(&f.events, "events", defaultKeyEvents, "most key events the summary prints (0: all)")
+	addBudgetFlags(cmd, &f.budget)
 	return cmd
 }
 
@@ -276,6 +278,9 @@ func runOnce(s *scenarios.Scenario, f runFlags, visualize bool) (o *scenarios.Ou
 		seed = f.seed
 	}
 	opt := scenarios.Options{KeepTrace: true}
+	if err := f.budget.apply(&opt); err != nil {
+		return nil, nil, "", err
+	}
 	if visualize {
 		// The checker writes its pages into a private folder; they are
 		// staged into --out with everything else.
@@ -288,6 +293,9 @@ func runOnce(s *scenarios.Scenario, f runFlags, visualize bool) (o *scenarios.Ou
 	}
 	o, err = scenarios.Run(s, seed, opt)
 	if err != nil {
+		if berr := budgetError(err); berr != err {
+			return nil, nil, "", berr
+		}
 		return nil, nil, "", withCode(exitInconclusive, fmt.Errorf("internal error running %s: %w", s.Name, err))
 	}
 	vis = map[string][]byte{}
@@ -299,7 +307,7 @@ func runOnce(s *scenarios.Scenario, f runFlags, visualize bool) (o *scenarios.Ou
 		}
 	}
 	if f.determ {
-		o2, err := scenarios.Run(s, seed, scenarios.Options{KeepTrace: true})
+		o2, err := scenarios.Run(s, seed, scenarios.Options{KeepTrace: true, MaxEvents: opt.MaxEvents, MaxMemory: opt.MaxMemory})
 		if err != nil {
 			return nil, nil, "", withCode(exitInconclusive, fmt.Errorf("internal error in the second run: %w", err))
 		}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+	"github.com/spf13/cobra"
+)
+
+// budgetFlags are the --max-events and --max-memory flags that bound every
+// run a command makes (DESIGN: no unbounded run).
+type budgetFlags struct {
+	events int64
+	memory string
+}
+
+func addBudgetFlags(cmd *cobra.Command, b *budgetFlags) {
+	cmd.Flags().Int64Var(&b.events, "max-events", sim.DefaultMaxEvents, "event budget of each run: a run that executes more events stops with exit 3")
+	cmd.Flags().StringVar(&b.memory, "max-memory", sim.FormatBytes(sim.DefaultMaxMemory), "memory budget of the process (e.g. 512MiB, 8GiB; 0 = none): a run whose heap outgrows it stops with exit 3")
+}
+
+// apply checks the flags and sets them on opt; bad values are exit 2.
+func (b budgetFlags) apply(opt *scenarios.Options) error {
+	if b.events <= 0 {
+		return badInput("--max-events: must be a positive number of events (got %d)", b.events)
+	}
+	mem, err := parseBytes(b.memory)
+	if err != nil {
+		return badInput("--max-memory: %v", err)
+	}
+	opt.MaxEvents = b.events
+	if mem == 0 {
+		opt.MaxMemory = -1
+	} else {
+		opt.MaxMemory = mem
+		// The garbage collector works harder as the heap nears the budget,
+		// so that garbage alone never trips it.
+		debug.SetMemoryLimit(mem)
+	}
+	return nil
+}
+
+// parseBytes reads a byte count: a number with an optional unit B, KiB,
+// MiB, GiB, TiB (or KB, MB, GB, TB, also read as binary units, and
+// decimal fractions such as 1.5GiB).
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a size (write e.g. 512MiB or 4GiB)", s)
+	}
+	mult := map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+		"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("%q: unknown unit %q (use B, KiB, MiB, GiB or TiB)", s, strings.TrimSpace(t[i:]))
+	}
+	n := v * mult
+	if n >= 1<<62 {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	if n > 0 && n < 1<<20 {
+		return 0, fmt.Errorf("%q is below 1MiB: no run fits in it", s)
+	}
+	return int64(n), nil
+}
+
+// budgetError turns a budget stop into exit 3 with the kernel's message
+// (which names the budget, what consumed it and the flag that raises it);
+// other errors pass through unchanged.
+func budgetError(err error) error {
+	var be *sim.ErrBudget
+	var me *sim.ErrMemory
+	if errors.As(err, &be) || errors.As(err, &me) {
+		return withCode(exitInconclusive, fmt.Errorf("run stopped: %w", err))
+	}
+	return err
+}

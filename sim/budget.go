@@ -1,0 +1,159 @@
+package sim
+
+import (
+	"fmt"
+	"runtime/metrics"
+	"sort"
+	"strings"
+)
+
+// Budgets. Every run is bounded twice: by the number of events it may
+// execute (Config.MaxEvents) and by the memory the process may hold
+// (Config.MaxMemory). Both stop Run with an error that names the budget,
+// what consumed it and how to raise it, so that a runaway scenario ends
+// with a message instead of a hang or the Go runtime's out-of-memory crash.
+
+// DefaultMaxMemory is the memory budget that scenarios and simrun use when
+// none is given: it fits a laptop and leaves room for the checker.
+const DefaultMaxMemory int64 = 4 << 30
+
+// memCheckMask sets how often Run samples the heap: once every
+// memCheckMask+1 events. Reading runtime/metrics costs about a microsecond;
+// every 4,096 events it is noise (the kernel runs ~10 M events/s).
+const memCheckMask = 1<<12 - 1
+
+// heapSample reads the bytes of live and not-yet-swept heap objects, the
+// figure the garbage collector's limit is about. It is the process's
+// heap, not the kernel's alone: runs in parallel (fuzz workers) share it.
+var heapMetric = [1]metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+func heapInUse() int64 {
+	s := heapMetric // a copy: Run may be called from several goroutines
+	metrics.Read(s[:])
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+// SetBudgets replaces the event budget (per Run; 0 keeps the current one)
+// and the memory budget (bytes; 0 turns it off) set by Config.
+func (k *Kernel) SetBudgets(maxEvents, maxMemory int64) {
+	if maxEvents > 0 {
+		k.cfg.MaxEvents = maxEvents
+	}
+	k.cfg.MaxMemory = maxMemory
+}
+
+// ErrMemory is returned by Run when the process's heap exceeds the memory
+// budget (Config.MaxMemory).
+type ErrMemory struct {
+	Budget int64 // bytes
+	InUse  int64 // bytes of heap objects when the budget was found exceeded
+	At     Time  // true time reached
+	Events int64 // events executed so far
+	// Kept is the number of trace events kept in memory (Config.KeepTrace),
+	// History the number of history records: the two consumers a run
+	// controls.
+	Kept, History int
+}
+
+func (e *ErrMemory) Error() string {
+	var consumer string
+	switch {
+	case e.Kept > 0:
+		consumer = fmt.Sprintf("%d trace events kept in memory and %d history records", e.Kept, e.History)
+	default:
+		consumer = fmt.Sprintf("%d history records (the trace is not kept)", e.History)
+	}
+	return fmt.Sprintf("memory budget of %s exceeded: %s of heap in use at true time %s after %d events; held: %s. "+
+		"Shorten the scenario's duration, or raise the budget with --max-memory (0 turns it off)",
+		FormatBytes(e.Budget), FormatBytes(e.InUse), e.At, e.Events, consumer)
+}
+
+// FormatBytes renders a byte count with a binary unit (1.5 GiB).
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// ErrBudget is returned by Run when the event budget of the call
+// (Config.MaxEvents) is exhausted.
+type ErrBudget struct {
+	Budget int64
+	At     Time
+	// Pending names what waited in the queue when the budget ran out, the
+	// busiest first ("c1: 40 timers"): a process that loops shows up here.
+	Pending string
+}
+
+func (e *ErrBudget) Error() string {
+	s := fmt.Sprintf("event budget of %d events exhausted at true time %s", e.Budget, e.At)
+	if e.Pending != "" {
+		s += "; queued then: " + e.Pending
+	}
+	return s + ". A process is probably looping; if the scenario really needs more, raise the budget with --max-events"
+}
+
+// pendingSummary counts the queued events by process and kind, busiest
+// first (ties by name), at most four entries. It runs only when a budget
+// stops a run.
+func (k *Kernel) pendingSummary() string {
+	type key struct {
+		proc ProcID
+		kind eventKind
+	}
+	counts := map[key]int{}
+	for i := range k.q.h {
+		e := &k.q.h[i]
+		p := NoProc
+		switch e.kind() {
+		case evDeliver:
+			p = k.msgs[e.idx()].to
+		case evTimer:
+			p = k.timers[e.idx()].proc
+		case evInbox:
+			p = ProcID(e.idx())
+		}
+		counts[key{p, e.kind()}]++
+	}
+	keys := make([]key, 0, len(counts))
+	for c := range counts {
+		keys = append(keys, c)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if counts[a] != counts[b] {
+			return counts[a] > counts[b]
+		}
+		if na, nb := k.Name(a.proc), k.Name(b.proc); na != nb {
+			return na < nb
+		}
+		return a.kind < b.kind
+	})
+	what := [...]string{evDeliver: "messages", evTimer: "timers", evCall: "scheduled faults", evInbox: "inbox replays"}
+	var parts []string
+	for i, c := range keys {
+		if i == 4 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(keys)-4))
+			break
+		}
+		name := k.Name(c.proc)
+		if name == "" {
+			name = "kernel"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d %s", name, counts[c], what[c.kind]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// SetTraceSink sets Config.TraceSink on a built kernel (before Run).
+func (k *Kernel) SetTraceSink(f func(*Event)) { k.tr.sink = f }
