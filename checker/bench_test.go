@@ -105,3 +105,41 @@ func BenchmarkCheck10k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheck checks histories of 10k, 100k and 1M lock operations (half
+// as many belief periods, as many critical sections, 5 clients), legal and
+// with a lost update every thousand beliefs, reporting time and bytes
+// allocated per check. Before the split (issue 15) the 100k history needed
+// 2.5 GB; the 1M one did not fit in memory.
+func BenchmarkCheck(b *testing.B) {
+	for _, ops := range []int{10_000, 100_000, 1_000_000} {
+		for _, illegal := range []bool{false, true} {
+			h := genHistory(ops/2, 5, illegal)
+			want := Holds
+			name := fmt.Sprintf("ops=%s/legal", countName(ops))
+			if illegal {
+				want, name = Violated, fmt.Sprintf("ops=%s/illegal", countName(ops))
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					r := Check(h, Options{DefaultMaxWait: time.Minute})
+					if r.LockSafety != want || r.ResourceSafety != want {
+						b.Fatalf("verdicts %s, %s; want %s", r.LockSafety, r.ResourceSafety, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// countName renders 10000 as 10k and 1000000 as 1M.
+func countName(n int) string {
+	switch {
+	case n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}

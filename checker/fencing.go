@@ -82,15 +82,15 @@ func CheckTokenOrder(h *sim.History) (Verdict, []Violation) {
 func tokenViolations(h *sim.History, writes []sim.Section, beliefs func() map[int]sim.Belief) []Violation {
 	var vs []Violation
 	var highest sim.Section // the accepted write with the highest token so far
-	byToken := map[int64]sim.Section{}
+	byToken := map[int64]int{} // the first write of each token
 	for k, w := range writes {
-		if prev, ok := byToken[w.Token]; ok && !sameGrant(prev, w) {
-			vs = append(vs, duplicateToken(h, prev, w, beliefs()))
+		if p, ok := byToken[w.Token]; ok && !sameGrant(writes[p], w) {
+			vs = append(vs, duplicateToken(h, writes[p], w, beliefs()))
 		} else if k > 0 && w.Token < highest.Token {
 			vs = append(vs, lowerToken(h, highest, w, beliefs()))
 		}
 		if _, ok := byToken[w.Token]; !ok {
-			byToken[w.Token] = w
+			byToken[w.Token] = k
 		}
 		if k == 0 || w.Token > highest.Token {
 			highest = w

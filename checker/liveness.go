@@ -110,29 +110,24 @@ func CheckLiveness(h *sim.History, opts Options) LivenessReport {
 	}
 
 	// Per lock, the stretches in which it was free and no fault acted,
-	// computed once: each wait then clips them (linear in the history, not
-	// quadratic in the number of waits).
-	freeOf := map[string][]Window{}
+	// computed once: each wait then asks for the longest of those inside
+	// it and the first longer than its bound, in O(log n) (n log n in the
+	// history, whatever the number of waits and clients).
+	freeOf := map[string]*freeStretches{}
 	for _, w := range ws {
 		if _, ok := freeOf[w.lock]; !ok {
-			freeOf[w.lock] = intersect(r.Windows, complement(held[w.lock], 0, h.End))
+			freeOf[w.lock] = newFreeStretches(intersect(r.Windows, complement(held[w.lock], 0, h.End)))
 		}
 	}
 	for _, w := range ws {
-		free := clip(freeOf[w.lock], w.start, w.end)
-		b := boundOf(opts, w.client)
-		var worst *Window
-		for i, f := range free {
-			d := f.End.Sub(f.Start)
-			if d > r.LongestWait || r.LongestWaitClient == "" {
-				r.LongestWait, r.LongestWaitClient = d, w.client
-			}
-			if b > 0 && d > b && worst == nil {
-				worst = &free[i]
-			}
+		free := freeOf[w.lock]
+		if d, ok := free.longest(w.start, w.end); ok && (d > r.LongestWait || r.LongestWaitClient == "") {
+			r.LongestWait, r.LongestWaitClient = d, w.client
 		}
-		if worst != nil {
-			r.Violations = append(r.Violations, livenessViolation(h, spans, w, *worst, b))
+		if b := boundOf(opts, w.client); b > 0 {
+			if worst, ok := free.firstOver(w.start, w.end, b); ok {
+				r.Violations = append(r.Violations, livenessViolation(h, spans, w, worst, b))
+			}
 		}
 	}
 
@@ -393,20 +388,6 @@ func intersect(a, b []Window) []Window {
 	return out
 }
 
-// clip returns the parts of the sorted disjoint windows ws inside [from,
-// to], dropping empty pieces.
-func clip(ws []Window, from, to sim.Time) []Window {
-	i := sort.Search(len(ws), func(i int) bool { return ws[i].End > from })
-	var out []Window
-	for ; i < len(ws) && ws[i].Start < to; i++ {
-		s, e := maxTime(ws[i].Start, from), minTime(ws[i].End, to)
-		if e > s {
-			out = append(out, Window{Start: s, End: e})
-		}
-	}
-	return out
-}
-
 // heldByLock returns, per lock, the spans in which some client believed it
 // held it (possibly overlapping), sorted by start.
 func heldByLock(h *sim.History) map[string][]Window {
@@ -445,14 +426,15 @@ func waits(h *sim.History) []wait {
 			}
 			return wants[i].End < wants[j].End
 		})
-		var cur *wait
+		var cur wait // a value, not a pointer: one allocation less per want
+		waiting := false
 		for _, w := range wants {
 			end := w.End
 			if w.Open {
 				end = h.End
 			}
-			if cur == nil {
-				cur = &wait{client: k.client, lock: k.lock, start: w.Start}
+			if !waiting {
+				cur, waiting = wait{client: k.client, lock: k.lock, start: w.Start}, true
 			}
 			switch {
 			case w.Got:
@@ -465,12 +447,12 @@ func waits(h *sim.History) []wait {
 				}
 				continue // still waiting
 			}
-			out = append(out, *cur)
-			cur = nil
+			out = append(out, cur)
+			waiting = false
 		}
-		if cur != nil {
+		if waiting {
 			cur.end, cur.how = maxTime(h.End, cur.start), runEnded
-			out = append(out, *cur)
+			out = append(out, cur)
 		}
 	}
 	return out

@@ -146,6 +146,9 @@ func LockOperations(h *sim.History) []porcupine.Operation {
 	return appendLockOps(nil, beliefs, 0, clientIDs(beliefClients(h)), h.End, true)
 }
 
+// granted is the output of every operation LockOperations emits, boxed once.
+var granted interface{} = LockOutput{OK: true}
+
 // appendLockOps appends the operations of bs (a run of sortedBeliefs whose
 // first belief is grant first) to ops, with their metadata if meta.
 func appendLockOps(ops []porcupine.Operation, bs []sim.Belief, first int, ids map[string]int, runEnd sim.Time, meta bool) []porcupine.Operation {
@@ -170,7 +173,7 @@ func appendLockOps(ops []porcupine.Operation, bs []sim.Belief, first int, ids ma
 				ClientId: id,
 				Input:    LockInput{Op: Acquire, Client: id, Name: b.Client, Lock: b.Lock, Grant: grant},
 				Call:     int64(call),
-				Output:   LockOutput{OK: true},
+				Output:   granted,
 				Return:   int64(start),
 				Metadata: md,
 			},
@@ -178,7 +181,7 @@ func appendLockOps(ops []porcupine.Operation, bs []sim.Belief, first int, ids ma
 				ClientId: id,
 				Input:    LockInput{Op: Release, Client: id, Name: b.Client, Lock: b.Lock, Grant: grant},
 				Call:     int64(end),
-				Output:   LockOutput{OK: true},
+				Output:   granted,
 				Return:   int64(end),
 				Metadata: md,
 			})

@@ -1,0 +1,54 @@
+package checker
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// TestFreeStretchesAgreesWithAScan compares the segment tree with a plain
+// scan of the clipped stretches on random windows and waits.
+func TestFreeStretchesAgreesWithAScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 2))
+	for run := 0; run < 2000; run++ {
+		var ws []Window
+		var at sim.Time
+		for n := rng.IntN(12); n > 0; n-- {
+			at += sim.Time(1 + rng.IntN(4))
+			end := at + sim.Time(1+rng.IntN(6))
+			ws = append(ws, Window{Start: at, End: end})
+			at = end
+		}
+		f := newFreeStretches(ws)
+		for q := 0; q < 20; q++ {
+			from := sim.Time(rng.IntN(int(at) + 3))
+			to := from + sim.Time(rng.IntN(20))
+			bound := time.Duration(rng.IntN(6))
+			// The scan.
+			var longest time.Duration
+			var any, over bool
+			var first Window
+			for _, w := range ws {
+				c := Window{Start: maxTime(w.Start, from), End: minTime(w.End, to)}
+				if c.End <= c.Start {
+					continue
+				}
+				d := c.End.Sub(c.Start)
+				longest, any = max(longest, d), true
+				if d > bound && !over {
+					first, over = c, true
+				}
+			}
+			d, ok := f.longest(from, to)
+			require.Equal(t, any, ok, "run %d: %v in [%d, %d]", run, ws, from, to)
+			require.Equal(t, longest, d, "run %d: %v in [%d, %d]", run, ws, from, to)
+			w, ok := f.firstOver(from, to, bound)
+			require.Equal(t, over, ok, "run %d: %v in [%d, %d] over %d", run, ws, from, to, bound)
+			require.Equal(t, first, w, "run %d: %v in [%d, %d] over %d", run, ws, from, to, bound)
+		}
+	}
+}
