@@ -81,7 +81,7 @@ func CheckTokenOrder(h *sim.History) (Verdict, []Violation) {
 // resource applied them.
 func tokenViolations(h *sim.History, writes []sim.Section, beliefs func() map[int]sim.Belief) []Violation {
 	var vs []Violation
-	var highest sim.Section // the accepted write with the highest token so far
+	var highest sim.Section    // the accepted write with the highest token so far
 	byToken := map[int64]int{} // the first write of each token
 	for k, w := range writes {
 		if p, ok := byToken[w.Token]; ok && !sameGrant(writes[p], w) {
