@@ -33,7 +33,8 @@ func overlaps(h *sim.History) []overlap {
 	var out []overlap
 	var open []active
 	lock := ""
-	for i, b := range sortedBeliefs(h) {
+	for i, bp := range sortedBeliefs(h) {
+		b := *bp
 		if i == 0 || b.Lock != lock {
 			lock, open = b.Lock, open[:0]
 		}
@@ -316,7 +317,8 @@ const maxListed = 3
 func explainResource(h *sim.History) []Violation {
 	byLock := map[string][]sim.Section{}
 	var locks []string
-	for _, s := range checkedSections(h) {
+	for _, sp := range checkedSections(h) {
+		s := *sp
 		if s.Outcome != sim.WriteAccepted {
 			continue
 		}

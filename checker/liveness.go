@@ -393,7 +393,7 @@ func intersect(a, b []Window) []Window {
 func heldByLock(h *sim.History) map[string][]Window {
 	out := map[string][]Window{}
 	for _, b := range sortedBeliefs(h) {
-		out[b.Lock] = append(out[b.Lock], Window{Start: b.Start, End: beliefEnd(b, h.End)})
+		out[b.Lock] = append(out[b.Lock], Window{Start: b.Start, End: beliefEnd(*b, h.End)})
 	}
 	return out
 }
@@ -401,9 +401,10 @@ func heldByLock(h *sim.History) map[string][]Window {
 // waits measures the waits of h, in (client, lock, start) order.
 func waits(h *sim.History) []wait {
 	type key struct{ client, lock string }
-	byKey := map[key][]sim.Want{}
+	byKey := map[key][]*sim.Want{} // pointers into h: a word per want
 	var keys []key
-	for _, w := range h.Wants {
+	for i := range h.Wants {
+		w := &h.Wants[i]
 		k := key{w.Client, w.Lock}
 		if _, ok := byKey[k]; !ok {
 			keys = append(keys, k)

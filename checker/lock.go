@@ -114,7 +114,7 @@ var LockModel = porcupine.Model{
 // client of each grant (grants[i] is the belief of grant i), for
 // visualizations. The names are HTML-escaped: porcupine's visualization puts
 // descriptions into the page with innerHTML.
-func lockModelNamed(grants []sim.Belief) porcupine.Model {
+func lockModelNamed(grants []*sim.Belief) porcupine.Model {
 	m := LockModel
 	m.DescribeState = func(state interface{}) string {
 		owner := state.(int)
@@ -151,18 +151,18 @@ var granted interface{} = LockOutput{OK: true}
 
 // appendLockOps appends the operations of bs (a run of sortedBeliefs whose
 // first belief is grant first) to ops, with their metadata if meta.
-func appendLockOps(ops []porcupine.Operation, bs []sim.Belief, first int, ids map[string]int, runEnd sim.Time, meta bool) []porcupine.Operation {
+func appendLockOps(ops []porcupine.Operation, bs []*sim.Belief, first int, ids map[string]int, runEnd sim.Time, meta bool) []porcupine.Operation {
 	for k, b := range bs {
 		grant := first + k
 		id := ids[b.Client]
-		start, end := b.Start, beliefEnd(b, runEnd)
+		start, end := b.Start, beliefEnd(*b, runEnd)
 		call := b.AttemptStart
 		if call > start || call < 0 {
 			call = start
 		}
 		var md interface{}
 		if meta {
-			m := fmt.Sprintf("belief %d (%s)", b.ID, endReason(b))
+			m := fmt.Sprintf("belief %d (%s)", b.ID, endReason(*b))
 			if b.HasToken {
 				m += fmt.Sprintf(", token %d", b.Token)
 			}
@@ -248,10 +248,14 @@ func endReason(b sim.Belief) string {
 	}
 }
 
-// sortedBeliefs returns a copy of h's beliefs sorted by lock, start, client
-// and ID.
-func sortedBeliefs(h *sim.History) []sim.Belief {
-	bs := append([]sim.Belief(nil), h.Beliefs...)
+// sortedBeliefs returns h's beliefs sorted by lock, start, client and ID:
+// pointers into h, not copies, so that the checker's memory beyond the
+// history is a word per record.
+func sortedBeliefs(h *sim.History) []*sim.Belief {
+	bs := make([]*sim.Belief, len(h.Beliefs))
+	for i := range h.Beliefs {
+		bs[i] = &h.Beliefs[i]
+	}
 	sort.SliceStable(bs, func(i, j int) bool {
 		a, b := bs[i], bs[j]
 		if a.Lock != b.Lock {

@@ -113,7 +113,7 @@ func ResourceOperations(h *sim.History) []porcupine.Operation {
 
 // appendResourceOps appends the operations of secs to ops, with their
 // metadata if meta.
-func appendResourceOps(ops []porcupine.Operation, secs []sim.Section, ids map[string]int, meta bool) []porcupine.Operation {
+func appendResourceOps(ops []porcupine.Operation, secs []*sim.Section, ids map[string]int, meta bool) []porcupine.Operation {
 	for _, s := range secs {
 		id := ids[s.Client]
 		w := Accepted
@@ -191,12 +191,19 @@ func checked(s sim.Section) bool {
 }
 
 // checkedSections returns the sections that become resource-model
-// operations, sorted by lock, read time and ID.
-func checkedSections(h *sim.History) []sim.Section {
-	secs := make([]sim.Section, 0, len(h.Sections))
+// operations, sorted by lock, read time and ID: pointers into h, not
+// copies.
+func checkedSections(h *sim.History) []*sim.Section {
+	n := 0
 	for _, s := range h.Sections {
 		if checked(s) {
-			secs = append(secs, s)
+			n++
+		}
+	}
+	secs := make([]*sim.Section, 0, n)
+	for i := range h.Sections {
+		if checked(h.Sections[i]) {
+			secs = append(secs, &h.Sections[i])
 		}
 	}
 	sort.SliceStable(secs, func(i, j int) bool {
@@ -213,7 +220,7 @@ func checkedSections(h *sim.History) []sim.Section {
 }
 
 // sectionClients returns the sorted names of the clients of secs.
-func sectionClients(secs []sim.Section) []string {
+func sectionClients(secs []*sim.Section) []string {
 	names := make([]string, 0, len(secs))
 	for _, s := range secs {
 		names = append(names, s.Client)

@@ -146,7 +146,7 @@ func spanOf(ops []porcupine.Operation) (sim.Time, sim.Time) {
 // sortedBeliefs: a new piece begins at every new lock and at a quiet point
 // (the belief starts strictly after every earlier belief of its lock ended)
 // once the current piece holds at least minOps operations (two per belief).
-func lockCuts(bs []sim.Belief, runEnd sim.Time, minOps int) []int {
+func lockCuts(bs []*sim.Belief, runEnd sim.Time, minOps int) []int {
 	var cuts []int
 	var maxEnd sim.Time
 	for i, b := range bs {
@@ -157,7 +157,7 @@ func lockCuts(bs []sim.Belief, runEnd sim.Time, minOps int) []int {
 		case b.Start > maxEnd && 2*(i-cuts[len(cuts)-1]) >= minOps:
 			cuts = append(cuts, i)
 		}
-		maxEnd = max(maxEnd, beliefEnd(b, runEnd))
+		maxEnd = max(maxEnd, beliefEnd(*b, runEnd))
 	}
 	return cuts
 }
@@ -167,7 +167,7 @@ func lockCuts(bs []sim.Belief, runEnd sim.Time, minOps int) []int {
 // (the section's read is served strictly after every earlier section of its
 // resource had its write decided) once the piece holds at least minOps
 // operations.
-func resourceCuts(secs []sim.Section, minOps int) []int {
+func resourceCuts(secs []*sim.Section, minOps int) []int {
 	var cuts []int
 	var maxEnd sim.Time
 	for i, s := range secs {
