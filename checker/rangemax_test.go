@@ -52,3 +52,49 @@ func TestFreeStretchesAgreesWithAScan(t *testing.T) {
 		}
 	}
 }
+
+// TestLaterFaultsAgreesWithAScan compares the indexed look-up of the heal
+// and restart that end a fault with a scan of every later record, on
+// random fault lists, in time order and not.
+func TestLaterFaultsAgreesWithAScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 3))
+	procs := []string{"A", "B", "C"}
+	kinds := []string{kindHeal, kindRestart, kindCrash, kindPartition}
+	for run := 0; run < 1000; run++ {
+		var fs []sim.FaultRecord
+		var at sim.Time
+		for n := rng.IntN(15); n > 0; n-- {
+			if run%2 == 0 {
+				at += sim.Time(rng.IntN(3)) // in time order
+			} else {
+				at = sim.Time(rng.IntN(20))
+			}
+			var ts []string
+			for _, p := range procs {
+				if rng.IntN(2) == 0 {
+					ts = append(ts, p)
+				}
+			}
+			fs = append(fs, fault(at, 0, kinds[rng.IntN(len(kinds))], "f", ts...))
+		}
+		l := newLaterFaults(fs)
+		for i, f := range fs {
+			var wantHeal, wantRestart sim.Time
+			var okHeal, okRestart bool
+			for _, g := range fs[i+1:] {
+				if !okHeal && g.Kind == kindHeal && g.At >= f.At {
+					wantHeal, okHeal = g.At, true
+				}
+				if !okRestart && g.Kind == kindRestart && g.At >= f.At && targets(g, f.Targets) {
+					wantRestart, okRestart = g.At, true
+				}
+			}
+			got, ok := l.heal(i, f.At)
+			require.Equal(t, okHeal, ok, "run %d, fault %d: %v", run, i, fs)
+			require.Equal(t, wantHeal, got, "run %d, fault %d: %v", run, i, fs)
+			got, ok = l.restart(i, f)
+			require.Equal(t, okRestart, ok, "run %d, fault %d: %v", run, i, fs)
+			require.Equal(t, wantRestart, got, "run %d, fault %d: %v", run, i, fs)
+		}
+	}
+}
