@@ -235,14 +235,28 @@ func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 			return badInput("--out: %s would overwrite the scenario %s", out.Path(), in)
 		}
 	}
-	o, vis, note, keys, err := runOnce(s, f, out != nil)
+	// --trace alone streams the trace to its (staged) file as the run
+	// goes; --out and --check-determinism need it in memory.
+	var stream *traceStream
+	if f.traceOut != "" && out == nil && !f.determ {
+		if stream, err = stageTraceStream(g, f.traceOut); err != nil {
+			return badInput("--trace: %v", err)
+		}
+		defer stream.dir.Close()
+	}
+	o, vis, note, keys, err := runOnce(s, f, out != nil, stream.sink())
 	if err != nil {
+		g.abort()
 		return err
 	}
 	if note != "" {
 		fmt.Fprintln(stderr, note)
 	}
-	if err := writeRunOutputs(g, s, o, vis, f.traceOut, out); err != nil {
+	if stream != nil {
+		if err := stream.finish(g); err != nil {
+			return badInput("--trace: %v", err)
+		}
+	} else if err := writeRunOutputs(g, s, o, vis, f.traceOut, out); err != nil {
 		return err
 	}
 	if f.jsonOut {
@@ -278,15 +292,25 @@ func sameDirEntry(dir, in string, names []string) bool {
 // kept as the run goes (keys), so that a long run's memory is its history,
 // not its trace (issue 15: the trace is about 300 bytes an event, 70 events
 // a Redlock cycle).
-func runOnce(s *scenarios.Scenario, f runFlags, visualize bool) (o *scenarios.Outcome, vis map[string][]byte, note string, keys *keyEvents, err error) {
+//
+// A non-nil stream receives every event as it happens (--trace streamed to
+// its file); then --trace does not need the trace kept.
+func runOnce(s *scenarios.Scenario, f runFlags, visualize bool, stream func(*sim.Event)) (o *scenarios.Outcome, vis map[string][]byte, note string, keys *keyEvents, err error) {
 	seed := s.Seed
 	if f.seedSet {
 		seed = f.seed
 	}
-	keep := visualize || f.traceOut != "" || f.determ
+	keep := visualize || (f.traceOut != "" && stream == nil) || f.determ
 	keys = newKeyEvents(f.events)
 	opt := scenarios.Options{KeepTrace: keep}
-	if !keep {
+	switch {
+	case keep:
+	case stream != nil:
+		opt.TraceSink = func(e *sim.Event) {
+			keys.add(e)
+			stream(e)
+		}
+	default:
 		opt.TraceSink = keys.add
 	}
 	if err := f.budget.apply(&opt); err != nil {
