@@ -3,6 +3,8 @@ package checker
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -104,4 +106,78 @@ func BenchmarkCheck10k(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkCheck checks histories of 10k, 100k and 1M lock operations (half
+// as many belief periods, as many critical sections, 5 clients), legal and
+// with a lost update every thousand beliefs, reporting time and bytes
+// allocated per check, and the peak growth of the heap during a check
+// (peak-heap-MB). Before the split (issue 15) the 100k history needed 1.9 GB
+// more heap (2.5 GB in the issue); the 1M one did not fit in memory.
+//
+//	go test ./checker -run '^$' -bench 'Check$' -benchtime 2x
+func BenchmarkCheck(b *testing.B) {
+	for _, ops := range []int{10_000, 100_000, 1_000_000} {
+		for _, illegal := range []bool{false, true} {
+			want := Holds
+			name := fmt.Sprintf("ops=%s/legal", countName(ops))
+			if illegal {
+				want, name = Violated, fmt.Sprintf("ops=%s/illegal", countName(ops))
+			}
+			b.Run(name, func(b *testing.B) {
+				h := genHistory(ops/2, 5, illegal) // only when selected
+				b.ReportAllocs()
+				var peak uint64
+				for b.Loop() {
+					var r Result
+					peak = max(peak, peakHeapGrowth(func() { r = Check(h, Options{DefaultMaxWait: time.Minute}) }))
+					if r.LockSafety != want || r.ResourceSafety != want {
+						b.Fatalf("verdicts %s, %s; want %s", r.LockSafety, r.ResourceSafety, want)
+					}
+				}
+				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+			})
+		}
+	}
+}
+
+// peakHeapGrowth runs f and returns how far the heap's objects grew above
+// their size before it (after a collection), sampled every millisecond: the
+// memory a check needs beyond the history, garbage not yet collected
+// included. The sampler only measures; it cannot change what f computes.
+func peakHeapGrowth(f func()) uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	base := sample[0].Value.Uint64()
+	peak := base
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for {
+			metrics.Read(s)
+			peak = max(peak, s[0].Value.Uint64())
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	f()
+	close(stop)
+	<-done
+	return peak - base
+}
+
+// countName renders 10000 as 10k and 1000000 as 1M.
+func countName(n int) string {
+	switch {
+	case n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
 }

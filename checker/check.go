@@ -39,9 +39,11 @@ const DefaultTimeout = 10 * time.Second
 
 // Options tune Check.
 type Options struct {
-	// Timeout bounds each porcupine check (lock and resource separately);
-	// zero or negative means DefaultTimeout. A check that runs out of time
-	// gives the verdict Unknown.
+	// Timeout bounds each porcupine check: the check of each piece of a
+	// lock's or a resource's history (the checker cuts histories at quiet
+	// points, see pieceMinOps); zero or negative means DefaultTimeout. A
+	// piece that runs out of time makes the verdict Unknown, unless another
+	// piece is illegal.
 	Timeout time.Duration
 	// MaxWait is the liveness bound per client name. A client missing from
 	// the map uses DefaultMaxWait; a bound of zero or less means the client's
@@ -64,8 +66,10 @@ type Options struct {
 	// a lower loss is the network's normal behaviour under TCP.
 	NetworkLoss float64
 	// OutDir, when not empty, receives porcupine's HTML visualization of each
-	// illegal history (lock.html, resource.html), with the faults drawn on a
-	// row tagged "faults" and the violations on a row tagged "violations".
+	// illegal history (lock.html, resource.html): of the first piece that
+	// holds a violation (see pieceMinOps), with a note on a row tagged
+	// "piece" saying which, the faults that meet it drawn on a row tagged
+	// "faults" and the violations on a row tagged "violations".
 	// The HTML is not byte-for-byte deterministic; the verdicts are.
 	OutDir string
 }
@@ -204,8 +208,9 @@ func Check(h *sim.History, opts Options) Result {
 	timeout := withDefault(opts.Timeout)
 	verbose := opts.OutDir != ""
 
-	lockV, lockInfo := checkLock(h, timeout, verbose)
-	resV, resInfo := checkResource(h, timeout, verbose)
+	lockP := checkLock(h, timeout, verbose)
+	resP := checkResource(h, timeout, verbose)
+	lockV, resV := lockP.verdict, resP.verdict
 	live := CheckLiveness(h, opts)
 	tokV, tokViolations := CheckTokenOrder(h)
 
@@ -236,24 +241,27 @@ func Check(h *sim.History, opts Options) Result {
 	}
 
 	if verbose {
-		if lockV == Violated {
-			r.visualize(lockModelNamed(grantClients(h)), lockInfo, beliefClients(h), h, lockViolations, filepath.Join(opts.OutDir, "lock.html"))
+		if lockV == Violated && lockP.index > 0 {
+			r.visualize(lockP, beliefClients(h), h, lockViolations, filepath.Join(opts.OutDir, "lock.html"))
 		}
-		if resV == Violated {
-			r.visualize(ResourceModel, resInfo, sectionClients(checkedSections(h)), h, resViolations, filepath.Join(opts.OutDir, "resource.html"))
+		if resV == Violated && resP.index > 0 {
+			r.visualize(resP, sectionClients(checkedSections(h)), h, resViolations, filepath.Join(opts.OutDir, "resource.html"))
 		}
 	}
 	return r
 }
 
-// visualize writes porcupine's visualization of info to path, with h's faults
-// and the given violations as annotations and its client rows labelled with
+// visualize writes porcupine's visualization of the illegal piece p to path,
+// with a note saying which piece it is, h's faults and the given violations
+// that touch the piece as annotations, and its client rows labelled with
 // rows (the client names in porcupine client id order), and records the file
-// or the error in r.
-func (r *Result) visualize(model porcupine.Model, info porcupine.LinearizationInfo, rows []string, h *sim.History, vs []Violation, path string) {
-	info.AddAnnotations(annotations(h, vs))
+// or the error in r. Showing one piece, not the whole history, keeps the page
+// (and porcupine's work to draw it) the size of the piece.
+func (r *Result) visualize(p pieceCheck, rows []string, h *sim.History, vs []Violation, path string) {
+	info := p.info
+	info.AddAnnotations(append([]porcupine.Annotation{p.pieceNote()}, annotations(h, vs, p.from, p.to)...))
 	var page bytes.Buffer
-	err := porcupine.Visualize(model, info, &page)
+	err := porcupine.Visualize(p.model, info, &page)
 	if err == nil {
 		err = os.MkdirAll(filepath.Dir(path), 0o755)
 	}
@@ -375,13 +383,17 @@ func labelRows(page []byte, rows []string) []byte {
 	return out
 }
 
-// annotations draws h's faults (tag "faults") and vs (tag "violations").
-func annotations(h *sim.History, vs []Violation) []porcupine.Annotation {
+// annotations draws h's faults (tag "faults") and vs (tag "violations")
+// that meet the span [from, to] of the piece shown.
+func annotations(h *sim.History, vs []Violation, from, to sim.Time) []porcupine.Annotation {
 	var as []porcupine.Annotation
 	for _, f := range h.Faults {
 		end := effectEnd(f)
 		if end == sim.Never || end > h.End {
 			end = h.End
+		}
+		if end < from || f.At > to {
+			continue
 		}
 		details := f.Text
 		if len(f.Targets) > 0 {
@@ -398,6 +410,9 @@ func annotations(h *sim.History, vs []Violation) []porcupine.Annotation {
 	}
 	for _, v := range vs {
 		for _, w := range v.Windows {
+			if w.End < from || w.Start > to {
+				continue
+			}
 			as = append(as, porcupine.Annotation{
 				Tag:             "violations",
 				Start:           int64(w.Start),

@@ -13,6 +13,12 @@
 //   - Liveness: once the faults have settled, did every client that wanted a
 //     lock get it within its bound? It is measured directly on the wants.
 //
+// Porcupine's memory grows with the square of the history it checks, so the
+// checker cuts each lock's and each resource's history at quiet points (no
+// belief open, no critical section in flight) and checks the pieces one at a
+// time: exactly, because a violation cannot span such a cut (split.go says
+// why), and in memory bounded by the largest piece.
+//
 // Porcupine always runs with a timeout; a timeout is reported as the verdict
 // Unknown, which never counts as a pass. The words that explain a violation
 // (who overlapped with whom, which update was lost, which faults came first)

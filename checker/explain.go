@@ -33,7 +33,8 @@ func overlaps(h *sim.History) []overlap {
 	var out []overlap
 	var open []active
 	lock := ""
-	for i, b := range sortedBeliefs(h) {
+	for i, bp := range sortedBeliefs(h) {
+		b := *bp
 		if i == 0 || b.Lock != lock {
 			lock, open = b.Lock, open[:0]
 		}
@@ -317,7 +318,8 @@ const maxListed = 3
 func explainResource(h *sim.History) []Violation {
 	byLock := map[string][]sim.Section{}
 	var locks []string
-	for _, s := range checkedSections(h) {
+	for _, sp := range checkedSections(h) {
+		s := *sp
 		if s.Outcome != sim.WriteAccepted {
 			continue
 		}
@@ -341,13 +343,21 @@ func explainResource(h *sim.History) []Violation {
 			}
 			return a.ID < b.ID
 		})
-		// values[k] is the resource's value after the first k writes.
+		// values[k] is the resource's value after the first k writes, and
+		// last[v] the largest k with values[k] == v (found in O(1), not by
+		// a scan back through the history for every stale read).
 		values := []int64{0}
+		last := map[int64]int{0: 0}
 		for k, w := range writes {
 			if cur := values[k]; w.ReadValue != cur {
-				vs = append(vs, staleRead(w, writes[:k], values))
+				held, ok := last[w.ReadValue]
+				if !ok {
+					held = -1
+				}
+				vs = append(vs, staleRead(w, writes[:k], held))
 			}
 			values = append(values, w.ReadValue+1)
+			last[w.ReadValue+1] = k + 1
 		}
 	}
 	if len(vs) == 0 {
@@ -361,21 +371,15 @@ func explainResource(h *sim.History) []Violation {
 }
 
 // staleRead explains w, an accepted write whose read was stale, given the
-// writes applied before it and the values they produced.
-func staleRead(w sim.Section, before []sim.Section, values []int64) Violation {
+// writes applied before it and k, the number of them after which the
+// resource last held the value w read (-1 if it never did).
+func staleRead(w sim.Section, before []sim.Section, k int) Violation {
 	v := Violation{
 		Kind:    KindResourceSafety,
 		Lock:    w.Lock,
 		Windows: []Window{{Start: w.ReadAt, End: w.WriteAt}},
 	}
 	// The writes applied since the resource last held the value w read.
-	k := -1
-	for i := len(before); i >= 0; i-- {
-		if values[i] == w.ReadValue {
-			k = i
-			break
-		}
-	}
 	if k < 0 {
 		v.Clients = []string{w.Client}
 		v.Explanation = fmt.Sprintf("%s read %d at %s and its write of %d%s was accepted at %s, but the resource had never held %d until then.",
@@ -570,17 +574,13 @@ func fmtDuration(d time.Duration) string {
 }
 
 // uniqueInOrder drops repeated names, keeping the first of each.
+// It is linear: a violation may name every writer of a long history.
 func uniqueInOrder(names []string) []string {
 	var out []string
+	seen := make(map[string]bool, len(names))
 	for _, n := range names {
-		dup := false
-		for _, o := range out {
-			if o == n {
-				dup = true
-				break
-			}
-		}
-		if !dup {
+		if !seen[n] {
+			seen[n] = true
 			out = append(out, n)
 		}
 	}

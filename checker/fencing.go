@@ -31,9 +31,9 @@ const KindTokenOrder = "token-order"
 // Violated with one violation per offending write, and Holds otherwise.
 func CheckTokenOrder(h *sim.History) (Verdict, []Violation) {
 	h = orEmpty(h)
-	var writes []sim.Section
-	for _, x := range h.Sections {
-		if x.Written && x.Outcome == sim.WriteAccepted && x.HasToken {
+	var writes []*sim.Section // pointers into h: a word per write
+	for i := range h.Sections {
+		if x := &h.Sections[i]; x.Written && x.Outcome == sim.WriteAccepted && x.HasToken {
 			writes = append(writes, x)
 		}
 	}
@@ -79,15 +79,15 @@ func CheckTokenOrder(h *sim.History) (Verdict, []Violation) {
 
 // tokenViolations judges the accepted writes of one lock, in the order the
 // resource applied them.
-func tokenViolations(h *sim.History, writes []sim.Section, beliefs func() map[int]sim.Belief) []Violation {
+func tokenViolations(h *sim.History, writes []*sim.Section, beliefs func() map[int]sim.Belief) []Violation {
 	var vs []Violation
-	var highest sim.Section // the accepted write with the highest token so far
-	byToken := map[int64]sim.Section{}
+	var highest *sim.Section            // the accepted write with the highest token so far
+	byToken := map[int64]*sim.Section{} // the first write of each token
 	for k, w := range writes {
-		if prev, ok := byToken[w.Token]; ok && !sameGrant(prev, w) {
-			vs = append(vs, duplicateToken(h, prev, w, beliefs()))
+		if p, ok := byToken[w.Token]; ok && !sameGrant(*p, *w) {
+			vs = append(vs, duplicateToken(h, *p, *w, beliefs()))
 		} else if k > 0 && w.Token < highest.Token {
-			vs = append(vs, lowerToken(h, highest, w, beliefs()))
+			vs = append(vs, lowerToken(h, *highest, *w, beliefs()))
 		}
 		if _, ok := byToken[w.Token]; !ok {
 			byToken[w.Token] = w

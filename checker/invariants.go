@@ -93,7 +93,7 @@ type nested struct{ outer, inner sim.Belief }
 // belief of the same client and lock.
 func nestedZeroBeliefs(h *sim.History) []nested {
 	type key struct{ client, lock string }
-	by := map[key][]sim.Belief{}
+	by := map[key][]*sim.Belief{}
 	var keys []key
 	for _, b := range sortedBeliefs(h) {
 		k := key{b.Client, b.Lock}
@@ -123,12 +123,12 @@ func nestedZeroBeliefs(h *sim.History) []nested {
 			}
 			for _, in := range bs[i:j] {
 				if found && !in.Open && in.End == in.Start && in.Start < bestEnd {
-					out = append(out, nested{outer: best, inner: in})
+					out = append(out, nested{outer: best, inner: *in})
 				}
 			}
 			for _, o := range bs[i:j] {
-				if e := beliefEnd(o, h.End); !found || e > bestEnd {
-					best, bestEnd, found = o, e, true
+				if e := beliefEnd(*o, h.End); !found || e > bestEnd {
+					best, bestEnd, found = *o, e, true
 				}
 			}
 			i = j

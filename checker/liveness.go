@@ -110,29 +110,31 @@ func CheckLiveness(h *sim.History, opts Options) LivenessReport {
 	}
 
 	// Per lock, the stretches in which it was free and no fault acted,
-	// computed once: each wait then clips them (linear in the history, not
-	// quadratic in the number of waits).
-	freeOf := map[string][]Window{}
+	// computed once: each wait then asks for the longest of those inside
+	// it and the first longer than its bound, in O(log n) (n log n in the
+	// history, whatever the number of waits and clients).
+	freeOf := map[string]*freeStretches{}
 	for _, w := range ws {
 		if _, ok := freeOf[w.lock]; !ok {
-			freeOf[w.lock] = intersect(r.Windows, complement(held[w.lock], 0, h.End))
+			freeOf[w.lock] = newFreeStretches(intersect(r.Windows, complement(held[w.lock], 0, h.End)))
 		}
 	}
+	var spanSet map[Window]bool // the fault spans, built for the first violation
 	for _, w := range ws {
-		free := clip(freeOf[w.lock], w.start, w.end)
-		b := boundOf(opts, w.client)
-		var worst *Window
-		for i, f := range free {
-			d := f.End.Sub(f.Start)
-			if d > r.LongestWait || r.LongestWaitClient == "" {
-				r.LongestWait, r.LongestWaitClient = d, w.client
-			}
-			if b > 0 && d > b && worst == nil {
-				worst = &free[i]
-			}
+		free := freeOf[w.lock]
+		if d, ok := free.longest(w.start, w.end); ok && (d > r.LongestWait || r.LongestWaitClient == "") {
+			r.LongestWait, r.LongestWaitClient = d, w.client
 		}
-		if worst != nil {
-			r.Violations = append(r.Violations, livenessViolation(h, spans, w, *worst, b))
+		if b := boundOf(opts, w.client); b > 0 {
+			if worst, ok := free.firstOver(w.start, w.end, b); ok {
+				if spanSet == nil {
+					spanSet = make(map[Window]bool, len(spans))
+					for _, s := range spans {
+						spanSet[s] = true
+					}
+				}
+				r.Violations = append(r.Violations, livenessViolation(h, spanSet, w, worst, b))
+			}
 		}
 	}
 
@@ -279,6 +281,7 @@ func activeSpans(h *sim.History, opts Options) []Window {
 	if opts.NetworkLoss >= 1 {
 		out = append(out, Window{Start: 0, End: h.End})
 	}
+	later := newLaterFaults(h.Faults)
 	for i, f := range h.Faults {
 		var end sim.Time
 		switch {
@@ -287,7 +290,7 @@ func activeSpans(h *sim.History, opts Options) []Window {
 		case f.Until == 0 && f.Kind == kindCrash:
 			// Awaiting a restart the schedule applies later, or gone for
 			// good (over at once).
-			rs, ok := nextRestart(h.Faults[i+1:], f)
+			rs, ok := later.restart(i, f)
 			if !ok {
 				continue
 			}
@@ -304,7 +307,7 @@ func activeSpans(h *sim.History, opts Options) []Window {
 		default:
 			end = f.Until
 			if f.Kind == kindPartition || f.Kind == kindDelay || f.Kind == kindDrop {
-				if hl, ok := nextHeal(h.Faults[i+1:], f.At); ok && hl < end {
+				if hl, ok := later.heal(i, f.At); ok && hl < end {
 					end = hl
 				}
 			}
@@ -321,26 +324,60 @@ func activeSpans(h *sim.History, opts Options) []Window {
 	return out
 }
 
-// nextRestart returns the time of the first later restart record of a
-// target of the crash f.
-func nextRestart(faults []sim.FaultRecord, f sim.FaultRecord) (sim.Time, bool) {
-	for _, g := range faults {
-		if g.Kind == kindRestart && g.At >= f.At && targets(g, f.Targets) {
+// laterFaults finds the heal or restart records that end a fault, looking
+// only at candidates (the heals, the restarts of each process), each list
+// in record order: linear in the faults when their records are in time
+// order, as the kernel writes them, instead of a scan of every later record
+// for every fault.
+type laterFaults struct {
+	faults   []sim.FaultRecord
+	heals    []int
+	restarts map[string][]int // by target; looked up only
+}
+
+func newLaterFaults(faults []sim.FaultRecord) *laterFaults {
+	l := &laterFaults{faults: faults, restarts: map[string][]int{}}
+	for i, f := range faults {
+		switch f.Kind {
+		case kindHeal:
+			l.heals = append(l.heals, i)
+		case kindRestart:
+			for _, p := range f.Targets {
+				l.restarts[p] = append(l.restarts[p], i)
+			}
+		}
+	}
+	return l
+}
+
+// heal returns the time of the first heal record after record i at or
+// after at.
+func (l *laterFaults) heal(i int, at sim.Time) (sim.Time, bool) {
+	for k := sort.SearchInts(l.heals, i+1); k < len(l.heals); k++ {
+		if g := l.faults[l.heals[k]]; g.At >= at {
 			return g.At, true
 		}
 	}
 	return 0, false
 }
 
-// nextHeal returns the time of the first heal record among faults at or
-// after at.
-func nextHeal(faults []sim.FaultRecord, at sim.Time) (sim.Time, bool) {
-	for _, g := range faults {
-		if g.Kind == kindHeal && g.At >= at {
-			return g.At, true
+// restart returns the time of the first restart record after record i, of
+// a target of the crash f, at or after it.
+func (l *laterFaults) restart(i int, f sim.FaultRecord) (sim.Time, bool) {
+	first := -1
+	for _, p := range f.Targets {
+		rs := l.restarts[p]
+		for k := sort.SearchInts(rs, i+1); k < len(rs) && (first < 0 || rs[k] < first); k++ {
+			if l.faults[rs[k]].At >= f.At {
+				first = rs[k]
+				break
+			}
 		}
 	}
-	return 0, false
+	if first < 0 {
+		return 0, false
+	}
+	return l.faults[first].At, true
 }
 
 // complement returns the parts of [from, to] covered by none of spans, in
@@ -393,26 +430,12 @@ func intersect(a, b []Window) []Window {
 	return out
 }
 
-// clip returns the parts of the sorted disjoint windows ws inside [from,
-// to], dropping empty pieces.
-func clip(ws []Window, from, to sim.Time) []Window {
-	i := sort.Search(len(ws), func(i int) bool { return ws[i].End > from })
-	var out []Window
-	for ; i < len(ws) && ws[i].Start < to; i++ {
-		s, e := maxTime(ws[i].Start, from), minTime(ws[i].End, to)
-		if e > s {
-			out = append(out, Window{Start: s, End: e})
-		}
-	}
-	return out
-}
-
 // heldByLock returns, per lock, the spans in which some client believed it
 // held it (possibly overlapping), sorted by start.
 func heldByLock(h *sim.History) map[string][]Window {
 	out := map[string][]Window{}
 	for _, b := range sortedBeliefs(h) {
-		out[b.Lock] = append(out[b.Lock], Window{Start: b.Start, End: beliefEnd(b, h.End)})
+		out[b.Lock] = append(out[b.Lock], Window{Start: b.Start, End: beliefEnd(*b, h.End)})
 	}
 	return out
 }
@@ -420,9 +443,10 @@ func heldByLock(h *sim.History) map[string][]Window {
 // waits measures the waits of h, in (client, lock, start) order.
 func waits(h *sim.History) []wait {
 	type key struct{ client, lock string }
-	byKey := map[key][]sim.Want{}
+	byKey := map[key][]*sim.Want{} // pointers into h: a word per want
 	var keys []key
-	for _, w := range h.Wants {
+	for i := range h.Wants {
+		w := &h.Wants[i]
 		k := key{w.Client, w.Lock}
 		if _, ok := byKey[k]; !ok {
 			keys = append(keys, k)
@@ -445,14 +469,15 @@ func waits(h *sim.History) []wait {
 			}
 			return wants[i].End < wants[j].End
 		})
-		var cur *wait
+		var cur wait // a value, not a pointer: one allocation less per want
+		waiting := false
 		for _, w := range wants {
 			end := w.End
 			if w.Open {
 				end = h.End
 			}
-			if cur == nil {
-				cur = &wait{client: k.client, lock: k.lock, start: w.Start}
+			if !waiting {
+				cur, waiting = wait{client: k.client, lock: k.lock, start: w.Start}, true
 			}
 			switch {
 			case w.Got:
@@ -465,19 +490,19 @@ func waits(h *sim.History) []wait {
 				}
 				continue // still waiting
 			}
-			out = append(out, *cur)
-			cur = nil
+			out = append(out, cur)
+			waiting = false
 		}
-		if cur != nil {
+		if waiting {
 			cur.end, cur.how = maxTime(h.End, cur.start), runEnded
-			out = append(out, *cur)
+			out = append(out, cur)
 		}
 	}
 	return out
 }
 
 // livenessViolation explains the stretch free of wait w, longer than bound.
-func livenessViolation(h *sim.History, spans []Window, w wait, free Window, bound time.Duration) Violation {
+func livenessViolation(h *sim.History, spans map[Window]bool, w wait, free Window, bound time.Duration) Violation {
 	d := free.End.Sub(free.Start)
 	// Enough digits to tell the stretch's ends apart from a bound apart.
 	digits := digitsFor([2]sim.Time{free.End, free.Start + sim.Time(bound)}, [2]sim.Time{free.Start, free.End})
@@ -513,21 +538,18 @@ func livenessViolation(h *sim.History, spans []Window, w wait, free Window, boun
 }
 
 // windowCause names the fault whose effect ended at t, if a fault-free
-// stretch begins there because of one.
-func windowCause(h *sim.History, spans []Window, t sim.Time) string {
+// stretch begins there because of one. spans is the set of fault spans:
+// a lookup per fault, not a scan of the spans.
+func windowCause(h *sim.History, spans map[Window]bool, t sim.Time) string {
 	if t == 0 {
 		return ""
 	}
 	for _, f := range h.Faults {
-		if f.At <= t {
-			for _, s := range spans {
-				if s.Start == f.At && s.End == t {
-					if f.Until == 0 {
-						return fmt.Sprintf("the stretch began when the settling time after %s at %s ended", f.Text, f.At)
-					}
-					return fmt.Sprintf("the stretch began when %s at %s ended", f.Text, f.At)
-				}
+		if f.At <= t && spans[Window{Start: f.At, End: t}] {
+			if f.Until == 0 {
+				return fmt.Sprintf("the stretch began when the settling time after %s at %s ended", f.Text, f.At)
 			}
+			return fmt.Sprintf("the stretch began when %s at %s ended", f.Text, f.At)
 		}
 	}
 	return ""

@@ -111,10 +111,10 @@ var LockModel = porcupine.Model{
 }
 
 // lockModelNamed returns LockModel with states described by the name of the
-// client of each grant (grants[i] is the client of grant i), for
+// client of each grant (grants[i] is the belief of grant i), for
 // visualizations. The names are HTML-escaped: porcupine's visualization puts
 // descriptions into the page with innerHTML.
-func lockModelNamed(grants []string) porcupine.Model {
+func lockModelNamed(grants []*sim.Belief) porcupine.Model {
 	m := LockModel
 	m.DescribeState = func(state interface{}) string {
 		owner := state.(int)
@@ -122,23 +122,12 @@ func lockModelNamed(grants []string) porcupine.Model {
 		case owner == free:
 			return "free"
 		case owner >= 0 && owner < len(grants):
-			return "held by " + html.EscapeString(grants[owner])
+			return "held by " + html.EscapeString(grants[owner].Client)
 		default:
 			return fmt.Sprintf("held by grant %d", owner)
 		}
 	}
 	return m
-}
-
-// grantClients returns, for each grant LockOperations numbers, the name of
-// its client: the beliefs in sortedBeliefs order.
-func grantClients(h *sim.History) []string {
-	bs := sortedBeliefs(h)
-	names := make([]string, len(bs))
-	for i, b := range bs {
-		names[i] = b.Client
-	}
-	return names
 }
 
 // LockOperations encodes the belief periods of h as lock-model operations,
@@ -154,52 +143,83 @@ func grantClients(h *sim.History) []string {
 // Operations come out sorted by lock, belief start, client and belief ID.
 func LockOperations(h *sim.History) []porcupine.Operation {
 	beliefs := sortedBeliefs(h)
-	ids := clientIDs(beliefClients(h))
-	ops := make([]porcupine.Operation, 0, 2*len(beliefs))
-	for grant, b := range beliefs {
+	return appendLockOps(nil, beliefs, 0, clientIDs(beliefClients(h)), h.End, true)
+}
+
+// granted is the output of every operation LockOperations emits, boxed once.
+var granted interface{} = LockOutput{OK: true}
+
+// appendLockOps appends the operations of bs (a run of sortedBeliefs whose
+// first belief is grant first) to ops, with their metadata if meta.
+func appendLockOps(ops []porcupine.Operation, bs []*sim.Belief, first int, ids map[string]int, runEnd sim.Time, meta bool) []porcupine.Operation {
+	for k, b := range bs {
+		grant := first + k
 		id := ids[b.Client]
-		start, end := b.Start, beliefEnd(b, h.End)
+		start, end := b.Start, beliefEnd(*b, runEnd)
 		call := b.AttemptStart
 		if call > start || call < 0 {
 			call = start
 		}
-		meta := fmt.Sprintf("belief %d (%s)", b.ID, endReason(b))
-		if b.HasToken {
-			meta += fmt.Sprintf(", token %d", b.Token)
+		var md interface{}
+		if meta {
+			m := fmt.Sprintf("belief %d (%s)", b.ID, endReason(*b))
+			if b.HasToken {
+				m += fmt.Sprintf(", token %d", b.Token)
+			}
+			md = html.EscapeString(m) // porcupine shows metadata with innerHTML
 		}
-		meta = html.EscapeString(meta) // porcupine shows metadata with innerHTML
 		ops = append(ops,
 			porcupine.Operation{
 				ClientId: id,
 				Input:    LockInput{Op: Acquire, Client: id, Name: b.Client, Lock: b.Lock, Grant: grant},
 				Call:     int64(call),
-				Output:   LockOutput{OK: true},
+				Output:   granted,
 				Return:   int64(start),
-				Metadata: meta,
+				Metadata: md,
 			},
 			porcupine.Operation{
 				ClientId: id,
 				Input:    LockInput{Op: Release, Client: id, Name: b.Client, Lock: b.Lock, Grant: grant},
 				Call:     int64(end),
-				Output:   LockOutput{OK: true},
+				Output:   granted,
 				Return:   int64(end),
-				Metadata: meta,
+				Metadata: md,
 			})
 	}
 	return ops
 }
 
 // CheckLock decides lock safety for h with porcupine and LockModel, giving up
-// after timeout (DefaultTimeout if timeout <= 0).
+// after timeout (DefaultTimeout if timeout <= 0) on any one piece (see
+// pieceMinOps).
 func CheckLock(h *sim.History, timeout time.Duration) Verdict {
-	v, _ := checkLock(orEmpty(h), withDefault(timeout), false)
-	return v
+	return checkLock(orEmpty(h), withDefault(timeout), false).verdict
 }
 
-func checkLock(h *sim.History, timeout time.Duration, verbose bool) (Verdict, porcupine.LinearizationInfo) {
-	model := lockModelNamed(grantClients(h))
-	res, info := linearize(model, LockOperations(h), timeout, verbose)
-	return verdictOf(res), info
+// checkLock checks each lock of h piece by piece, cut at quiet points (see
+// pieceMinOps for why that is exact).
+func checkLock(h *sim.History, timeout time.Duration, verbose bool) pieceCheck {
+	bs := sortedBeliefs(h)
+	ids := clientIDs(beliefClients(h))
+	var buf []porcupine.Operation
+	ops := func(from, to int, meta bool) []porcupine.Operation {
+		if meta {
+			return appendLockOps(nil, bs[from:to], from, ids, h.End, true)
+		}
+		buf = appendLockOps(buf[:0], bs[from:to], from, ids, h.End, false)
+		return buf
+	}
+	plain := LockModel
+	plain.Partition = nil // a piece holds one lock
+	model := func(from, to int) porcupine.Model {
+		if !verbose {
+			return plain
+		}
+		m := lockModelNamed(bs)
+		m.Partition = nil
+		return m
+	}
+	return checkPieces(len(bs), lockCuts(bs, h.End, pieceMinOps), timeout, verbose, ops, model)
 }
 
 // beliefEnd is the end of b in true time: a belief still open when the run
@@ -228,10 +248,14 @@ func endReason(b sim.Belief) string {
 	}
 }
 
-// sortedBeliefs returns a copy of h's beliefs sorted by lock, start, client
-// and ID.
-func sortedBeliefs(h *sim.History) []sim.Belief {
-	bs := append([]sim.Belief(nil), h.Beliefs...)
+// sortedBeliefs returns h's beliefs sorted by lock, start, client and ID:
+// pointers into h, not copies, so that the checker's memory beyond the
+// history is a word per record.
+func sortedBeliefs(h *sim.History) []*sim.Belief {
+	bs := make([]*sim.Belief, len(h.Beliefs))
+	for i := range h.Beliefs {
+		bs[i] = &h.Beliefs[i]
+	}
 	sort.SliceStable(bs, func(i, j int) bool {
 		a, b := bs[i], bs[j]
 		if a.Lock != b.Lock {

@@ -108,17 +108,25 @@ var ResourceModel = porcupine.Model{
 // (ValidateHistory) rather than drop the section silently.
 func ResourceOperations(h *sim.History) []porcupine.Operation {
 	secs := checkedSections(h)
-	ids := clientIDs(sectionClients(secs))
-	ops := make([]porcupine.Operation, 0, len(secs))
+	return appendResourceOps(nil, secs, clientIDs(sectionClients(secs)), true)
+}
+
+// appendResourceOps appends the operations of secs to ops, with their
+// metadata if meta.
+func appendResourceOps(ops []porcupine.Operation, secs []*sim.Section, ids map[string]int, meta bool) []porcupine.Operation {
 	for _, s := range secs {
 		id := ids[s.Client]
 		w := Accepted
 		if s.Outcome == sim.WriteRejected {
 			w = Rejected
 		}
-		meta := fmt.Sprintf("section %d", s.ID)
-		if s.BeliefID >= 0 {
-			meta += fmt.Sprintf(", belief %d", s.BeliefID)
+		var md interface{}
+		if meta {
+			m := fmt.Sprintf("section %d", s.ID)
+			if s.BeliefID >= 0 {
+				m += fmt.Sprintf(", belief %d", s.BeliefID)
+			}
+			md = m
 		}
 		ops = append(ops, porcupine.Operation{
 			ClientId: id,
@@ -126,22 +134,53 @@ func ResourceOperations(h *sim.History) []porcupine.Operation {
 			Call:     int64(s.ReadAt),
 			Output:   ResourceOutput{Read: s.ReadValue, Write: w},
 			Return:   int64(s.WriteAt),
-			Metadata: meta,
+			Metadata: md,
 		})
 	}
 	return ops
 }
 
 // CheckResource decides resource safety for h with porcupine and
-// ResourceModel, giving up after timeout (DefaultTimeout if timeout <= 0).
+// ResourceModel, giving up after timeout (DefaultTimeout if timeout <= 0) on
+// any one piece (see pieceMinOps).
 func CheckResource(h *sim.History, timeout time.Duration) Verdict {
-	v, _ := checkResource(orEmpty(h), withDefault(timeout), false)
-	return v
+	return checkResource(orEmpty(h), withDefault(timeout), false).verdict
 }
 
-func checkResource(h *sim.History, timeout time.Duration, verbose bool) (Verdict, porcupine.LinearizationInfo) {
-	res, info := linearize(ResourceModel, ResourceOperations(h), timeout, verbose)
-	return verdictOf(res), info
+// checkResource checks each resource of h piece by piece, cut at quiet
+// points, each piece from the value the resource held at its cut (see
+// pieceMinOps for why that is exact).
+func checkResource(h *sim.History, timeout time.Duration, verbose bool) pieceCheck {
+	secs := checkedSections(h)
+	ids := clientIDs(sectionClients(secs))
+	var buf []porcupine.Operation
+	ops := func(from, to int, meta bool) []porcupine.Operation {
+		if meta {
+			return appendResourceOps(nil, secs[from:to], ids, true)
+		}
+		buf = appendResourceOps(buf[:0], secs[from:to], ids, false)
+		return buf
+	}
+	// value is the resource's value at the start of the next piece: 0 (the
+	// storage node's initial value) at a new resource, then the value
+	// carried over plus the piece's accepted writes, whatever their order.
+	var value int64
+	model := func(from, to int) porcupine.Model {
+		if from == 0 || secs[from].Lock != secs[from-1].Lock {
+			value = 0
+		}
+		m := ResourceModel
+		m.Partition = nil // a piece holds one resource
+		init := value
+		m.Init = func() interface{} { return init }
+		for _, s := range secs[from:to] {
+			if s.Outcome == sim.WriteAccepted {
+				value++
+			}
+		}
+		return m
+	}
+	return checkPieces(len(secs), resourceCuts(secs, pieceMinOps), timeout, verbose, ops, model)
 }
 
 // checked reports whether s becomes a resource-model operation: it read the
@@ -152,12 +191,19 @@ func checked(s sim.Section) bool {
 }
 
 // checkedSections returns the sections that become resource-model
-// operations, sorted by lock, read time and ID.
-func checkedSections(h *sim.History) []sim.Section {
-	secs := make([]sim.Section, 0, len(h.Sections))
+// operations, sorted by lock, read time and ID: pointers into h, not
+// copies.
+func checkedSections(h *sim.History) []*sim.Section {
+	n := 0
 	for _, s := range h.Sections {
 		if checked(s) {
-			secs = append(secs, s)
+			n++
+		}
+	}
+	secs := make([]*sim.Section, 0, n)
+	for i := range h.Sections {
+		if checked(h.Sections[i]) {
+			secs = append(secs, &h.Sections[i])
 		}
 	}
 	sort.SliceStable(secs, func(i, j int) bool {
@@ -174,7 +220,7 @@ func checkedSections(h *sim.History) []sim.Section {
 }
 
 // sectionClients returns the sorted names of the clients of secs.
-func sectionClients(secs []sim.Section) []string {
+func sectionClients(secs []*sim.Section) []string {
 	names := make([]string, 0, len(secs))
 	for _, s := range secs {
 		names = append(names, s.Client)

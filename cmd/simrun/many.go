@@ -98,7 +98,7 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 	var outcomes []*scenarios.Outcome
 	worst := exitOK
 	for _, it := range items {
-		o, vis, note, err := runOnce(it.s, f, it.out != nil)
+		o, vis, note, _, err := runOnce(it.s, f, it.out != nil, nil)
 		r := row{arg: it.arg, o: o}
 		if err == nil && note != "" {
 			fmt.Fprintln(stderr, it.arg+": "+note)

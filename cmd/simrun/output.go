@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -133,6 +134,59 @@ func (g *outputGuard) stageBytes(d *outdir.Dir, name string, data []byte) error 
 	g.stage(f)
 	_, err = f.Write(data)
 	return err
+}
+
+// traceStream writes a trace as JSON Lines while the run records it, into
+// a staged file that finish commits: the same bytes as stageTrace, without
+// keeping the trace (issue 15).
+type traceStream struct {
+	dir  *outdir.Dir
+	bw   *bufio.Writer
+	enc  *json.Encoder
+	err  error // the first write error; later events are dropped
+	file *outdir.File
+}
+
+// stageTraceStream stages the file path through g and returns its stream.
+func stageTraceStream(g *outputGuard, path string) (*traceStream, error) {
+	td, err := traceDir(path)
+	if err != nil {
+		return nil, err
+	}
+	g.track(td)
+	f, err := td.Create(filepath.Base(path))
+	if err != nil {
+		td.Close()
+		return nil, err
+	}
+	g.stage(f)
+	bw := bufio.NewWriterSize(f, 1<<16)
+	return &traceStream{dir: td, bw: bw, enc: json.NewEncoder(bw), file: f}, nil
+}
+
+// sink returns the function that receives the events, nil for no stream.
+func (t *traceStream) sink() func(*sim.Event) {
+	if t == nil {
+		return nil
+	}
+	return func(e *sim.Event) {
+		if t.err == nil {
+			t.err = t.enc.Encode(e)
+		}
+	}
+}
+
+// finish flushes the stream and commits the file, or drops every staged
+// file on an error.
+func (t *traceStream) finish(g *outputGuard) error {
+	if t.err == nil {
+		t.err = t.bw.Flush()
+	}
+	if t.err != nil {
+		g.abort()
+		return t.err
+	}
+	return g.commit(nil)
 }
 
 // stageTrace stages the trace as JSON Lines under the file name of d.

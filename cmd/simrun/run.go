@@ -235,14 +235,28 @@ func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 			return badInput("--out: %s would overwrite the scenario %s", out.Path(), in)
 		}
 	}
-	o, vis, note, err := runOnce(s, f, out != nil)
+	// --trace alone streams the trace to its (staged) file as the run
+	// goes; --out and --check-determinism need it in memory.
+	var stream *traceStream
+	if f.traceOut != "" && out == nil && !f.determ {
+		if stream, err = stageTraceStream(g, f.traceOut); err != nil {
+			return badInput("--trace: %v", err)
+		}
+		defer stream.dir.Close()
+	}
+	o, vis, note, keys, err := runOnce(s, f, out != nil, stream.sink())
 	if err != nil {
+		g.abort()
 		return err
 	}
 	if note != "" {
 		fmt.Fprintln(stderr, note)
 	}
-	if err := writeRunOutputs(g, s, o, vis, f.traceOut, out); err != nil {
+	if stream != nil {
+		if err := stream.finish(g); err != nil {
+			return badInput("--trace: %v", err)
+		}
+	} else if err := writeRunOutputs(g, s, o, vis, f.traceOut, out); err != nil {
 		return err
 	}
 	if f.jsonOut {
@@ -252,7 +266,7 @@ func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 			return withCode(exitInconclusive, err)
 		}
 	} else {
-		printSummary(stdout, s, o, f)
+		printSummary(stdout, s, o, keys, f)
 	}
 	return outcomeCode(o)
 }
@@ -272,21 +286,42 @@ func sameDirEntry(dir, in string, names []string) bool {
 // runOnce runs s with f's seed, checks determinism when asked, and returns
 // the outcome with porcupine's visualization pages by file name (when
 // visualize is set).
-func runOnce(s *scenarios.Scenario, f runFlags, visualize bool) (o *scenarios.Outcome, vis map[string][]byte, note string, err error) {
+//
+// The trace is kept only when something reads it: --trace, --out and
+// --check-determinism. Otherwise only the key events the summary prints are
+// kept as the run goes (keys), so that a long run's memory is its history,
+// not its trace (issue 15: the trace is about 300 bytes an event, 70 events
+// a Redlock cycle).
+//
+// A non-nil stream receives every event as it happens (--trace streamed to
+// its file); then --trace does not need the trace kept.
+func runOnce(s *scenarios.Scenario, f runFlags, visualize bool, stream func(*sim.Event)) (o *scenarios.Outcome, vis map[string][]byte, note string, keys *keyEvents, err error) {
 	seed := s.Seed
 	if f.seedSet {
 		seed = f.seed
 	}
-	opt := scenarios.Options{KeepTrace: true}
+	keep := visualize || (f.traceOut != "" && stream == nil) || f.determ
+	keys = newKeyEvents(f.events)
+	opt := scenarios.Options{KeepTrace: keep}
+	switch {
+	case keep:
+	case stream != nil:
+		opt.TraceSink = func(e *sim.Event) {
+			keys.add(e)
+			stream(e)
+		}
+	default:
+		opt.TraceSink = keys.add
+	}
 	if err := f.budget.apply(&opt); err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	if visualize {
 		// The checker writes its pages into a private folder; they are
 		// staged into --out with everything else.
 		tmp, err := os.MkdirTemp("", "simrun-vis-")
 		if err != nil {
-			return nil, nil, "", withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
+			return nil, nil, "", nil, withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 		}
 		defer os.RemoveAll(tmp)
 		opt.OutDir = tmp
@@ -294,9 +329,14 @@ func runOnce(s *scenarios.Scenario, f runFlags, visualize bool) (o *scenarios.Ou
 	o, err = scenarios.Run(s, seed, opt)
 	if err != nil {
 		if berr := budgetError(err); berr != err {
-			return nil, nil, "", berr
+			return nil, nil, "", nil, berr
 		}
-		return nil, nil, "", withCode(exitInconclusive, fmt.Errorf("internal error running %s: %w", s.Name, err))
+		return nil, nil, "", nil, withCode(exitInconclusive, fmt.Errorf("internal error running %s: %w", s.Name, err))
+	}
+	if keep {
+		for i := range o.Trace {
+			keys.add(&o.Trace[i])
+		}
 	}
 	vis = map[string][]byte{}
 	if visualize {
@@ -307,16 +347,16 @@ func runOnce(s *scenarios.Scenario, f runFlags, visualize bool) (o *scenarios.Ou
 		}
 	}
 	if f.determ {
-		o2, err := scenarios.Run(s, seed, scenarios.Options{KeepTrace: true})
+		o2, err := scenarios.Run(s, seed, scenarios.Options{KeepTrace: true, MaxEvents: opt.MaxEvents, MaxMemory: opt.MaxMemory})
 		if err != nil {
-			return nil, nil, "", withCode(exitInconclusive, fmt.Errorf("internal error in the second run: %w", err))
+			return nil, nil, "", nil, withCode(exitInconclusive, fmt.Errorf("internal error in the second run: %w", err))
 		}
 		if i := sim.FirstDivergence(o.Trace, o2.Trace); i >= 0 || o.TraceHash != o2.TraceHash {
-			return nil, nil, "", withCode(exitMismatch, fmt.Errorf("determinism check failed: the two runs diverge at event #%d:\n  first:  %s\n  second: %s", i+1, eventAt(o.Trace, i), eventAt(o2.Trace, i)))
+			return nil, nil, "", nil, withCode(exitMismatch, fmt.Errorf("determinism check failed: the two runs diverge at event #%d:\n  first:  %s\n  second: %s", i+1, eventAt(o.Trace, i), eventAt(o2.Trace, i)))
 		}
 		note = fmt.Sprintf("determinism check: two runs, %d identical events, trace hash %s", len(o.Trace), o.TraceHash)
 	}
-	return o, vis, note, nil
+	return o, vis, note, keys, nil
 }
 
 // writeRunOutputs writes --trace and the --out report, all staged and
@@ -424,7 +464,62 @@ var keyKinds = map[sim.Kind]bool{
 // screen. The rest are counted and found in the trace.
 const defaultKeyEvents = 40
 
-func printSummary(w io.Writer, s *scenarios.Scenario, o *scenarios.Outcome, f runFlags) {
+// keyEvents keeps what a summary prints of a trace, fed one event at a
+// time: with a limit of max > 0, the first max-max/4 key events, the last
+// max/4 and how many lay between (with their span); with max <= 0, all of
+// them. Its memory is bounded by the limit, whatever the run's length.
+type keyEvents struct {
+	head, tail  int // head < 0: keep every key event in first
+	first       []sim.Event
+	last        []sim.Event // a ring of the latest tail events once full
+	next        int         // the oldest event of last, once full
+	omitted     int
+	omittedFrom sim.Time
+	omittedTo   sim.Time
+}
+
+func newKeyEvents(max int) *keyEvents {
+	if max <= 0 {
+		return &keyEvents{head: -1}
+	}
+	// The start and the end of the story; the middle is in the trace.
+	return &keyEvents{head: max - max/4, tail: max / 4}
+}
+
+// add records e if it is a key event.
+func (k *keyEvents) add(e *sim.Event) {
+	if !keyKinds[e.Kind] || (e.Kind == "loaded" && e.At == 0) {
+		return
+	}
+	if k.head < 0 || len(k.first) < k.head {
+		k.first = append(k.first, *e)
+		return
+	}
+	if len(k.last) < k.tail {
+		k.last = append(k.last, *e)
+		return
+	}
+	// The oldest of the tail falls into the omitted middle (with no tail,
+	// e itself does).
+	out := *e
+	if k.tail > 0 {
+		out = k.last[k.next]
+		k.last[k.next] = *e
+		k.next = (k.next + 1) % k.tail
+	}
+	if k.omitted == 0 {
+		k.omittedFrom = out.At
+	}
+	k.omitted++
+	k.omittedTo = out.At
+}
+
+// lastEvents returns the kept tail, oldest first.
+func (k *keyEvents) lastEvents() []sim.Event {
+	return append(append([]sim.Event(nil), k.last[k.next:]...), k.last[:k.next]...)
+}
+
+func printSummary(w io.Writer, s *scenarios.Scenario, o *scenarios.Outcome, keys *keyEvents, f runFlags) {
 	if s.Title != "" {
 		fmt.Fprintf(w, "%s: %s\n", s.Name, s.Title)
 	} else {
@@ -435,34 +530,20 @@ func printSummary(w io.Writer, s *scenarios.Scenario, o *scenarios.Outcome, f ru
 	}
 	fmt.Fprintf(w, "seed %d, %s of virtual time, %d events\n\n", o.Seed, o.VirtualTime, o.Events)
 	fmt.Fprintln(w, "key events:")
-	var keys []sim.Event
-	for _, e := range o.Trace {
-		if !keyKinds[e.Kind] || (e.Kind == "loaded" && e.At == 0) {
-			continue
-		}
-		keys = append(keys, e)
-	}
-	head, tail := len(keys), 0
-	if f.events > 0 && len(keys) > f.events {
-		// The start and the end of the story; the middle is in the trace.
-		tail = f.events / 4
-		head = f.events - tail
-	}
-	for _, e := range keys[:head] {
+	for _, e := range keys.first {
 		printKeyEvent(w, e)
 	}
-	if tail > 0 {
-		omitted := len(keys) - head - tail
+	if keys.omitted > 0 {
 		where := "--trace FILE or --out DIR"
 		if f.traceOut != "" {
 			where = f.traceOut
 		} else if f.outDir != "" {
 			where = filepath.Join(f.outDir, "trace.jsonl")
 		}
-		fmt.Fprintf(w, "  ... %d key events omitted (%s to %s); all of them: --events 0, the full trace: %s\n", omitted, keys[head].At, keys[len(keys)-tail-1].At, where)
-		for _, e := range keys[len(keys)-tail:] {
-			printKeyEvent(w, e)
-		}
+		fmt.Fprintf(w, "  ... %d key events omitted (%s to %s); all of them: --events 0, the full trace: %s\n", keys.omitted, keys.omittedFrom, keys.omittedTo, where)
+	}
+	for _, e := range keys.lastEvents() {
+		printKeyEvent(w, e)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "verdicts:")
