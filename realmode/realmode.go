@@ -1,0 +1,336 @@
+package realmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// Options tune a real run.
+type Options struct {
+	// CheckTimeout bounds each porcupine check.
+	CheckTimeout time.Duration
+	// OutDir receives porcupine's visualization of illegal histories.
+	OutDir string
+	// Dir is where the servers' data directories go; a private temporary
+	// directory (removed afterwards) when empty.
+	Dir string
+}
+
+// ErrInterrupted is returned when ctx ends the run (Ctrl-C); every server
+// has been stopped by then.
+var ErrInterrupted = errors.New("real run interrupted; every server it started was stopped")
+
+// runtime is the state of one real run that the driver goroutine owns.
+type runtime struct {
+	k        *sim.Kernel
+	inj      chan func()
+	done     chan struct{}
+	wg       sync.WaitGroup
+	gateways map[string]*gateway // current incarnation by process name
+	servers  map[string]*server
+	byAddr   map[string]string // "127.0.0.1:port" -> process name
+	ops      map[string]chan func()
+	opsWG    sync.WaitGroup
+}
+
+// inject hands f to the driver goroutine (from a socket reader).
+func (rt *runtime) inject(f func()) {
+	select {
+	case rt.inj <- f:
+	case <-rt.done:
+	}
+}
+
+// names rewrites a sentinel's [ip, port] answer into [process name, port],
+// the form the model's clients know (clients.discover).
+func (rt *runtime) names(v redis.Value) redis.Value {
+	if v.Kind != redis.KindArray || len(v.Array) != 2 || v.Array[0].Kind != redis.KindBulk || v.Array[1].Kind != redis.KindBulk {
+		return v
+	}
+	if n, ok := rt.byAddr[v.Array[0].Str+":"+v.Array[1].Str]; ok {
+		return redis.Array(redis.Bulk(n), v.Array[1])
+	}
+	return v
+}
+
+// Binaries returns the paths of redis-server and redis-sentinel, or an
+// error naming the missing one.
+func Binaries() (server, sentinel string, err error) {
+	server, err = exec.LookPath("redis-server")
+	if err != nil {
+		return "", "", fmt.Errorf("redis-server: %w (install it: apt-get install redis-server)", ErrMissingBinary)
+	}
+	sentinel, err = exec.LookPath("redis-sentinel")
+	if err != nil {
+		// Debian's redis-sentinel is redis-server run as a sentinel.
+		sentinel = server
+	}
+	return server, sentinel, nil
+}
+
+// Run runs s once against real redis-server and redis-sentinel processes
+// on loopback, with locksim's own lock clients and storage service driven
+// by the kernel in real time, and judges the history with the same checker
+// as a simulation. The returned error is an *UnsupportedError or a wrapped
+// ErrMissingBinary when real mode cannot run s (exit 2), ErrInterrupted
+// when ctx ended the run. Every server started is stopped before Run
+// returns.
+func Run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options) (*scenarios.Outcome, error) {
+	if err := Check(s); err != nil {
+		return nil, err
+	}
+	srvBin, sentBin, err := Binaries()
+	if err != nil {
+		return nil, err
+	}
+	dir := opt.Dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "locksim-real-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+	}
+	// In real mode the network between a client and a server is real; the
+	// kernel adds no latency and loses nothing of its own (its links still
+	// carry the scenario's partitions and link faults between clients,
+	// gateways and the storage service).
+	rs := *s
+	rs.Network = sim.NetConfig{}
+	rt := &runtime{
+		inj:      make(chan func(), 4096),
+		done:     make(chan struct{}),
+		gateways: map[string]*gateway{},
+		servers:  map[string]*server{},
+		byAddr:   map[string]string{},
+		ops:      map[string]chan func(){},
+	}
+	defer rt.stopAll()
+	if err := rt.startServers(&rs, dir, srvBin, sentBin); err != nil {
+		return nil, err
+	}
+	w, err := scenarios.BuildWith(&rs, seed, scenarios.BuildOptions{
+		KeepTrace: true,
+		Substitute: func(name string) func() sim.Process {
+			srv := rt.servers[name]
+			if srv == nil {
+				return nil
+			}
+			return func() sim.Process { return &gateway{rt: rt, name: name, srv: srv} }
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	rt.k = w.Kernel
+	w.Kernel.Observe(rt.observe)
+	if err := rt.loop(ctx, sim.At(s.Duration)); err != nil {
+		return nil, err
+	}
+	o := scenarios.Judge(s, w, seed, scenarios.Options{KeepTrace: true, CheckTimeout: opt.CheckTimeout, OutDir: opt.OutDir})
+	return o, nil
+}
+
+// loop runs the kernel in real time until end: virtual time follows the
+// real time elapsed since the start. It sleeps until the next event is due
+// or a reply arrives; everything that touches the kernel runs here, on one
+// goroutine.
+func (rt *runtime) loop(ctx context.Context, end sim.Time) error {
+	k := rt.k
+	start := time.Now()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		now := sim.Time(time.Since(start))
+		if now > end {
+			now = end
+		}
+		if err := k.Run(now); err != nil {
+			return err
+		}
+		for drained := false; !drained; {
+			select {
+			case f := <-rt.inj:
+				f()
+			default:
+				drained = true
+			}
+		}
+		if now >= end {
+			return nil
+		}
+		wait := end - now
+		if next, ok := k.NextAt(); ok {
+			if next <= now {
+				continue
+			}
+			if next-now < wait {
+				wait = next - now
+			}
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(time.Duration(wait))
+		select {
+		case f := <-rt.inj:
+			f()
+		case <-timer.C:
+		case <-ctx.Done():
+			return ErrInterrupted
+		}
+	}
+}
+
+// startServers starts one redis-server per Redis node (masters first) and
+// one redis-sentinel per sentinel, each on a free port of 127.0.0.1 with a
+// data directory of its own under dir.
+func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin string) error {
+	order := make([]scenarios.RedisSpec, 0, len(s.Redis))
+	for _, r := range s.Redis {
+		if r.ReplicaOf == "" {
+			order = append(order, r)
+		}
+	}
+	for _, r := range s.Redis {
+		if r.ReplicaOf != "" {
+			order = append(order, r)
+		}
+	}
+	for _, r := range order {
+		srv, err := rt.newServer(r.Name, dir, srvBin)
+		if err != nil {
+			return err
+		}
+		fsync := r.AppendFsync
+		if fsync == "" {
+			fsync = "everysec"
+		}
+		srv.args = append(srv.args, "--appendonly", yesNo(r.AppendOnly), "--appendfsync", fsync)
+		if r.ReplicaOf != "" {
+			host, port := splitAddr(rt.servers[r.ReplicaOf].addr)
+			srv.args = append(srv.args, "--replicaof", host, port)
+		}
+		if r.MinReplicasToWrite > 0 {
+			lag := r.MinReplicasMaxLag
+			if lag == 0 {
+				lag = 10 * time.Second // min-replicas-max-lag 10 (R 7.2.4 src/config.c:3182)
+			}
+			srv.args = append(srv.args, "--min-replicas-to-write", strconv.Itoa(r.MinReplicasToWrite),
+				"--min-replicas-max-lag", strconv.Itoa(int(lag/time.Second)))
+		}
+		if err := srv.start(); err != nil {
+			return err
+		}
+	}
+	if sp := s.Sentinel; sp != nil {
+		master := rt.servers[sp.Master]
+		host, port := splitAddr(master.addr)
+		for _, n := range sp.Names {
+			srv, err := rt.newServer(n, dir, sentBin)
+			if err != nil {
+				return err
+			}
+			srv.sentinel = true
+			// Sentinel needs a writable config file of its own (it
+			// rewrites it with what it learns; sentinel.c
+			// sentinelFlushConfig).
+			conf := filepath.Join(srv.dir, "sentinel.conf")
+			lines := []string{
+				"port " + portOf(srv.addr),
+				"bind 127.0.0.1",
+				"protected-mode no",
+				"dir " + srv.dir,
+				fmt.Sprintf("sentinel monitor mymaster %s %s %d", host, port, sp.Quorum),
+			}
+			if sp.DownAfter > 0 {
+				lines = append(lines, fmt.Sprintf("sentinel down-after-milliseconds mymaster %d", sp.DownAfter.Milliseconds()))
+			}
+			if sp.FailoverTimeout > 0 {
+				lines = append(lines, fmt.Sprintf("sentinel failover-timeout mymaster %d", sp.FailoverTimeout.Milliseconds()))
+			}
+			if err := os.WriteFile(conf, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+				return err
+			}
+			srv.args = []string{conf}
+			if sentBin == srvBin {
+				srv.args = append(srv.args, "--sentinel")
+			}
+			if err := srv.start(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (rt *runtime) newServer(name, dir, bin string) (*server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("%s: no free port on 127.0.0.1: %w", name, err)
+	}
+	d := filepath.Join(dir, name)
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return nil, err
+	}
+	srv := &server{name: name, bin: bin, dir: d, addr: "127.0.0.1:" + strconv.Itoa(port)}
+	srv.args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--protected-mode", "no",
+		"--dir", d, "--daemonize", "no", "--logfile", filepath.Join(d, "redis.log")}
+	rt.servers[name] = srv
+	rt.byAddr[srv.addr] = name
+	ops := make(chan func(), 64)
+	rt.ops[name] = ops
+	rt.opsWG.Add(1)
+	go func() {
+		defer rt.opsWG.Done()
+		for f := range ops {
+			f()
+		}
+	}()
+	return srv, nil
+}
+
+// stopAll ends the run: connections closed, pending fault actions done,
+// every server stopped by PID.
+func (rt *runtime) stopAll() {
+	close(rt.done)
+	for _, g := range rt.gateways {
+		g.close()
+	}
+	for _, ops := range rt.ops {
+		close(ops)
+	}
+	rt.opsWG.Wait()
+	for _, srv := range rt.servers {
+		srv.stop()
+	}
+	rt.wg.Wait()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func splitAddr(a string) (string, string) {
+	i := strings.LastIndexByte(a, ':')
+	return a[:i], a[i+1:]
+}
+
+func portOf(a string) string { _, p := splitAddr(a); return p }
