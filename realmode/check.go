@@ -80,15 +80,9 @@ func Check(s *scenarios.Scenario) error {
 	r := rolesOf(s)
 	for _, n := range s.Redis {
 		where := "redis " + n.Name
-		if n.Clock != (scenarios.ClockSpec{}) {
-			return &UnsupportedError{Where: where + ".clock", Why: "a real server's clock offset or drift needs the clock-shifting preload library (realmode/clockshift), which real mode does not use yet"}
-		}
 		if n.ReplicationDelay.Hi > 0 {
 			return &UnsupportedError{Where: where + ".replication_delay", Why: "delaying replication needs the fault-injecting proxy between replica and master (realmode/proxy), which real mode does not use yet"}
 		}
-	}
-	if sp := s.Sentinel; sp != nil && sp.Clock != (scenarios.ClockSpec{}) {
-		return &UnsupportedError{Where: "sentinel.clock", Why: "a real sentinel's clock offset or drift needs the clock-shifting preload library, which real mode does not use yet"}
 	}
 	for _, l := range s.Links {
 		if r.talk(l.From, l.To) {
@@ -101,10 +95,6 @@ func Check(s *scenarios.Scenario) error {
 			return &UnsupportedError{Where: where, Why: "real mode cannot observe when a real server is promoted by Sentinel (trigger on promoted)"}
 		}
 		switch f.Kind {
-		case "clock-jump", "clock-drift":
-			if r.real(f.Node) {
-				return &UnsupportedError{Where: where, Why: "a real server's wall clock can only be stepped or slewed by the clock-shifting preload library (realmode/clockshift), which real mode does not use yet"}
-			}
 		case "crash":
 			if spec, ok := r.redis[f.Node]; ok && f.Mode == "power" && spec.AppendOnly && spec.AppendFsync != "always" {
 				return &UnsupportedError{Where: where, Why: fmt.Sprintf("power loss with appendfsync %s loses writes that a kill keeps (they sit in the page cache); it needs a filesystem that drops unsynced data, so real mode refuses it (a power loss equals a kill only without AOF or with appendfsync always)", fsyncName(spec.AppendFsync))}

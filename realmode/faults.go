@@ -1,8 +1,10 @@
 package realmode
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/locksim/locksim/sim"
 )
@@ -18,7 +20,9 @@ import (
 //     server's socket buffer would);
 //   - crash, mode process or power: SIGKILL (Check has refused a power loss
 //     that would lose more than a kill); mode clean: SHUTDOWN;
-//   - restart: the same binary and arguments on the same data directory.
+//   - restart: the same binary and arguments on the same data directory;
+//   - clock jump and drift: the server's wall clock through the clock
+//     library (realmode/clockshift), at once on the driver's goroutine.
 //
 // Signals and restarts run on a per-server goroutine, in order, so the
 // driver never blocks on a process. Partitions, drops and delays act on the
@@ -26,7 +30,7 @@ import (
 // refused those between two real servers).
 func (rt *runtime) observe(ev sim.ObservedEvent) {
 	switch ev.Kind {
-	case sim.KindPause, sim.KindResume, sim.KindCrash, sim.KindRestart:
+	case sim.KindPause, sim.KindResume, sim.KindCrash, sim.KindRestart, sim.KindClockJump, sim.KindClockDrift:
 	default:
 		return
 	}
@@ -45,6 +49,17 @@ func (rt *runtime) observe(ev sim.ObservedEvent) {
 	}
 	ops := rt.ops[name]
 	switch ev.Kind {
+	case sim.KindClockJump:
+		// The kernel traces the step as "+30s" or "-5s".
+		if by, err := time.ParseDuration(text); err == nil && srv.clock != nil {
+			srv.clock.Jump(by)
+		}
+	case sim.KindClockDrift:
+		// The kernel traces the new rate as "N ppb".
+		var ppb int64
+		if _, err := fmt.Sscanf(text, "%d ppb", &ppb); err == nil && srv.clock != nil {
+			srv.clock.SetRate(ppb)
+		}
 	case sim.KindPause:
 		ops <- func() { srv.signal(syscall.SIGSTOP) }
 	case sim.KindResume:

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/realmode/clockshift"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -43,6 +44,11 @@ type runtime struct {
 	byAddr   map[string]string // "127.0.0.1:port" -> process name
 	ops      map[string]chan func()
 	opsWG    sync.WaitGroup
+	// clocks: the processes whose wall clock real mode shifts, and the
+	// preload library that does it (built once per run when needed).
+	clocks   map[string]scenarios.ClockSpec
+	clockLib string
+	dir      string
 }
 
 // inject hands f to the driver goroutine (from a socket reader).
@@ -115,6 +121,8 @@ func Run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options) (
 		servers:  map[string]*server{},
 		byAddr:   map[string]string{},
 		ops:      map[string]chan func(){},
+		clocks:   clocksOf(s),
+		dir:      dir,
 	}
 	defer rt.stopAll()
 	if err := rt.startServers(&rs, dir, srvBin, sentBin); err != nil {
@@ -290,6 +298,11 @@ func (rt *runtime) newServer(name, dir, bin string) (*server, error) {
 	srv := &server{name: name, bin: bin, dir: d, addr: "127.0.0.1:" + strconv.Itoa(port)}
 	srv.args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--protected-mode", "no",
 		"--dir", d, "--daemonize", "no", "--logfile", filepath.Join(d, "redis.log")}
+	if cs, ok := rt.clocks[name]; ok {
+		if err := rt.shiftClock(srv, cs); err != nil {
+			return nil, err
+		}
+	}
 	rt.servers[name] = srv
 	rt.byAddr[srv.addr] = name
 	ops := make(chan func(), 64)
@@ -317,6 +330,9 @@ func (rt *runtime) stopAll() {
 	rt.opsWG.Wait()
 	for _, srv := range rt.servers {
 		srv.stop()
+		if srv.clock != nil {
+			srv.clock.Close()
+		}
 	}
 	rt.wg.Wait()
 }
@@ -334,3 +350,63 @@ func splitAddr(a string) (string, string) {
 }
 
 func portOf(a string) string { _, p := splitAddr(a); return p }
+
+// clocksOf returns the real processes whose wall clock must be shifted: a
+// clock offset or drift in the scenario, or a clock fault on them.
+func clocksOf(s *scenarios.Scenario) map[string]scenarios.ClockSpec {
+	out := map[string]scenarios.ClockSpec{}
+	real := map[string]scenarios.ClockSpec{}
+	for _, r := range s.Redis {
+		real[r.Name] = r.Clock
+		if r.Clock != (scenarios.ClockSpec{}) {
+			out[r.Name] = r.Clock
+		}
+	}
+	if sp := s.Sentinel; sp != nil {
+		for _, n := range sp.Names {
+			real[n] = sp.Clock
+			if sp.Clock != (scenarios.ClockSpec{}) {
+				out[n] = sp.Clock
+			}
+		}
+	}
+	for _, f := range s.Faults {
+		if cs, ok := real[f.Node]; ok && (f.Kind == "clock-jump" || f.Kind == "clock-drift") {
+			out[f.Node] = cs
+		}
+	}
+	return out
+}
+
+// shiftClock loads the clock library into srv and sets its initial
+// offset and rate. NB: the library shifts the wall clock only
+// (CLOCK_REALTIME, gettimeofday, time); the model's drift runs both
+// clocks of a process at the rate, so a drifting real server's monotonic
+// timers (its event loop) keep real time: a simplification of real mode.
+func (rt *runtime) shiftClock(srv *server, cs scenarios.ClockSpec) error {
+	if rt.clockLib == "" {
+		so, err := clockshift.Build(filepath.Join(rt.dir, "clockshift"))
+		if err != nil {
+			if errors.Is(err, clockshift.ErrNoCompiler) {
+				return fmt.Errorf("%s: shifting its clock: %w: %v", srv.name, ErrMissingBinary, err)
+			}
+			return fmt.Errorf("%s: building the clock library: %w", srv.name, err)
+		}
+		rt.clockLib = so
+	}
+	ppb, err := sim.RateFromDrift(cs.Drift)
+	if err != nil {
+		return fmt.Errorf("%s.clock: %w", srv.name, err)
+	}
+	c, err := clockshift.NewControl(filepath.Join(srv.dir, "clock"))
+	if err != nil {
+		return err
+	}
+	if err := c.Set(cs.Offset, ppb); err != nil {
+		c.Close()
+		return err
+	}
+	srv.clock = c
+	srv.env = clockshift.Env(rt.clockLib, c)
+	return nil
+}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/locksim/locksim/realmode/clockshift"
 )
 
 // server is one real redis-server or redis-sentinel process that real mode
@@ -29,6 +31,10 @@ type server struct {
 	addr string // 127.0.0.1:port
 	// sentinel is true for a redis-sentinel.
 	sentinel bool
+	// env is added to the process's environment (the clock library).
+	env []string
+	// clock shifts the process's wall clock (nil: the real clock).
+	clock *clockshift.Control
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -61,6 +67,9 @@ func (s *server) start() error {
 	}
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Dir = s.dir
+	if len(s.env) > 0 {
+		cmd.Env = append(os.Environ(), s.env...)
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	// Its own process group, so that a Ctrl-C in the terminal reaches
 	// simrun only, and simrun stops the server by PID; Pdeathsig kills it
