@@ -245,6 +245,22 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 			return err
 		}
 	}
+	// The model's replicas are in sync from the start; a real replica
+	// connects from its once-a-second replicationCron and then waits for a
+	// full sync (repl-diskless-sync-delay 5 in Redis 7.0), so the run
+	// starts only when every replica reports its link up.
+	for _, r := range s.Redis {
+		if r.ReplicaOf == "" {
+			continue
+		}
+		srv := rt.servers[r.Name]
+		if !waitFor(30*time.Second, func() bool {
+			v, err := command(srv.addr, "INFO", "replication")
+			return err == nil && strings.Contains(v.Str, "master_link_status:up")
+		}) {
+			return fmt.Errorf("%w: %s: its replication link to %s did not come up within 30s (log: %s)", ErrStart, r.Name, r.ReplicaOf, filepath.Join(srv.dir, "redis.log"))
+		}
+	}
 	if sp := s.Sentinel; sp != nil {
 		master := rt.servers[sp.Master]
 		host, port := splitAddr(master.addr)
@@ -280,6 +296,25 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 			}
 			if err := srv.start(); err != nil {
 				return err
+			}
+		}
+		// Likewise the model's sentinels know the replicas and each other
+		// from the start; real ones learn them from INFO (every 10s) and
+		// hello messages (every 2s; sentinel.c sentinelSendPeriodicCommands).
+		replicas := 0
+		for _, r := range s.Redis {
+			if r.ReplicaOf == sp.Master {
+				replicas++
+			}
+		}
+		for _, n := range sp.Names {
+			srv := rt.servers[n]
+			if !waitFor(30*time.Second, func() bool {
+				r, err1 := command(srv.addr, "SENTINEL", "replicas", "mymaster")
+				o, err2 := command(srv.addr, "SENTINEL", "sentinels", "mymaster")
+				return err1 == nil && err2 == nil && len(r.Array) >= replicas && len(o.Array) >= len(sp.Names)-1
+			}) {
+				return fmt.Errorf("%w: sentinel %s did not discover the %d replicas and %d other sentinels within 30s (log: %s)", ErrStart, n, replicas, len(sp.Names)-1, filepath.Join(srv.dir, "redis.log"))
 			}
 		}
 	}

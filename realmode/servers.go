@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/realmode/clockshift"
 )
 
@@ -198,3 +199,29 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // ErrStart says that a server could not be started (a port in use, a
 // broken installation): exit 2, with the server's log named.
 var ErrStart = errors.New("cannot start a real server")
+
+// command sends one command on a fresh connection and returns the reply.
+func command(addr string, args ...string) (redis.Value, error) {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return redis.Value{}, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write(appendCommand(nil, args)); err != nil {
+		return redis.Value{}, err
+	}
+	return readValue(bufio.NewReader(c))
+}
+
+// waitFor polls ok every 50ms until it holds or the timeout passes.
+func waitFor(timeout time.Duration, ok func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true
+}

@@ -56,16 +56,23 @@ func interruptible() (context.Context, context.CancelFunc) {
 // codes.
 func realOutcome(ctx context.Context, s *scenarios.Scenario, seed uint64, outDir string) (*scenarios.Outcome, error) {
 	o, err := realmode.Run(ctx, s, seed, realmode.Options{OutDir: outDir})
+	if err != nil {
+		return nil, realError(s, err)
+	}
+	return o, nil
+}
+
+// realError maps real mode's errors to exit codes: 2 when real mode cannot
+// run the scenario here, 3 when interrupted or broken.
+func realError(s *scenarios.Scenario, err error) error {
 	var ue *realmode.UnsupportedError
 	switch {
-	case err == nil:
-		return o, nil
 	case errors.As(err, &ue), errors.Is(err, realmode.ErrMissingBinary), errors.Is(err, realmode.ErrStart):
-		return nil, withCode(exitBadInput, err)
+		return withCode(exitBadInput, err)
 	case errors.Is(err, realmode.ErrInterrupted):
-		return nil, withCode(exitInconclusive, err)
+		return withCode(exitInconclusive, err)
 	}
-	return nil, withCode(exitInconclusive, fmt.Errorf("internal error in the real run of %s: %w", s.Name, err))
+	return withCode(exitInconclusive, fmt.Errorf("internal error in the real run of %s: %w", s.Name, err))
 }
 
 func realScenario(stdout io.Writer, arg string, f runFlags) error {

@@ -44,36 +44,6 @@ or a scenario real mode cannot run; 3 inconclusive or internal error.`,
 	return cmd
 }
 
-// TwinRun is one real run beside the simulator's.
-type TwinRun struct {
-	Seed           uint64 `json:"seed"`
-	LockSafety     string `json:"lock_safety"`
-	ResourceSafety string `json:"resource_safety"`
-	Liveness       string `json:"liveness"`
-	Agrees         bool   `json:"agrees"`
-	Explanation    string `json:"explanation,omitempty"`
-	Report         string `json:"report"`
-}
-
-// TwinResult is simrun twin's --json object.
-type TwinResult struct {
-	Scenario  string    `json:"scenario"`
-	Simulator TwinRun   `json:"simulator"`
-	Real      []TwinRun `json:"real"`
-	Agree     bool      `json:"agree"`
-}
-
-func twinRow(o *scenarios.Outcome, report string) TwinRun {
-	r := TwinRun{Seed: o.Seed, LockSafety: string(o.LockSafety), ResourceSafety: string(o.ResourceSafety), Liveness: string(o.Liveness), Report: report}
-	for _, v := range o.Violations {
-		if r.Explanation != "" {
-			r.Explanation += "\n"
-		}
-		r.Explanation += v.Explanation
-	}
-	return r
-}
-
 func twinScenario(stdout io.Writer, arg string, f twinFlags) error {
 	s, err := loadScenario(arg)
 	if err != nil {
@@ -88,41 +58,12 @@ func twinScenario(stdout io.Writer, arg string, f twinFlags) error {
 			return withCode(exitInconclusive, err)
 		}
 	}
-	simDir := filepath.Join(out, "sim")
-	if err := os.MkdirAll(simDir, 0o755); err != nil {
-		return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-	}
-	so, err := scenarios.Run(s, s.Seed, scenarios.Options{KeepTrace: true, OutDir: simDir})
-	if err != nil {
-		return withCode(exitInconclusive, fmt.Errorf("internal error running %s: %w", s.Name, err))
-	}
-	if err := writeReportFiles(simDir, so); err != nil {
-		return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-	}
-	res := TwinResult{Scenario: s.Name, Simulator: twinRow(so, simDir), Agree: true}
-	inconclusive := so.Inconclusive
 	ctx, stop := interruptible()
 	defer stop()
-	for i := 0; i < f.runs; i++ {
-		seed := s.Seed + uint64(i)
-		dir := filepath.Join(out, fmt.Sprintf("real-seed-%d", seed))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-		}
-		ro, err := realOutcome(ctx, s, seed, dir)
-		if err != nil {
-			return err
-		}
-		if err := writeReportFiles(dir, ro); err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-		}
-		row := twinRow(ro, dir)
-		row.Agrees = ro.LockSafety == so.LockSafety && ro.ResourceSafety == so.ResourceSafety && ro.Liveness == so.Liveness
-		res.Agree = res.Agree && row.Agrees
-		inconclusive = inconclusive || ro.Inconclusive
-		res.Real = append(res.Real, row)
+	res, err := realmode.Twin(ctx, s, f.runs, out, writeReportFiles)
+	if err != nil {
+		return realError(s, err)
 	}
-	res.Simulator.Agrees = res.Agree
 	if f.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -135,16 +76,16 @@ func twinScenario(stdout io.Writer, arg string, f twinFlags) error {
 	switch {
 	case !res.Agree:
 		return withCode(exitMismatch, nil)
-	case inconclusive:
+	case res.Inconclusive:
 		return withCode(exitInconclusive, nil)
 	}
 	return nil
 }
 
-func printTwin(w io.Writer, s *scenarios.Scenario, res TwinResult) {
+func printTwin(w io.Writer, s *scenarios.Scenario, res *realmode.TwinResult) {
 	fmt.Fprintf(w, "%s: %s\n\n", s.Name, s.Title)
 	fmt.Fprintf(w, "%-18s %-6s %-10s %-10s %-12s %s\n", "run", "seed", "lock", "resource", "liveness", "agrees")
-	row := func(name string, r TwinRun, agrees string) {
+	row := func(name string, r realmode.TwinRun, agrees string) {
 		fmt.Fprintf(w, "%-18s %-6d %-10s %-10s %-12s %s\n", name, r.Seed, r.LockSafety, r.ResourceSafety, r.Liveness, agrees)
 	}
 	row("simulator", res.Simulator, "")
