@@ -94,6 +94,12 @@ func Binaries() (server, sentinel string, err error) {
 // when ctx ended the run. Every server started is stopped before Run
 // returns.
 func Run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options) (*scenarios.Outcome, error) {
+	return run(ctx, s, seed, opt, nil)
+}
+
+// run is Run with a hook called once the servers run, before the clock
+// starts (tests record the servers' PIDs there).
+func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, started func(*runtime)) (*scenarios.Outcome, error) {
 	if err := Check(s); err != nil {
 		return nil, err
 	}
@@ -143,6 +149,9 @@ func Run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options) (
 	}
 	rt.k = w.Kernel
 	w.Kernel.Observe(rt.observe)
+	if started != nil {
+		started(rt)
+	}
 	if err := rt.loop(ctx, sim.At(s.Duration)); err != nil {
 		return nil, err
 	}
