@@ -109,6 +109,7 @@ func realScenario(stdout io.Writer, arg string, f runFlags) error {
 	} else {
 		fmt.Fprintln(stdout, "mode: real (redis-server and redis-sentinel on loopback, in real time)")
 		printSummary(stdout, s, o, f)
+		fmt.Fprintln(stdout, "NB: a real run is not replayable bit for bit (real time, real servers); the replay line above runs the simulator")
 	}
 	return outcomeCode(o)
 }
