@@ -1,0 +1,501 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/locksim/locksim/realmode/clockshift"
+)
+
+// Clock puts a server's wall clock under a clockshift control.
+type Clock struct {
+	Control *clockshift.Control
+	Lib     string // the .so built by clockshift.Build
+}
+
+// RedisOptions configures one redis-server. Zero values mean the real
+// server's defaults (redis.conf of 7.0), except where noted.
+type RedisOptions struct {
+	Name string // for errors and logs; default "redis"
+	Bin  string // default redis-server on PATH
+	IP   string // loopback address to bind; default 127.0.0.1
+	Port int    // 0: a free port
+	Dir  string // required: config, data and log directory (created)
+
+	AppendOnly  bool
+	AppendFsync string   // always, everysec or no; "" = everysec (Redis's default)
+	Save        []string // RDB save points, e.g. {"900 1"}; nil or empty = none (save "")
+
+	ReplicaOf          string // "ip:port" of the master
+	MinReplicasToWrite int
+	MinReplicasMaxLag  int // seconds; 0 = Redis's default (10)
+
+	BindSourceAddr string // outgoing connections (to a master) from this address
+	AnnounceIP     string // replica-announce-ip
+	AnnouncePort   int    // replica-announce-port
+
+	Clock *Clock // nil: the real wall clock
+
+	// ExtraConfig lines are appended to the generated configuration file.
+	ExtraConfig []string
+	// StartTimeout bounds the wait for PING (also after Restart); 0 = 10s.
+	StartTimeout time.Duration
+}
+
+// SentinelOptions configures one Sentinel monitoring one master.
+type SentinelOptions struct {
+	Name string // default "sentinel"
+	Bin  string // default redis-sentinel, else redis-server --sentinel
+	IP   string
+	Port int
+	Dir  string // required (Sentinel rewrites its configuration file)
+
+	MasterName      string        // default "mymaster"
+	MasterAddr      string        // required, "ip:port"
+	Quorum          int           // default 1
+	DownAfter       time.Duration // default 30s (sentinel.c SENTINEL_DEFAULT_DOWN_AFTER)
+	FailoverTimeout time.Duration // default 180s (SENTINEL_DEFAULT_FAILOVER_TIMEOUT)
+	ParallelSyncs   int           // default 1
+
+	AnnounceIP     string
+	AnnouncePort   int
+	BindSourceAddr string
+
+	Clock        *Clock
+	ExtraConfig  []string
+	StartTimeout time.Duration
+}
+
+// Server is one running (or stopped) server process.
+type Server struct {
+	name    string
+	bin     string
+	args    []string
+	env     []string
+	dir     string
+	ip      string
+	port    int
+	timeout time.Duration
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan struct{}
+	stopped bool // Stop was called: no Restart
+}
+
+func defaultTimeout(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 10 * time.Second
+	}
+	return d
+}
+
+func findBin(bin, def string) (string, error) {
+	if bin == "" {
+		bin = def
+	}
+	p, err := exec.LookPath(bin)
+	if err != nil {
+		return "", fmt.Errorf("launch: %s is not installed or not on PATH (Debian: apt-get install -y redis-server redis-sentinel): %w", bin, ErrNoBinary)
+	}
+	return p, nil
+}
+
+func splitAddr(field, addr string) (string, int, error) {
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("launch: %s %q: want ip:port: %w", field, addr, ErrBadOption)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port <= 0 || port > 65535 {
+		return "", 0, fmt.Errorf("launch: %s %q: bad port: %w", field, addr, ErrBadOption)
+	}
+	if err := checkLoopback(h); err != nil {
+		return "", 0, fmt.Errorf("launch: %s: %w", field, err)
+	}
+	return h, port, nil
+}
+
+// StartRedis writes Dir/redis.conf and starts redis-server on it, waiting
+// until the server answers PING.
+func StartRedis(o RedisOptions) (*Server, error) {
+	if o.Name == "" {
+		o.Name = "redis"
+	}
+	bin, err := findBin(o.Bin, "redis-server")
+	if err != nil {
+		return nil, err
+	}
+	if o.IP == "" {
+		o.IP = "127.0.0.1"
+	}
+	if err := checkLoopback(o.IP); err != nil {
+		return nil, err
+	}
+	if o.Dir == "" {
+		return nil, fmt.Errorf("launch: %s: Dir is required: %w", o.Name, ErrBadOption)
+	}
+	switch o.AppendFsync {
+	case "", "always", "everysec", "no":
+	default:
+		return nil, fmt.Errorf("launch: %s: AppendFsync %q: want always, everysec or no: %w", o.Name, o.AppendFsync, ErrBadOption)
+	}
+	conf := []string{
+		"protected-mode no", // else Redis refuses loopback addresses other than 127.0.0.1
+		"daemonize no",
+		"dir " + quote(o.Dir),
+		"logfile " + quote(filepath.Join(o.Dir, "redis.log")),
+		"dbfilename dump.rdb",
+	}
+	if o.AppendOnly {
+		conf = append(conf, "appendonly yes")
+	} else {
+		conf = append(conf, "appendonly no")
+	}
+	if o.AppendFsync != "" {
+		conf = append(conf, "appendfsync "+o.AppendFsync)
+	}
+	if len(o.Save) == 0 {
+		conf = append(conf, `save ""`)
+	} else {
+		for _, s := range o.Save {
+			conf = append(conf, "save "+s)
+		}
+	}
+	if o.ReplicaOf != "" {
+		h, p, err := splitAddr("ReplicaOf", o.ReplicaOf)
+		if err != nil {
+			return nil, err
+		}
+		conf = append(conf, fmt.Sprintf("replicaof %s %d", h, p))
+	}
+	if o.MinReplicasToWrite > 0 {
+		conf = append(conf, fmt.Sprintf("min-replicas-to-write %d", o.MinReplicasToWrite))
+	}
+	if o.MinReplicasMaxLag > 0 {
+		conf = append(conf, fmt.Sprintf("min-replicas-max-lag %d", o.MinReplicasMaxLag))
+	}
+	if o.BindSourceAddr != "" {
+		if err := checkLoopback(o.BindSourceAddr); err != nil {
+			return nil, err
+		}
+		conf = append(conf, "bind-source-addr "+o.BindSourceAddr)
+	}
+	if o.AnnounceIP != "" {
+		conf = append(conf, "replica-announce-ip "+o.AnnounceIP)
+	}
+	if o.AnnouncePort > 0 {
+		conf = append(conf, fmt.Sprintf("replica-announce-port %d", o.AnnouncePort))
+	}
+	conf = append(conf, o.ExtraConfig...)
+	s := &Server{name: o.Name, bin: bin, dir: o.Dir, ip: o.IP, port: o.Port, timeout: defaultTimeout(o.StartTimeout)}
+	if o.Clock != nil {
+		s.env = clockshift.Env(o.Clock.Lib, o.Clock.Control)
+	}
+	return s, s.firstStart(conf, "redis.conf", nil)
+}
+
+// StartSentinel writes Dir/sentinel.conf and starts a Sentinel on it.
+func StartSentinel(o SentinelOptions) (*Server, error) {
+	if o.Name == "" {
+		o.Name = "sentinel"
+	}
+	var pre []string
+	bin, err := findBin(o.Bin, "redis-sentinel")
+	if err != nil && o.Bin == "" {
+		bin, err = findBin("", "redis-server")
+		pre = []string{"--sentinel"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.IP == "" {
+		o.IP = "127.0.0.1"
+	}
+	if err := checkLoopback(o.IP); err != nil {
+		return nil, err
+	}
+	if o.Dir == "" {
+		return nil, fmt.Errorf("launch: %s: Dir is required: %w", o.Name, ErrBadOption)
+	}
+	mh, mp, err := splitAddr("MasterAddr", o.MasterAddr)
+	if err != nil {
+		return nil, err
+	}
+	if o.MasterName == "" {
+		o.MasterName = "mymaster"
+	}
+	if o.Quorum <= 0 {
+		o.Quorum = 1
+	}
+	conf := []string{
+		"protected-mode no",
+		"daemonize no",
+		"dir " + quote(o.Dir),
+		"logfile " + quote(filepath.Join(o.Dir, "sentinel.log")),
+		fmt.Sprintf("sentinel monitor %s %s %d %d", o.MasterName, mh, mp, o.Quorum),
+	}
+	if o.DownAfter > 0 {
+		conf = append(conf, fmt.Sprintf("sentinel down-after-milliseconds %s %d", o.MasterName, o.DownAfter.Milliseconds()))
+	}
+	if o.FailoverTimeout > 0 {
+		conf = append(conf, fmt.Sprintf("sentinel failover-timeout %s %d", o.MasterName, o.FailoverTimeout.Milliseconds()))
+	}
+	if o.ParallelSyncs > 0 {
+		conf = append(conf, fmt.Sprintf("sentinel parallel-syncs %s %d", o.MasterName, o.ParallelSyncs))
+	}
+	if o.AnnounceIP != "" {
+		conf = append(conf, "sentinel announce-ip "+o.AnnounceIP)
+	}
+	if o.AnnouncePort > 0 {
+		conf = append(conf, fmt.Sprintf("sentinel announce-port %d", o.AnnouncePort))
+	}
+	if o.BindSourceAddr != "" {
+		if err := checkLoopback(o.BindSourceAddr); err != nil {
+			return nil, err
+		}
+		conf = append(conf, "bind-source-addr "+o.BindSourceAddr)
+	}
+	conf = append(conf, o.ExtraConfig...)
+	s := &Server{name: o.Name, bin: bin, dir: o.Dir, ip: o.IP, port: o.Port, timeout: defaultTimeout(o.StartTimeout)}
+	if o.Clock != nil {
+		s.env = clockshift.Env(o.Clock.Lib, o.Clock.Control)
+	}
+	return s, s.firstStart(conf, "sentinel.conf", pre)
+}
+
+func quote(s string) string { return strconv.Quote(s) }
+
+// firstStart picks the port (retrying a free one that was taken in the
+// meantime), writes the configuration and starts the process.
+func (s *Server) firstStart(conf []string, file string, pre []string) error {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fmt.Errorf("launch: %s: Dir: %w", s.name, err)
+	}
+	cfg := filepath.Join(s.dir, file)
+	pick := s.port == 0
+	for attempt := 0; ; attempt++ {
+		if pick {
+			p, err := FreePort(s.ip)
+			if err != nil {
+				return err
+			}
+			s.port = p
+		} else if err := checkPort(s.ip, s.port); err != nil {
+			return fmt.Errorf("%w (server %s)", err, s.name)
+		}
+		all := append([]string{"bind " + s.ip, fmt.Sprintf("port %d", s.port)}, conf...)
+		if err := os.WriteFile(cfg, []byte(strings.Join(all, "\n")+"\n"), 0o644); err != nil {
+			return fmt.Errorf("launch: %s: %w", s.name, err)
+		}
+		s.args = append(append([]string{}, pre...), cfg)
+		err := s.start()
+		if err == nil || !pick || !errors.Is(err, ErrPortInUse) || attempt == 3 {
+			return err
+		}
+	}
+}
+
+// start execs the process and waits for PING; it fails with the log's tail
+// if the process exits first.
+func (s *Server) start() error {
+	cmd := exec.Command(s.bin, s.args...)
+	cmd.Dir = s.dir
+	cmd.Env = append(os.Environ(), s.env...)
+	out, err := os.OpenFile(filepath.Join(s.dir, "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("launch: %s: %w", s.name, err)
+	}
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	// Its own process group keeps a terminal's Ctrl-C for us (we stop the
+	// server ourselves); Pdeathsig kills it if this process dies without
+	// cleaning up.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("launch: %s: start %s: %w", s.name, s.bin, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	s.mu.Lock()
+	s.cmd, s.done = cmd, done
+	s.mu.Unlock()
+	deadline := time.Now().Add(s.timeout)
+	for {
+		select {
+		case <-done:
+			tail := s.logTail()
+			if strings.Contains(tail, "Address already in use") {
+				return fmt.Errorf("launch: %s: %s: %w", s.name, s.Addr(), ErrPortInUse)
+			}
+			return fmt.Errorf("launch: %s (%s) exited at start-up:\n%s", s.name, s.bin, tail)
+		default:
+		}
+		if line, err := command(s.Addr(), 500*time.Millisecond, "PING"); err == nil && line == "+PONG" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			s.kill()
+			return fmt.Errorf("launch: %s did not answer PING on %s within %v:\n%s", s.name, s.Addr(), s.timeout, s.logTail())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// logTail returns the last lines of the server's logs, for errors.
+func (s *Server) logTail() string {
+	var b strings.Builder
+	for _, f := range []string{"stdout.log", "redis.log", "sentinel.log"} {
+		data, err := os.ReadFile(filepath.Join(s.dir, f))
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		if len(lines) > 8 {
+			lines = lines[len(lines)-8:]
+		}
+		b.WriteString(strings.Join(lines, "\n") + "\n")
+	}
+	return b.String()
+}
+
+// Name returns the server's name.
+func (s *Server) Name() string { return s.name }
+
+// IP returns the bound address.
+func (s *Server) IP() string { return s.ip }
+
+// Port returns the port.
+func (s *Server) Port() int { return s.port }
+
+// Addr returns ip:port.
+func (s *Server) Addr() string { return net.JoinHostPort(s.ip, strconv.Itoa(s.port)) }
+
+// Dir returns the data directory.
+func (s *Server) Dir() string { return s.dir }
+
+// PID returns the current process's PID, or 0 when it is not running.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.exited() {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+func (s *Server) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Running reports whether the process is alive (paused counts as alive).
+func (s *Server) Running() bool { return s.PID() != 0 }
+
+// Exited returns a channel closed when the current process has exited.
+func (s *Server) Exited() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done
+}
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.exited() {
+		return fmt.Errorf("launch: %s is not running", s.name)
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
+// Pause stops the process (SIGSTOP): its sockets stay open and the kernel
+// keeps accepting bytes into their buffers, as for a process in a long GC
+// pause or descheduled VM.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process (SIGCONT).
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+// Kill sends SIGKILL (crash: no shutdown work, no final fsync) and waits
+// for the process to exit.
+func (s *Server) Kill() error {
+	if err := s.signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	<-s.Exited()
+	return nil
+}
+
+func (s *Server) kill() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-done
+}
+
+// Shutdown stops the server cleanly with SHUTDOWN (it saves an RDB when
+// save points are configured and fsyncs the AOF; src/server.c
+// prepareForShutdown/finishShutdown) and waits for it to exit; after the
+// timeout it kills it and says so.
+func (s *Server) Shutdown() error {
+	if !s.Running() {
+		return fmt.Errorf("launch: %s is not running", s.name)
+	}
+	// On success the server closes the connection without a reply.
+	line, err := command(s.Addr(), s.timeout, "SHUTDOWN")
+	if err == nil && strings.HasPrefix(line, "-") {
+		return fmt.Errorf("launch: %s: SHUTDOWN: %s", s.name, line[1:])
+	}
+	select {
+	case <-s.Exited():
+		return nil
+	case <-time.After(s.timeout):
+		s.kill()
+		return fmt.Errorf("launch: %s did not exit within %v of SHUTDOWN; killed", s.name, s.timeout)
+	}
+}
+
+// Restart starts the same binary on the same configuration, data directory
+// and port after Kill or Shutdown, and waits for PING (which a server
+// loading its data answers only when loading is done).
+func (s *Server) Restart() error {
+	s.mu.Lock()
+	stopped, running := s.stopped, s.cmd != nil && !s.exited()
+	s.mu.Unlock()
+	if stopped {
+		return fmt.Errorf("launch: %s was stopped for good", s.name)
+	}
+	if running {
+		return fmt.Errorf("launch: %s is still running: Kill or Shutdown it first", s.name)
+	}
+	return s.start()
+}
+
+// Stop kills the process by PID and waits for it; it is idempotent and
+// safe on a paused or exited server.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	s.kill()
+}
