@@ -75,7 +75,7 @@ func (rt *runtime) observe(ev sim.ObservedEvent) {
 		}
 	case sim.KindRestart:
 		ops <- func() {
-			if err := srv.start(); err != nil {
+			if err := srv.restart(); err != nil {
 				rt.inject(func() { rt.k.Tracef(KindReal, ev.Proc, "restart failed: %v", err) })
 			}
 		}

@@ -43,7 +43,7 @@ func (g *gateway) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	}
 	c := g.conns[from]
 	if c == nil {
-		c = &conn{g: g, to: from, reqs: make(chan redis.Request, 1024), quit: make(chan struct{})}
+		c = &conn{g: g, to: from, ip: net.ParseIP(g.rt.clientIP[env.NameOf(from)]), reqs: make(chan redis.Request, 1024), quit: make(chan struct{})}
 		g.conns[from] = c
 		g.rt.wg.Add(1)
 		go c.write()
@@ -75,6 +75,7 @@ const KindReal sim.Kind = "real"
 type conn struct {
 	g    *gateway
 	to   sim.ProcID
+	ip   net.IP // the client's loopback address (nil: any)
 	reqs chan redis.Request
 	quit chan struct{}
 	once sync.Once
@@ -110,7 +111,12 @@ func (c *conn) write() {
 		nc := c.nc
 		c.mu.Unlock()
 		if nc == nil {
+			// From the client's own loopback address, so that the
+			// server (and a proxy) sees who talks to it.
 			d := net.Dialer{Timeout: time.Second}
+			if c.ip != nil {
+				d.LocalAddr = &net.TCPAddr{IP: c.ip}
+			}
 			var err error
 			nc, err = d.Dial("tcp", c.g.srv.addr)
 			if err != nil {

@@ -7,13 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/realmode/clockshift"
+	"github.com/locksim/locksim/realmode/launch"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -46,6 +46,8 @@ type runtime struct {
 	opsWG    sync.WaitGroup
 	// clocks: the processes whose wall clock real mode shifts, and the
 	// preload library that does it (built once per run when needed).
+	group    *launch.Group
+	clientIP map[string]string
 	clocks   map[string]scenarios.ClockSpec
 	clockLib string
 	dir      string
@@ -127,6 +129,8 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 		servers:  map[string]*server{},
 		byAddr:   map[string]string{},
 		ops:      map[string]chan func(){},
+		group:    launch.NewGroup(),
+		clientIP: map[string]string{},
 		clocks:   clocksOf(s),
 		dir:      dir,
 	}
@@ -213,10 +217,24 @@ func (rt *runtime) loop(ctx context.Context, end sim.Time) error {
 	}
 }
 
+// defaultSave is the model's (and Redis 7's) default RDB save points,
+// "save 3600 1 300 100 60 10000" (nodes/redis DefaultConfig; R 7.2.4
+// src/server.c:2073-2077); launch writes save "" when given none.
+var defaultSave = []string{"3600 1", "300 100", "60 10000"}
+
 // startServers starts one redis-server per Redis node (masters first) and
-// one redis-sentinel per sentinel, each on a free port of 127.0.0.1 with a
-// data directory of its own under dir.
+// one Sentinel per sentinel, each on its own loopback address with a data
+// directory of its own under dir; clients get loopback addresses too, and
+// dial the servers from them.
 func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin string) error {
+	pool := launch.NewAddrPool()
+	for _, c := range s.Clients {
+		ip, err := pool.Next()
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrStart, c.Name, err)
+		}
+		rt.clientIP[c.Name] = ip
+	}
 	order := make([]scenarios.RedisSpec, 0, len(s.Redis))
 	for _, r := range s.Redis {
 		if r.ReplicaOf == "" {
@@ -229,30 +247,29 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 		}
 	}
 	for _, r := range order {
-		srv, err := rt.newServer(r.Name, dir, srvBin)
+		ip, err := pool.Next()
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrStart, r.Name, err)
+		}
+		srv := &server{name: r.Name}
+		clock, err := rt.clockFor(srv, dir)
 		if err != nil {
 			return err
 		}
-		fsync := r.AppendFsync
-		if fsync == "" {
-			fsync = "everysec"
+		o := launch.RedisOptions{
+			Name: r.Name, Bin: srvBin, IP: ip, Dir: filepath.Join(dir, r.Name),
+			AppendOnly: r.AppendOnly, AppendFsync: r.AppendFsync, Save: defaultSave,
+			MinReplicasToWrite: r.MinReplicasToWrite, MinReplicasMaxLag: int(r.MinReplicasMaxLag / time.Second),
+			BindSourceAddr: ip, AnnounceIP: ip, Clock: clock,
 		}
-		srv.args = append(srv.args, "--appendonly", yesNo(r.AppendOnly), "--appendfsync", fsync)
 		if r.ReplicaOf != "" {
-			host, port := splitAddr(rt.servers[r.ReplicaOf].addr)
-			srv.args = append(srv.args, "--replicaof", host, port)
+			o.ReplicaOf = rt.servers[r.ReplicaOf].addr
 		}
-		if r.MinReplicasToWrite > 0 {
-			lag := r.MinReplicasMaxLag
-			if lag == 0 {
-				lag = 10 * time.Second // min-replicas-max-lag 10 (R 7.2.4 src/config.c:3182)
-			}
-			srv.args = append(srv.args, "--min-replicas-to-write", strconv.Itoa(r.MinReplicasToWrite),
-				"--min-replicas-max-lag", strconv.Itoa(int(lag/time.Second)))
+		ls, err := rt.group.StartRedis(o)
+		if err != nil {
+			return startErr(r.Name, err)
 		}
-		if err := srv.start(); err != nil {
-			return err
-		}
+		rt.addServer(srv, ls)
 	}
 	// The model's replicas are in sync from the start; a real replica
 	// connects from its once-a-second replicationCron and then waits for a
@@ -267,90 +284,66 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 			v, err := command(srv.addr, "INFO", "replication")
 			return err == nil && strings.Contains(v.Str, "master_link_status:up")
 		}) {
-			return fmt.Errorf("%w: %s: its replication link to %s did not come up within 30s (log: %s)", ErrStart, r.Name, r.ReplicaOf, filepath.Join(srv.dir, "redis.log"))
+			return fmt.Errorf("%w: %s: its replication link to %s did not come up within 30s (log: %s)", ErrStart, r.Name, r.ReplicaOf, filepath.Join(srv.ls.Dir(), "redis.log"))
 		}
 	}
-	if sp := s.Sentinel; sp != nil {
-		master := rt.servers[sp.Master]
-		host, port := splitAddr(master.addr)
-		for _, n := range sp.Names {
-			srv, err := rt.newServer(n, dir, sentBin)
-			if err != nil {
-				return err
-			}
-			srv.sentinel = true
-			// Sentinel needs a writable config file of its own (it
-			// rewrites it with what it learns; sentinel.c
-			// sentinelFlushConfig).
-			conf := filepath.Join(srv.dir, "sentinel.conf")
-			lines := []string{
-				"port " + portOf(srv.addr),
-				"bind 127.0.0.1",
-				"protected-mode no",
-				"dir " + srv.dir,
-				fmt.Sprintf("sentinel monitor mymaster %s %s %d", host, port, sp.Quorum),
-			}
-			if sp.DownAfter > 0 {
-				lines = append(lines, fmt.Sprintf("sentinel down-after-milliseconds mymaster %d", sp.DownAfter.Milliseconds()))
-			}
-			if sp.FailoverTimeout > 0 {
-				lines = append(lines, fmt.Sprintf("sentinel failover-timeout mymaster %d", sp.FailoverTimeout.Milliseconds()))
-			}
-			if err := os.WriteFile(conf, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-				return err
-			}
-			srv.args = []string{conf}
-			if sentBin == srvBin {
-				srv.args = append(srv.args, "--sentinel")
-			}
-			if err := srv.start(); err != nil {
-				return err
-			}
+	sp := s.Sentinel
+	if sp == nil {
+		return nil
+	}
+	for _, n := range sp.Names {
+		ip, err := pool.Next()
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrStart, n, err)
 		}
-		// Likewise the model's sentinels know the replicas and each other
-		// from the start; real ones learn them from INFO (every 10s) and
-		// hello messages (every 2s; sentinel.c sentinelSendPeriodicCommands).
-		replicas := 0
-		for _, r := range s.Redis {
-			if r.ReplicaOf == sp.Master {
-				replicas++
-			}
+		srv := &server{name: n, sentinel: true}
+		clock, err := rt.clockFor(srv, dir)
+		if err != nil {
+			return err
 		}
-		for _, n := range sp.Names {
-			srv := rt.servers[n]
-			if !waitFor(30*time.Second, func() bool {
-				r, err1 := command(srv.addr, "SENTINEL", "replicas", "mymaster")
-				o, err2 := command(srv.addr, "SENTINEL", "sentinels", "mymaster")
-				return err1 == nil && err2 == nil && len(r.Array) >= replicas && len(o.Array) >= len(sp.Names)-1
-			}) {
-				return fmt.Errorf("%w: sentinel %s did not discover the %d replicas and %d other sentinels within 30s (log: %s)", ErrStart, n, replicas, len(sp.Names)-1, filepath.Join(srv.dir, "redis.log"))
-			}
+		ls, err := rt.group.StartSentinel(launch.SentinelOptions{
+			Name: n, Bin: sentBin, IP: ip, Dir: filepath.Join(dir, n),
+			MasterName: "mymaster", MasterAddr: rt.servers[sp.Master].addr,
+			Quorum: sp.Quorum, DownAfter: sp.DownAfter, FailoverTimeout: sp.FailoverTimeout,
+			AnnounceIP: ip, BindSourceAddr: ip, Clock: clock,
+		})
+		if err != nil {
+			return startErr(n, err)
+		}
+		rt.addServer(srv, ls)
+	}
+	// Likewise the model's sentinels know the replicas and each other from
+	// the start; real ones learn them from INFO (every 10s) and hello
+	// messages (every 2s; sentinel.c sentinelSendPeriodicCommands).
+	replicas := 0
+	for _, r := range s.Redis {
+		if r.ReplicaOf == sp.Master {
+			replicas++
+		}
+	}
+	for _, n := range sp.Names {
+		srv := rt.servers[n]
+		if !waitFor(30*time.Second, func() bool {
+			r, err1 := command(srv.addr, "SENTINEL", "replicas", "mymaster")
+			o, err2 := command(srv.addr, "SENTINEL", "sentinels", "mymaster")
+			return err1 == nil && err2 == nil && len(r.Array) >= replicas && len(o.Array) >= len(sp.Names)-1
+		}) {
+			return fmt.Errorf("%w: sentinel %s did not discover the %d replicas and %d other sentinels within 30s (log: %s)", ErrStart, n, replicas, len(sp.Names)-1, filepath.Join(srv.ls.Dir(), "redis.log"))
 		}
 	}
 	return nil
 }
 
-func (rt *runtime) newServer(name, dir, bin string) (*server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, fmt.Errorf("%s: no free port on 127.0.0.1: %w", name, err)
-	}
-	d := filepath.Join(dir, name)
-	if err := os.MkdirAll(d, 0o700); err != nil {
-		return nil, err
-	}
-	srv := &server{name: name, bin: bin, dir: d, addr: "127.0.0.1:" + strconv.Itoa(port)}
-	srv.args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--protected-mode", "no",
-		"--dir", d, "--daemonize", "no", "--logfile", filepath.Join(d, "redis.log")}
-	if cs, ok := rt.clocks[name]; ok {
-		if err := rt.shiftClock(srv, cs); err != nil {
-			return nil, err
-		}
-	}
-	rt.servers[name] = srv
-	rt.byAddr[srv.addr] = name
+// addServer registers a started server and its fault worker: signals,
+// kills and restarts of one server run in order on a goroutine of its own,
+// so the driver never blocks on a process.
+func (rt *runtime) addServer(srv *server, ls *launch.Server) {
+	srv.ls = ls
+	srv.addr = ls.Addr()
+	rt.servers[srv.name] = srv
+	rt.byAddr[srv.addr] = srv.name
 	ops := make(chan func(), 64)
-	rt.ops[name] = ops
+	rt.ops[srv.name] = ops
 	rt.opsWG.Add(1)
 	go func() {
 		defer rt.opsWG.Done()
@@ -358,7 +351,6 @@ func (rt *runtime) newServer(name, dir, bin string) (*server, error) {
 			f()
 		}
 	}()
-	return srv, nil
 }
 
 // stopAll ends the run: connections closed, pending fault actions done,
@@ -372,8 +364,8 @@ func (rt *runtime) stopAll() {
 		close(ops)
 	}
 	rt.opsWG.Wait()
+	rt.group.StopAll()
 	for _, srv := range rt.servers {
-		srv.stop()
 		if srv.clock != nil {
 			srv.clock.Close()
 		}
@@ -422,35 +414,42 @@ func clocksOf(s *scenarios.Scenario) map[string]scenarios.ClockSpec {
 	return out
 }
 
-// shiftClock loads the clock library into srv and sets its initial
-// offset and rate. NB: the library shifts the wall clock only
-// (CLOCK_REALTIME, gettimeofday, time); the model's drift runs both
-// clocks of a process at the rate, so a drifting real server's monotonic
-// timers (its event loop) keep real time: a simplification of real mode.
-func (rt *runtime) shiftClock(srv *server, cs scenarios.ClockSpec) error {
+// clockFor returns the clock control of srv when the scenario shifts its
+// wall clock (nil otherwise), after setting its initial offset and rate.
+// NB: the library shifts the wall clock only (CLOCK_REALTIME,
+// gettimeofday, time); the model's drift runs both clocks of a process at
+// the rate, so a drifting real server's monotonic timers (its event loop)
+// keep real time: a simplification of real mode.
+func (rt *runtime) clockFor(srv *server, dir string) (*launch.Clock, error) {
+	cs, ok := rt.clocks[srv.name]
+	if !ok {
+		return nil, nil
+	}
 	if rt.clockLib == "" {
-		so, err := clockshift.Build(filepath.Join(rt.dir, "clockshift"))
+		so, err := clockshift.Build(filepath.Join(dir, "clockshift"))
 		if err != nil {
 			if errors.Is(err, clockshift.ErrNoCompiler) {
-				return fmt.Errorf("%s: shifting its clock: %w: %v", srv.name, ErrMissingBinary, err)
+				return nil, fmt.Errorf("%s: shifting its clock: %w: %v", srv.name, ErrMissingBinary, err)
 			}
-			return fmt.Errorf("%s: building the clock library: %w", srv.name, err)
+			return nil, fmt.Errorf("%s: building the clock library: %w", srv.name, err)
 		}
 		rt.clockLib = so
 	}
 	ppb, err := sim.RateFromDrift(cs.Drift)
 	if err != nil {
-		return fmt.Errorf("%s.clock: %w", srv.name, err)
+		return nil, fmt.Errorf("%s.clock: %w", srv.name, err)
 	}
-	c, err := clockshift.NewControl(filepath.Join(srv.dir, "clock"))
+	if err := os.MkdirAll(filepath.Join(dir, "clocks"), 0o700); err != nil {
+		return nil, err
+	}
+	c, err := clockshift.NewControl(filepath.Join(dir, "clocks", srv.name))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := c.Set(cs.Offset, ppb); err != nil {
 		c.Close()
-		return err
+		return nil, err
 	}
 	srv.clock = c
-	srv.env = clockshift.Env(rt.clockLib, c)
-	return nil
+	return &launch.Clock{Control: c, Lib: rt.clockLib}, nil
 }
