@@ -27,6 +27,9 @@ type Options struct {
 	// Dir is where the servers' data directories go; a private temporary
 	// directory (removed afterwards) when empty.
 	Dir string
+
+	// serverStarted is called after each server starts (tests).
+	serverStarted func(*server)
 }
 
 // ErrInterrupted is returned when ctx ends the run (Ctrl-C); every server
@@ -46,11 +49,14 @@ type runtime struct {
 	opsWG    sync.WaitGroup
 	// clocks: the processes whose wall clock real mode shifts, and the
 	// preload library that does it (built once per run when needed).
-	group    *launch.Group
-	clientIP map[string]string
-	clocks   map[string]scenarios.ClockSpec
-	clockLib string
-	dir      string
+	ctx context.Context // ends the run (Ctrl-C), also while servers start
+	// serverStarted is Options.serverStarted.
+	serverStarted func(*server)
+	group         *launch.Group
+	clientIP      map[string]string
+	clocks        map[string]scenarios.ClockSpec
+	clockLib      string
+	dir           string
 }
 
 // inject hands f to the driver goroutine (from a socket reader).
@@ -135,7 +141,12 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 		dir:      dir,
 	}
 	defer rt.stopAll()
+	rt.ctx = ctx
+	rt.serverStarted = opt.serverStarted
 	if err := rt.startServers(&rs, dir, srvBin, sentBin); err != nil {
+		if ctx.Err() != nil {
+			return nil, ErrInterrupted
+		}
 		return nil, err
 	}
 	w, err := scenarios.BuildWith(&rs, seed, scenarios.BuildOptions{
@@ -280,7 +291,7 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 			continue
 		}
 		srv := rt.servers[r.Name]
-		if !waitFor(30*time.Second, func() bool {
+		if !rt.waitFor(30*time.Second, func() bool {
 			v, err := command(srv.addr, "INFO", "replication")
 			return err == nil && strings.Contains(v.Str, "master_link_status:up")
 		}) {
@@ -323,7 +334,7 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 	}
 	for _, n := range sp.Names {
 		srv := rt.servers[n]
-		if !waitFor(30*time.Second, func() bool {
+		if !rt.waitFor(30*time.Second, func() bool {
 			r, err1 := command(srv.addr, "SENTINEL", "replicas", "mymaster")
 			o, err2 := command(srv.addr, "SENTINEL", "sentinels", "mymaster")
 			return err1 == nil && err2 == nil && len(r.Array) >= replicas && len(o.Array) >= len(sp.Names)-1
@@ -342,6 +353,9 @@ func (rt *runtime) addServer(srv *server, ls *launch.Server) {
 	srv.addr = ls.Addr()
 	rt.servers[srv.name] = srv
 	rt.byAddr[srv.addr] = srv.name
+	if rt.serverStarted != nil {
+		rt.serverStarted(srv)
+	}
 	ops := make(chan func(), 64)
 	rt.ops[srv.name] = ops
 	rt.opsWG.Add(1)

@@ -83,14 +83,19 @@ func command(addr string, args ...string) (redis.Value, error) {
 	return readValue(bufio.NewReader(c))
 }
 
-// waitFor polls ok every 50ms until it holds or the timeout passes.
-func waitFor(timeout time.Duration, ok func() bool) bool {
+// waitFor polls ok every 50ms until it holds, the timeout passes or the
+// run is interrupted.
+func (rt *runtime) waitFor(timeout time.Duration, ok func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for !ok() {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-rt.ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	return true
 }

@@ -110,3 +110,24 @@ func TestRealRunInterrupted(t *testing.T) {
 		assert.False(t, alive(pid), "server pid %d still runs after an interrupted run", pid)
 	}
 }
+
+// TestRealRunInterruptedWhileStarting: a context ended before the clock
+// starts (Ctrl-C while a replica syncs) also stops every server.
+func TestRealRunInterruptedWhileStarting(t *testing.T) {
+	needServers(t)
+	s, err := scenarios.Builtin("failover-replica-clock-synced")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var pids []int
+	opt := Options{Dir: t.TempDir()}
+	opt.serverStarted = func(srv *server) {
+		pids = append(pids, srv.pid())
+		cancel() // after the first server, before the replica syncs
+	}
+	_, err = run(ctx, s, 1, opt, nil)
+	require.ErrorIs(t, err, ErrInterrupted)
+	require.NotEmpty(t, pids)
+	for _, pid := range pids {
+		assert.False(t, alive(pid), "server pid %d still runs after an interrupted start", pid)
+	}
+}
