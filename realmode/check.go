@@ -80,13 +80,8 @@ func Check(s *scenarios.Scenario) error {
 	r := rolesOf(s)
 	for _, n := range s.Redis {
 		where := "redis " + n.Name
-		if n.ReplicationDelay.Hi > 0 {
-			return &UnsupportedError{Where: where + ".replication_delay", Why: "delaying replication needs the fault-injecting proxy between replica and master (realmode/proxy), which real mode does not use yet"}
-		}
-	}
-	for _, l := range s.Links {
-		if r.talk(l.From, l.To) {
-			return &UnsupportedError{Where: fmt.Sprintf("links %s->%s", l.From, l.To), Why: "extra latency between two real servers needs the fault-injecting proxy, which real mode does not use yet"}
+		if n.ReplicationDelay.Hi != n.ReplicationDelay.Lo {
+			return &UnsupportedError{Where: where + ".replication_delay", Why: "the model draws a delay per message from the range; the proxy delays every byte by one fixed amount, so real mode takes a fixed replication_delay only"}
 		}
 	}
 	for i, f := range s.Faults {
@@ -99,24 +94,9 @@ func Check(s *scenarios.Scenario) error {
 			if spec, ok := r.redis[f.Node]; ok && f.Mode == "power" && spec.AppendOnly && spec.AppendFsync != "always" {
 				return &UnsupportedError{Where: where, Why: fmt.Sprintf("power loss with appendfsync %s loses writes that a kill keeps (they sit in the page cache); it needs a filesystem that drops unsynced data, so real mode refuses it (a power loss equals a kill only without AOF or with appendfsync always)", fsyncName(spec.AppendFsync))}
 			}
-		case "partition":
-			for gi, g := range f.Groups {
-				for gj, h := range f.Groups {
-					if gi >= gj {
-						continue
-					}
-					for _, a := range g {
-						for _, b := range h {
-							if r.talk(a, b) {
-								return &UnsupportedError{Where: where, Why: fmt.Sprintf("it separates %s from %s, two real servers that talk to each other; that needs the fault-injecting proxy, which real mode does not use yet", a, b)}
-							}
-						}
-					}
-				}
-			}
-		case "drop", "delay":
+		case "drop":
 			if r.talk(f.From, f.To) {
-				return &UnsupportedError{Where: where, Why: fmt.Sprintf("a %s on the link %s->%s between two real servers needs the fault-injecting proxy, which real mode does not use yet", f.Kind, f.From, f.To)}
+				return &UnsupportedError{Where: where, Why: fmt.Sprintf("dropping the next %d messages on the link %s->%s between two real servers has no TCP counterpart (a lost segment is retransmitted); use a partition (the proxy holds the bytes) or a delay", f.Count, f.From, f.To)}
 			}
 		}
 	}

@@ -42,9 +42,11 @@ func TestCheck(t *testing.T) {
 		{name: "power loss with always", aof: "yes", fsync: "always", yaml: "faults: [{at: 1s, kind: crash, node: M, mode: power}]"},
 		{name: "power loss with everysec", aof: "yes", fsync: "everysec", yaml: "faults: [{at: 1s, kind: crash, node: M, mode: power}]", wantIn: "needs a filesystem that drops unsynced data"},
 		{name: "power loss with no", aof: "yes", fsync: "no", yaml: "faults: [{at: 1s, kind: crash, node: M, mode: power}]", wantIn: "appendfsync no"},
-		{name: "partition between master and replica", yaml: "faults: [{at: 1s, kind: partition, groups: [[M], [R]]}]", wantIn: "separates M from R"},
-		{name: "partition between sentinel and master", yaml: "faults: [{at: 1s, kind: partition, groups: [[s1, c1], [M]]}]", wantIn: "separates s1 from M"},
-		{name: "delay on replication", yaml: "faults: [{at: 1s, kind: delay, from: M, to: R, by: 1s, for: 1s}]", wantIn: "M->R"},
+		{name: "partition between master and replica", yaml: "faults: [{at: 1s, kind: partition, groups: [[M], [R]]}]"},
+		{name: "partition between sentinel and master", yaml: "faults: [{at: 1s, kind: partition, groups: [[s1, c1], [M]]}]"},
+		{name: "delay on replication", yaml: "faults: [{at: 1s, kind: delay, from: M, to: R, by: 1s, for: 1s}]"},
+		{name: "drop on replication", yaml: "faults: [{at: 1s, kind: drop, from: M, to: R, count: 2}]", wantIn: "no TCP counterpart"},
+		{name: "drop between client and server", yaml: "faults: [{at: 1s, kind: drop, from: c1, to: X, count: 2}]"},
 		{name: "trigger on promoted", yaml: "faults: [{on: {event: promoted, node: R}, kind: pause, node: c1, for: 1s}]", wantIn: "promoted"},
 	}
 	for _, tt := range tests {
@@ -79,3 +81,29 @@ func TestCheckRefusesZooKeeper(t *testing.T) {
 }
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+func TestBracketed(t *testing.T) {
+	tests := []struct {
+		in   string
+		want [][]string
+	}{
+		{"#3 [c1 A B] [D E]", [][]string{{"c1", "A", "B"}, {"D", "E"}}},
+		{"#4 one-way [A] -> [B C]", [][]string{{"A"}, {"B", "C"}}},
+		{"#5 []", [][]string{{}}},
+		{"all", nil},
+		{"#6 [A", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got := bracketed(tt.in)
+			if tt.want == nil {
+				assert.Nil(t, got)
+				return
+			}
+			require.Len(t, got, len(tt.want))
+			for i := range got {
+				assert.ElementsMatch(t, tt.want[i], got[i])
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package realmode
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -25,11 +26,13 @@ import (
 //     library (realmode/clockshift), at once on the driver's goroutine.
 //
 // Signals and restarts run on a per-server goroutine, in order, so the
-// driver never blocks on a process. Partitions, drops and delays act on the
-// kernel's links between clients, gateways and the storage service (Check
-// refused those between two real servers).
+// driver never blocks on a process. Partitions, cuts and delays also go to
+// the proxy (observeNet).
 func (rt *runtime) observe(ev sim.ObservedEvent) {
 	switch ev.Kind {
+	case sim.KindPartition, sim.KindHeal, sim.KindLinkFault:
+		rt.observeNet(ev)
+		return
 	case sim.KindPause, sim.KindResume, sim.KindCrash, sim.KindRestart, sim.KindClockJump, sim.KindClockDrift:
 	default:
 		return
@@ -68,9 +71,22 @@ func (rt *runtime) observe(ev sim.ObservedEvent) {
 		if g := rt.gateways[name]; g != nil {
 			g.close()
 		}
-		if strings.Contains(text, "clean") {
+		switch {
+		case strings.Contains(text, "clean"):
 			ops <- srv.shutdown
-		} else {
+		case strings.Contains(text, "power"):
+			// A machine that loses power takes its TCP stack along: what
+			// it sent that the network still holds (the proxy, across a
+			// cut) is never retransmitted. The proxy discards it by
+			// resetting the server's connections. NB: the peers then see
+			// a reset at once, where a real power loss leaves them to
+			// time out; a kill, by contrast, leaves the kernel to deliver
+			// the held bytes and close the connection.
+			for _, peer := range rt.peers(name) {
+				rt.proxy.Reset(name, peer)
+			}
+			ops <- srv.kill
+		default:
 			ops <- srv.kill
 		}
 	case sim.KindRestart:
@@ -80,4 +96,116 @@ func (rt *runtime) observe(ev sim.ObservedEvent) {
 			}
 		}
 	}
+}
+
+// observeNet carries the kernel's partitions, one-way cuts, heals and
+// delays to the proxy, which holds (or delays) the bytes between real
+// processes the way TCP does. The kernel keeps applying them to its own
+// links between clients, gateways and the storage service, so a client
+// cut from a server is cut in the kernel (the model's link semantics) and
+// in the proxy; a link between two real servers (replication, Sentinel)
+// exists only in the proxy. Delays go to the proxy only between two real
+// processes (elsewhere the kernel already delays the messages).
+func (rt *runtime) observeNet(ev sim.ObservedEvent) {
+	tr := rt.k.Trace()
+	if len(tr) == 0 {
+		return
+	}
+	text := tr[len(tr)-1].Text
+	switch ev.Kind {
+	case sim.KindPartition:
+		// "#3 [c1 A B] [D E]" or "#4 one-way [A] -> [B C]".
+		var id int
+		if _, err := fmt.Sscanf(text, "#%d", &id); err != nil {
+			return
+		}
+		groups := bracketed(text)
+		if strings.Contains(text, " one-way ") {
+			if len(groups) != 2 {
+				return
+			}
+			var ids []int
+			for _, a := range groups[0] {
+				for _, b := range groups[1] {
+					ids = append(ids, rt.proxy.Cut(a, b))
+				}
+			}
+			rt.cuts[id] = ids
+			return
+		}
+		rt.cuts[id] = []int{rt.proxy.Partition(groups)}
+	case sim.KindHeal:
+		if text == "all" {
+			rt.proxy.Heal()
+			for _, id := range rt.delays {
+				rt.proxy.Undelay(id)
+			}
+			rt.delays = nil
+			return
+		}
+		var id int
+		if _, err := fmt.Sscanf(text, "#%d", &id); err == nil {
+			for _, pid := range rt.cuts[id] {
+				rt.proxy.Uncut(pid)
+			}
+			delete(rt.cuts, id)
+		}
+	case sim.KindLinkFault:
+		// "delay 1s to B for 10s"; drops between real servers were refused.
+		var by, d time.Duration
+		var to string
+		var byS, dS string
+		if _, err := fmt.Sscanf(text, "delay %s to %s for %s", &byS, &to, &dS); err != nil {
+			return
+		}
+		from := rt.k.Name(ev.Proc)
+		if !rt.roles.talk(from, to) {
+			return
+		}
+		var err1, err2 error
+		by, err1 = time.ParseDuration(byS)
+		d, err2 = time.ParseDuration(dS)
+		if err1 != nil || err2 != nil {
+			return
+		}
+		id := rt.proxy.Delay(from, to, by)
+		rt.delays = append(rt.delays, id)
+		if end := rt.k.Now() + sim.Time(d); end > rt.k.Now() {
+			rt.k.At(end, func() { rt.proxy.Undelay(id) })
+		}
+	}
+}
+
+// bracketed returns the space-separated names inside each [...] of s.
+func bracketed(s string) [][]string {
+	var out [][]string
+	for {
+		i := strings.IndexByte(s, '[')
+		if i < 0 {
+			return out
+		}
+		j := strings.IndexByte(s[i:], ']')
+		if j < 0 {
+			return out
+		}
+		out = append(out, strings.Fields(s[i+1:i+j]))
+		s = s[i+j+1:]
+	}
+}
+
+// peers returns every other process the proxy knows by name, sorted.
+func (rt *runtime) peers(name string) []string {
+	var out []string
+	for n := range rt.servers {
+		if n != name {
+			out = append(out, n)
+		}
+	}
+	for n := range rt.clientIP {
+		if n != name {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

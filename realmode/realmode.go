@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/realmode/clockshift"
 	"github.com/locksim/locksim/realmode/launch"
+	"github.com/locksim/locksim/realmode/proxy"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -53,10 +56,16 @@ type runtime struct {
 	// serverStarted is Options.serverStarted.
 	serverStarted func(*server)
 	group         *launch.Group
-	clientIP      map[string]string
-	clocks        map[string]scenarios.ClockSpec
-	clockLib      string
-	dir           string
+	proxy         *proxy.Proxy
+	// cuts maps a kernel partition or cut id to the proxy's ids.
+	cuts map[int][]int
+	// delays are the proxy delay ids (a heal of everything ends them).
+	delays   []int
+	roles    roles
+	clientIP map[string]string
+	clocks   map[string]scenarios.ClockSpec
+	clockLib string
+	dir      string
 }
 
 // inject hands f to the driver goroutine (from a socket reader).
@@ -136,6 +145,9 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 		byAddr:   map[string]string{},
 		ops:      map[string]chan func(){},
 		group:    launch.NewGroup(),
+		proxy:    proxy.New(),
+		cuts:     map[int][]int{},
+		roles:    rolesOf(s),
 		clientIP: map[string]string{},
 		clocks:   clocksOf(s),
 		dir:      dir,
@@ -245,6 +257,9 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 			return fmt.Errorf("%w: %s: %v", ErrStart, c.Name, err)
 		}
 		rt.clientIP[c.Name] = ip
+		if err := rt.proxy.Register(ip, c.Name); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrStart, c.Name, err)
+		}
 	}
 	order := make([]scenarios.RedisSpec, 0, len(s.Redis))
 	for _, r := range s.Redis {
@@ -258,23 +273,28 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 		}
 	}
 	for _, r := range order {
-		ip, err := pool.Next()
-		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrStart, r.Name, err)
-		}
 		srv := &server{name: r.Name}
+		ip, port, err := rt.front(pool, srv)
+		if err != nil {
+			return err
+		}
 		clock, err := rt.clockFor(srv, dir)
 		if err != nil {
 			return err
 		}
 		o := launch.RedisOptions{
-			Name: r.Name, Bin: srvBin, IP: ip, Dir: filepath.Join(dir, r.Name),
+			Name: r.Name, Bin: srvBin, IP: ip, Port: port, Dir: filepath.Join(dir, r.Name),
 			AppendOnly: r.AppendOnly, AppendFsync: r.AppendFsync, Save: defaultSave,
 			MinReplicasToWrite: r.MinReplicasToWrite, MinReplicasMaxLag: int(r.MinReplicasMaxLag / time.Second),
-			BindSourceAddr: ip, AnnounceIP: ip, Clock: clock,
+			BindSourceAddr: ip, AnnounceIP: ip, AnnouncePort: frontPort(srv.addr), Clock: clock,
 		}
 		if r.ReplicaOf != "" {
 			o.ReplicaOf = rt.servers[r.ReplicaOf].addr
+			if d := r.ReplicationDelay.Lo; d > 0 {
+				// Check allows a fixed delay only: the proxy delays every
+				// byte from the master to the replica by it.
+				rt.proxy.Delay(r.ReplicaOf, r.Name, d)
+			}
 		}
 		ls, err := rt.group.StartRedis(o)
 		if err != nil {
@@ -292,7 +312,7 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 		}
 		srv := rt.servers[r.Name]
 		if !rt.waitFor(30*time.Second, func() bool {
-			v, err := command(srv.addr, "INFO", "replication")
+			v, err := command(srv.ls.Addr(), "INFO", "replication")
 			return err == nil && strings.Contains(v.Str, "master_link_status:up")
 		}) {
 			return fmt.Errorf("%w: %s: its replication link to %s did not come up within 30s (log: %s)", ErrStart, r.Name, r.ReplicaOf, filepath.Join(srv.ls.Dir(), "redis.log"))
@@ -303,20 +323,20 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 		return nil
 	}
 	for _, n := range sp.Names {
-		ip, err := pool.Next()
-		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrStart, n, err)
-		}
 		srv := &server{name: n, sentinel: true}
+		ip, port, err := rt.front(pool, srv)
+		if err != nil {
+			return err
+		}
 		clock, err := rt.clockFor(srv, dir)
 		if err != nil {
 			return err
 		}
 		ls, err := rt.group.StartSentinel(launch.SentinelOptions{
-			Name: n, Bin: sentBin, IP: ip, Dir: filepath.Join(dir, n),
+			Name: n, Bin: sentBin, IP: ip, Port: port, Dir: filepath.Join(dir, n),
 			MasterName: "mymaster", MasterAddr: rt.servers[sp.Master].addr,
 			Quorum: sp.Quorum, DownAfter: sp.DownAfter, FailoverTimeout: sp.FailoverTimeout,
-			AnnounceIP: ip, BindSourceAddr: ip, Clock: clock,
+			AnnounceIP: ip, AnnouncePort: frontPort(srv.addr), BindSourceAddr: ip, Clock: clock,
 		})
 		if err != nil {
 			return startErr(n, err)
@@ -335,8 +355,8 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 	for _, n := range sp.Names {
 		srv := rt.servers[n]
 		if !rt.waitFor(30*time.Second, func() bool {
-			r, err1 := command(srv.addr, "SENTINEL", "replicas", "mymaster")
-			o, err2 := command(srv.addr, "SENTINEL", "sentinels", "mymaster")
+			r, err1 := command(srv.ls.Addr(), "SENTINEL", "replicas", "mymaster")
+			o, err2 := command(srv.ls.Addr(), "SENTINEL", "sentinels", "mymaster")
 			return err1 == nil && err2 == nil && len(r.Array) >= replicas && len(o.Array) >= len(sp.Names)-1
 		}) {
 			return fmt.Errorf("%w: sentinel %s did not discover the %d replicas and %d other sentinels within 30s (log: %s)", ErrStart, n, replicas, len(sp.Names)-1, filepath.Join(srv.ls.Dir(), "redis.log"))
@@ -345,14 +365,52 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 	return nil
 }
 
+// front gives a server its loopback address, registered with the proxy
+// under the server's name, and the proxy's front for it: everything that
+// talks to the server (clients, replicas, sentinels) connects to the front,
+// which forwards to the server's own port (returned) on the same address.
+func (rt *runtime) front(pool *launch.AddrPool, srv *server) (string, int, error) {
+	ip, err := pool.Next()
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %s: %v", ErrStart, srv.name, err)
+	}
+	if err := rt.proxy.Register(ip, srv.name); err != nil {
+		return "", 0, fmt.Errorf("%w: %s: %v", ErrStart, srv.name, err)
+	}
+	// The front first, so that the server's free port cannot be the
+	// front's.
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %s: %v", ErrStart, srv.name, err)
+	}
+	frontAddr := ln.Addr().String()
+	ln.Close()
+	port, err := launch.FreePort(ip)
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %s: %v", ErrStart, srv.name, err)
+	}
+	front, err := rt.proxy.Listen(srv.name, frontAddr, net.JoinHostPort(ip, strconv.Itoa(port)))
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %s: %v", ErrStart, srv.name, err)
+	}
+	srv.addr = front
+	return ip, port, nil
+}
+
+func frontPort(addr string) int {
+	_, p, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
 // addServer registers a started server and its fault worker: signals,
 // kills and restarts of one server run in order on a goroutine of its own,
 // so the driver never blocks on a process.
 func (rt *runtime) addServer(srv *server, ls *launch.Server) {
 	srv.ls = ls
-	srv.addr = ls.Addr()
 	rt.servers[srv.name] = srv
 	rt.byAddr[srv.addr] = srv.name
+	rt.byAddr[ls.Addr()] = srv.name
 	if rt.serverStarted != nil {
 		rt.serverStarted(srv)
 	}
@@ -378,6 +436,7 @@ func (rt *runtime) stopAll() {
 		close(ops)
 	}
 	rt.opsWG.Wait()
+	rt.proxy.Close()
 	rt.group.StopAll()
 	for _, srv := range rt.servers {
 		if srv.clock != nil {
