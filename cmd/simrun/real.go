@@ -25,12 +25,16 @@ func newRealCmd() *cobra.Command {
 		Short: "Run a scenario against real redis-server and redis-sentinel processes",
 		Long: `Run a scenario in real mode: locksim's own lock clients and storage service,
 driven in real time, against real redis-server and redis-sentinel processes
-that simrun starts on 127.0.0.1 in a private temporary directory and stops by
-PID on every exit (Ctrl-C too). Faults: pauses (SIGSTOP/SIGCONT), crashes
-(SIGKILL, or SHUTDOWN for mode clean) and restarts on the same data directory,
-power loss where it equals a kill, client clock faults, partitions and link
-faults between clients and servers, promote (REPLICAOF NO ONE). A scenario
-that needs more is refused with exit 2 naming the fault and why.
+that simrun starts on addresses of 127.0.0.0/8 in a private temporary
+directory and stops by PID on every exit (Ctrl-C too). Faults: pauses
+(SIGSTOP/SIGCONT), crashes (SIGKILL, or SHUTDOWN for mode clean) and restarts
+on the same data directory, power loss where it equals a kill, server clocks
+through a preload library, client clocks directly, partitions, cuts and delays
+through a fault-injecting proxy, promote (REPLICAOF NO ONE). A scenario that
+needs more (ZooKeeper, power loss with appendfsync everysec, drops between two
+servers) is refused with exit 2 naming the fault and why.
+
+Needs redis-server, redis-sentinel and (for server clocks) a C compiler.
 
 Exit codes as simrun run: 0 the verdicts match; 1 they do not; 2 bad input or
 a scenario real mode cannot run; 3 inconclusive or internal error.`,
