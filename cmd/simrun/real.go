@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/realmode"
 	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
 )
 
 func init() { extraCommands = append(extraCommands, newRealCmd, newTwinCmd) }
@@ -100,7 +102,7 @@ func realScenario(stdout io.Writer, arg string, f runFlags) error {
 		return err
 	}
 	if f.outDir != "" {
-		if err := writeReportFiles(f.outDir, o); err != nil {
+		if err := writeRealOutputs(f.outDir, o); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
 		}
 	}
@@ -116,6 +118,29 @@ func realScenario(stdout io.Writer, arg string, f runFlags) error {
 		fmt.Fprintln(stdout, "NB: a real run is not replayable bit for bit (real time, real servers); the replay line above runs the simulator")
 	}
 	return outcomeCode(o)
+}
+
+// writeRealOutputs writes result.json (the outcome, as --json prints it
+// for run) and trace.jsonl into dir; porcupine's visualizations of an
+// illegal history are already there (the checker writes them into OutDir).
+// simrun report DIR renders the HTML report from these files.
+func writeRealOutputs(dir string, o *scenarios.Outcome) error {
+	data, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	fh, err := os.Create(filepath.Join(dir, "trace.jsonl"))
+	if err != nil {
+		return err
+	}
+	if err := sim.WriteJSONL(fh, o.Trace); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }
 
 // realJSON is the outcome with the mode in front.

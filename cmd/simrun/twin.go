@@ -60,7 +60,7 @@ func twinScenario(stdout io.Writer, arg string, f twinFlags) error {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	res, err := realmode.Twin(ctx, s, f.runs, out, writeReportFiles)
+	res, err := realmode.Twin(ctx, s, f.runs, out, writeRealOutputs)
 	if err != nil {
 		return realError(s, err)
 	}
