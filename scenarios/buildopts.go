@@ -28,7 +28,8 @@ func (o BuildOptions) substitute(name string, model func() sim.Process) func() s
 }
 
 // Judge checks the history of a world that has run (real mode runs it in
-// real time) and builds the outcome as Run does.
+// real time) and builds the outcome as Run does. NB: it repeats the tail of
+// Run; keep the two in step (better: Run calls Judge).
 func Judge(s *Scenario, w *World, seed uint64, opt Options) *Outcome {
 	h := w.Kernel.Finish()
 	res := checker.Check(h, checker.Options{
