@@ -33,6 +33,13 @@ const operatorName = "_operator"
 // servers, sentinels, ZooKeeper, storage, clients, operator), so process ids
 // and random streams do not depend on anything but the scenario.
 func Build(s *Scenario, seed uint64, keepTrace bool) (*World, error) {
+	return BuildWith(s, seed, BuildOptions{KeepTrace: keepTrace})
+}
+
+// BuildWith is Build with options (real mode substitutes gateways for the
+// servers and installs the faults itself).
+func BuildWith(s *Scenario, seed uint64, opt BuildOptions) (*World, error) {
+	keepTrace := opt.KeepTrace
 	k := sim.New(sim.Config{Seed: seed, Network: s.Network, KeepTrace: keepTrace})
 	w := &World{Kernel: k, MaxWait: map[string]time.Duration{}}
 	clock := func(c ClockSpec) (sim.ClockSpec, error) {
@@ -66,7 +73,7 @@ func Build(s *Scenario, seed uint64, keepTrace bool) (*World, error) {
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("redis %s: %w", r.Name, err)
 		}
-		if err := add(r.Name, r.Clock, func() sim.Process { return redis.New(cfg) }); err != nil {
+		if err := add(r.Name, r.Clock, opt.substitute(r.Name, func() sim.Process { return redis.New(cfg) })); err != nil {
 			return nil, err
 		}
 	}
@@ -83,7 +90,7 @@ func Build(s *Scenario, seed uint64, keepTrace bool) (*World, error) {
 			return nil, fmt.Errorf("sentinel: %w", err)
 		}
 		for _, n := range sp.Names {
-			if err := add(n, sp.Clock, func() sim.Process { return sentinel.New(cfg) }); err != nil {
+			if err := add(n, sp.Clock, opt.substitute(n, func() sim.Process { return sentinel.New(cfg) })); err != nil {
 				return nil, err
 			}
 		}
@@ -143,6 +150,9 @@ func Build(s *Scenario, seed uint64, keepTrace bool) (*World, error) {
 	hooks := faults.Hooks{Promote: func(node sim.ProcID) {
 		op.send(node, redis.Request{ID: op.next(), Args: []string{"REPLICAOF", "NO", "ONE"}})
 	}}
+	if opt.SkipFaults {
+		return w, nil
+	}
 	if err := faults.Install(k, s.Faults, hooks); err != nil {
 		return nil, err
 	}
