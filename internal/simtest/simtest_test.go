@@ -19,7 +19,7 @@ type pong struct {
 // echo answers every ping with a pong naming how many times it started.
 type echo struct{ starts *int }
 
-func (e *echo) Init(env *sim.Env) { *e.starts++; env.Log(sim.KindStart, "echo up") }
+func (e *echo) Init(env *sim.Env)          { *e.starts++; env.Log(sim.KindStart, "echo up") }
 func (e *echo) Fire(env *sim.Env, tag any) {}
 func (e *echo) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	if p, ok := msg.(ping); ok {

@@ -1,7 +1,6 @@
 package simtest
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -188,9 +187,14 @@ func (w *World) Since(mark int, kinds ...sim.Kind) string {
 	return b.String()
 }
 
-// FormatEvent renders one trace event as Since does.
+// FormatEvent renders one trace event as Since does (a kernel event such as
+// a partition has no process).
 func FormatEvent(e sim.Event) string {
-	s := fmt.Sprintf("%s %s %s", e.At, e.Proc, e.Kind)
+	s := e.At.String()
+	if e.Proc != "" {
+		s += " " + e.Proc
+	}
+	s += " " + string(e.Kind)
 	if e.Peer != "" {
 		s += " >" + e.Peer
 	}
