@@ -27,6 +27,9 @@ type World struct {
 type Options struct {
 	// Seed is the kernel's seed; 0 means 1.
 	Seed uint64
+	// Latency, if set, replaces the fixed latency by a range each message's
+	// delay is drawn from (with the kernel's seeded randomness).
+	Latency *sim.Range
 }
 
 // NewWorld returns a world whose network delivers every message after a
@@ -39,7 +42,11 @@ func NewWorld(t testing.TB, latency time.Duration, opts ...Options) *World {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
-	k := sim.New(sim.Config{Seed: o.Seed, KeepTrace: true, Network: sim.NetConfig{Latency: sim.Fixed(latency)}})
+	lat := sim.Fixed(latency)
+	if o.Latency != nil {
+		lat = *o.Latency
+	}
+	k := sim.New(sim.Config{Seed: o.Seed, KeepTrace: true, Network: sim.NetConfig{Latency: lat}})
 	return &World{T: t, K: k, ids: map[string]sim.ProcID{}}
 }
 
