@@ -35,18 +35,12 @@ import (
 //	    @sha:NAME for its SHA1, and is printed as written.
 //	send NODE CMD...     send a command without waiting; prints its id.
 //	wait ID [for=DUR]    wait for the reply to a sent command (1m by default).
-//	advance DUR          run the world for DUR of true time.
-//	jump NODE DUR        step NODE's wall clock by DUR (negative: backwards).
-//	crash NODE [mode=process|power|clean]
-//	restart NODE
-//	partition A,B C,D    cut the network between the groups (no reply).
-//	cut FROM TO          drop every message from FROM to TO (one way).
-//	heal                 remove every partition and cut.
 //	info NODE FIELD...   print the fields of NODE's INFO reply.
-//	events [kinds=(K, ...)]
-//	    print the trace events since the previous events step, one a line as
-//	    "TIME PROC KIND [>PEER] TEXT": by default the node's key, persistence
-//	    and replication events and the faults and connection ends.
+//
+// and the shared steps of simtest.SharedSteps (advance, jump, pause, crash,
+// restart, partition, cut, heal, events); events prints by default the
+// node's key, persistence and replication events, the faults and the
+// connection ends.
 func TestInteractions(t *testing.T) {
 	datadriven.Walk(t, "testdata/interactions", func(t *testing.T, path string) {
 		h := &redisDD{t: t, latency: time.Millisecond}
@@ -67,13 +61,14 @@ type redisDD struct {
 	latency time.Duration
 	nodes   []nodeSpec
 	w       *world
-	mark    int
+	steps   simtest.Steps
 }
 
 // world starts the world on the first step that needs it.
 func (h *redisDD) world() *world {
 	if h.w == nil {
 		h.w = newWorld(h.t, h.latency, h.nodes...)
+		h.steps = simtest.Steps{W: h.w.World, Kinds: defaultDDKinds}
 	}
 	return h.w
 }
@@ -107,7 +102,7 @@ func (h *redisDD) step(t *testing.T, td *datadriven.TestData) string {
 	case "do":
 		node := a.Pos("node")
 		a.Done()
-		h.known(a, node)
+		h.steps.Known(a, node)
 		var b strings.Builder
 		for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
 			args, err := simtest.Words(line)
@@ -127,7 +122,7 @@ func (h *redisDD) step(t *testing.T, td *datadriven.TestData) string {
 		node := a.Pos("node")
 		args := a.Rest()
 		a.Done()
-		h.known(a, node)
+		h.steps.Known(a, node)
 		if len(args) == 0 {
 			a.Fatalf("missing the command")
 		}
@@ -144,63 +139,11 @@ func (h *redisDD) step(t *testing.T, td *datadriven.TestData) string {
 			return fmt.Sprintf("no reply to %d by %s\n", id, w.k.Now())
 		}
 		return fmt.Sprintf("%d -> %s (%s)\n", id, arr.Reply.Value, arr.At)
-	case "advance":
-		d := a.ParseDuration("advance", a.Pos("duration"))
-		a.Done()
-		w.Advance(d)
-		return ""
-	case "jump":
-		node := a.Pos("node")
-		d := a.ParseDuration("jump", a.Pos("duration"))
-		a.Done()
-		h.known(a, node)
-		w.k.JumpWall(w.ID(node), d)
-		return ""
-	case "crash":
-		node := a.Pos("node")
-		mode := map[string]sim.CrashMode{"process": sim.CrashProcess, "power": sim.CrashPower, "clean": sim.CrashClean}[a.OneOf("mode", "process", "process", "power", "clean")]
-		a.Done()
-		h.known(a, node)
-		w.k.Crash(w.ID(node), mode)
-		return ""
-	case "restart":
-		node := a.Pos("node")
-		a.Done()
-		h.known(a, node)
-		w.k.Restart(w.ID(node))
-		return ""
-	case "partition":
-		var groups [][]sim.ProcID
-		for _, g := range a.Rest() {
-			var ids []sim.ProcID
-			for _, n := range strings.Split(g, ",") {
-				h.known(a, n)
-				ids = append(ids, w.ID(n))
-			}
-			groups = append(groups, ids)
-		}
-		a.Done()
-		if len(groups) < 2 {
-			a.Fatalf("needs at least two groups")
-		}
-		w.k.Partition(groups)
-		return ""
-	case "cut":
-		from, to := a.Pos("from"), a.Pos("to")
-		a.Done()
-		h.known(a, from)
-		h.known(a, to)
-		w.k.CutOneWay([]sim.ProcID{w.ID(from)}, []sim.ProcID{w.ID(to)})
-		return ""
-	case "heal":
-		a.Done()
-		w.k.Heal()
-		return ""
 	case "info":
 		node := a.Pos("node")
 		fields := a.Rest()
 		a.Done()
-		h.known(a, node)
+		h.steps.Known(a, node)
 		if len(fields) == 0 {
 			a.Fatalf("name the fields to print")
 		}
@@ -220,23 +163,11 @@ func (h *redisDD) step(t *testing.T, td *datadriven.TestData) string {
 			fmt.Fprintf(&b, "%s:%s\n", f, val)
 		}
 		return b.String()
-	case "events":
-		kinds := defaultDDKinds
-		if vs := a.Vals("kinds"); vs != nil {
-			kinds = nil
-			for _, k := range vs {
-				kinds = append(kinds, sim.Kind(k))
-			}
-		}
-		a.Done()
-		out := w.Since(h.mark, kinds...)
-		h.mark = w.Mark()
-		if out == "" {
-			return "(none)\n"
-		}
+	}
+	if out, ok := h.steps.Run(t, td, a); ok {
 		return out
 	}
-	simtest.Unknown(t, td, "world", "node", "do", "send", "wait", "advance", "jump", "crash", "restart", "partition", "cut", "heal", "info", "events")
+	simtest.Unknown(t, td, append([]string{"world", "node", "do", "send", "wait", "info"}, simtest.SharedSteps...)...)
 	return ""
 }
 
@@ -269,11 +200,4 @@ func (h *redisDD) scripts(a *simtest.Args, args []string) []string {
 		}
 	}
 	return out
-}
-
-// known fails the step unless name is a process of the world.
-func (h *redisDD) known(a *simtest.Args, name string) {
-	if !h.w.Has(name) {
-		a.Fatalf("unknown process %q (known: %s)", name, strings.Join(h.w.Names(), ", "))
-	}
 }
