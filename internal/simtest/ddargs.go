@@ -129,6 +129,18 @@ func (a *Args) Int(key string, def int) int {
 	return n
 }
 
+// Keys returns the keys of the key=value arguments not consumed yet, in the
+// order given (without consuming them).
+func (a *Args) Keys() []string {
+	var out []string
+	for i, c := range a.td.CmdArgs {
+		if !a.used[i] && len(c.Vals) > 0 {
+			out = append(out, c.Key)
+		}
+	}
+	return out
+}
+
 // Bool returns whether the bare word flag was given (and consumes it).
 func (a *Args) Bool(flag string) bool {
 	for i, c := range a.td.CmdArgs {
