@@ -1,18 +1,9 @@
 package fuzz
 
 import (
-	"time"
-
-	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/scenarios"
 )
-
-// zkMaxSession is the longest session a ZooKeeper server negotiates by
-// default (maxSessionTimeout = 20 × tickTime = 40 s, ZooKeeperServer.java;
-// nodes/zookeeper DefaultConfig): a longer requested timeout does not make
-// a lock live longer.
-const zkMaxSession = 40 * time.Second
 
 // WorldOf returns what the fault generator may touch in s: its clients,
 // Redis masters and replicas, other processes, its duration and the longest
@@ -35,7 +26,7 @@ func WorldOf(s *scenarios.Scenario) faults.GenWorld {
 	w.Others = append(w.Others, s.Resource.Name)
 	for _, c := range s.Clients {
 		w.Clients = append(w.Clients, c.Name)
-		if ttl := lockLife(c.Lock); ttl > w.TTL {
+		if ttl := c.Lock.ServerLifetime(); ttl > w.TTL {
 			w.TTL = ttl
 		}
 	}
@@ -44,18 +35,4 @@ func WorldOf(s *scenarios.Scenario) faults.GenWorld {
 		w.TTL = s.Duration / 4
 	}
 	return w
-}
-
-// lockLife is how long a lock lives without renewal.
-func lockLife(l clients.LockConfig) time.Duration {
-	switch l.Algorithm {
-	case clients.Redisson:
-		return l.Lease
-	case clients.ZooKeeper:
-		if l.SessionTimeout > zkMaxSession {
-			return zkMaxSession
-		}
-		return l.SessionTimeout
-	}
-	return l.TTL
 }

@@ -127,7 +127,7 @@ func Build(s *Scenario, seed uint64, keepTrace bool) (*World, error) {
 			return nil, err
 		}
 		w.MaxWait[c.Name] = maxWait(s, c)
-		if l := leaseOf(c.Lock); l > w.Settle {
+		if l := c.Lock.Lifetime(); l > w.Settle {
 			w.Settle = l
 		}
 	}
@@ -171,33 +171,9 @@ func maxWait(s *Scenario, c ClientSpec) time.Duration {
 	if s.Expect.MaxWait > 0 {
 		return s.Expect.MaxWait
 	}
-	l := c.Lock
-	ttl := leaseOf(l)
-	per := l.NodeTimeout
-	if l.Fanout == clients.FanoutSequential && len(l.Nodes) > 0 {
-		per *= time.Duration(len(l.Nodes))
-	}
-	if l.Algorithm == clients.Redsync {
-		per = time.Duration(float64(l.TTL) * l.TimeoutFactor)
-	}
-	tries := l.Tries
-	if tries <= 0 {
-		tries = 1
-	}
-	budget := time.Duration(tries) * (l.RetryDelay.Hi + per)
-	return 2*ttl + budget + c.Workload.Think
-}
-
-// leaseOf is how long one grant of lock l lasts without renewal: the ttl,
-// Redisson's lease, or ZooKeeper's session timeout.
-func leaseOf(l clients.LockConfig) time.Duration {
-	switch l.Algorithm {
-	case clients.Redisson:
-		return l.Lease
-	case clients.ZooKeeper:
-		return l.SessionTimeout
-	}
-	return l.TTL
+	// The lifetime and the wait bound are the algorithm's own
+	// (clients.Algorithm, clients/algorithms.go).
+	return 2*c.Lock.Lifetime() + c.Lock.WaitBound() + c.Workload.Think
 }
 
 // operator is the hidden process through which faults act like a human

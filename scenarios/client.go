@@ -110,7 +110,7 @@ func validateLock(r *reader, s *Scenario, c *ClientSpec, path string, at func(st
 		return
 	}
 	want := pkRedis
-	if l.Algorithm == clients.ZooKeeper {
+	if a := clients.Lookup(l.Algorithm); a != nil && a.NodeKind == clients.NodeZooKeeper {
 		want = pkZK
 		if s.ZK == nil {
 			r.errf(at(path+".algorithm"), path+".algorithm", "zookeeper needs a zookeeper: block (the session service)")
