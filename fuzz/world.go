@@ -10,20 +10,19 @@ import (
 // lock lifetime of its clients.
 func WorldOf(s *scenarios.Scenario) faults.GenWorld {
 	w := faults.GenWorld{Duration: s.Duration}
-	for _, r := range s.Redis {
-		if r.ReplicaOf != "" {
-			w.Replicas = append(w.Replicas, r.Name)
-		} else {
-			w.Masters = append(w.Masters, r.Name)
+	// Processes by role, from the process kinds (scenarios.ProcKind):
+	// Redis masters and replicas are what persistence and failover faults
+	// act on; every other server is one of the others.
+	for _, p := range s.Servers() {
+		switch p.Role {
+		case scenarios.RoleRedis:
+			w.Masters = append(w.Masters, p.Name)
+		case scenarios.RoleReplica:
+			w.Replicas = append(w.Replicas, p.Name)
+		default:
+			w.Others = append(w.Others, p.Name)
 		}
 	}
-	if s.Sentinel != nil {
-		w.Others = append(w.Others, s.Sentinel.Names...)
-	}
-	if s.ZK != nil {
-		w.Others = append(w.Others, s.ZK.Name)
-	}
-	w.Others = append(w.Others, s.Resource.Name)
 	for _, c := range s.Clients {
 		w.Clients = append(w.Clients, c.Name)
 		if ttl := c.Lock.ServerLifetime(); ttl > w.TTL {

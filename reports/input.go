@@ -4,19 +4,23 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
-// Role says what a server lane stands for.
-type Role string
+// Role says what a server lane stands for; each process kind declares its
+// own (scenarios.ProcKind).
+type Role = scenarios.Role
 
 // Server roles.
 const (
-	RoleRedis     Role = "redis"
-	RoleReplica   Role = "replica"
-	RoleSentinel  Role = "sentinel"
-	RoleZooKeeper Role = "zookeeper"
-	RoleStorage   Role = "storage"
+	RoleRedis     = scenarios.RoleRedis
+	RoleReplica   = scenarios.RoleReplica
+	RoleSentinel  = scenarios.RoleSentinel
+	RoleZooKeeper = scenarios.RoleZooKeeper
+	RoleMemcached = scenarios.RoleMemcached
+	RoleMySQL     = scenarios.RoleMySQL
+	RoleStorage   = scenarios.RoleStorage
 )
 
 // Server is one non-client process of the scenario.
