@@ -9,75 +9,65 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/nodes/storage"
 	"github.com/locksim/locksim/nodes/zookeeper"
 	"github.com/locksim/locksim/sim"
 )
 
-// world is a small simulated world for the tests: a kernel with a fixed
-// 1 ms latency, servers, a storage node "S" and clients.
+// world is a small simulated world for the tests on the shared harness
+// (internal/simtest): a kernel with a fixed 1 ms latency, servers, a
+// storage node "S" and clients.
 type world struct {
+	*simtest.World
 	t *testing.T
 	k *sim.Kernel
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	k := sim.New(sim.Config{Seed: 1, KeepTrace: true, Network: sim.NetConfig{Latency: sim.Fixed(time.Millisecond)}})
-	return &world{t: t, k: k}
+	sw := simtest.NewWorld(t, time.Millisecond)
+	return &world{World: sw, t: t, k: sw.K}
 }
 
 func (w *world) redis(names ...string) {
 	for _, n := range names {
 		cfg := redis.DefaultConfig()
-		w.k.Add(n, func() sim.Process { return redis.New(cfg) }, sim.ClockSpec{})
+		w.Add(n, func() sim.Process { return redis.New(cfg) }, sim.ClockSpec{})
 	}
 }
 
 func (w *world) replica(name, of string) {
 	cfg := redis.DefaultConfig()
 	cfg.ReplicaOf = of
-	w.k.Add(name, func() sim.Process { return redis.New(cfg) }, sim.ClockSpec{})
+	w.Add(name, func() sim.Process { return redis.New(cfg) }, sim.ClockSpec{})
 }
 
 func (w *world) zookeeper(name string) {
 	cfg := zookeeper.DefaultConfig()
-	w.k.Add(name, func() sim.Process { return zookeeper.New(cfg) }, sim.ClockSpec{})
+	w.Add(name, func() sim.Process { return zookeeper.New(cfg) }, sim.ClockSpec{})
 }
 
 func (w *world) storage(fencing string) {
 	cfg := storage.Config{Fencing: fencing}
-	w.k.Add("S", func() sim.Process { return storage.New(cfg) }, sim.ClockSpec{})
+	w.Add("S", func() sim.Process { return storage.New(cfg) }, sim.ClockSpec{})
 }
 
 func (w *world) client(cfg Config) sim.ProcID {
 	w.t.Helper()
 	require.NoError(w.t, cfg.Validate())
-	return w.k.Add(cfg.Name, func() sim.Process { return New(cfg) }, sim.ClockSpec{})
+	return w.Add(cfg.Name, func() sim.Process { return New(cfg) }, sim.ClockSpec{})
 }
 
-func (w *world) id(name string) sim.ProcID {
-	id, ok := w.k.Lookup(name)
-	require.True(w.t, ok, name)
-	return id
-}
+func (w *world) id(name string) sim.ProcID { return w.ID(name) }
 
 // at schedules f at true time d.
-func (w *world) at(d time.Duration, f func()) { w.k.At(sim.At(d), f) }
+func (w *world) at(d time.Duration, f func()) { w.At(d, f) }
 
 // on runs f (at the same instant, between process steps) the first time an
 // event of kind happens at process proc.
-func (w *world) on(kind sim.Kind, proc string, f func()) {
-	id := w.id(proc)
-	done := false
-	w.k.Observe(func(e sim.ObservedEvent) {
-		if !done && e.Kind == kind && e.Proc == id {
-			done = true
-			w.k.At(e.At, f)
-		}
-	})
-}
+func (w *world) on(kind sim.Kind, proc string, f func()) { w.On(kind, proc, f) }
 
 func (w *world) run(d time.Duration) *sim.History {
 	w.t.Helper()
@@ -90,14 +80,7 @@ func (w *world) run(d time.Duration) *sim.History {
 }
 
 // traceHas reports whether an event of kind at proc contains text.
-func (w *world) traceHas(kind sim.Kind, proc, text string) bool {
-	for _, e := range w.k.Trace() {
-		if e.Kind == kind && e.Proc == proc && strings.Contains(e.Text, text) {
-			return true
-		}
-	}
-	return false
-}
+func (w *world) traceHas(kind sim.Kind, proc, text string) bool { return w.TraceHas(kind, proc, text) }
 
 // dumpTrace renders the trace (for failure messages).
 func (w *world) dumpTrace() string {

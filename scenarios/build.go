@@ -30,10 +30,17 @@ const operatorName = "_operator"
 // kinds in kinds.go's order, then clients, then the operator), so process ids
 // and random streams do not depend on anything but the scenario.
 func Build(s *Scenario, seed uint64, keepTrace bool) (*World, error) {
+	return BuildWith(s, seed, BuildOptions{KeepTrace: keepTrace})
+}
+
+// BuildWith is Build with options (real mode substitutes gateways for the
+// servers and installs the faults itself).
+func BuildWith(s *Scenario, seed uint64, opt BuildOptions) (*World, error) {
+	keepTrace := opt.KeepTrace
 	k := sim.New(sim.Config{Seed: seed, Network: s.Network, KeepTrace: keepTrace})
 	w := &World{Kernel: k, MaxWait: map[string]time.Duration{}}
 	// Each kind adds its processes, in the order of kinds (kinds.go).
-	b := &builder{k: k, s: s}
+	b := &builder{k: k, s: s, opt: opt}
 	for _, kind := range kinds {
 		if err := kind.build(b); err != nil {
 			return nil, err
@@ -76,6 +83,9 @@ func Build(s *Scenario, seed uint64, keepTrace bool) (*World, error) {
 	hooks := faults.Hooks{Promote: func(node sim.ProcID) {
 		op.send(node, redis.Request{ID: op.next(), Args: []string{"REPLICAOF", "NO", "ONE"}})
 	}}
+	if opt.SkipFaults {
+		return w, nil
+	}
 	if err := faults.Install(k, s.Faults, hooks); err != nil {
 		return nil, err
 	}

@@ -17,7 +17,11 @@ type Scenario struct {
 	Source string
 	// Why explains why the expected verdict follows from the model (built-in
 	// scenarios carry one; an extension of the core format).
-	Why      string
+	Why string
+	// Twin marks a scenario whose verdicts real mode reproduces on real
+	// servers (simrun twin; the twin suite checks every marked catalogue
+	// scenario).
+	Twin     bool
 	Seed     uint64
 	Duration time.Duration
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -12,40 +13,110 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/catalogue.golden from the current model")
+var update = flag.Bool("update", false, "rewrite testdata/golden/NAME.txt for every catalogue scenario from the current model (and delete the files of removed scenarios)")
+
+// goldenDir holds one golden file per built-in scenario, NAME.txt.
+var goldenDir = filepath.Join("testdata", "golden")
+
+// goldenText renders what the golden file of one scenario records: the
+// verdicts at the scenario's own seed, each violation's explanation, the
+// fencing summary, whether the expectation matched, and the trace hash.
+func goldenText(s *Scenario) (string, error) {
+	o, err := Run(s, s.Seed, Options{})
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "== %s seed %d\n", s.Name, o.Seed)
+	fmt.Fprintf(&b, "lock_safety: %s\nresource_safety: %s\nliveness: %s\ntoken_order: %s\n", o.LockSafety, o.ResourceSafety, o.Liveness, o.TokenOrder)
+	for _, v := range o.Violations {
+		fmt.Fprintf(&b, "%s: %s\n", v.Kind, v.Explanation)
+	}
+	if o.Fencing != "" {
+		fmt.Fprintf(&b, "fencing: %s\n", o.Fencing)
+	}
+	fmt.Fprintf(&b, "matched: %v\ntrace: %s\n", o.Matched, o.TraceHash)
+	return b.String(), nil
+}
 
 // TestCatalogueGolden records, for each built-in scenario at its own seed,
-// the verdicts, the explanations and the trace hash. Any change to a model
-// shows up here as a diff to review; regenerate with
+// the verdicts, the explanations and the trace hash, one file per scenario
+// under testdata/golden/. Any change to a model shows up as a diff to review
+// in the files of the scenarios it touches; regenerate all of them (trace
+// hashes change whenever the trace encoding does) with one command:
 //
 //	go test ./scenarios -run TestCatalogueGolden -update
 //
-// The trace hash also pins determinism across machines: CI runs this on a
-// different machine than the one that wrote the file.
+// A scenario in the catalogue without its file, or a file without its
+// scenario, fails with the file's name. The trace hash also pins determinism
+// across machines: CI runs this on a different machine than the one that
+// wrote the files.
 func TestCatalogueGolden(t *testing.T) {
 	cat, err := Catalogue()
 	require.NoError(t, err)
-	var b strings.Builder
+	want := map[string]bool{}
 	for _, s := range cat {
-		o, err := Run(s, s.Seed, Options{})
+		s := s
+		file := filepath.Join(goldenDir, s.Name+".txt")
+		want[s.Name+".txt"] = true
+		t.Run(s.Name, func(t *testing.T) {
+			got, err := goldenText(s)
+			require.NoError(t, err)
+			if *update {
+				require.NoError(t, os.MkdirAll(goldenDir, 0o755))
+				require.NoError(t, os.WriteFile(file, []byte(got), 0o644))
+				return
+			}
+			old, err := os.ReadFile(file)
+			if os.IsNotExist(err) {
+				require.FailNowf(t, "missing golden file", "scenario %q has no golden file %s: run go test ./scenarios -run TestCatalogueGolden -update and review it", s.Name, file)
+			}
+			require.NoError(t, err)
+			assert.Equal(t, string(old), got, "%s: the scenario's verdicts or trace changed; review the diff and rerun with -update if intended", file)
+		})
+	}
+	t.Run("no-stale-files", func(t *testing.T) {
+		stale, err := staleGolden(goldenDir, want)
 		require.NoError(t, err)
-		fmt.Fprintf(&b, "== %s seed %d\n", s.Name, o.Seed)
-		fmt.Fprintf(&b, "lock_safety: %s\nresource_safety: %s\nliveness: %s\ntoken_order: %s\n", o.LockSafety, o.ResourceSafety, o.Liveness, o.TokenOrder)
-		for _, v := range o.Violations {
-			fmt.Fprintf(&b, "%s: %s\n", v.Kind, v.Explanation)
+		if *update {
+			for _, f := range stale {
+				require.NoError(t, os.Remove(filepath.Join(goldenDir, f)))
+			}
+			return
 		}
-		if o.Fencing != "" {
-			fmt.Fprintf(&b, "fencing: %s\n", o.Fencing)
+		for _, f := range stale {
+			assert.Failf(t, "stale golden file", "%s names no catalogue scenario: delete it, or run go test ./scenarios -run TestCatalogueGolden -update", filepath.Join(goldenDir, f))
 		}
-		fmt.Fprintf(&b, "matched: %v\ntrace: %s\n\n", o.Matched, o.TraceHash)
+	})
+}
+
+// staleGolden returns the files in dir, sorted, that are not in want.
+func staleGolden(dir string, want map[string]bool) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
 	}
-	path := filepath.Join("testdata", "catalogue.golden")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-		return
+	var out []string
+	for _, e := range ents {
+		if !want[e.Name()] {
+			out = append(out, e.Name())
+		}
 	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file: run go test ./scenarios -run TestCatalogueGolden -update")
-	assert.Equal(t, string(want), b.String(), "the catalogue's verdicts or traces changed; review the diff and rerun with -update if intended")
+	sort.Strings(out)
+	return out, nil
+}
+
+// TestStaleGoldenNamesExtraFiles checks the check above: a file for a
+// scenario that is not in the catalogue is reported, one that is is not.
+func TestStaleGoldenNamesExtraFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"kept.txt", "gone.txt", "also-gone.txt"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), nil, 0o644))
+	}
+	stale, err := staleGolden(dir, map[string]bool{"kept.txt": true, "missing.txt": true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"also-gone.txt", "gone.txt"}, stale)
 }

@@ -128,12 +128,16 @@ func (s *Scenario) Processes() []string {
 type builder struct {
 	k *sim.Kernel
 	s *Scenario
+	// opt may substitute a process (real mode's gateways to real servers).
+	opt BuildOptions
 	// discovery is set by the sentinel kind.
 	discovery *clients.Discovery
 }
 
-// add adds a process with its initial clock.
+// add adds a process with its initial clock; BuildOptions.Substitute may
+// replace its model (real mode).
 func (b *builder) add(name string, c ClockSpec, f func() sim.Process) error {
+	f = b.opt.substitute(name, f)
 	ppb, err := sim.RateFromDrift(c.Drift)
 	if err != nil {
 		return fmt.Errorf("%s: clock: %w", name, err)

@@ -82,6 +82,7 @@ func FromNode(file string, doc *yaml.Node) (*Scenario, error) {
 	o.str("title", &s.Title)
 	o.str("source", &s.Source)
 	o.str("why", &s.Why)
+	o.boolean("twin", &s.Twin)
 	s.Seed = 1
 	o.uint64("seed", &s.Seed)
 	if !o.has("duration") {

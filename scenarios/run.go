@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/locksim/locksim/checker"
@@ -87,44 +86,7 @@ func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 	if err := w.Kernel.Run(sim.At(s.Duration)); err != nil {
 		return nil, err
 	}
-	h := w.Kernel.Finish()
-	res := checker.Check(h, checker.Options{
-		Timeout:     opt.CheckTimeout,
-		MaxWait:     w.MaxWait,
-		Settle:      w.Settle,
-		NetworkLoss: s.Network.Loss,
-		OutDir:      opt.OutDir,
-	})
-	if res.HistoryErr != nil {
-		return nil, fmt.Errorf("seed %d: %w", seed, res.HistoryErr)
-	}
-	o := &Outcome{
-		Scenario:       s.Name,
-		File:           s.File,
-		Seed:           seed,
-		TraceHash:      sim.HashString(w.Kernel.TraceHash()),
-		Events:         int64(w.Kernel.TraceEvents()),
-		VirtualTime:    s.Duration.String(),
-		LockSafety:     res.LockSafety,
-		ResourceSafety: res.ResourceSafety,
-		Liveness:       res.Liveness,
-		TokenOrder:     res.TokenOrder,
-		Violations:     res.Violations,
-		Fencing:        res.Fencing,
-		LivenessNote:   res.LivenessNote,
-		LongestWaiter:  res.LongestWaitClient,
-		History:        h,
-		Trace:          w.Kernel.Trace(),
-		Result:         res,
-	}
-	if o.Violations == nil {
-		o.Violations = []checker.Violation{}
-	}
-	if res.LongestWaitClient != "" {
-		o.LongestWait = res.LongestWait.String()
-	}
-	o.Expected, o.Matched, o.Inconclusive = judge(s.Expect, res)
-	return o, nil
+	return Judge(s, w, seed, opt)
 }
 
 // judge compares verdicts with expectations. With no expectation at all, a

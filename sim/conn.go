@@ -426,11 +426,16 @@ func (k *Kernel) retransmit(li int32, gen uint32) {
 		return
 	}
 	from, to := ProcID(int(li)/nw.n), ProcID(int(li)%nw.n)
-	// Segments of a sender incarnation that is gone are not retransmitted
-	// (notices are: they come from the host).
+	// Segments of a sender whose host lost power are not retransmitted: the
+	// host's socket buffers died with it. A process that died on a running
+	// host leaves its socket to the host's kernel, which keeps
+	// retransmitting what it had sent, then its FIN (tcp_close: the
+	// connection goes to FIN_WAIT1 with its send queue intact), so those
+	// segments still arrive after a heal. Notices come from the host and
+	// are always retransmitted.
 	for len(ln.stall) > 0 {
 		m := &k.msgs[ln.stall[0]]
-		if m.kind == slotData && k.procs[from].inc != m.srcInc {
+		if m.kind == slotData && m.srcInc < k.procs[from].powerFloor {
 			k.dropMsg(ln.stall[0], "sender gone")
 			ln.stall = ln.stall[1:]
 			continue

@@ -62,6 +62,37 @@ func TestOrderedAcrossHeal(t *testing.T) {
 
 // TestRetransmissionTiming: the RTO starts at TCP_RTO_MIN and doubles up to
 // TCP_RTO_MAX; at 924.6 s the sender gets ETIMEDOUT.
+// TestCrashDuringPartition: a process that dies on a running host leaves
+// what it sent to its host's kernel, which still retransmits it (and then
+// its FIN) after the heal; a power loss takes those bytes with the host
+// (found by twin runs: real Redis delivered a killed master's stalled
+// replication stream to its replica after the heal).
+func TestCrashDuringPartition(t *testing.T) {
+	tests := []struct {
+		mode CrashMode
+		want []string
+	}{
+		{CrashProcess, []string{"0s b init", "1.601s b got m2 from a", "1.601s b conn-end a closed"}},
+		{CrashPower, []string{"0s b init"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode.String(), func(t *testing.T) {
+			w := newWorld(Config{Seed: 1, KeepTrace: true})
+			a := w.add("a", hooks{
+				init: func(env *Env) { env.After(Mono, 200*ms, "send") },
+				fire: func(env *Env, tag any) { send(env, "b", "m2") },
+			})
+			b := w.add("b", hooks{})
+			var id int
+			w.at(150*ms, func() { id = w.k.Partition([][]ProcID{{a}, {b}}) })
+			w.at(300*ms, func() { w.k.Crash(a, tt.mode) })
+			w.at(time.Second, func() { w.k.Unpartition(id) })
+			w.run(5 * time.Second)
+			assert.Equal(t, tt.want, w.lines("b"))
+		})
+	}
+}
+
 func TestRetransmissionTiming(t *testing.T) {
 	w := newWorld(Config{Seed: 1, KeepTrace: true})
 	a := w.add("a", hooks{init: func(env *Env) { send(env, "b", "m") }})

@@ -90,8 +90,11 @@ type proc struct {
 	env     Env
 	state   procState
 	inc     uint32 // incarnation: bumped by every crash and every restart
-	clock   clockState
-	timers  int // number of active timer slots of this process
+	// powerFloor is the first incarnation whose sent data survives: data of
+	// earlier incarnations died in a power loss of the host.
+	powerFloor uint32
+	clock      clockState
+	timers     int // number of active timer slots of this process
 	// inbox holds the messages and due timers that wait for the process,
 	// in the order they became due: filled while it is paused, and also
 	// while it replays the inbox after a resume, so that nothing that
@@ -577,6 +580,9 @@ func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 	p.hostDown = mode == CrashPower
 	if p.hostDown {
 		k.hostsDown++
+		// What this and earlier incarnations sent and is still waiting
+		// for retransmission dies with the host (conn.go retransmit).
+		p.powerFloor = p.inc + 1
 	} else {
 		k.finOnCrash(p)
 	}

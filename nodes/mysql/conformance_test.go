@@ -368,7 +368,7 @@ func runModel(t *testing.T, s script) []outcome {
 		case opSleep:
 			w.advance(st.d)
 		case opHangup:
-			w.clients[c.client].env.Send(w.db, Hangup{Conn: c.id})
+			w.clients[c.client].Env().Send(w.db, Hangup{Conn: c.id})
 			w.advance(modelSettle)
 		case opCrash:
 			w.k.Crash(w.db, sim.CrashProcess)

@@ -6,71 +6,57 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
 )
 
-// client is a test client process: the test sends requests through it and
-// it collects the replies and close notices with their true arrival time.
+// client is the shared test probe (internal/simtest) speaking MySQL: the
+// test sends requests through it and it collects the replies and close
+// notices with their true arrival time.
 type client struct {
-	env     *sim.Env
-	replies map[uint64]Reply
-	at      map[uint64]sim.Time
-	closed  map[ConnID]string
-	k       *sim.Kernel
-	// pending are the requests and connects sent and not yet answered, in
-	// the order sent, with the server each went to.
-	pending []pendingMsg
+	*simtest.Probe[Reply]
+	closed map[ConnID]string
 }
 
-type pendingMsg struct {
-	id  uint64
-	to  sim.ProcID
-	msg sim.Message
+func newClient() *client {
+	c := &client{closed: map[ConnID]string{}}
+	c.Probe = simtest.NewProbe(func(r Reply) uint64 { return r.ID })
+	c.Other = func(env *sim.Env, from sim.ProcID, msg sim.Message) {
+		if m, ok := msg.(Closed); ok {
+			c.closed[m.Conn] = m.Reason
+		}
+	}
+	c.OnConnEnded = c.connEnded
+	return c
 }
 
-// ConnEnded is what the client library sees when its socket to peer ends
+// connEnded is what the client library sees when its socket to peer ends
 // (the server restarted, or the connection was reset): a connect still
 // waiting is tried again on a new socket; a statement still waiting gets
 // CR_SERVER_LOST (2013), as the library reports when the read of the
 // reply finds the socket closed.
-func (p *client) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
-	for _, m := range p.pending {
-		if _, done := p.replies[m.id]; done || m.to != peer {
-			continue
-		}
-		switch r := m.msg.(type) {
+func (c *client) connEnded(p *simtest.Probe[Reply], peer sim.ProcID, why sim.ConnEnd) {
+	for _, m := range p.Pending(peer) {
+		switch r := m.(type) {
 		case Connect:
-			env.Send(peer, r)
+			p.Env().Send(peer, r)
 		case Request:
 			rep := replyServerLost
 			rep.ID, rep.Conn = r.ID, r.Conn
-			p.replies[r.ID] = rep
-			p.at[r.ID] = p.k.Now()
+			p.SetReply(r.ID, rep)
 		}
 	}
 }
 
-func (p *client) Init(env *sim.Env) {
-	p.env = env
-	p.replies = map[uint64]Reply{}
-	p.at = map[uint64]sim.Time{}
-	p.closed = map[ConnID]string{}
+// at returns when the reply to id arrived (0 if it did not).
+func (c *client) at(id uint64) sim.Time {
+	a, _ := c.Reply(id)
+	return a.At
 }
-
-func (p *client) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
-	switch m := msg.(type) {
-	case Reply:
-		p.replies[m.ID] = m
-		p.at[m.ID] = p.k.Now()
-	case Closed:
-		p.closed[m.Conn] = m.Reason
-	}
-}
-
-func (p *client) Fire(env *sim.Env, tag any) {}
 
 // world is a kernel with one MySQL node "db" and clients "c1".."cN".
 type world struct {
+	*simtest.World
 	t       testing.TB
 	k       *sim.Kernel
 	db      sim.ProcID
@@ -90,18 +76,19 @@ func newWorld(t testing.TB, cfg Config, clients ...string) *world {
 func newWorldWith(t testing.TB, cfg Config, more func(k *sim.Kernel), clients ...string) *world {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
-	k := sim.New(sim.Config{Seed: 1, KeepTrace: true, Network: sim.NetConfig{Latency: sim.Fixed(latency)}})
-	w := &world{t: t, k: k, clients: map[string]*client{}}
-	w.db = k.Add("db", func() sim.Process { return New(cfg) }, sim.ClockSpec{})
+	sw := simtest.NewWorld(t, latency)
+	k := sw.K
+	w := &world{World: sw, t: t, k: k, clients: map[string]*client{}}
+	w.db = sw.Add("db", func() sim.Process { return New(cfg) }, sim.ClockSpec{})
 	for _, name := range clients {
-		c := &client{k: k}
+		c := newClient()
 		w.clients[name] = c
-		k.Add(name, func() sim.Process { return c }, sim.ClockSpec{})
+		simtest.AddProbe(sw, name, c.Probe)
 	}
 	if more != nil {
 		more(k)
 	}
-	require.NoError(t, k.Run(0))
+	sw.Start()
 	return w
 }
 
@@ -117,9 +104,7 @@ func (w *world) connect(client string) *tconn {
 	w.t.Helper()
 	w.next++
 	id := w.next
-	c := w.clients[client]
-	c.pending = append(c.pending, pendingMsg{id: id, to: w.db, msg: Connect{ID: id}})
-	c.env.Send(w.db, Connect{ID: id})
+	w.clients[client].SendMsg(w.db, id, Connect{ID: id})
 	r, ok := w.wait(client, id, time.Second)
 	require.True(w.t, ok, "no reply to connect")
 	require.True(w.t, r.OK(), "connect: %v", r)
@@ -130,9 +115,7 @@ func (w *world) connect(client string) *tconn {
 func (c *tconn) send(s Stmt) uint64 {
 	c.w.next++
 	req := Request{ID: c.w.next, Conn: c.id, Stmt: s}
-	cl := c.w.clients[c.client]
-	cl.pending = append(cl.pending, pendingMsg{id: req.ID, to: c.node, msg: req})
-	cl.env.Send(c.node, req)
+	c.w.clients[c.client].SendMsg(c.node, req.ID, req)
 	return c.w.next
 }
 
@@ -147,8 +130,8 @@ func (c *tconn) do(s Stmt) Reply {
 
 // reply returns the reply to id if it has arrived.
 func (c *tconn) reply(id uint64) (Reply, bool) {
-	r, ok := c.w.clients[c.client].replies[id]
-	return r, ok
+	a, ok := c.w.clients[c.client].Reply(id)
+	return a.Reply, ok
 }
 
 func (c *tconn) closedReason() (string, bool) {
@@ -161,8 +144,8 @@ func (w *world) wait(client string, id uint64, limit time.Duration) (Reply, bool
 	end := w.k.Now().Add(limit)
 	c := w.clients[client]
 	for {
-		if r, ok := c.replies[id]; ok {
-			return r, true
+		if a, ok := c.Reply(id); ok {
+			return a.Reply, true
 		}
 		if w.k.Now() >= end {
 			return Reply{}, false

@@ -128,7 +128,7 @@ func TestRandomWorkloadInvariants(t *testing.T) {
 							conns[name] = nil
 						}
 					} else if rnd.Chance(0.05) {
-						w.clients[name].env.Send(w.db, Hangup{Conn: c.id})
+						w.clients[name].Env().Send(w.db, Hangup{Conn: c.id})
 						conns[name] = nil
 						delete(outstanding, name)
 					}

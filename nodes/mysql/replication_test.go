@@ -56,7 +56,7 @@ func TestReplicationIsAsynchronous(t *testing.T) {
 	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a2"}))
 	w.k.Crash(w.db, sim.CrashPower)
 	w.k.Unpartition(p)
-	w.clients["c2"].env.Send(r, Promote{})
+	w.clients["c2"].Env().Send(r, Promote{})
 	w.advance(10 * time.Millisecond)
 	assert.Equal(t, map[string]string{"L": "a"}, replica(w, r).Rows("locks"), "the acknowledged re-lock was lost")
 	ok(t, b.do(Insert{Table: "locks", Key: "M", Value: "b"}))

@@ -144,7 +144,7 @@ func TestLockWaitTimeout(t *testing.T) {
 			require.True(t, got)
 			code(t, ErrLockWaitTimeout, r)
 			assert.Equal(t, "Lock wait timeout exceeded; try restarting transaction", r.Msg)
-			took := time.Duration(w.clients["c2"].at[id] - sent)
+			took := time.Duration(w.clients["c2"].at(id) - sent)
 			assert.Equal(t, tt.wantAfter+2*latency, took)
 			// Only the statement was rolled back: b still holds M, so a's
 			// request for M waits; with innodb_rollback_on_timeout it does not.
@@ -242,7 +242,7 @@ func TestConnectionEndReleasesLocks(t *testing.T) {
 		reason string // reason of the Closed notice; "" means none is sent
 	}{
 		{"quit", func(w *world, a, _ *tconn) { a.send(Quit{}) }, ""},
-		{"hangup", func(w *world, a, _ *tconn) { w.clients["c1"].env.Send(w.db, Hangup{Conn: a.id}) }, ""},
+		{"hangup", func(w *world, a, _ *tconn) { w.clients["c1"].Env().Send(w.db, Hangup{Conn: a.id}) }, ""},
 		{"kill", func(w *world, a, k *tconn) { ok(w.t.(*testing.T), k.do(Kill{Target: a.id})) }, "killed by conn 3"},
 		{"wait_timeout", func(w *world, a, _ *tconn) {}, "wait_timeout"},
 	} {
@@ -285,7 +285,7 @@ func TestHangupWhileWaiting(t *testing.T) {
 	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
 	b.send(SelectForUpdate{Table: "locks", Key: "L"})
 	w.advance(time.Second)
-	w.clients["c2"].env.Send(w.db, Hangup{Conn: b.id})
+	w.clients["c2"].Env().Send(w.db, Hangup{Conn: b.id})
 	id := c.send(Insert{Table: "locks", Key: "M", Value: "c"})
 	w.advance(10 * time.Second)
 	pending(t, c, id)
@@ -354,7 +354,7 @@ func TestStatementsQueueBehindAWait(t *testing.T) {
 	r2, _ := w.wait("c2", id2, time.Second)
 	code(t, ErrDupEntry, r1)
 	ok(t, r2)
-	assert.Less(t, w.clients["c2"].at[id1], w.clients["c2"].at[id2]+1)
+	assert.Less(t, w.clients["c2"].at(id1), w.clients["c2"].at(id2)+1)
 }
 
 func TestDurability(t *testing.T) {

@@ -25,7 +25,7 @@ func syncTexts(w *world, proc string) []string {
 func TestShortPartitionRetransmits(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
 	w.advance(10 * time.Millisecond)
-	id := w.k.Partition([][]sim.ProcID{{w.ids["A"]}, {w.ids["R"]}})
+	id := w.k.Partition([][]sim.ProcID{{w.ID("A")}, {w.ID("R")}})
 	require.True(t, w.do("A", "SET", "k", "v").IsOK())
 	w.advance(500 * time.Millisecond)
 	assert.Equal(t, Nil(), w.do("R", "GET", "k"))
@@ -55,7 +55,7 @@ func TestPartialVersusFullResync(t *testing.T) {
 			m.ReplBacklogSize = tt.backlog
 			w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: m}, nodeSpec{name: "R", cfg: replicaOf("A")})
 			w.advance(10 * time.Millisecond)
-			w.k.Partition([][]sim.ProcID{{w.ids["A"]}, {w.ids["R"]}})
+			w.k.Partition([][]sim.ProcID{{w.ID("A")}, {w.ID("R")}})
 			for i := 0; i < 10; i++ {
 				require.True(t, w.do("A", "SET", "k"+itoa(int64(i)), strings.Repeat("x", 20)).IsOK())
 			}
@@ -87,13 +87,13 @@ func TestReplicaLearnsMasterCrash(t *testing.T) {
 			w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
 			w.advance(10 * time.Millisecond)
 			if tt.upAt > 0 {
-				w.k.Crash(w.ids["A"], tt.mode)
+				w.k.Crash(w.ID("A"), tt.mode)
 				w.advance(tt.upAt)
 				assert.Equal(t, "up", infoLine(w.do("R", "INFO", "replication"), "master_link_status"), "not yet")
 				w.advance(tt.downAt - tt.upAt)
 			} else {
 				assert.Equal(t, "up", infoLine(w.do("R", "INFO", "replication"), "master_link_status"), "before the crash")
-				w.k.Crash(w.ids["A"], tt.mode)
+				w.k.Crash(w.ID("A"), tt.mode)
 				w.advance(tt.downAt)
 			}
 			assert.Equal(t, "down", infoLine(w.do("R", "INFO", "replication"), "master_link_status"))

@@ -35,6 +35,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/realmode/clockshift"
 	"github.com/locksim/locksim/realmode/launch"
 	"github.com/locksim/locksim/sim"
@@ -213,20 +214,21 @@ func runExact(t *testing.T, w *exactWorld, steps []step) []played {
 // later, which the comparison then shows).
 func runModelExact(t *testing.T, nodes []nodeSpec, plays []played) []Value {
 	t.Helper()
-	k := sim.New(sim.Config{Seed: 7, Network: sim.NetConfig{Latency: sim.Fixed(0)}})
+	w := simtest.NewWorld(t, 0, simtest.Options{Seed: 7})
+	k := w.K
 	off := time.Duration(exactBase - sim.Epoch)
 	var ids []sim.ProcID
 	for _, n := range nodes {
 		cfg := n.cfg
-		ids = append(ids, k.Add(n.name, func() sim.Process { return New(cfg) }, sim.ClockSpec{Offset: off}))
+		ids = append(ids, w.Add(n.name, func() sim.Process { return New(cfg) }, sim.ClockSpec{Offset: off}))
 	}
-	p := &probe{k: k}
-	k.Add("client", func() sim.Process { return p }, sim.ClockSpec{})
-	require.NoError(t, k.Run(0))
+	p := newProbe()
+	simtest.AddProbe(w, "client", p)
+	w.Start()
 	out := make([]Value, len(plays))
 	for i, pl := range plays {
 		if at := sim.At(pl.at); k.Now() < at {
-			require.NoError(t, k.Run(at))
+			w.RunTo(at)
 		}
 		switch {
 		case pl.jump != 0:
@@ -244,19 +246,11 @@ func runModelExact(t *testing.T, nodes []nodeSpec, plays []played) []Value {
 			k.Restart(ids[pl.node])
 			continue
 		}
-		p.next++
-		id := p.next
-		p.pending = append(p.pending, pendingReq{id: id, to: ids[pl.node], args: pl.args})
-		p.env.Send(ids[pl.node], Request{ID: id, Args: pl.args})
-		end := k.Now().Add(time.Minute)
-		for {
-			if v, ok := p.replies[id]; ok {
-				out[i] = v
-				break
-			}
-			require.True(t, k.Now() < end, "model gave no reply to %q", pl.args)
-			require.NoError(t, k.Run(k.Now().Add(100*time.Microsecond)))
-		}
+		args := pl.args
+		id := p.Send(ids[pl.node], func(id uint64) sim.Message { return Request{ID: id, Args: args} })
+		a, ok := simtest.Wait(w, p, id, time.Minute)
+		require.True(t, ok, "model gave no reply to %q", pl.args)
+		out[i] = a.Reply.Value
 	}
 	return out
 }

@@ -18,7 +18,7 @@ func TestClockJumpForward(t *testing.T) {
 	w.advance(10 * time.Millisecond)
 	require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "30000").IsOK())
 	assert.Equal(t, Nil(), w.do("A", "SET", "lock", "c2", "NX", "PX", "30000"))
-	w.k.JumpWall(w.ids["A"], 31*time.Second)
+	w.k.JumpWall(w.ID("A"), 31*time.Second)
 	assert.True(t, w.do("A", "SET", "lock", "c2", "NX", "PX", "30000").IsOK(), "the lock expired at once")
 	assert.Equal(t, Bulk("c2"), w.do("A", "GET", "lock"))
 	exp := w.events(EventKeyExpired, "A")
@@ -33,7 +33,7 @@ func TestClockJumpForward(t *testing.T) {
 func TestClockJumpBackward(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()})
 	require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "1000").IsOK())
-	w.k.JumpWall(w.ids["A"], -5*time.Second)
+	w.k.JumpWall(w.ID("A"), -5*time.Second)
 	w.advance(2 * time.Second)
 	assert.Equal(t, Bulk("c1"), w.do("A", "GET", "lock"))
 	pttl := w.do("A", "PTTL", "lock").Int
@@ -124,7 +124,7 @@ func TestReplicaAppliesStreamIgnoringExpiry(t *testing.T) {
 	require.Equal(t, Int(2), w.do("A", "INCR", "c"))
 	require.Equal(t, Int(1), w.do("A", "WAIT", "1", "0"))
 	require.True(t, w.do("R", "REPLICAOF", "NO", "ONE").IsOK())
-	w.k.JumpWall(w.ids["R"], -20*time.Second)
+	w.k.JumpWall(w.ID("R"), -20*time.Second)
 	assert.Equal(t, Bulk("2"), w.do("R", "GET", "c"), "INCR applied to the replica's expired copy")
 }
 

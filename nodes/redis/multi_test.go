@@ -51,8 +51,8 @@ func TestTransactionsModel(t *testing.T) {
 	t.Run("a restart forgets transactions", func(t *testing.T) {
 		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()})
 		w.do("A", "MULTI")
-		w.k.Crash(w.ids["A"], 0)
-		w.k.Restart(w.ids["A"])
+		w.k.Crash(w.ID("A"), 0)
+		w.k.Restart(w.ID("A"))
 		w.advance(10 * time.Millisecond)
 		assert.Equal(t, errExecNoMulti, w.do("A", "EXEC"))
 	})

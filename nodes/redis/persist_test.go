@@ -50,9 +50,9 @@ func TestCrashPersistence(t *testing.T) {
 			w.advance(tt.writeAt)
 			require.True(t, w.do("A", "SET", "k", "v").IsOK())
 			w.advance(tt.crashAt - time.Duration(w.k.Now()))
-			w.k.Crash(w.ids["A"], tt.mode)
+			w.k.Crash(w.ID("A"), tt.mode)
 			w.advance(time.Second)
-			w.k.Restart(w.ids["A"])
+			w.k.Restart(w.ID("A"))
 			got := w.do("A", "GET", "k")
 			if tt.survives {
 				assert.Equal(t, Bulk("v"), got)
@@ -72,11 +72,11 @@ func TestEverysecFsyncDelayedByBackwardJump(t *testing.T) {
 		t.Run(jump.String(), func(t *testing.T) {
 			w := newWorld(t, 100*time.Microsecond, nodeSpec{name: "A", cfg: aof(FsyncEverysec)})
 			w.advance(500 * time.Millisecond)
-			w.k.JumpWall(w.ids["A"], jump)
+			w.k.JumpWall(w.ID("A"), jump)
 			require.True(t, w.do("A", "SET", "k", "v").IsOK())
 			w.advance(5 * time.Second)
-			w.k.Crash(w.ids["A"], sim.CrashPower)
-			w.k.Restart(w.ids["A"])
+			w.k.Crash(w.ID("A"), sim.CrashPower)
+			w.k.Restart(w.ID("A"))
 			if jump == 0 {
 				assert.Equal(t, Bulk("v"), w.do("A", "GET", "k"))
 			} else {
@@ -111,10 +111,10 @@ func TestRestartDropsExpiredKeys(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t, 100*time.Microsecond, nodeSpec{name: "A", cfg: tt.cfg})
 			require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "5000").IsOK())
-			w.k.Crash(w.ids["A"], sim.CrashClean)
-			w.k.JumpWall(w.ids["A"], tt.jump)
+			w.k.Crash(w.ID("A"), sim.CrashClean)
+			w.k.JumpWall(w.ID("A"), tt.jump)
 			w.advance(tt.down)
-			w.k.Restart(w.ids["A"])
+			w.k.Restart(w.ID("A"))
 			loaded := w.events(EventLoaded, "A")
 			require.Len(t, loaded, 2)
 			assert.Contains(t, loaded[1].Text, tt.expired)
@@ -133,7 +133,7 @@ func TestRestartDropsExpiredKeys(t *testing.T) {
 // the DEL of expired keys, never relative times (reference 1.1).
 func TestAOFRecordsAbsoluteDeadlines(t *testing.T) {
 	w := newWorld(t, 100*time.Microsecond, nodeSpec{name: "A", cfg: aof(FsyncAlways)})
-	wall := w.k.ReadClock(w.ids["A"], sim.Wall) / int64(time.Millisecond)
+	wall := w.k.ReadClock(w.ID("A"), sim.Wall) / int64(time.Millisecond)
 	require.True(t, w.do("A", "SET", "k", "v", "PX", "100").IsOK())
 	require.Equal(t, Int(1), w.do("A", "PEXPIRE", "k", "200"))
 	w.advance(time.Second)
@@ -164,7 +164,7 @@ func TestSavePointsOnWallClock(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t, 100*time.Microsecond, nodeSpec{name: "A", cfg: DefaultConfig()})
 			require.True(t, w.do("A", "SET", "k", "v").IsOK())
-			w.k.JumpWall(w.ids["A"], tt.jump)
+			w.k.JumpWall(w.ID("A"), tt.jump)
 			w.advance(time.Second)
 			assert.Equal(t, tt.saved, len(w.events(EventRDBSave, "A")) == 1)
 		})
@@ -172,7 +172,7 @@ func TestSavePointsOnWallClock(t *testing.T) {
 	t.Run("backward-delays", func(t *testing.T) {
 		w := newWorld(t, 100*time.Microsecond, nodeSpec{name: "A", cfg: DefaultConfig()})
 		require.True(t, w.do("A", "SET", "k", "v").IsOK())
-		w.k.JumpWall(w.ids["A"], -time.Hour)
+		w.k.JumpWall(w.ID("A"), -time.Hour)
 		w.advance(3602 * time.Second)
 		assert.Empty(t, w.events(EventRDBSave, "A"), "an hour of wall time has not passed yet")
 		w.advance(3602 * time.Second)
@@ -191,8 +191,8 @@ func TestConfigRewritePersistsRole(t *testing.T) {
 		if rewrite {
 			require.True(t, w.do("R", "CONFIG", "REWRITE").IsOK())
 		}
-		w.k.Crash(w.ids["R"], sim.CrashProcess)
-		w.k.Restart(w.ids["R"])
+		w.k.Crash(w.ID("R"), sim.CrashProcess)
+		w.k.Restart(w.ID("R"))
 		role := w.do("R", "ROLE")
 		if rewrite {
 			assert.Equal(t, Bulk("master"), role.Array[0])

@@ -46,7 +46,7 @@ func TestWait(t *testing.T) {
 	assert.Equal(t, Int(1), w.do("A", "WAIT", "0", "0"), "no write yet: every replica acked offset 0")
 	require.True(t, w.do("A", "SET", "k", "v").IsOK())
 	assert.Equal(t, Int(1), w.do("A", "WAIT", "1", "0"))
-	pid := w.k.Partition([][]sim.ProcID{{w.ids["A"]}, {w.ids["R"]}})
+	pid := w.k.Partition([][]sim.ProcID{{w.ID("A")}, {w.ID("R")}})
 	require.True(t, w.do("A", "SET", "k", "w").IsOK())
 	start := w.k.Now()
 	assert.Equal(t, Int(0), w.do("A", "WAIT", "1", "250"))
@@ -57,7 +57,7 @@ func TestWait(t *testing.T) {
 	// resyncs.
 	id := w.send("A", "WAIT", "1", "0")
 	w.advance(5 * time.Second)
-	_, done := w.p.replies[id]
+	done := w.answered(id)
 	assert.False(t, done, "WAIT 1 0 blocks")
 	w.k.Unpartition(pid)
 	v, ok := w.wait(id, 20*time.Second)
@@ -96,7 +96,7 @@ func TestMinReplicasToWrite(t *testing.T) {
 		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: m}, nodeSpec{name: "R", cfg: replicaOf("A")})
 		w.advance(10 * time.Millisecond)
 		require.True(t, w.do("A", "SET", "k", "v").IsOK())
-		w.k.Partition([][]sim.ProcID{{w.ids["A"], w.ids["c"]}, {w.ids["R"]}})
+		w.k.Partition([][]sim.ProcID{{w.ID("A"), w.ID("c")}, {w.ID("R")}})
 		w.advance(9 * time.Second)
 		assert.True(t, w.do("A", "SET", "k", "v").IsOK(), "within max lag the old ack still counts")
 		w.advance(3 * time.Second)
@@ -113,7 +113,7 @@ func TestMinReplicasToWrite(t *testing.T) {
 		w.advance(10 * time.Millisecond)
 		require.True(t, w.do("A", "SET", "k", "v").IsOK())
 		w.advance(1500 * time.Millisecond)
-		w.k.JumpWall(w.ids["A"], 30*time.Second)
+		w.k.JumpWall(w.ID("A"), 30*time.Second)
 		w.advance(time.Second)
 		// The next ack arrives every second and refreshes the count; right
 		// after the refresh in replicationCron the replica may look lagging.
@@ -137,10 +137,10 @@ func TestMasterRestartWipesReplicas(t *testing.T) {
 	w.advance(10 * time.Millisecond)
 	require.True(t, w.do("A", "SET", "lock", "c1").IsOK())
 	require.Equal(t, Int(1), w.do("A", "WAIT", "1", "0"))
-	w.k.Crash(w.ids["A"], sim.CrashProcess)
+	w.k.Crash(w.ID("A"), sim.CrashProcess)
 	w.advance(500 * time.Millisecond)
 	assert.Equal(t, Bulk("c1"), w.do("R", "GET", "lock"), "the replica serves stale data meanwhile")
-	w.k.Restart(w.ids["A"])
+	w.k.Restart(w.ID("A"))
 	w.advance(3 * time.Second)
 	assert.Equal(t, Nil(), w.do("R", "GET", "lock"), "wiped by the resync with the empty master")
 	assert.Len(t, w.events(EventReplicaSync, "R"), 2)
@@ -179,7 +179,7 @@ func TestReplicaOfReplacesData(t *testing.T) {
 func TestScriptEffectsReplicate(t *testing.T) {
 	w := newWorld(t, 0, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
 	w.advance(10 * time.Millisecond)
-	wall := w.k.ReadClock(w.ids["A"], sim.Wall) / int64(time.Millisecond)
+	wall := w.k.ReadClock(w.ID("A"), sim.Wall) / int64(time.Millisecond)
 	require.True(t, w.do("A", ScriptRedissonLock.Eval([]string{"h"}, "30000", "c:1")...).IsNil())
 	var stream []string
 	for _, e := range w.k.Trace() {
@@ -202,7 +202,7 @@ func itoa(n int64) string { return Int(n).String()[1:] }
 func TestStreamGapResync(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
 	w.advance(10 * time.Millisecond)
-	w.k.DropNext(w.ids["A"], w.ids["R"], 1)
+	w.k.DropNext(w.ID("A"), w.ID("R"), 1)
 	require.True(t, w.do("A", "SET", "x", "1").IsOK())
 	require.True(t, w.do("A", "SET", "y", "2").IsOK())
 	w.advance(100 * time.Millisecond)
@@ -216,7 +216,7 @@ func TestStreamGapResync(t *testing.T) {
 func TestReplicaTimeouts(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
 	w.advance(10 * time.Millisecond)
-	w.k.Partition([][]sim.ProcID{{w.ids["A"]}, {w.ids["R"]}})
+	w.k.Partition([][]sim.ProcID{{w.ID("A")}, {w.ID("R")}})
 	w.advance(59 * time.Second)
 	assert.Equal(t, "1", infoLine(w.do("A", "INFO", "replication"), "connected_slaves"))
 	assert.Equal(t, "up", infoLine(w.do("R", "INFO", "replication"), "master_link_status"))

@@ -25,7 +25,7 @@ func (w *world) connEnds(proc, peer string) []sim.Event {
 // so each sentinel's link is disconnected one way after the crash; its
 // reconnections are refused (and SDOWN still waits for down_after).
 func TestLinkLearnsReset(t *testing.T) {
-	w := newRedisWorld(1, fastConfig(), standardRedis(), 3)
+	w := newRedisWorld(t, 1, fastConfig(), standardRedis(), 3)
 	w.at(10*time.Second, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
 	w.run(t, 20*time.Second)
 	for _, s := range w.sentinels {
@@ -44,7 +44,7 @@ func TestLinkLearnsReset(t *testing.T) {
 // more than down_after/2, once 15 s old, is closed by the sentinel
 // (sentinel.c:4549-4560), closing the connection.
 func TestLinkTimeoutClosesConnection(t *testing.T) {
-	w := newRedisWorld(1, fastConfig(), standardRedis(), 3)
+	w := newRedisWorld(t, 1, fastConfig(), standardRedis(), 3)
 	w.at(20*time.Second, func() {
 		w.k.Partition([][]sim.ProcID{{w.id(t, "S1")}, {w.id(t, "A"), w.id(t, "B"), w.id(t, "C")}})
 	})

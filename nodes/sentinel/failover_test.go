@@ -57,7 +57,7 @@ func TestFailoverPromotesBestReplica(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newFakeWorld(1, fastConfig(), tt.nodes, 3)
+			w := newFakeWorld(t, 1, fastConfig(), tt.nodes, 3)
 			w.at(10*time.Second, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
 			w.run(t, 30*time.Second)
 
@@ -85,7 +85,7 @@ func TestFailoverPromotesBestReplica(t *testing.T) {
 // after the crash the replica received REPLICAOF NO ONE, and how long until
 // the leader saw the promotion in INFO.
 func promotionDelay(t *testing.T, seed uint64, cfg Config, crashAt, runFor time.Duration) (applied, observed time.Duration) {
-	w := newFakeWorld(seed, cfg, standardFakes(), 3)
+	w := newFakeWorld(t, seed, cfg, standardFakes(), 3)
 	w.at(crashAt, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
 	w.run(t, runFor)
 	p := w.first("promoted", "B")
@@ -123,7 +123,7 @@ func TestPromotionDelay(t *testing.T) {
 // Reference: sentinel.c:4008-4022 (get-master-addr-by-name) and
 // sentinelGetCurrentMasterAddress (sentinel.c:1665-1679).
 func TestGetMasterAddrByName(t *testing.T) {
-	w := newFakeWorld(3, fastConfig(), standardFakes(), 3)
+	w := newFakeWorld(t, 3, fastConfig(), standardFakes(), 3)
 	queriers := map[string]*querier{}
 	for _, s := range w.sentinels {
 		q := &querier{sentinel: s, master: "mymaster"}
@@ -154,7 +154,7 @@ func TestGetMasterAddrByName(t *testing.T) {
 // an old master that comes back claiming to be master is converted after the
 // wrong role was reported for more than 4*publish_period = 8 s.
 func TestReturningOldMasterIsConverted(t *testing.T) {
-	w := newFakeWorld(5, fastConfig(), standardFakes(), 3)
+	w := newFakeWorld(t, 5, fastConfig(), standardFakes(), 3)
 	a := w.id(t, "A")
 	w.at(10*time.Second, func() { w.k.Crash(a, sim.CrashProcess) })
 	w.at(30*time.Second, func() { w.k.Restart(a) })
@@ -219,7 +219,7 @@ func TestTilt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newFakeWorld(7, fastConfig(), standardFakes(), 3)
+			w := newFakeWorld(t, 7, fastConfig(), standardFakes(), 3)
 			w.at(10*time.Second, func() {
 				tt.fault(w)
 				w.k.Crash(w.id(t, "A"), sim.CrashProcess)
@@ -315,7 +315,7 @@ func TestQuorumAndMajority(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := fastConfig()
 			cfg.Quorum = tt.quorum
-			w := newFakeWorld(11, cfg, standardFakes(), 3)
+			w := newFakeWorld(t, 11, cfg, standardFakes(), 3)
 			w.at(10*time.Second, func() { tt.fault(w) })
 			w.run(t, 45*time.Second)
 			if tt.promoted {
@@ -333,7 +333,7 @@ func TestQuorumAndMajority(t *testing.T) {
 // Reference: sentinelVoteLeader (sentinel.c:4749-4775): the current epoch
 // and the vote's epoch survive a restart in the rewritten config.
 func TestRestartKeepsEpochAndMaster(t *testing.T) {
-	w := newFakeWorld(13, fastConfig(), standardFakes(), 3)
+	w := newFakeWorld(t, 13, fastConfig(), standardFakes(), 3)
 	w.at(10*time.Second, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
 	w.at(25*time.Second, func() { w.k.Crash(w.id(t, "S1"), sim.CrashPower) })
 	w.at(26*time.Second, func() { w.k.Restart(w.id(t, "S1")) })
@@ -356,7 +356,7 @@ func names(list []*instance) []string {
 // Reference: sentinel.c:2555-2595: replicas are learned from the master's
 // INFO.
 func TestReplicasDiscoveredFromInfo(t *testing.T) {
-	w := newFakeWorld(17, fastConfig(), standardFakes(), 3, withoutReplicaList)
+	w := newFakeWorld(t, 17, fastConfig(), standardFakes(), 3, withoutReplicaList)
 	w.at(10*time.Second, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
 	w.run(t, 30*time.Second)
 	assert.Len(t, w.events(KindDiscovered, ""), 6, "each sentinel learns B and C")
@@ -367,7 +367,7 @@ func TestReplicasDiscoveredFromInfo(t *testing.T) {
 
 func TestDeterminism(t *testing.T) {
 	hash := func(seed uint64) string {
-		w := newFakeWorld(seed, fastConfig(), standardFakes(), 3)
+		w := newFakeWorld(t, seed, fastConfig(), standardFakes(), 3)
 		w.at(10*time.Second, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
 		w.at(12*time.Second, func() { w.k.JumpWall(w.id(t, "S2"), 5*time.Second) })
 		w.run(t, 40*time.Second)
@@ -385,7 +385,7 @@ func TestDeterminism(t *testing.T) {
 func TestFailedElectionRetriesAfterTwiceFailoverTimeout(t *testing.T) {
 	cfg := fastConfig()
 	cfg.FailoverTimeout = 8 * time.Second
-	w := newFakeWorld(19, cfg, standardFakes(), 4)
+	w := newFakeWorld(t, 19, cfg, standardFakes(), 4)
 	w.at(10*time.Second, func() {
 		w.k.Crash(w.id(t, "A"), sim.CrashProcess)
 		w.k.Partition([][]sim.ProcID{{w.id(t, "S1"), w.id(t, "S2")}, {w.id(t, "S3"), w.id(t, "S4")}})
@@ -421,7 +421,7 @@ func TestFailedElectionRetriesAfterTwiceFailoverTimeout(t *testing.T) {
 // and two replicas, 60 s of virtual time with defaults.
 func BenchmarkFailover(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		w := newFakeWorld(uint64(i), DefaultConfig(), standardFakes(), 3)
+		w := newFakeWorld(b, uint64(i), DefaultConfig(), standardFakes(), 3)
 		w.at(10*time.Second, func() { w.k.Crash(w.id(b, "A"), sim.CrashProcess) })
 		w.run(b, 60*time.Second)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/sim"
 )
@@ -92,10 +93,18 @@ func (f *fakeRedis) info() string {
 	return b.String()
 }
 
-// world is a test deployment: Redis nodes (fake or real) and sentinels.
+// world is a test deployment on the shared harness (internal/simtest):
+// Redis nodes (fake or real) and sentinels.
 type world struct {
+	*simtest.World
 	k         *sim.Kernel
 	sentinels []string
+}
+
+// newWorld returns an empty deployment whose messages take 1 to 3 ms.
+func newWorld(t testing.TB, seed uint64) *world {
+	sw := simtest.NewWorld(t, 0, simtest.Options{Seed: seed, Latency: &sim.Range{Lo: time.Millisecond, Hi: 3 * time.Millisecond}})
+	return &world{World: sw, k: sw.K}
 }
 
 func (w *world) id(t testing.TB, name string) sim.ProcID {
@@ -111,22 +120,14 @@ func (w *world) sentinel(t testing.TB, name string) *Sentinel {
 }
 
 // at schedules f at true time d.
-func (w *world) at(d time.Duration, f func()) { w.k.At(sim.At(d), f) }
+func (w *world) at(d time.Duration, f func()) { w.At(d, f) }
 
 func (w *world) run(t testing.TB, d time.Duration) {
 	require.NoError(t, w.k.Run(sim.At(d)))
 }
 
 // events returns the kept trace events of a kind, optionally of one process.
-func (w *world) events(kind sim.Kind, proc string) []sim.Event {
-	var out []sim.Event
-	for _, e := range w.k.Trace() {
-		if e.Kind == kind && (proc == "" || e.Proc == proc) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
+func (w *world) events(kind sim.Kind, proc string) []sim.Event { return w.Events(kind, proc) }
 
 // first returns the time of the first event of a kind (and process), or -1.
 func (w *world) first(kind sim.Kind, proc string) sim.Time {
@@ -154,14 +155,14 @@ func withoutReplicaList(c *Config) { c.Replicas = nil }
 
 // newFakeWorld builds fake Redis nodes and n sentinels monitoring
 // nodes[0] with cfg (Master, Replicas and Sentinels are filled in).
-func newFakeWorld(seed uint64, cfg Config, nodes []fakeNode, n int, opts ...worldOption) *world {
-	k := sim.New(sim.Config{Seed: seed, KeepTrace: true, Network: sim.NetConfig{Latency: sim.Range{Lo: time.Millisecond, Hi: 3 * time.Millisecond}}})
-	w := &world{k: k, sentinels: sentinelNames(n)}
+func newFakeWorld(t testing.TB, seed uint64, cfg Config, nodes []fakeNode, n int, opts ...worldOption) *world {
+	w := newWorld(t, seed)
+	w.sentinels = sentinelNames(n)
 	cfg.Master = nodes[0].name
 	cfg.Replicas = nil
 	for _, nd := range nodes {
 		nd := nd
-		k.Add(nd.name, func() sim.Process { return &fakeRedis{cfg: nd} }, sim.ClockSpec{})
+		w.Add(nd.name, func() sim.Process { return &fakeRedis{cfg: nd} }, sim.ClockSpec{})
 		if nd.name != cfg.Master {
 			cfg.Replicas = append(cfg.Replicas, nd.name)
 		}
@@ -171,7 +172,7 @@ func newFakeWorld(seed uint64, cfg Config, nodes []fakeNode, n int, opts ...worl
 		o(&cfg)
 	}
 	for _, s := range w.sentinels {
-		k.Add(s, func() sim.Process { return New(cfg) }, sim.ClockSpec{})
+		w.Add(s, func() sim.Process { return New(cfg) }, sim.ClockSpec{})
 	}
 	return w
 }

@@ -24,9 +24,9 @@ type redisNode struct {
 
 // newRedisWorld builds real Redis nodes (the first is the master, the others
 // replicate it) and n sentinels monitoring them.
-func newRedisWorld(seed uint64, cfg Config, nodes []redisNode, n int) *world {
-	k := sim.New(sim.Config{Seed: seed, KeepTrace: true, Network: sim.NetConfig{Latency: sim.Range{Lo: time.Millisecond, Hi: 3 * time.Millisecond}}})
-	w := &world{k: k, sentinels: sentinelNames(n)}
+func newRedisWorld(t testing.TB, seed uint64, cfg Config, nodes []redisNode, n int) *world {
+	w := newWorld(t, seed)
+	w.sentinels = sentinelNames(n)
 	cfg.Master = nodes[0].name
 	cfg.Replicas = nil
 	for i, nd := range nodes {
@@ -38,11 +38,11 @@ func newRedisWorld(seed uint64, cfg Config, nodes []redisNode, n int) *world {
 		if nd.cfg != nil {
 			nd.cfg(&rc)
 		}
-		k.Add(nd.name, func() sim.Process { return redis.New(rc) }, sim.ClockSpec{})
+		w.Add(nd.name, func() sim.Process { return redis.New(rc) }, sim.ClockSpec{})
 	}
 	cfg.Sentinels = w.sentinels
 	for _, s := range w.sentinels {
-		k.Add(s, func() sim.Process { return New(cfg) }, sim.ClockSpec{})
+		w.Add(s, func() sim.Process { return New(cfg) }, sim.ClockSpec{})
 	}
 	return w
 }
@@ -95,7 +95,7 @@ func TestRedisPromotionDelay(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var figures []string
 			for seed := uint64(1); seed <= 6; seed++ {
-				w := newRedisWorld(seed, tt.cfg, standardRedis(), 3)
+				w := newRedisWorld(t, seed, tt.cfg, standardRedis(), 3)
 				crash := 20 * time.Second
 				w.at(crash, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
 				w.run(t, crash+tt.cfg.DownAfter+20*time.Second)
@@ -132,7 +132,7 @@ func TestRedisPromotionDelay(t *testing.T) {
 // back as master, accepts writes, and is converted after the wrong role was
 // seen for more than 8 s; its writes are then discarded by the resync.
 func TestRedisReturningOldMasterAcceptsWritesUntilConverted(t *testing.T) {
-	w := newRedisWorld(5, fastConfig(), standardRedis(), 3)
+	w := newRedisWorld(t, 5, fastConfig(), standardRedis(), 3)
 	c := &writer{node: "A", k: w.k}
 	w.k.Add("c1", func() sim.Process { return c }, sim.ClockSpec{})
 	a := w.id(t, "A")
@@ -170,7 +170,7 @@ func TestRedisReturningOldMasterAcceptsWritesUntilConverted(t *testing.T) {
 
 // Reference: redis-and-lock-clients.md §3.4 "TILT".
 func TestRedisTiltDelaysFailover(t *testing.T) {
-	w := newRedisWorld(7, fastConfig(), standardRedis(), 3)
+	w := newRedisWorld(t, 7, fastConfig(), standardRedis(), 3)
 	w.at(10*time.Second, func() {
 		for _, s := range w.sentinels {
 			w.k.JumpWall(w.id(t, s), 10*time.Second)
@@ -202,7 +202,7 @@ func TestRedisNoFailoverWithoutQuorum(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newRedisWorld(9, fastConfig(), standardRedis(), 3)
+			w := newRedisWorld(t, 9, fastConfig(), standardRedis(), 3)
 			w.at(10*time.Second, func() { tt.fault(w) })
 			w.run(t, 40*time.Second)
 			assert.NotEmpty(t, w.events(KindSDown, "S1"))
@@ -235,7 +235,7 @@ func TestRedisReplicaSelection(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newRedisWorld(23, fastConfig(), tt.nodes, 3)
+			w := newRedisWorld(t, 23, fastConfig(), tt.nodes, 3)
 			c := &writer{node: "A", k: w.k}
 			w.k.Add("c1", func() sim.Process { return c }, sim.ClockSpec{})
 			// A replication delay of 8 s leaves the delayed replica 8 s of

@@ -41,7 +41,7 @@ func TestSessionBoundsFollowTickTime(t *testing.T) {
 // the read timeout), and reconnects to the live session when the service
 // is back... which, having lost its memory, expires it.
 func TestSessionLearnsServerCrash(t *testing.T) {
-	k, zk := newWorld(DefaultConfig())
+	k, zk := newWorld(t, DefaultConfig())
 	c, _ := addSess(k, "c", connectAt(0, 30*time.Second, false))
 	k.At(sim.At(time.Second), func() { k.Crash(zk, sim.CrashProcess) })
 	k.At(sim.At(15*time.Second), func() { k.Restart(zk) })

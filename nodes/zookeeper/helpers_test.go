@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -16,12 +17,13 @@ const ms = time.Millisecond
 // precision ("6.001s").
 func at(d time.Duration) string { return sim.At(d).String() }
 
-// newWorld returns a kernel with a 1 ms network, keeping its trace, and the
-// ZooKeeper service "zk" registered first.
-func newWorld(cfg Config) (*sim.Kernel, sim.ProcID) {
-	k := sim.New(sim.Config{Seed: 1, KeepTrace: true, Network: sim.NetConfig{Latency: sim.Fixed(ms)}})
-	zk := k.Add("zk", func() sim.Process { return New(cfg) }, sim.ClockSpec{})
-	return k, zk
+// newWorld returns the kernel of a shared simtest world with a 1 ms
+// network, keeping its trace, and the ZooKeeper service "zk" registered
+// first.
+func newWorld(t testing.TB, cfg Config) (*sim.Kernel, sim.ProcID) {
+	w := simtest.NewWorld(t, ms)
+	zk := w.Add("zk", func() sim.Process { return New(cfg) }, sim.ClockSpec{})
+	return w.K, zk
 }
 
 // traceOf returns "time text" for every trace event of kind.

@@ -33,7 +33,7 @@ func TestNegotiate(t *testing.T) {
 		})
 	}
 	t.Run("on the wire", func(t *testing.T) {
-		k, _ := newWorld(DefaultConfig())
+		k, _ := newWorld(t, DefaultConfig())
 		c := addRaw(k, "c", connect(0, time.Minute))
 		require.NoError(t, k.Run(sim.At(time.Second)))
 		assert.Equal(t, 40*time.Second, c.reply(t, 0).Timeout)
@@ -92,7 +92,7 @@ func TestSessionExpiry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k, _ := newWorld(DefaultConfig())
+			k, _ := newWorld(t, DefaultConfig())
 			late := rawStep{at: 60 * time.Second, req: Request{Op: OpPing}}
 			c := addRaw(k, "c", append(tt.steps, late)...)
 			require.NoError(t, k.Run(sim.At(61*time.Second)))
@@ -116,7 +116,7 @@ func mustParse(t *testing.T, s string) sim.Time {
 // TestExpiryDeletesEphemerals: on expiry the session's ephemeral nodes are
 // deleted and watches on them fire; persistent nodes stay.
 func TestExpiryDeletesEphemerals(t *testing.T) {
-	k, _ := newWorld(DefaultConfig())
+	k, _ := newWorld(t, DefaultConfig())
 	a := addRaw(k, "a",
 		connect(0, 4*time.Second),
 		create(10*ms, "/lock/a", true, false),
@@ -137,7 +137,7 @@ func TestExpiryDeletesEphemerals(t *testing.T) {
 }
 
 func TestSequentialNumbering(t *testing.T) {
-	k, _ := newWorld(DefaultConfig())
+	k, _ := newWorld(t, DefaultConfig())
 	c := addRaw(k, "c",
 		connect(0, 10*time.Second),
 		create(10*ms, "/lock/n-", true, true),  // 1
@@ -188,7 +188,7 @@ func TestRequestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k, _ := newWorld(DefaultConfig())
+			k, _ := newWorld(t, DefaultConfig())
 			c := addRaw(k, "c", append(append([]rawStep{}, setup...), rawStep{at: 20 * ms, req: tt.req})...)
 			require.NoError(t, k.Run(sim.At(time.Second)))
 			r := c.reply(t, len(setup))
@@ -197,7 +197,7 @@ func TestRequestErrors(t *testing.T) {
 		})
 	}
 	t.Run("implicit parents are persistent and listed", func(t *testing.T) {
-		k, _ := newWorld(DefaultConfig())
+		k, _ := newWorld(t, DefaultConfig())
 		c := addRaw(k, "c", connect(0, 4*time.Second), create(10*ms, "/x/y/z", true, false), op(20*ms, OpGetChildren, "/x"))
 		require.NoError(t, k.Run(sim.At(10*time.Second)))
 		assert.Equal(t, []string{"y"}, c.reply(t, 2).Children)
@@ -210,7 +210,7 @@ func TestRequestErrors(t *testing.T) {
 // delete, closeSession), reads and pings do not, and a create's reply
 // carries the node's creation zxid.
 func TestZxid(t *testing.T) {
-	k, zk := newWorld(DefaultConfig())
+	k, zk := newWorld(t, DefaultConfig())
 	a := addRaw(k, "a",
 		connect(0, 10*time.Second),                // 1
 		create(10*ms, "/lock/n-", true, true),     // 2 (and its parent)
@@ -233,7 +233,7 @@ func TestZxid(t *testing.T) {
 	assert.Equal(t, []string{"0.051s /lock/n-0000000000 zxid 4 deleted", "0.071s /lock/n-0000000001 zxid 5 closed s1"}, traceOf(k, KindZnodeDeleted))
 
 	t.Run("across a restart", func(t *testing.T) {
-		k, zk := newWorld(DefaultConfig())
+		k, zk := newWorld(t, DefaultConfig())
 		c := addRaw(k, "c", connect(0, 10*time.Second), create(10*ms, "/a", false, false), ping(2*time.Second), create(3*time.Second, "/b", false, false))
 		d := addRaw(k, "d", connect(2500*ms, 10*time.Second))
 		k.At(sim.At(time.Second), func() { k.Crash(zk, sim.CrashPower) })
@@ -271,7 +271,7 @@ func TestLockDelay(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.LockDelay = tt.lockDelay
-			k, _ := newWorld(cfg)
+			k, _ := newWorld(t, cfg)
 			addRaw(k, "a", append([]rawStep{connect(0, 4*time.Second), create(10*ms, "/lock/n-", true, true)}, tt.end...)...)
 			b := addRaw(k, "b", steps(
 				one(connect(0, 40*time.Second), create(20*ms, "/lock/n-", true, true), watch(30*ms, "/lock/n-0000000000")),
@@ -302,7 +302,7 @@ func TestLockDelay(t *testing.T) {
 // TestPingBeforeWatch: a watch event and replies to one session are
 // numbered in the order they were sent.
 func TestSeqNumbering(t *testing.T) {
-	k, _ := newWorld(DefaultConfig())
+	k, _ := newWorld(t, DefaultConfig())
 	a := addRaw(k, "a", connect(0, 10*time.Second), create(10*ms, "/x", false, false), op(30*ms, OpDelete, "/x"))
 	b := addRaw(k, "b", connect(0, 10*time.Second), watch(20*ms, "/x"), ping(40*ms))
 	require.NoError(t, k.Run(sim.At(time.Second)))

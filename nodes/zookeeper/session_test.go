@@ -136,7 +136,7 @@ func TestSessionDisconnected(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k, _ := newWorld(DefaultConfig())
+			k, _ := newWorld(t, DefaultConfig())
 			c, id := addSess(k, "c", connectAt(0, 6*time.Second, tt.clientExpiry))
 			isolate(k, id, 5*time.Second, tt.heal)
 			require.NoError(t, k.Run(sim.At(40*time.Second)))
@@ -192,7 +192,7 @@ func TestSessionPause(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k, _ := newWorld(DefaultConfig())
+			k, _ := newWorld(t, DefaultConfig())
 			c, id := addSess(k, "c", tt.acts...)
 			k.At(sim.At(5*time.Second), func() { k.Pause(id, 20*time.Second) })
 			require.NoError(t, k.Run(sim.At(30*time.Second)))
@@ -204,7 +204,7 @@ func TestSessionPause(t *testing.T) {
 
 // TestSessionCalls: every call completes with exactly one EventReply.
 func TestSessionCalls(t *testing.T) {
-	k, _ := newWorld(DefaultConfig())
+	k, _ := newWorld(t, DefaultConfig())
 	create := Request{Op: OpCreate, Path: "/a", Ephemeral: true}
 	exists := Request{Op: OpExists, Path: "/a"}
 	c, id := addSess(k, "c",
@@ -237,7 +237,7 @@ func TestSessionCalls(t *testing.T) {
 // connection) breaks the connection: the call fails with CONNECTIONLOSS and
 // the session reconnects at once.
 func TestSessionLostReply(t *testing.T) {
-	k, zk := newWorld(DefaultConfig())
+	k, zk := newWorld(t, DefaultConfig())
 	c, id := addSess(k, "c",
 		connectAt(0, 6*time.Second, false),
 		callAt(3*time.Second, Request{Op: OpCreate, Path: "/a"}),
@@ -274,7 +274,7 @@ func TestWatchAcrossDisconnect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k, _ := newWorld(DefaultConfig())
+			k, _ := newWorld(t, DefaultConfig())
 			addRaw(k, "holder", steps(
 				one(connect(0, 10*time.Second), create(10*ms, "/lock/a", true, false)),
 				pings(time.Second, 3*time.Second, time.Second),
@@ -410,7 +410,7 @@ func addLock(k *sim.Kernel, log *[]string, name string, start, hold, timeout tim
 // waiter watches only its predecessor, so every release wakes exactly one
 // client (no herd effect).
 func TestLockRecipePredecessorWatch(t *testing.T) {
-	k, _ := newWorld(DefaultConfig())
+	k, _ := newWorld(t, DefaultConfig())
 	var log []string
 	addLock(k, &log, "c1", 0, time.Second, 10*time.Second)
 	addLock(k, &log, "c2", 10*ms, time.Second, 10*time.Second)
@@ -460,7 +460,7 @@ func TestLockRecipePausedHolder(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.LockDelay = tt.lockDelay
-			k, _ := newWorld(cfg)
+			k, _ := newWorld(t, cfg)
 			var log []string
 			c1 := addLock(k, &log, "c1", 0, time.Minute, 4*time.Second)
 			addLock(k, &log, "c2", 10*ms, time.Minute, 40*time.Second)

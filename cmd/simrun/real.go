@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locksim/locksim/realmode"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+func init() { extraCommands = append(extraCommands, newRealCmd, newTwinCmd) }
+
+func newRealCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "real NAME|FILE",
+		Short: "Run a scenario against real redis-server and redis-sentinel processes",
+		Long: `Run a scenario in real mode: locksim's own lock clients and storage service,
+driven in real time, against real redis-server and redis-sentinel processes
+that simrun starts on addresses of 127.0.0.0/8 in a private temporary
+directory and stops by PID on every exit (Ctrl-C too). Faults: pauses
+(SIGSTOP/SIGCONT), crashes (SIGKILL, or SHUTDOWN for mode clean) and restarts
+on the same data directory, power loss where it equals a kill, server clocks
+through a preload library, client clocks directly, partitions, cuts and delays
+through a fault-injecting proxy, promote (REPLICAOF NO ONE). A scenario that
+needs more (ZooKeeper, power loss with appendfsync everysec, drops between two
+servers) is refused with exit 2 naming the fault and why.
+
+Needs redis-server, redis-sentinel and (for server clocks) a C compiler.
+
+Exit codes as simrun run: 0 the verdicts match; 1 they do not; 2 bad input or
+a scenario real mode cannot run; 3 inconclusive or internal error.`,
+		Args: exactArgs(1, "NAME|FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.seedSet = cmd.Flags().Changed("seed")
+			return realScenario(cmd.OutOrStdout(), args[0], f)
+		},
+	}
+	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "seed of the run (default: the scenario's seed)")
+	cmd.Flags().BoolVar(&f.jsonOut, "json", false, "print one JSON object (with \"mode\": \"real\") instead of the summary")
+	cmd.Flags().StringVar(&f.outDir, "out", "", "write the report (result.json, trace, checker visualizations) into this folder")
+	cmd.Flags().IntVar(&f.events, "events", defaultKeyEvents, "most key events the summary prints (0: all)")
+	return cmd
+}
+
+// interruptible returns a context that Ctrl-C (SIGINT) or SIGTERM ends, so
+// that real mode stops its servers before simrun exits.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// realOutcome runs s once in real mode and maps real mode's errors to exit
+// codes.
+func realOutcome(ctx context.Context, s *scenarios.Scenario, seed uint64, outDir string) (*scenarios.Outcome, error) {
+	o, err := realmode.Run(ctx, s, seed, realmode.Options{OutDir: outDir})
+	if err != nil {
+		return nil, realError(s, err)
+	}
+	return o, nil
+}
+
+// realError maps real mode's errors to exit codes: 2 when real mode cannot
+// run the scenario here, 3 when interrupted or broken.
+func realError(s *scenarios.Scenario, err error) error {
+	var ue *realmode.UnsupportedError
+	switch {
+	case errors.As(err, &ue), errors.Is(err, realmode.ErrMissingBinary), errors.Is(err, realmode.ErrStart):
+		return withCode(exitBadInput, err)
+	case errors.Is(err, realmode.ErrInterrupted):
+		return withCode(exitInconclusive, err)
+	}
+	return withCode(exitInconclusive, fmt.Errorf("internal error in the real run of %s: %w", s.Name, err))
+}
+
+func realScenario(stdout io.Writer, arg string, f runFlags) error {
+	s, err := loadScenario(arg)
+	if err != nil {
+		return err
+	}
+	seed := s.Seed
+	if f.seedSet {
+		seed = f.seed
+	}
+	if f.outDir != "" {
+		if err := os.MkdirAll(f.outDir, 0o755); err != nil {
+			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+		}
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	o, err := realOutcome(ctx, s, seed, f.outDir)
+	if err != nil {
+		return err
+	}
+	if f.outDir != "" {
+		if err := writeRealOutputs(f.outDir, o); err != nil {
+			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+		}
+	}
+	if f.jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(realJSON{Mode: "real", Outcome: o}); err != nil {
+			return withCode(exitInconclusive, err)
+		}
+	} else {
+		fmt.Fprintln(stdout, "mode: real (redis-server and redis-sentinel on loopback, in real time)")
+		keys := newKeyEvents(f.events)
+		for i := range o.Trace {
+			keys.add(&o.Trace[i])
+		}
+		printSummary(stdout, s, o, keys, f)
+		fmt.Fprintln(stdout, "NB: a real run is not replayable bit for bit (real time, real servers); the replay line above runs the simulator")
+	}
+	return outcomeCode(o)
+}
+
+// writeRealOutputs writes result.json (the outcome, as --json prints it
+// for run) and trace.jsonl into dir; porcupine's visualizations of an
+// illegal history are already there (the checker writes them into OutDir).
+// simrun report DIR renders the HTML report from these files.
+func writeRealOutputs(dir string, o *scenarios.Outcome) error {
+	data, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	fh, err := os.Create(filepath.Join(dir, "trace.jsonl"))
+	if err != nil {
+		return err
+	}
+	if err := sim.WriteJSONL(fh, o.Trace); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}
+
+// realJSON is the outcome with the mode in front.
+type realJSON struct {
+	Mode string `json:"mode"`
+	*scenarios.Outcome
+}

@@ -1,0 +1,87 @@
+package simtest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/sim"
+)
+
+type ping struct{ ID uint64 }
+type pong struct {
+	ID   uint64
+	Life int
+}
+
+// echo answers every ping with a pong naming how many times it started.
+type echo struct{ starts *int }
+
+func (e *echo) Init(env *sim.Env)          { *e.starts++; env.Log(sim.KindStart, "echo up") }
+func (e *echo) Fire(env *sim.Env, tag any) {}
+func (e *echo) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
+	if p, ok := msg.(ping); ok {
+		env.Send(from, pong{ID: p.ID, Life: *e.starts})
+	}
+}
+
+func TestProbeRepliesAndResendAfterRestart(t *testing.T) {
+	tests := []struct {
+		name     string
+		crash    bool
+		wantLife int
+		wantAt   sim.Time
+	}{
+		{name: "plain round trip", wantLife: 1, wantAt: sim.At(2 * time.Millisecond)},
+		// The server crashes with the ping in flight: the ping is lost with
+		// the process, the probe sees the connection end and sends it again
+		// to the restarted server.
+		{name: "resent after a crash", crash: true, wantLife: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := NewWorld(t, time.Millisecond)
+			starts := 0
+			s := w.Add("S", func() sim.Process { return &echo{starts: &starts} }, sim.ClockSpec{})
+			p := NewProbe(func(r pong) uint64 { return r.ID })
+			AddProbe(w, "c", p)
+			w.Start()
+			id := p.Send(w.ID("S"), func(id uint64) sim.Message { return ping{ID: id} })
+			if tt.crash {
+				w.K.Crash(s, sim.CrashProcess)
+				w.Advance(10 * time.Millisecond)
+				assert.False(t, p.Answered(id), "no reply from a crashed server")
+				w.K.Restart(s)
+			}
+			a, ok := Wait(w, p, id, time.Second)
+			require.True(t, ok)
+			assert.Equal(t, tt.wantLife, a.Reply.Life)
+			if tt.wantAt != 0 {
+				assert.Equal(t, tt.wantAt, a.At)
+			}
+			if tt.crash {
+				assert.Positive(t, p.Ends[s], "the probe saw the connection end")
+			}
+			assert.Empty(t, p.Pending(s))
+		})
+	}
+}
+
+func TestWorldNamesEventsAndSince(t *testing.T) {
+	w := NewWorld(t, time.Millisecond)
+	starts := 0
+	mark := w.Mark()
+	w.Add("S", func() sim.Process { return &echo{starts: &starts} }, sim.ClockSpec{})
+	w.Start()
+	assert.Equal(t, []string{"S"}, w.Names())
+	assert.True(t, w.Has("S"))
+	assert.False(t, w.Has("T"))
+	assert.True(t, w.TraceHas(sim.KindStart, "S", "echo up"))
+	assert.Contains(t, w.Since(mark, sim.KindStart), "0.000s S start echo up\n")
+	assert.Empty(t, w.Since(w.Mark()))
+	ok := w.RunUntil(5*time.Millisecond, func() bool { return false })
+	assert.False(t, ok)
+	assert.Equal(t, sim.At(5*time.Millisecond), w.K.Now())
+}

@@ -1,0 +1,109 @@
+package realmode
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/scenarios"
+)
+
+const checkBase = `
+name: check
+duration: 10s
+redis:
+  - name: M
+    appendonly: %s
+    appendfsync: %s
+  - name: R
+    replicaof: M
+  - name: X
+sentinel: {master: M}
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: X, ttl: 5s}
+`
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name   string
+		yaml   string
+		aof    string
+		fsync  string
+		wantIn string // "" means supported
+	}{
+		{name: "no faults", yaml: ``},
+		{name: "server pause", yaml: "faults: [{at: 1s, kind: pause, node: M, for: 1s}]"},
+		{name: "server clock jump", yaml: "faults: [{at: 1s, kind: clock-jump, node: X, by: +30s}]"},
+		{name: "client partition from a server", yaml: "faults: [{at: 1s, kind: partition, groups: [[c1], [X]]}]"},
+		{name: "power loss without AOF", yaml: "faults: [{at: 1s, kind: crash, node: M, mode: power}]"},
+		{name: "power loss with always", aof: "yes", fsync: "always", yaml: "faults: [{at: 1s, kind: crash, node: M, mode: power}]"},
+		{name: "power loss with everysec", aof: "yes", fsync: "everysec", yaml: "faults: [{at: 1s, kind: crash, node: M, mode: power}]", wantIn: "needs a filesystem that drops unsynced data"},
+		{name: "power loss with no", aof: "yes", fsync: "no", yaml: "faults: [{at: 1s, kind: crash, node: M, mode: power}]", wantIn: "appendfsync no"},
+		{name: "partition between master and replica", yaml: "faults: [{at: 1s, kind: partition, groups: [[M], [R]]}]"},
+		{name: "partition between sentinel and master", yaml: "faults: [{at: 1s, kind: partition, groups: [[s1, c1], [M]]}]"},
+		{name: "delay on replication", yaml: "faults: [{at: 1s, kind: delay, from: M, to: R, by: 1s, for: 1s}]"},
+		{name: "drop on replication", yaml: "faults: [{at: 1s, kind: drop, from: M, to: R, count: 2}]", wantIn: "no TCP counterpart"},
+		{name: "drop between client and server", yaml: "faults: [{at: 1s, kind: drop, from: c1, to: X, count: 2}]"},
+		{name: "trigger on promoted", yaml: "faults: [{on: {event: promoted, node: R}, kind: pause, node: c1, for: 1s}]", wantIn: "promoted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			aof, fsync := tt.aof, tt.fsync
+			if aof == "" {
+				aof, fsync = "no", "everysec"
+			}
+			src := sprintf(checkBase, aof, fsync) + tt.yaml + "\n"
+			s, err := scenarios.Parse("check.yaml", []byte(src))
+			require.NoError(t, err)
+			err = Check(s)
+			if tt.wantIn == "" {
+				assert.NoError(t, err)
+				return
+			}
+			var ue *UnsupportedError
+			require.ErrorAs(t, err, &ue)
+			assert.Contains(t, err.Error(), "faults[0]")
+			assert.Contains(t, err.Error(), tt.wantIn)
+		})
+	}
+}
+
+func TestCheckRefusesZooKeeper(t *testing.T) {
+	s, err := scenarios.Builtin("zk-session-expiry-pause")
+	require.NoError(t, err)
+	err = Check(s)
+	var ue *UnsupportedError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, "zookeeper", ue.Where)
+}
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+func TestBracketed(t *testing.T) {
+	tests := []struct {
+		in   string
+		want [][]string
+	}{
+		{"#3 [c1 A B] [D E]", [][]string{{"c1", "A", "B"}, {"D", "E"}}},
+		{"#4 one-way [A] -> [B C]", [][]string{{"A"}, {"B", "C"}}},
+		{"#5 []", [][]string{{}}},
+		{"all", nil},
+		{"#6 [A", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got := bracketed(tt.in)
+			if tt.want == nil {
+				assert.Nil(t, got)
+				return
+			}
+			require.Len(t, got, len(tt.want))
+			for i := range got {
+				assert.ElementsMatch(t, tt.want[i], got[i])
+			}
+		})
+	}
+}

@@ -1,0 +1,24 @@
+// Package realmode runs a locksim scenario against real redis-server and
+// redis-sentinel processes, in real time, and judges its history with the
+// same checker as a simulation (simrun real, simrun twin).
+//
+// The kernel (package sim) stays what it is: deterministic, single-threaded,
+// no slower. Real mode builds the scenario's world with gateways in place of
+// the Redis nodes and sentinels (scenarios.BuildWith) and drives it with a
+// loop that lets virtual time follow real elapsed time: it runs the kernel up
+// to the real time elapsed, sleeps until the next event is due
+// (sim.Kernel.NextAt) or a reply arrives, and injects each reply as the
+// gateway's message (sim.Kernel.Inject). All kernel code runs on that one
+// goroutine; socket readers only hand closures to it. The lock clients and
+// the storage service are locksim's own, unchanged; their clocks are the
+// kernel's, so client clock faults act directly.
+//
+// The fault schedule is the simulator's (faults.Install on the same kernel,
+// with the same seed and draws and the same records for explanations);
+// observe carries what it does to a gateway onto the real process: signals,
+// kills, SHUTDOWN, restarts on the same data directory, and wall-clock
+// shifts through realmode/clockshift. Every connection runs through
+// realmode/proxy, to which partitions, cuts, heals and delays go. What real
+// mode cannot reproduce is refused up front by Check with the fault or
+// section named and why.
+package realmode

@@ -1,0 +1,527 @@
+package realmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/realmode/clockshift"
+	"github.com/locksim/locksim/realmode/launch"
+	"github.com/locksim/locksim/realmode/proxy"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// Options tune a real run.
+type Options struct {
+	// CheckTimeout bounds each porcupine check.
+	CheckTimeout time.Duration
+	// OutDir receives porcupine's visualization of illegal histories.
+	OutDir string
+	// Dir is where the servers' data directories go; a private temporary
+	// directory (removed afterwards) when empty.
+	Dir string
+
+	// serverStarted is called after each server starts (tests).
+	serverStarted func(*server)
+}
+
+// ErrInterrupted is returned when ctx ends the run (Ctrl-C); every server
+// has been stopped by then.
+var ErrInterrupted = errors.New("real run interrupted; every server it started was stopped")
+
+// runtime is the state of one real run that the driver goroutine owns.
+type runtime struct {
+	k        *sim.Kernel
+	inj      chan func()
+	done     chan struct{}
+	wg       sync.WaitGroup
+	gateways map[string]*gateway // current incarnation by process name
+	servers  map[string]*server
+	byAddr   map[string]string // "127.0.0.1:port" -> process name
+	ops      map[string]chan func()
+	opsWG    sync.WaitGroup
+	// clocks: the processes whose wall clock real mode shifts, and the
+	// preload library that does it (built once per run when needed).
+	ctx context.Context // ends the run (Ctrl-C), also while servers start
+	// serverStarted is Options.serverStarted.
+	serverStarted func(*server)
+	group         *launch.Group
+	proxy         *proxy.Proxy
+	// cuts maps a kernel partition or cut id to the proxy's ids.
+	cuts map[int][]int
+	// delays are the proxy delay ids (a heal of everything ends them).
+	delays   []int
+	roles    roles
+	clientIP map[string]string
+	clocks   map[string]scenarios.ClockSpec
+	clockLib string
+	dir      string
+}
+
+// inject hands f to the driver goroutine (from a socket reader).
+func (rt *runtime) inject(f func()) {
+	select {
+	case rt.inj <- f:
+	case <-rt.done:
+	}
+}
+
+// names rewrites a sentinel's [ip, port] answer into [process name, port],
+// the form the model's clients know (clients.discover).
+func (rt *runtime) names(v redis.Value) redis.Value {
+	if v.Kind != redis.KindArray || len(v.Array) != 2 || v.Array[0].Kind != redis.KindBulk || v.Array[1].Kind != redis.KindBulk {
+		return v
+	}
+	if n, ok := rt.byAddr[v.Array[0].Str+":"+v.Array[1].Str]; ok {
+		return redis.Array(redis.Bulk(n), v.Array[1])
+	}
+	return v
+}
+
+// Binaries returns the paths of redis-server and redis-sentinel, or an
+// error naming the missing one.
+func Binaries() (server, sentinel string, err error) {
+	server, err = exec.LookPath("redis-server")
+	if err != nil {
+		return "", "", fmt.Errorf("redis-server: %w (install it: apt-get install redis-server)", ErrMissingBinary)
+	}
+	sentinel, err = exec.LookPath("redis-sentinel")
+	if err != nil {
+		// Debian's redis-sentinel is redis-server run as a sentinel.
+		sentinel = server
+	}
+	return server, sentinel, nil
+}
+
+// Run runs s once against real redis-server and redis-sentinel processes
+// on loopback, with locksim's own lock clients and storage service driven
+// by the kernel in real time, and judges the history with the same checker
+// as a simulation. The returned error is an *UnsupportedError or a wrapped
+// ErrMissingBinary when real mode cannot run s (exit 2), ErrInterrupted
+// when ctx ended the run. Every server started is stopped before Run
+// returns.
+func Run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options) (*scenarios.Outcome, error) {
+	return run(ctx, s, seed, opt, nil)
+}
+
+// run is Run with a hook called once the servers run, before the clock
+// starts (tests record the servers' PIDs there).
+func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, started func(*runtime)) (*scenarios.Outcome, error) {
+	if err := Check(s); err != nil {
+		return nil, err
+	}
+	srvBin, sentBin, err := Binaries()
+	if err != nil {
+		return nil, err
+	}
+	dir := opt.Dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "locksim-real-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+	}
+	// In real mode the network between a client and a server is real; the
+	// kernel adds no latency and loses nothing of its own (its links still
+	// carry the scenario's partitions and link faults between clients,
+	// gateways and the storage service).
+	rs := *s
+	rs.Network = sim.NetConfig{}
+	rt := &runtime{
+		inj:      make(chan func(), 4096),
+		done:     make(chan struct{}),
+		gateways: map[string]*gateway{},
+		servers:  map[string]*server{},
+		byAddr:   map[string]string{},
+		ops:      map[string]chan func(){},
+		group:    launch.NewGroup(),
+		proxy:    proxy.New(),
+		cuts:     map[int][]int{},
+		roles:    rolesOf(s),
+		clientIP: map[string]string{},
+		clocks:   clocksOf(s),
+		dir:      dir,
+	}
+	defer rt.stopAll()
+	rt.ctx = ctx
+	rt.serverStarted = opt.serverStarted
+	if err := rt.startServers(&rs, dir, srvBin, sentBin); err != nil {
+		if ctx.Err() != nil {
+			return nil, ErrInterrupted
+		}
+		return nil, err
+	}
+	w, err := scenarios.BuildWith(&rs, seed, scenarios.BuildOptions{
+		KeepTrace: true,
+		Substitute: func(name string) func() sim.Process {
+			srv := rt.servers[name]
+			if srv == nil {
+				return nil
+			}
+			return func() sim.Process { return &gateway{rt: rt, name: name, srv: srv} }
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	rt.k = w.Kernel
+	w.Kernel.Observe(rt.observe)
+	if started != nil {
+		started(rt)
+	}
+	if err := rt.loop(ctx, sim.At(s.Duration)); err != nil {
+		return nil, err
+	}
+	return scenarios.Judge(s, w, seed, scenarios.Options{KeepTrace: true, CheckTimeout: opt.CheckTimeout, OutDir: opt.OutDir})
+}
+
+// loop runs the kernel in real time until end: virtual time follows the
+// real time elapsed since the start. It sleeps until the next event is due
+// or a reply arrives; everything that touches the kernel runs here, on one
+// goroutine.
+func (rt *runtime) loop(ctx context.Context, end sim.Time) error {
+	k := rt.k
+	start := time.Now()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		now := sim.Time(time.Since(start))
+		if now > end {
+			now = end
+		}
+		if err := k.Run(now); err != nil {
+			return err
+		}
+		for drained := false; !drained; {
+			select {
+			case f := <-rt.inj:
+				f()
+			default:
+				drained = true
+			}
+		}
+		if now >= end {
+			return nil
+		}
+		wait := end - now
+		if next, ok := k.NextAt(); ok {
+			if next <= now {
+				continue
+			}
+			if next-now < wait {
+				wait = next - now
+			}
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(time.Duration(wait))
+		select {
+		case f := <-rt.inj:
+			f()
+		case <-timer.C:
+		case <-ctx.Done():
+			return ErrInterrupted
+		}
+	}
+}
+
+// defaultSave is the model's (and Redis 7's) default RDB save points,
+// "save 3600 1 300 100 60 10000" (nodes/redis DefaultConfig; R 7.2.4
+// src/server.c:2073-2077); launch writes save "" when given none.
+var defaultSave = []string{"3600 1", "300 100", "60 10000"}
+
+// startServers starts one redis-server per Redis node (masters first) and
+// one Sentinel per sentinel, each on its own loopback address with a data
+// directory of its own under dir; clients get loopback addresses too, and
+// dial the servers from them.
+func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin string) error {
+	pool := launch.NewAddrPool()
+	for _, c := range s.Clients {
+		ip, err := pool.Next()
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrStart, c.Name, err)
+		}
+		rt.clientIP[c.Name] = ip
+		if err := rt.proxy.Register(ip, c.Name); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrStart, c.Name, err)
+		}
+	}
+	order := make([]scenarios.RedisSpec, 0, len(s.Redis))
+	for _, r := range s.Redis {
+		if r.ReplicaOf == "" {
+			order = append(order, r)
+		}
+	}
+	for _, r := range s.Redis {
+		if r.ReplicaOf != "" {
+			order = append(order, r)
+		}
+	}
+	for _, r := range order {
+		srv := &server{name: r.Name}
+		ip, port, err := rt.front(pool, srv)
+		if err != nil {
+			return err
+		}
+		clock, err := rt.clockFor(srv, dir)
+		if err != nil {
+			return err
+		}
+		o := launch.RedisOptions{
+			Name: r.Name, Bin: srvBin, IP: ip, Port: port, Dir: filepath.Join(dir, r.Name),
+			AppendOnly: r.AppendOnly, AppendFsync: r.AppendFsync, Save: defaultSave,
+			MinReplicasToWrite: r.MinReplicasToWrite, MinReplicasMaxLag: int(r.MinReplicasMaxLag / time.Second),
+			BindSourceAddr: ip, AnnounceIP: ip, AnnouncePort: frontPort(srv.addr), Clock: clock,
+		}
+		if r.ReplicaOf != "" {
+			o.ReplicaOf = rt.servers[r.ReplicaOf].addr
+			if d := r.ReplicationDelay.Lo; d > 0 {
+				// Check allows a fixed delay only: the proxy delays every
+				// byte from the master to the replica by it.
+				rt.proxy.Delay(r.ReplicaOf, r.Name, d)
+			}
+		}
+		ls, err := rt.group.StartRedis(o)
+		if err != nil {
+			return startErr(r.Name, err)
+		}
+		rt.addServer(srv, ls)
+	}
+	// The model's replicas are in sync from the start; a real replica
+	// connects from its once-a-second replicationCron and then waits for a
+	// full sync (repl-diskless-sync-delay 5 in Redis 7.0), so the run
+	// starts only when every replica reports its link up.
+	for _, r := range s.Redis {
+		if r.ReplicaOf == "" {
+			continue
+		}
+		srv := rt.servers[r.Name]
+		if !rt.waitFor(30*time.Second, func() bool {
+			v, err := command(srv.ls.Addr(), "INFO", "replication")
+			return err == nil && strings.Contains(v.Str, "master_link_status:up")
+		}) {
+			return fmt.Errorf("%w: %s: its replication link to %s did not come up within 30s (log: %s)", ErrStart, r.Name, r.ReplicaOf, filepath.Join(srv.ls.Dir(), "redis.log"))
+		}
+	}
+	sp := s.Sentinel
+	if sp == nil {
+		return nil
+	}
+	for _, n := range sp.Names {
+		srv := &server{name: n, sentinel: true}
+		ip, port, err := rt.front(pool, srv)
+		if err != nil {
+			return err
+		}
+		clock, err := rt.clockFor(srv, dir)
+		if err != nil {
+			return err
+		}
+		ls, err := rt.group.StartSentinel(launch.SentinelOptions{
+			Name: n, Bin: sentBin, IP: ip, Port: port, Dir: filepath.Join(dir, n),
+			MasterName: "mymaster", MasterAddr: rt.servers[sp.Master].addr,
+			Quorum: sp.Quorum, DownAfter: sp.DownAfter, FailoverTimeout: sp.FailoverTimeout,
+			AnnounceIP: ip, AnnouncePort: frontPort(srv.addr), BindSourceAddr: ip, Clock: clock,
+		})
+		if err != nil {
+			return startErr(n, err)
+		}
+		rt.addServer(srv, ls)
+	}
+	// Likewise the model's sentinels know the replicas and each other from
+	// the start; real ones learn them from INFO (every 10s) and hello
+	// messages (every 2s; sentinel.c sentinelSendPeriodicCommands).
+	replicas := 0
+	for _, r := range s.Redis {
+		if r.ReplicaOf == sp.Master {
+			replicas++
+		}
+	}
+	for _, n := range sp.Names {
+		srv := rt.servers[n]
+		if !rt.waitFor(30*time.Second, func() bool {
+			r, err1 := command(srv.ls.Addr(), "SENTINEL", "replicas", "mymaster")
+			o, err2 := command(srv.ls.Addr(), "SENTINEL", "sentinels", "mymaster")
+			return err1 == nil && err2 == nil && len(r.Array) >= replicas && len(o.Array) >= len(sp.Names)-1
+		}) {
+			return fmt.Errorf("%w: sentinel %s did not discover the %d replicas and %d other sentinels within 30s (log: %s)", ErrStart, n, replicas, len(sp.Names)-1, filepath.Join(srv.ls.Dir(), "redis.log"))
+		}
+	}
+	return nil
+}
+
+// front gives a server its loopback address, registered with the proxy
+// under the server's name, and the proxy's front for it: everything that
+// talks to the server (clients, replicas, sentinels) connects to the front,
+// which forwards to the server's own port (returned) on the same address.
+func (rt *runtime) front(pool *launch.AddrPool, srv *server) (string, int, error) {
+	ip, err := pool.Next()
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %s: %v", ErrStart, srv.name, err)
+	}
+	if err := rt.proxy.Register(ip, srv.name); err != nil {
+		return "", 0, fmt.Errorf("%w: %s: %v", ErrStart, srv.name, err)
+	}
+	// The front first, so that the server's free port cannot be the
+	// front's.
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %s: %v", ErrStart, srv.name, err)
+	}
+	frontAddr := ln.Addr().String()
+	ln.Close()
+	port, err := launch.FreePort(ip)
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %s: %v", ErrStart, srv.name, err)
+	}
+	front, err := rt.proxy.Listen(srv.name, frontAddr, net.JoinHostPort(ip, strconv.Itoa(port)))
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: %s: %v", ErrStart, srv.name, err)
+	}
+	srv.addr = front
+	return ip, port, nil
+}
+
+func frontPort(addr string) int {
+	_, p, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// addServer registers a started server and its fault worker: signals,
+// kills and restarts of one server run in order on a goroutine of its own,
+// so the driver never blocks on a process.
+func (rt *runtime) addServer(srv *server, ls *launch.Server) {
+	srv.ls = ls
+	rt.servers[srv.name] = srv
+	rt.byAddr[srv.addr] = srv.name
+	rt.byAddr[ls.Addr()] = srv.name
+	if rt.serverStarted != nil {
+		rt.serverStarted(srv)
+	}
+	ops := make(chan func(), 64)
+	rt.ops[srv.name] = ops
+	rt.opsWG.Add(1)
+	go func() {
+		defer rt.opsWG.Done()
+		for f := range ops {
+			f()
+		}
+	}()
+}
+
+// stopAll ends the run: connections closed, pending fault actions done,
+// every server stopped by PID.
+func (rt *runtime) stopAll() {
+	close(rt.done)
+	for _, g := range rt.gateways {
+		g.close()
+	}
+	for _, ops := range rt.ops {
+		close(ops)
+	}
+	rt.opsWG.Wait()
+	rt.proxy.Close()
+	rt.group.StopAll()
+	for _, srv := range rt.servers {
+		if srv.clock != nil {
+			srv.clock.Close()
+		}
+	}
+	rt.wg.Wait()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func splitAddr(a string) (string, string) {
+	i := strings.LastIndexByte(a, ':')
+	return a[:i], a[i+1:]
+}
+
+func portOf(a string) string { _, p := splitAddr(a); return p }
+
+// clocksOf returns the real processes whose wall clock must be shifted: a
+// clock offset or drift in the scenario, or a clock fault on them.
+func clocksOf(s *scenarios.Scenario) map[string]scenarios.ClockSpec {
+	out := map[string]scenarios.ClockSpec{}
+	real := map[string]scenarios.ClockSpec{}
+	for _, r := range s.Redis {
+		real[r.Name] = r.Clock
+		if r.Clock != (scenarios.ClockSpec{}) {
+			out[r.Name] = r.Clock
+		}
+	}
+	if sp := s.Sentinel; sp != nil {
+		for _, n := range sp.Names {
+			real[n] = sp.Clock
+			if sp.Clock != (scenarios.ClockSpec{}) {
+				out[n] = sp.Clock
+			}
+		}
+	}
+	for _, f := range s.Faults {
+		if cs, ok := real[f.Node]; ok && (f.Kind == "clock-jump" || f.Kind == "clock-drift") {
+			out[f.Node] = cs
+		}
+	}
+	return out
+}
+
+// clockFor returns the clock control of srv when the scenario shifts its
+// wall clock (nil otherwise), after setting its initial offset and rate.
+// NB: the library shifts the wall clock only (CLOCK_REALTIME,
+// gettimeofday, time); the model's drift runs both clocks of a process at
+// the rate, so a drifting real server's monotonic timers (its event loop)
+// keep real time: a simplification of real mode.
+func (rt *runtime) clockFor(srv *server, dir string) (*launch.Clock, error) {
+	cs, ok := rt.clocks[srv.name]
+	if !ok {
+		return nil, nil
+	}
+	if rt.clockLib == "" {
+		so, err := clockshift.Build(filepath.Join(dir, "clockshift"))
+		if err != nil {
+			if errors.Is(err, clockshift.ErrNoCompiler) {
+				return nil, fmt.Errorf("%s: shifting its clock: %w: %v", srv.name, ErrMissingBinary, err)
+			}
+			return nil, fmt.Errorf("%s: building the clock library: %w", srv.name, err)
+		}
+		rt.clockLib = so
+	}
+	ppb, err := sim.RateFromDrift(cs.Drift)
+	if err != nil {
+		return nil, fmt.Errorf("%s.clock: %w", srv.name, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "clocks"), 0o700); err != nil {
+		return nil, err
+	}
+	c, err := clockshift.NewControl(filepath.Join(dir, "clocks", srv.name))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Set(cs.Offset, ppb); err != nil {
+		c.Close()
+		return nil, err
+	}
+	srv.clock = c
+	return &launch.Clock{Control: c, Lib: rt.clockLib}, nil
+}

@@ -1,0 +1,92 @@
+package realmode
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/locksim/locksim/scenarios"
+)
+
+// TwinRun is the verdicts of one run beside the others.
+type TwinRun struct {
+	Seed           uint64 `json:"seed"`
+	LockSafety     string `json:"lock_safety"`
+	ResourceSafety string `json:"resource_safety"`
+	Liveness       string `json:"liveness"`
+	// Agrees: a real run gave the simulator's three verdicts.
+	Agrees      bool   `json:"agrees"`
+	Explanation string `json:"explanation,omitempty"`
+	// Report is the folder that holds the run's report.
+	Report string `json:"report"`
+}
+
+// TwinResult is the simulator's run and the real runs of one scenario.
+type TwinResult struct {
+	Scenario  string    `json:"scenario"`
+	Simulator TwinRun   `json:"simulator"`
+	Real      []TwinRun `json:"real"`
+	// Agree: every real run agrees with the simulator.
+	Agree bool `json:"agree"`
+	// Inconclusive: a verdict of some run is unknown (checker timeout).
+	Inconclusive bool `json:"inconclusive"`
+}
+
+func twinRow(o *scenarios.Outcome, report string) TwinRun {
+	r := TwinRun{Seed: o.Seed, LockSafety: string(o.LockSafety), ResourceSafety: string(o.ResourceSafety), Liveness: string(o.Liveness), Report: report}
+	for _, v := range o.Violations {
+		if r.Explanation != "" {
+			r.Explanation += "\n"
+		}
+		r.Explanation += v.Explanation
+	}
+	return r
+}
+
+// Twin runs s in the simulator on its seed and runs times in real mode on
+// seeds s.Seed, s.Seed+1, ..., and compares the three verdicts. Reports go
+// to out/sim and out/real-seed-N (the report writer is the caller's: write
+// is called with each folder and outcome). Errors are Run's.
+func Twin(ctx context.Context, s *scenarios.Scenario, runs int, out string, write func(dir string, o *scenarios.Outcome) error) (*TwinResult, error) {
+	if err := Check(s); err != nil {
+		return nil, err
+	}
+	simDir := filepath.Join(out, "sim")
+	if err := os.MkdirAll(simDir, 0o755); err != nil {
+		return nil, err
+	}
+	so, err := scenarios.Run(s, s.Seed, scenarios.Options{KeepTrace: true, OutDir: simDir})
+	if err != nil {
+		return nil, fmt.Errorf("simulating %s: %w", s.Name, err)
+	}
+	if write != nil {
+		if err := write(simDir, so); err != nil {
+			return nil, err
+		}
+	}
+	res := &TwinResult{Scenario: s.Name, Simulator: twinRow(so, simDir), Agree: true, Inconclusive: so.Inconclusive}
+	for i := 0; i < runs; i++ {
+		seed := s.Seed + uint64(i)
+		dir := filepath.Join(out, fmt.Sprintf("real-seed-%d", seed))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		ro, err := Run(ctx, s, seed, Options{OutDir: dir})
+		if err != nil {
+			return nil, err
+		}
+		if write != nil {
+			if err := write(dir, ro); err != nil {
+				return nil, err
+			}
+		}
+		row := twinRow(ro, dir)
+		row.Agrees = ro.LockSafety == so.LockSafety && ro.ResourceSafety == so.ResourceSafety && ro.Liveness == so.Liveness
+		res.Agree = res.Agree && row.Agrees
+		res.Inconclusive = res.Inconclusive || ro.Inconclusive
+		res.Real = append(res.Real, row)
+	}
+	res.Simulator.Agrees = res.Agree
+	return res, nil
+}

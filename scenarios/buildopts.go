@@ -1,0 +1,76 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/sim"
+)
+
+// BuildOptions tune BuildWith.
+type BuildOptions struct {
+	// KeepTrace keeps every trace event in memory.
+	KeepTrace bool
+	// Substitute, when set, may replace the process of a Redis node or a
+	// sentinel by name: it returns the factory to use instead, or nil to
+	// keep the model. Real mode puts gateways to real servers there.
+	Substitute func(name string) func() sim.Process
+	// SkipFaults leaves the fault schedule uninstalled (real mode maps it
+	// onto real faults itself).
+	SkipFaults bool
+}
+
+func (o BuildOptions) substitute(name string, model func() sim.Process) func() sim.Process {
+	if o.Substitute != nil {
+		if f := o.Substitute(name); f != nil {
+			return f
+		}
+	}
+	return model
+}
+
+// Judge checks the history of a world that has run (Run runs it in
+// virtual time, real mode in real time) and builds the outcome: the one
+// place where a run is judged, so both modes are judged alike. An error
+// means the history broke an invariant the checker relies on (an internal
+// error, exit 3).
+func Judge(s *Scenario, w *World, seed uint64, opt Options) (*Outcome, error) {
+	h := w.Kernel.Finish()
+	res := checker.Check(h, checker.Options{
+		Timeout:     opt.CheckTimeout,
+		MaxWait:     w.MaxWait,
+		Settle:      w.Settle,
+		NetworkLoss: s.Network.Loss,
+		OutDir:      opt.OutDir,
+	})
+	if res.HistoryErr != nil {
+		return nil, fmt.Errorf("seed %d: %w", seed, res.HistoryErr)
+	}
+	o := &Outcome{
+		Scenario:       s.Name,
+		File:           s.File,
+		Seed:           seed,
+		TraceHash:      sim.HashString(w.Kernel.TraceHash()),
+		Events:         int64(w.Kernel.TraceEvents()),
+		VirtualTime:    s.Duration.String(),
+		LockSafety:     res.LockSafety,
+		ResourceSafety: res.ResourceSafety,
+		Liveness:       res.Liveness,
+		TokenOrder:     res.TokenOrder,
+		Violations:     res.Violations,
+		Fencing:        res.Fencing,
+		LivenessNote:   res.LivenessNote,
+		LongestWaiter:  res.LongestWaitClient,
+		History:        h,
+		Trace:          w.Kernel.Trace(),
+		Result:         res,
+	}
+	if o.Violations == nil {
+		o.Violations = []checker.Violation{}
+	}
+	if res.LongestWaitClient != "" {
+		o.LongestWait = res.LongestWait.String()
+	}
+	o.Expected, o.Matched, o.Inconclusive = judge(s.Expect, res)
+	return o, nil
+}
