@@ -111,6 +111,15 @@ func (s *Scenario) Servers() []Proc {
 	return out
 }
 
+// ServersOf returns the processes of kind k in s.
+func (s *Scenario) ServersOf(k *ProcKind) []Proc {
+	out := k.procs(s)
+	for i := range out {
+		out[i].Kind = k
+	}
+	return out
+}
+
 // Processes returns every process name of the scenario in build order.
 func (s *Scenario) Processes() []string {
 	var out []string
