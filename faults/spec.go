@@ -116,3 +116,32 @@ func (s Spec) Targets() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Clone deep-copies a spec (its pointers and groups), so that a copy can
+// be changed without touching s (the shrinker varies copies).
+func (s Spec) Clone() Spec {
+	c := s
+	if s.At != nil {
+		at := *s.At
+		c.At = &at
+	}
+	if s.On != nil {
+		on := *s.On
+		c.On = &on
+	}
+	if s.RestartAfter != nil {
+		r := *s.RestartAfter
+		c.RestartAfter = &r
+	}
+	if s.HealAfter != nil {
+		h := *s.HealAfter
+		c.HealAfter = &h
+	}
+	if s.Groups != nil {
+		c.Groups = make([][]string, len(s.Groups))
+		for i, g := range s.Groups {
+			c.Groups[i] = append([]string(nil), g...)
+		}
+	}
+	return c
+}
