@@ -32,16 +32,16 @@ func (e *Env) Lookup(name string) (ProcID, bool) { return e.k.Lookup(name) }
 func (e *Env) NameOf(id ProcID) string { return e.k.Name(id) }
 
 // Wall returns the wall clock in nanoseconds since the Unix epoch.
-func (e *Env) Wall() int64 { return e.p.clock.read(Wall, e.k.now) }
+func (e *Env) Wall() int64 { return e.p.clock.Read(Wall, e.k.now) }
 
 // WallMs returns the wall clock in Unix milliseconds (Redis' mstime()).
 func (e *Env) WallMs() int64 { return floorDiv(e.Wall(), int64(time.Millisecond)) }
 
 // Mono returns the monotonic clock in nanoseconds.
-func (e *Env) Mono() int64 { return e.p.clock.read(Mono, e.k.now) }
+func (e *Env) Mono() int64 { return e.p.clock.Read(Mono, e.k.now) }
 
 // Read returns the reading of clock c.
-func (e *Env) Read(c Clock) int64 { return e.p.clock.read(c, e.k.now) }
+func (e *Env) Read(c Clock) int64 { return e.p.clock.Read(c, e.k.now) }
 
 func floorDiv(a, b int64) int64 {
 	q := a / b

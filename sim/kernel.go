@@ -90,7 +90,7 @@ type proc struct {
 	env     Env
 	state   procState
 	inc     uint32 // incarnation: bumped by every crash and every restart
-	clock   clockState
+	clock   ClockState
 	timers  int // number of active timer slots of this process
 	// inbox holds the messages and due timers that wait for the process,
 	// in the order they became due: filled while it is paused, and also
@@ -198,7 +198,7 @@ func (k *Kernel) Add(name string, factory func() Process, clock ClockSpec) ProcI
 	p := &proc{id: id, name: name, factory: factory}
 	p.env = Env{k: k, p: p}
 	p.disk = Disk{k: k}
-	p.clock = clockState{wallBase: Epoch + int64(clock.Offset), ppb: clock.DriftPPB}
+	p.clock = NewClockState(clock.Offset, clock.DriftPPB)
 	p.rand.Reset(k.cfg.Seed, "proc/"+name)
 	p.netRand.Reset(k.cfg.Seed, "net/"+name)
 	k.procs = append(k.procs, p)
@@ -258,7 +258,7 @@ func (k *Kernel) Disk(id ProcID) *Disk { return &k.procs[id].disk }
 func (k *Kernel) Process(id ProcID) Process { return k.procs[id].p }
 
 // ReadClock returns a process's clock reading now.
-func (k *Kernel) ReadClock(id ProcID, c Clock) int64 { return k.procs[id].clock.read(c, k.now) }
+func (k *Kernel) ReadClock(id ProcID, c Clock) int64 { return k.procs[id].clock.Read(c, k.now) }
 
 // Paused reports whether a process is paused.
 func (k *Kernel) Paused(id ProcID) bool { return k.procs[id].state == stPaused }
@@ -399,7 +399,7 @@ func (k *Kernel) setTimer(p *proc, c Clock, deadline int64, tag any) TimerID {
 // will reach its deadline, superseding any event queued before.
 func (k *Kernel) queueTimer(p *proc, i int32, t *timerSlot) {
 	t.sched++
-	t.due = p.clock.when(t.clock, t.deadline, k.now)
+	t.due = p.clock.When(t.clock, t.deadline, k.now)
 	k.push(t.due, evTimer, i, t.sched)
 }
 
@@ -445,7 +445,7 @@ func (k *Kernel) replan(p *proc, wallOnly bool) {
 		if !t.active || t.proc != p.id || t.inInbox || (wallOnly && t.clock != Wall) {
 			continue
 		}
-		if due := p.clock.when(t.clock, t.deadline, k.now); due != t.due {
+		if due := p.clock.When(t.clock, t.deadline, k.now); due != t.due {
 			k.queueTimer(p, int32(i), t)
 		}
 	}
@@ -469,7 +469,7 @@ func (k *Kernel) fireTimer(i int32, sched uint32) {
 // has not reached the deadline (a backward jump while the timer waited in
 // the inbox): then it is queued again.
 func (k *Kernel) runTimer(p *proc, i int32, t *timerSlot) {
-	if p.clock.read(t.clock, k.now) < t.deadline {
+	if p.clock.Read(t.clock, k.now) < t.deadline {
 		k.queueTimer(p, i, t)
 		return
 	}
@@ -626,9 +626,7 @@ func (k *Kernel) Restart(id ProcID) {
 // deadline passes early after a forward jump, late after a backward one.
 func (k *Kernel) JumpWall(id ProcID, d time.Duration) {
 	p := k.procs[id]
-	// NB: no re-anchoring: that could move the monotonic clock by a
-	// rounding nanosecond under drift, and a jump must leave it alone.
-	p.clock.wallBase += int64(d)
+	p.clock.Jump(d)
 	sign := "+"
 	if d < 0 {
 		sign = "" // d.String() has the minus sign
@@ -643,8 +641,7 @@ func (k *Kernel) JumpWall(id ProcID, d time.Duration) {
 func (k *Kernel) SetDrift(id ProcID, ppb int64) {
 	checkPPB(ppb)
 	p := k.procs[id]
-	p.clock.reanchor(k.now)
-	p.clock.ppb = ppb
+	p.clock.SetRate(k.now, ppb)
 	k.Tracef(KindClockDrift, id, "%d ppb", ppb)
 	k.replan(p, false)
 }
@@ -653,7 +650,7 @@ func (k *Kernel) SetDrift(id ProcID, ppb int64) {
 // clocks plots): reading minus (Epoch + now) for the wall clock, reading
 // minus now for the monotonic clock.
 func (k *Kernel) ClockOffset(id ProcID, c Clock) time.Duration {
-	r := k.procs[id].clock.read(c, k.now)
+	r := k.procs[id].clock.Read(c, k.now)
 	if c == Wall {
 		return time.Duration(r - Epoch - int64(k.now))
 	}
