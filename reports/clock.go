@@ -2,8 +2,6 @@ package reports
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/locksim/locksim/sim"
@@ -105,21 +103,6 @@ func (h *ClockHistory) WallReaches(deadline int64, from, to sim.Time) (sim.Time,
 // change was a jump.
 func (h *ClockHistory) changes() []clockSeg { return h.segs[1:] }
 
-// parseJump parses a clock-jump event's text ("+30s", "-5s"): the kernel
-// writes a time.Duration's String, which is exact.
-func parseJump(text string) (time.Duration, error) {
-	return time.ParseDuration(strings.TrimPrefix(text, "+"))
-}
-
-// parseDrift parses a clock-drift event's text ("10000000 ppb").
-func parseDrift(text string) (int64, error) {
-	n, ok := strings.CutSuffix(text, " ppb")
-	if !ok {
-		return 0, fmt.Errorf("clock-drift text %q: want \"N ppb\"", text)
-	}
-	return strconv.ParseInt(n, 10, 64)
-}
-
 // Clocks reconstructs every process's clocks from the setup's initial
 // clocks and the trace, in lane order (clients, then servers), followed by
 // any other process that changed its clock.
@@ -148,15 +131,15 @@ func Clocks(setup Setup, trace []sim.Event) ([]*ClockHistory, error) {
 	for _, e := range trace {
 		switch e.Kind {
 		case sim.KindClockJump:
-			d, err := parseJump(e.Text)
-			if err != nil {
-				return nil, fmt.Errorf("trace event %d (clock-jump of %s): %v", e.Seq, e.Proc, err)
+			d, ok := e.Fields.Duration("step")
+			if !ok {
+				return nil, fmt.Errorf("trace event %d (clock-jump of %s): no step field (a trace written before events had typed fields: run the scenario again)", e.Seq, e.Proc)
 			}
 			add(e.Proc).jump(e.At, d)
 		case sim.KindClockDrift:
-			ppb, err := parseDrift(e.Text)
-			if err != nil {
-				return nil, fmt.Errorf("trace event %d: %v", e.Seq, err)
+			ppb, ok := e.Fields.Int("ppb")
+			if !ok {
+				return nil, fmt.Errorf("trace event %d (clock-drift of %s): no ppb field (a trace written before events had typed fields: run the scenario again)", e.Seq, e.Proc)
 			}
 			add(e.Proc).drift(e.At, ppb)
 		}

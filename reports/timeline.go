@@ -323,7 +323,16 @@ func (b *builder) mark(lane string, m Mark) {
 	}
 }
 
-func ignored(text string) bool { return strings.HasPrefix(text, "ignored") }
+// ignored reports a pause, crash or restart the kernel ignored.
+func ignored(e sim.Event) bool { return e.Fields.Has("ignored") }
+
+// signedDur renders a clock step with its sign (+30s, -5s).
+func signedDur(d time.Duration) string {
+	if d >= 0 {
+		return "+" + d.String()
+	}
+	return d.String()
+}
 
 func (b *builder) event(e sim.Event) {
 	switch e.Kind {
@@ -388,11 +397,12 @@ func (b *builder) event(e sim.Event) {
 	case "resource-applied", "resource-rejected":
 		b.storage(e)
 	case sim.KindPause:
-		if ignored(e.Text) {
+		d, ok := e.Fields.Duration("for")
+		if ignored(e) || !ok {
 			return
 		}
 		if _, on := b.pauses[e.Proc]; !on {
-			b.pauses[e.Proc] = b.open(e.Proc, Span{Kind: SpanPause, Start: e.At, Label: "pause " + strings.TrimPrefix(e.Text, "for ")})
+			b.pauses[e.Proc] = b.open(e.Proc, Span{Kind: SpanPause, Start: e.At, Label: "pause " + d.String()})
 		}
 	case sim.KindResume:
 		if i, on := b.pauses[e.Proc]; on {
@@ -400,12 +410,12 @@ func (b *builder) event(e sim.Event) {
 			delete(b.pauses, e.Proc)
 		}
 	case sim.KindCrash:
-		if ignored(e.Text) {
+		if ignored(e) {
 			return
 		}
 		b.crash(e)
 	case sim.KindRestart:
-		if ignored(e.Text) {
+		if ignored(e) {
 			return
 		}
 		if i, on := b.downs[e.Proc]; on {
@@ -414,10 +424,11 @@ func (b *builder) event(e sim.Event) {
 		}
 		b.mark(e.Proc, Mark{Kind: MarkRestart, At: e.At, Label: "restart"})
 	case sim.KindClockJump:
-		b.mark(e.Proc, Mark{Kind: MarkJump, At: e.At, Label: "clock " + e.Text})
+		if d, ok := e.Fields.Duration("step"); ok {
+			b.mark(e.Proc, Mark{Kind: MarkJump, At: e.At, Label: "clock " + signedDur(d)})
+		}
 	case sim.KindClockDrift:
-		ppb, err := parseDrift(e.Text)
-		if err == nil {
+		if ppb, ok := e.Fields.Int("ppb"); ok {
 			b.mark(e.Proc, Mark{Kind: MarkDrift, At: e.At, Label: "drift " + driftText(ppb)})
 		}
 	case sim.KindPartition:
@@ -540,8 +551,9 @@ func readLabel(f []string) string {
 func (b *builder) crash(e sim.Event) {
 	p := e.Proc
 	label := "crash"
-	if m := strings.TrimPrefix(e.Text, "mode "); m != "" && m != "process" {
-		label += " (" + m + ")"
+	mode, _ := e.Fields.String("mode")
+	if mode != "" && mode != "process" {
+		label += " (" + mode + ")"
 	}
 	b.mark(p, Mark{Kind: MarkCrash, At: e.At, Label: label})
 	if i, on := b.pauses[p]; on {
@@ -559,7 +571,6 @@ func (b *builder) crash(e sim.Event) {
 		b.closeSections(p, e.At)
 	}
 	if r := b.redis[p]; r != nil {
-		mode := strings.TrimPrefix(e.Text, "mode ")
 		r.restore = map[string]*keyRec{}
 		src := r.rdb
 		if r.aof {
@@ -908,16 +919,15 @@ func (b *builder) zkHold(zk, key string, t sim.Time, gone bool) {
 
 // ---- network ----
 
-// partition handles "#1 [c1 A B C] [D E]" and "#2 one-way [a b] -> [c]".
+// partition handles a partition (groups) or a one-way cut (from, to).
 func (b *builder) partition(e sim.Event) {
-	id, rest, _ := strings.Cut(e.Text, " ")
-	oneWay := strings.HasPrefix(rest, "one-way ")
-	rest = strings.TrimPrefix(rest, "one-way ")
-	var groups [][]string
-	for _, g := range strings.Split(rest, "[")[1:] {
-		g, _, _ = strings.Cut(g, "]")
-		groups = append(groups, strings.Fields(g))
+	n, ok := e.Fields.Int("partition")
+	groups, gok := e.Fields.GroupsOf("groups")
+	if !ok || !gok {
+		return
 	}
+	id := strconv.FormatInt(n, 10)
+	oneWay := e.Fields.Has("one_way")
 	var words []string
 	for _, g := range groups {
 		words = append(words, "["+strings.Join(g, " ")+"]")
@@ -954,8 +964,10 @@ func (b *builder) partition(e sim.Event) {
 }
 
 func (b *builder) heal(e sim.Event) {
-	ids := []string{e.Text}
-	if e.Text == "all" {
+	all := e.Fields.Has("all")
+	n, _ := e.Fields.Int("partition")
+	ids := []string{strconv.FormatInt(n, 10)}
+	if all {
 		ids = b.partOrder
 		for _, p := range sortedKeys(b.delays) {
 			b.close(p, b.delays[p], e.At)
@@ -969,28 +981,28 @@ func (b *builder) heal(e sim.Event) {
 		delete(b.parts, id)
 		delete(b.partRow, id)
 	}
-	if e.Text == "all" {
+	if all {
 		b.partOrder = nil
 	}
 }
 
-// linkFault handles "drop next 2 to X" and "delay 500ms to X for 5s".
+// linkFault handles a drop of the next messages and an extra delay.
 func (b *builder) linkFault(e sim.Event) {
-	f := strings.Fields(e.Text)
-	switch {
-	case len(f) >= 5 && f[0] == "drop":
-		b.mark(e.Proc, Mark{Kind: MarkDrop, At: e.At, Label: "drop " + f[2] + " → " + f[4], To: f[4]})
-	case len(f) >= 6 && f[0] == "delay":
-		d, err := time.ParseDuration(f[5])
-		if err != nil {
-			return
-		}
-		key := e.Proc + "\x00" + f[3]
+	op, _ := e.Fields.String("op")
+	to, _ := e.Fields.String("to")
+	switch op {
+	case "drop":
+		n, _ := e.Fields.Int("count")
+		b.mark(e.Proc, Mark{Kind: MarkDrop, At: e.At, Label: "drop " + strconv.FormatInt(n, 10) + " → " + to, To: to})
+	case "delay":
+		d, _ := e.Fields.Duration("for")
+		by, _ := e.Fields.Duration("by")
+		key := e.Proc + "\x00" + to
 		if i, on := b.delays[key]; on {
 			b.close(e.Proc, i, e.At)
 		}
 		end := e.At.Add(d)
-		i := b.open(e.Proc, Span{Kind: SpanDelay, Start: e.At, Label: "+" + f[1] + " → " + f[3]})
+		i := b.open(e.Proc, Span{Kind: SpanDelay, Start: e.At, Label: "+" + by.String() + " → " + to})
 		b.lanes[e.Proc].Spans[i].End = end
 		b.delays[key] = i
 	}

@@ -97,6 +97,21 @@ func (e *Env) LogBytes(kind Kind, text []byte) {
 	k.tr.end(b, k.now, kind, e.p.id, NoProc, 0, k)
 }
 
+// LogAttrs is Log with typed fields (Attr): the text is for people, the
+// fields for readers of the trace (reports). The fields are copied only
+// when the trace is kept.
+func (e *Env) LogAttrs(kind Kind, text string, attrs ...Attr) {
+	e.k.traceAttrs(kind, e.p.id, NoProc, text, attrs...)
+}
+
+// LogBytesAttrs is LogBytes with typed fields.
+func (e *Env) LogBytesAttrs(kind Kind, text []byte, attrs ...Attr) {
+	k := e.k
+	b := k.tr.begin(k.now, kindCode(kind), kind, e.p.id, NoProc, 0)
+	b = append(b, text...)
+	k.tr.end(b, k.now, kind, e.p.id, NoProc, 0, k, attrs...)
+}
+
 // Logf is Log with formatting.
 func (e *Env) Logf(kind Kind, format string, args ...any) {
 	e.k.Tracef(kind, e.p.id, format, args...)

@@ -368,6 +368,21 @@ func (k *Kernel) traceText(kind Kind, proc, peer ProcID, text string) {
 	k.tr.end(b, k.now, kind, proc, peer, 0, k)
 }
 
+// traceAttrs records an event with a plain text and typed fields.
+func (k *Kernel) traceAttrs(kind Kind, proc, peer ProcID, text string, attrs ...Attr) {
+	b := k.tr.begin(k.now, kindCode(kind), kind, proc, peer, 0)
+	b = append(b, text...)
+	k.tr.end(b, k.now, kind, proc, peer, 0, k, attrs...)
+}
+
+// tracefAttrs is Tracef with typed fields (the kernel's own fault events:
+// not on the hot path).
+func (k *Kernel) tracefAttrs(kind Kind, proc ProcID, attrs []Attr, format string, args ...any) {
+	b := k.tr.begin(k.now, kindCode(kind), kind, proc, NoProc, 0)
+	b = fmt.Appendf(b, format, args...)
+	k.tr.end(b, k.now, kind, proc, NoProc, 0, k, attrs...)
+}
+
 // Tracef records a kernel-level event with formatted detail (fault
 // schedules and scenario code use it; processes use Env.Log).
 func (k *Kernel) Tracef(kind Kind, proc ProcID, format string, args ...any) {
@@ -488,7 +503,7 @@ func (k *Kernel) runTimer(p *proc, i int32, t *timerSlot) {
 func (k *Kernel) Pause(id ProcID, d time.Duration) {
 	p := k.procs[id]
 	if p.state == stCrashed || p.state == stNew {
-		k.Tracef(KindPause, id, "ignored: process is not running")
+		k.tracefAttrs(KindPause, id, []Attr{Str("ignored", "not running")}, "ignored: process is not running")
 		return
 	}
 	if d < 0 {
@@ -496,14 +511,14 @@ func (k *Kernel) Pause(id ProcID, d time.Duration) {
 	}
 	end := addSat(k.now, d)
 	if p.state == stPaused && end <= p.pauseUntil {
-		k.Tracef(KindPause, id, "for %v: ignored, already paused until %s", d, p.pauseUntil)
+		k.tracefAttrs(KindPause, id, []Attr{Dur("for", d), Str("ignored", "already paused"), Int64("until", int64(p.pauseUntil))}, "for %v: ignored, already paused until %s", d, p.pauseUntil)
 		return
 	}
 	p.state = stPaused
 	p.pauseV++
 	p.pauseUntil = end
 	v := p.pauseV
-	k.Tracef(KindPause, id, "for %v", d)
+	k.tracefAttrs(KindPause, id, []Attr{Dur("for", d)}, "for %v", d)
 	k.At(end, func() {
 		if p.state == stPaused && p.pauseV == v {
 			k.resume(p)
@@ -565,7 +580,7 @@ func (k *Kernel) replayInbox(p *proc, inc uint32) {
 func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 	p := k.procs[id]
 	if p.state == stCrashed || p.state == stNew {
-		k.Tracef(KindCrash, id, "ignored: process is not running")
+		k.tracefAttrs(KindCrash, id, []Attr{Str("ignored", "not running")}, "ignored: process is not running")
 		return
 	}
 	if mode == CrashClean && p.state == stRunning {
@@ -594,7 +609,7 @@ func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 	p.inbox, p.inboxAt, p.replayQueued = p.inbox[:0], 0, false
 	p.p = nil
 	p.disk.crash(mode, k.now)
-	k.Tracef(KindCrash, id, "mode %s", mode)
+	k.tracefAttrs(KindCrash, id, []Attr{Str("mode", mode.String())}, "mode %s", mode)
 	k.closeOpen(p, EndCrashed)
 }
 
@@ -605,7 +620,7 @@ func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 func (k *Kernel) Restart(id ProcID) {
 	p := k.procs[id]
 	if p.state != stCrashed {
-		k.Tracef(KindRestart, id, "ignored: process is not crashed")
+		k.tracefAttrs(KindRestart, id, []Attr{Str("ignored", "not crashed")}, "ignored: process is not crashed")
 		return
 	}
 	p.state = stRunning
@@ -631,7 +646,7 @@ func (k *Kernel) JumpWall(id ProcID, d time.Duration) {
 	if d < 0 {
 		sign = "" // d.String() has the minus sign
 	}
-	k.Tracef(KindClockJump, id, "%s%v", sign, d)
+	k.tracefAttrs(KindClockJump, id, []Attr{Dur("step", d)}, "%s%v", sign, d)
 	k.replan(p, true)
 }
 
@@ -642,7 +657,7 @@ func (k *Kernel) SetDrift(id ProcID, ppb int64) {
 	checkPPB(ppb)
 	p := k.procs[id]
 	p.clock.SetRate(k.now, ppb)
-	k.Tracef(KindClockDrift, id, "%d ppb", ppb)
+	k.tracefAttrs(KindClockDrift, id, []Attr{Int64("ppb", ppb)}, "%d ppb", ppb)
 	k.replan(p, false)
 }
 
