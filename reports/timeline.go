@@ -355,43 +355,43 @@ func (b *builder) event(e sim.Event) {
 		b.endAttempt(e.Proc, e.At)
 	case sim.KindAcquired:
 		b.endAttempt(e.Proc, e.At)
-		lock, tok := firstWord(e.Text), ""
-		if _, t, ok := strings.Cut(e.Text, " token "); ok {
-			tok = "tok " + t
+		lock, _ := e.Fields.String("lock")
+		tok := ""
+		if t, ok := e.Fields.Int("token"); ok {
+			tok = "tok " + strconv.FormatInt(t, 10)
 		}
 		b.beliefs[e.Proc+"\x00"+lock] = b.open(e.Proc, Span{Kind: SpanBelief, Start: e.At, Owner: e.Proc, Label: tok})
 	case sim.KindReleased, sim.KindLockLost:
-		lock := firstWord(e.Text)
+		lock, _ := e.Fields.String("lock")
 		if i, ok := b.beliefs[e.Proc+"\x00"+lock]; ok {
 			b.close(e.Proc, i, e.At)
 			delete(b.beliefs, e.Proc+"\x00"+lock)
 		}
 		if e.Kind == sim.KindLockLost {
 			why := "lost"
-			if strings.Contains(e.Text, "(expired)") {
+			if r, _ := e.Fields.String("reason"); r == string(sim.EndExpired) {
 				why = "expired"
 			}
 			b.mark(e.Proc, Mark{Kind: MarkLockLost, At: e.At, Label: why, Owner: e.Proc})
 		}
 	case sim.KindResourceRead:
-		// "lock section 0"
-		if id, ok := sectionID(e.Text); ok {
+		if id, ok := e.Fields.Int("section"); ok {
+			lock, _ := e.Fields.String("lock")
 			b.closeSections(e.Proc, e.At)
-			b.sections[id] = &section{client: e.Proc, lock: firstWord(e.Text), start: e.At, end: -1}
-			b.secOrder = append(b.secOrder, id)
+			b.sections[int(id)] = &section{client: e.Proc, lock: lock, start: e.At, end: -1}
+			b.secOrder = append(b.secOrder, int(id))
 		}
 	case sim.KindResourceWrite:
-		// "lock section 0 value 1"
-		if id, ok := sectionID(e.Text); ok {
-			if s := b.sections[id]; s != nil && !s.closed {
+		if id, ok := e.Fields.Int("section"); ok {
+			if s := b.sections[int(id)]; s != nil && !s.closed {
 				s.end, s.written, s.closed = e.At, true, true
-				if _, v, ok := strings.Cut(e.Text, " value "); ok {
-					s.value = v
+				if v, ok := e.Fields.Int("value"); ok {
+					s.value = strconv.FormatInt(v, 10)
 				}
 			}
 		}
 	case "client":
-		if strings.Contains(e.Text, "abandoned") {
+		if e.Fields.Has("abandoned") {
 			b.closeSections(e.Proc, e.At)
 		}
 	case "resource-applied", "resource-rejected":
@@ -456,16 +456,6 @@ func firstWord(s string) string {
 	return s
 }
 
-// sectionID parses "<lock> section N ...".
-func sectionID(text string) (int, bool) {
-	_, rest, ok := strings.Cut(text, " section ")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(firstWord(rest))
-	return n, err == nil
-}
-
 // driftText renders a rate error in parts per billion as a percentage.
 func driftText(ppb int64) string {
 	pct := float64(ppb) / 1e7
@@ -496,29 +486,25 @@ func (b *builder) closeSections(client string, t sim.Time) {
 // storage handles the storage node's decisions: "read s0 value 0 tok 3",
 // "write s1 value 1 no-token", "write s0 value 1 tok 3: token 3 < mark 4".
 func (b *builder) storage(e sim.Event) {
-	f := strings.Fields(e.Text)
-	if len(f) < 2 || !strings.HasPrefix(f[1], "s") {
+	id, ok := e.Fields.Int("section")
+	if !ok {
 		return
 	}
-	id, err := strconv.Atoi(strings.TrimSuffix(f[1][1:], ":"))
-	if err != nil {
-		return
-	}
-	s := b.sections[id]
+	s := b.sections[int(id)]
 	if s == nil {
 		return
 	}
 	rejected := e.Kind == "resource-rejected"
-	switch f[0] {
+	op, _ := e.Fields.String("op")
+	switch op {
 	case "read":
 		if rejected {
 			b.mark(s.client, Mark{Kind: MarkReadRejected, At: e.At, Label: "read rejected", Owner: s.client})
 			b.mark(e.Proc, Mark{Kind: MarkReadRejected, At: e.At, Label: s.client + " read rejected", Owner: s.client})
 			return
 		}
-		// "read s0 value 0 no-token" or "read s0 value 0 tok 33": the
-		// value read is half of a lost update's story ("both read 0").
-		label := readLabel(f)
+		// The value read is half of a lost update's story ("both read 0").
+		label := readLabel(e.Fields)
 		b.mark(s.client, Mark{Kind: MarkRead, At: e.At, Label: label, Owner: s.client})
 		b.mark(e.Proc, Mark{Kind: MarkRead, At: e.At, Label: s.client + " " + label, Owner: s.client})
 	case "write":
@@ -535,15 +521,13 @@ func (b *builder) storage(e sim.Event) {
 
 // readLabel renders a storage read's fields as "r=VALUE" and, when the
 // read carried a fencing token, " t=TOKEN".
-func readLabel(f []string) string {
+func readLabel(f sim.Attrs) string {
 	label := "r=?"
-	for i := 0; i+1 < len(f); i++ {
-		switch f[i] {
-		case "value":
-			label = "r=" + f[i+1]
-		case "tok":
-			label += " t=" + f[i+1]
-		}
+	if v, ok := f.Int("value"); ok {
+		label = "r=" + strconv.FormatInt(v, 10)
+	}
+	if t, ok := f.Int("token"); ok {
+		label += " t=" + strconv.FormatInt(t, 10)
 	}
 	return label
 }

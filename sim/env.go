@@ -112,6 +112,11 @@ func (e *Env) LogBytesAttrs(kind Kind, text []byte, attrs ...Attr) {
 	k.tr.end(b, k.now, kind, e.p.id, NoProc, 0, k, attrs...)
 }
 
+// LogfAttrs is Logf with typed fields.
+func (e *Env) LogfAttrs(kind Kind, attrs []Attr, format string, args ...any) {
+	e.k.tracefAttrs(kind, e.p.id, attrs, format, args...)
+}
+
 // Logf is Log with formatting.
 func (e *Env) Logf(kind Kind, format string, args ...any) {
 	e.k.Tracef(kind, e.p.id, format, args...)
