@@ -437,7 +437,7 @@ func (b *builder) event(e sim.Event) {
 		b.heal(e)
 	case sim.KindLinkFault:
 		b.linkFault(e)
-	case "key-set", "key-del", "key-expired", "loaded", "aof-write", "aof-fsync", "rdb-save", "replica-sync", "promoted":
+	case "key-set", "key-del", "key-evicted", "key-expired", "loaded", "aof-write", "aof-fsync", "rdb-save", "replica-sync", "promoted":
 		b.redisEvent(e)
 	case "znode-created", "znode-deleted", "lock-delay", "session-open", "session-expired":
 		b.zkEvent(e)
@@ -597,31 +597,6 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // ---- Redis ----
 
-// quoted splits a leading Go-quoted string off text.
-func quoted(text string) (string, string, bool) {
-	q, err := strconv.QuotedPrefix(text)
-	if err != nil {
-		return "", text, false
-	}
-	s, err := strconv.Unquote(q)
-	if err != nil {
-		return "", text, false
-	}
-	return s, strings.TrimPrefix(text[len(q):], " "), true
-}
-
-func deadlineOf(text string) int64 {
-	_, rest, ok := strings.Cut(text, "deadline=")
-	if !ok {
-		return 0
-	}
-	n, err := strconv.ParseInt(firstWord(rest), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return n
-}
-
 // holderOf decides who holds a key a server just stored (see the package
 // doc's first simplification).
 func (b *builder) holderOf(server, key, value string) string {
@@ -668,31 +643,31 @@ func (b *builder) redisEvent(e sim.Event) {
 	}
 	switch e.Kind {
 	case "key-set":
-		// "\"lock\" \"c1:4ddf\" deadline=1767225610002" or "\"lock\" hash deadline=none"
-		key, rest, ok := quoted(e.Text)
+		key, ok := e.Fields.String("key")
 		if !ok || !b.keys[key] {
 			return
 		}
-		value, _, _ := quoted(rest)
+		value, _ := e.Fields.String("value") // "" for a hash
+		deadline, _ := e.Fields.Int("deadline")
 		if r.db[key] != nil {
 			b.endHeld(e.Proc, key, e.At)
 		}
-		b.startHeld(e.Proc, key, &keyRec{holder: b.holderOf(e.Proc, key, value), deadline: deadlineOf(rest), start: e.At}, "")
-	case "key-del":
-		key, _, ok := quoted(e.Text)
+		b.startHeld(e.Proc, key, &keyRec{holder: b.holderOf(e.Proc, key, value), deadline: deadline, start: e.At}, "")
+	case "key-del", "key-evicted":
+		key, ok := e.Fields.String("key")
 		if ok && r.db[key] != nil {
 			b.endHeld(e.Proc, key, e.At)
 		}
 	case "key-expired":
-		// "\"lock\" deadline=D now=N": the key was logically gone once the
-		// node's wall clock passed D (keyIsExpired: now > deadline, in ms).
-		key, rest, ok := quoted(e.Text)
+		// The key was logically gone once the node's wall clock passed
+		// its deadline (keyIsExpired: now > deadline, in ms).
+		key, ok := e.Fields.String("key")
 		rec := r.db[key]
 		if !ok || rec == nil {
 			return
 		}
 		end := e.At
-		if d := deadlineOf(rest); d > 0 {
+		if d, _ := e.Fields.Int("deadline"); d > 0 {
 			if c := b.clocks[e.Proc]; c != nil {
 				if t, ok := c.WallReaches((d+1)*int64(time.Millisecond), rec.start, e.At); ok {
 					end = t
@@ -701,13 +676,14 @@ func (b *builder) redisEvent(e sim.Event) {
 		}
 		b.endHeld(e.Proc, key, end)
 	case "aof-write":
+		cmds, _ := e.Fields.GroupsOf("cmds")
 		for _, k := range sortedKeys(b.keys) {
-			if mentions(e.Text, k) {
+			if mentions(cmds, k) {
 				r.aofWritten[k] = copyRec(r.db[k])
 			}
 		}
 	case "aof-fsync":
-		if strings.Contains(e.Text, "rewritten base") {
+		if e.Fields.Has("rewritten") {
 			for _, k := range sortedKeys(b.keys) {
 				r.aofWritten[k] = copyRec(r.db[k])
 			}
@@ -720,8 +696,8 @@ func (b *builder) redisEvent(e sim.Event) {
 			r.rdb[k] = copyRec(r.db[k])
 		}
 	case "loaded":
-		// "source=aof keys=1 expired=0 wall=..."
-		if strings.Contains(e.Text, "source=none") || strings.Contains(e.Text, " keys=0 ") {
+		src, _ := e.Fields.String("source")
+		if n, _ := e.Fields.Int("keys"); src == "none" || n == 0 {
 			r.restore = nil
 			return
 		}
@@ -737,13 +713,15 @@ func (b *builder) redisEvent(e sim.Event) {
 		}
 		r.restore = nil
 	case "replica-sync":
-		// "from M replid ... keys N": the data is replaced by the master's.
+		if e.Fields.Has("partial") {
+			return // a partial resync keeps the replica's data
+		}
+		// A full sync: the data is replaced by the master's.
 		for _, k := range sortedKeys(r.db) {
 			b.endHeld(e.Proc, k, e.At)
 		}
-		master := strings.Fields(e.Text)
-		if len(master) >= 2 {
-			if mr := b.redis[master[1]]; mr != nil {
+		if master, ok := e.Fields.String("master"); ok {
+			if mr := b.redis[master]; mr != nil {
 				for _, k := range sortedKeys(mr.db) {
 					rec := *mr.db[k]
 					rec.start = e.At
@@ -756,11 +734,14 @@ func (b *builder) redisEvent(e sim.Event) {
 	}
 }
 
-// mentions reports whether an AOF record's text names the key as a word.
-func mentions(text, key string) bool {
-	for _, w := range strings.Fields(text) {
-		if w == key {
-			return true
+// mentions reports whether an AOF record's commands name the key as an
+// argument.
+func mentions(cmds [][]string, key string) bool {
+	for _, c := range cmds {
+		for _, w := range c {
+			if w == key {
+				return true
+			}
 		}
 	}
 	return false

@@ -97,6 +97,10 @@ func (e *Env) LogBytes(kind Kind, text []byte) {
 	k.tr.end(b, k.now, kind, e.p.id, NoProc, 0, k)
 }
 
+// TraceKept reports whether the trace is kept or streamed, for a model
+// whose typed fields cost work to build: it builds them only then.
+func (e *Env) TraceKept() bool { return e.k.tr.keep || e.k.tr.sink != nil }
+
 // LogAttrs is Log with typed fields (Attr): the text is for people, the
 // fields for readers of the trace (reports). The fields are copied only
 // when the trace is kept.
