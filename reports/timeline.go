@@ -442,18 +442,10 @@ func (b *builder) event(e sim.Event) {
 	case "znode-created", "znode-deleted", "lock-delay", "session-open", "session-expired":
 		b.zkEvent(e)
 	case "switch-master":
-		// "+switch-master mymaster M 6379 R 6379 ..."
-		if f := strings.Fields(e.Text); len(f) >= 5 {
-			b.mark(e.Proc, Mark{Kind: MarkSwitch, At: e.At, Label: "master → " + f[4]})
+		if to, ok := e.Fields.String("to"); ok {
+			b.mark(e.Proc, Mark{Kind: MarkSwitch, At: e.At, Label: "master → " + to})
 		}
 	}
-}
-
-func firstWord(s string) string {
-	if i := strings.IndexByte(s, ' '); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // driftText renders a rate error in parts per billion as a percentage.
@@ -762,49 +754,49 @@ func (b *builder) zkEvent(e sim.Event) {
 	if zs == nil {
 		return
 	}
-	f := strings.Fields(e.Text)
-	if len(f) == 0 {
-		return
+	sess := ""
+	if id, ok := e.Fields.Int("session"); ok {
+		sess = "s" + strconv.FormatInt(id, 10)
 	}
 	switch e.Kind {
 	case "session-open":
-		// "s1 timeout 10s requested 10s", while handling the client's connect
-		if c := b.cause[e.Proc]; b.isClient[c] {
-			b.sessions[e.Proc+"\x00"+f[0]] = c
+		// While handling the client's connect.
+		if c := b.cause[e.Proc]; b.isClient[c] && sess != "" {
+			b.sessions[e.Proc+"\x00"+sess] = c
 		}
 		return
 	case "session-expired":
-		who := b.sessions[e.Proc+"\x00"+f[0]]
+		who := b.sessions[e.Proc+"\x00"+sess]
 		if who == "" {
-			who = f[0]
+			who = sess
 		}
 		b.mark(e.Proc, Mark{Kind: MarkSessionExpired, At: e.At, Label: who + "'s session expired", Owner: who})
 		return
 	}
-	key, ok := b.zkKey(f[0])
+	path, _ := e.Fields.String("path")
+	key, ok := b.zkKey(path)
 	if !ok {
 		return
 	}
 	switch e.Kind {
 	case "znode-created":
-		// "/lock/_c_<guid>-lock-0000000000 zxid 3 ephemeral s2"
-		if strings.Contains(e.Text, "(parent)") {
+		if e.Fields.Has("parent") {
 			return
 		}
 		owner := "?"
 		if c := b.cause[e.Proc]; b.isClient[c] {
 			owner = c
-		} else if len(f) >= 5 {
-			if c := b.sessions[e.Proc+"\x00"+f[4]]; c != "" {
+		} else if sess != "" {
+			if c := b.sessions[e.Proc+"\x00"+sess]; c != "" {
 				owner = c
 			}
 		}
-		zs[f[0]] = &znode{path: f[0], seq: seqOf(f[0]), owner: owner}
+		zs[path] = &znode{path: path, seq: seqOf(path), owner: owner}
 	case "znode-deleted":
-		delete(zs, f[0])
+		delete(zs, path)
 	case "lock-delay":
-		// "<path> of s2 held for 5s": a tombstone until it is deleted
-		if z := zs[f[0]]; z != nil {
+		// A tombstone until it is deleted.
+		if z := zs[path]; z != nil {
 			z.tomb = true
 		}
 	}
