@@ -368,7 +368,7 @@ func (g *gen) link() (string, string) {
 func (g *gen) fault(kind string, prior []Spec) Spec {
 	s := Spec{Kind: kind}
 	if d, ok := Lookup(kind); ok {
-		d.generate(g, &s, prior)
+		s = d.generate(g, s, prior)
 	}
 	return s
 }

@@ -24,13 +24,16 @@ type Hooks struct {
 // reproducible from its seed.
 func Install(k *sim.Kernel, specs []Spec, hooks Hooks) error {
 	in := &installer{k: k, hooks: hooks, rand: k.Rand("faults"), pauseEnd: map[sim.ProcID]sim.Time{}}
+	// Our own copy: the caller may reuse its slice, and the kind table's
+	// accessors then read the specs in place (no copy per call).
+	specs = append([]Spec(nil), specs...)
 	for i := range specs {
-		if err := in.check(specs[i]); err != nil {
+		if err := in.check(&specs[i]); err != nil {
 			return fmt.Errorf("faults[%d]: %w", i, err)
 		}
 	}
 	for i := range specs {
-		s := specs[i]
+		s := &specs[i]
 		if s.At != nil {
 			at := sim.Time(s.At.Draw(in.rand))
 			k.At(at, func() { in.apply(s) })
@@ -51,7 +54,7 @@ func Install(k *sim.Kernel, specs []Spec, hooks Hooks) error {
 }
 
 type armed struct {
-	spec  Spec
+	spec  *Spec
 	proc  sim.ProcID
 	kind  sim.Kind
 	left  int
@@ -90,12 +93,12 @@ func (in *installer) id(name string) (sim.ProcID, error) {
 
 // check resolves every name the spec uses and rejects what apply could not
 // perform.
-func (in *installer) check(s Spec) error {
+func (in *installer) check(s *Spec) error {
 	d, ok := Lookup(s.Kind)
 	if !ok {
 		return fmt.Errorf("kind: unknown fault kind %q (known: %s)", s.Kind, strings.Join(Kinds, ", "))
 	}
-	names := d.names(&s)
+	names := d.names(s)
 	switch {
 	case s.At != nil && s.On != nil:
 		return fmt.Errorf("needs at or on, not both")
@@ -112,11 +115,11 @@ func (in *installer) check(s Spec) error {
 			return err
 		}
 	}
-	if err := CheckFields(s); err != nil {
+	if err := d.checkFields(s); err != nil {
 		return err
 	}
 	if d.check != nil {
-		return d.check(in, s)
+		return d.check(in, *s)
 	}
 	return nil
 }
@@ -148,16 +151,18 @@ func (in *installer) observe(ev sim.ObservedEvent) {
 }
 
 // apply performs one fault now and records it.
-func (in *installer) apply(s Spec) {
+func (in *installer) apply(s *Spec) {
 	d, _ := Lookup(s.Kind) // check accepted the kind
-	rec := sim.FaultRecord{Kind: s.Kind, Targets: s.Targets(), Liveness: d.Liveness}
+	targets := d.names(s)
+	sort.Strings(targets)
+	rec := sim.FaultRecord{Kind: s.Kind, Targets: targets, Liveness: d.Liveness}
 	node, _ := in.k.Lookup(s.Node)
-	d.apply(in, s, node, &rec)
+	rec = d.apply(in, *s, node, rec)
 	in.k.RecordFault(rec)
 }
 
 // applyPause pauses a process (KindPause).
-func applyPause(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord) {
+func applyPause(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 	k := in.k
 	now := k.Now()
 	d := s.For.Draw(in.rand)
@@ -184,10 +189,11 @@ func applyPause(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord) {
 		}
 		rec.Until = end
 	}
+	return rec
 }
 
 // applyCrash crashes a process and schedules its restart (KindCrash).
-func applyCrash(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord) {
+func applyCrash(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 	k := in.k
 	now := k.Now()
 	mode := sim.CrashProcess
@@ -207,7 +213,7 @@ func applyCrash(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord) {
 		if s.RestartAfter != nil {
 			s.RestartAfter.Draw(in.rand) // keep the stream's draws independent of the state
 		}
-		return
+		return rec
 	}
 	k.Crash(node, mode)
 	rec.Text = fmt.Sprintf("%s crashed (%s)", s.Node, mode)
@@ -222,10 +228,11 @@ func applyCrash(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord) {
 		rec.Text += fmt.Sprintf(" and restarted %s later", d)
 		k.At(rec.Until, func() { k.Restart(node) })
 	}
+	return rec
 }
 
 // applyPartition splits the network and schedules its heal (KindPartition).
-func applyPartition(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord) {
+func applyPartition(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 	k := in.k
 	groups := make([][]sim.ProcID, len(s.Groups))
 	var words []string
@@ -245,6 +252,7 @@ func applyPartition(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord
 		rec.Text += fmt.Sprintf(" for %s", d)
 		k.At(rec.Until, func() { k.Unpartition(pid) })
 	}
+	return rec
 }
 
 // notRunning says what a process that a fault could not act on was.

@@ -99,11 +99,13 @@ type KindDef struct {
 	// check rejects what apply could not perform beyond the field checks
 	// (nil: nothing more).
 	check func(in *installer, s Spec) error
-	// apply performs the fault now, filling rec's Text, Until and Ignored.
-	apply func(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord)
-	// generate draws the kind-specific fields of a fault; prior are the
-	// faults drawn before it.
-	generate func(g *gen, s *Spec, prior []Spec)
+	// apply performs the fault now and returns rec with its Text, Until
+	// and Ignored filled in (by value: nothing escapes through the func).
+	apply func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord
+	// generate draws the kind-specific fields of a fault into s (a copy,
+	// returned: no pointer to a local escapes through the func value);
+	// prior are the faults drawn before it.
+	generate func(g *gen, s Spec, prior []Spec) Spec
 }
 
 // Lookup returns the declaration of a fault kind.
@@ -152,11 +154,12 @@ var table = []KindDef{
 		Name:   KindClockJump,
 		Fields: []Field{nodeField, {Name: "by", Type: FieldDuration, Required: true, Signed: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.By }}},
 		words:  func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s by %s", s.Node, signed(s.By)) },
-		apply: func(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord) {
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			in.k.JumpWall(node, s.By)
 			rec.Text = fmt.Sprintf("%s's wall clock jumped %s", s.Node, signed(s.By))
+			return rec
 		},
-		generate: func(g *gen, s *Spec, prior []Spec) {
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
 			s.Node = g.target()
 			s.By = g.size(maxJumpTTLs * g.w.TTL)
 			// Forward twice as often: a forward step expires keys early,
@@ -164,6 +167,7 @@ var table = []KindDef{
 			if g.intn(3) == 0 {
 				s.By = -s.By
 			}
+			return s
 		},
 	},
 	{
@@ -176,18 +180,20 @@ var table = []KindDef{
 				return ""
 			}}},
 		words: func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s rate %g", s.Node, s.Rate) },
-		apply: func(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord) {
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			ppb, _ := sim.RateFromDrift(s.Rate)
 			in.k.SetDrift(node, ppb)
 			rec.Text = fmt.Sprintf("%s's clocks began to run at rate %s", s.Node, rate(s.Rate))
+			return rec
 		},
-		generate: func(g *gen, s *Spec, prior []Spec) {
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
 			s.Node = g.target()
 			milli := 1 + g.intn(maxDriftMilli)
 			if g.intn(2) == 0 {
 				milli = -milli
 			}
 			s.Rate = float64(milli) / 1000
+			return s
 		},
 	},
 	{
@@ -197,9 +203,10 @@ var table = []KindDef{
 		Liveness: sim.LiveSpan,
 		words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s for %s", s.Node, s.For) },
 		apply:    applyPause,
-		generate: func(g *gen, s *Spec, prior []Spec) {
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
 			s.Node = g.target()
 			s.For = sim.Fixed(g.size(maxPauseTTLs * g.w.TTL))
+			return s
 		},
 	},
 	{
@@ -229,7 +236,7 @@ var table = []KindDef{
 			}
 		},
 		apply: applyCrash,
-		generate: func(g *gen, s *Spec, prior []Spec) {
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
 			s.Node = g.target()
 			if g.intn(2) == 0 {
 				s.Mode = "power"
@@ -238,6 +245,7 @@ var table = []KindDef{
 				d := g.dur(0, maxRestartTTLs*g.w.TTL)
 				s.RestartAfter = &sim.Range{Lo: d, Hi: d}
 			}
+			return s
 		},
 	},
 	{
@@ -245,7 +253,7 @@ var table = []KindDef{
 		Fields:   []Field{nodeField},
 		Liveness: sim.LiveRestart,
 		words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s", s.Node) },
-		apply: func(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord) {
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			k := in.k
 			if k.Crashed(node) {
 				rec.Text = fmt.Sprintf("%s restarted", s.Node)
@@ -255,8 +263,9 @@ var table = []KindDef{
 				rec.Ignored = true
 			}
 			k.Restart(node)
+			return rec
 		},
-		generate: func(g *gen, s *Spec, prior []Spec) {
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
 			var crashed []string
 			for _, p := range prior {
 				if p.Kind == KindCrash {
@@ -270,6 +279,7 @@ var table = []KindDef{
 				// process, and a later crash may make it count.
 				s.Node = g.proc()
 			}
+			return s
 		},
 	},
 	{
@@ -301,23 +311,25 @@ var table = []KindDef{
 			}
 		},
 		apply: applyPartition,
-		generate: func(g *gen, s *Spec, prior []Spec) {
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
 			s.Groups = g.groups()
 			if g.intn(4) != 0 {
 				d := g.size(maxHealTTLs * g.w.TTL)
 				s.HealAfter = &sim.Range{Lo: d, Hi: d}
 			}
+			return s
 		},
 	},
 	{
 		Name:     KindHeal,
 		Liveness: sim.LiveHeal,
 		words:    func(b *strings.Builder, s Spec) {},
-		apply: func(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord) {
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			in.k.Heal()
 			rec.Text = "every partition and link fault healed"
+			return rec
 		},
-		generate: func(g *gen, s *Spec, prior []Spec) {},
+		generate: func(g *gen, s Spec, prior []Spec) Spec { return s },
 	},
 	{
 		Name: KindDrop,
@@ -330,18 +342,20 @@ var table = []KindDef{
 			}}},
 		Liveness: sim.LiveLink,
 		words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s->%s next %d", s.From, s.To, s.Count) },
-		apply: func(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord) {
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			from, _ := in.k.Lookup(s.From)
 			to, _ := in.k.Lookup(s.To)
 			in.k.DropNext(from, to, s.Count)
 			rec.Text = fmt.Sprintf("the next %d messages from %s to %s were dropped, each resetting its connection", s.Count, s.From, s.To)
+			return rec
 		},
-		generate: func(g *gen, s *Spec, prior []Spec) {
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
 			s.From, s.To = g.link()
 			s.Count = 1 + g.intn(3)
 			if g.intn(4) == 0 {
 				s.Count = 1 + g.intn(maxDropCount)
 			}
+			return s
 		},
 	},
 	{
@@ -359,18 +373,20 @@ var table = []KindDef{
 		},
 		Liveness: sim.LiveLink,
 		words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s->%s by %s for %s", s.From, s.To, s.By, s.For) },
-		apply: func(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord) {
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			from, _ := in.k.Lookup(s.From)
 			to, _ := in.k.Lookup(s.To)
 			d := s.For.Draw(in.rand)
 			in.k.Delay(from, to, s.By, d)
 			rec.Text = fmt.Sprintf("messages from %s to %s were delayed by %s for %s", s.From, s.To, s.By, d)
 			rec.Until = addSat(in.k.Now(), d)
+			return rec
 		},
-		generate: func(g *gen, s *Spec, prior []Spec) {
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
 			s.From, s.To = g.link()
 			s.By = g.size(maxDelayByTTLs * g.w.TTL)
 			s.For = sim.Fixed(g.size(maxDelayForTTL * g.w.TTL))
+			return s
 		},
 	},
 	{
@@ -384,11 +400,12 @@ var table = []KindDef{
 			}
 			return nil
 		},
-		apply: func(in *installer, s Spec, node sim.ProcID, rec *sim.FaultRecord) {
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			in.hooks.Promote(node)
 			rec.Text = fmt.Sprintf("%s was promoted to master", s.Node)
+			return rec
 		},
-		generate: func(g *gen, s *Spec, prior []Spec) { s.Node = g.pick(g.w.Replicas) },
+		generate: func(g *gen, s Spec, prior []Spec) Spec { s.Node = g.pick(g.w.Replicas); return s },
 	},
 }
 
@@ -418,11 +435,15 @@ func CheckFields(s Spec) error {
 	if !ok {
 		return fmt.Errorf("kind: unknown fault kind %q (known: %s)", s.Kind, strings.Join(Kinds, ", "))
 	}
+	return d.checkFields(&s)
+}
+
+func (d *KindDef) checkFields(s *Spec) error {
 	for _, f := range d.Fields {
 		if f.Check == nil {
 			continue
 		}
-		if msg := f.Check(&s); msg != "" {
+		if msg := f.Check(s); msg != "" {
 			return fmt.Errorf("%s: %s", f.Name, msg)
 		}
 	}

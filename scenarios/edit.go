@@ -152,8 +152,8 @@ func (s *Scenario) WithFaults(specs []faults.Spec) (*Scenario, error) {
 	doc := Clone(s.Doc)
 	root := docRoot(doc)
 	list := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-	for _, f := range specs {
-		list.Content = append(list.Content, FaultNode(f))
+	for i := range specs {
+		list.Content = append(list.Content, faultNode(&specs[i]))
 	}
 	replaced := false
 	for j := 0; j+1 < len(root.Content); j += 2 {
@@ -169,7 +169,12 @@ func (s *Scenario) WithFaults(specs []faults.Spec) (*Scenario, error) {
 }
 
 // FaultNode renders a fault as a YAML mapping in the scenario format.
-func FaultNode(f faults.Spec) *yaml.Node {
+func FaultNode(f faults.Spec) *yaml.Node { return faultNode(&f) }
+
+// faultNode is FaultNode reading the spec in place (the kind table's
+// accessors take a pointer).
+func faultNode(fp *faults.Spec) *yaml.Node {
+	f := *fp
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	add := func(k string, v *yaml.Node) {
 		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, v)
@@ -199,7 +204,7 @@ func FaultNode(f faults.Spec) *yaml.Node {
 	add("kind", str(f.Kind))
 	if d, ok := faults.Lookup(f.Kind); ok {
 		for _, fd := range d.Fields {
-			if v := faultValue(fd, &f); v != nil {
+			if v := faultValue(fd, fp); v != nil {
 				add(fd.Name, v)
 			}
 		}

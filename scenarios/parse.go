@@ -362,7 +362,7 @@ func allEvents() []string {
 // kind table): its type fixes how it is read, and its check runs once it
 // is read.
 func (r *reader) faultField(n *yaml.Node, o *obj, f faults.Field, s *faults.Spec, path string) {
-	fp := path + "." + f.Name
+	fp := func() string { return path + "." + f.Name } // only for errors
 	var present bool
 	switch p := f.Ptr(s).(type) {
 	case *string:
@@ -386,24 +386,24 @@ func (r *reader) faultField(n *yaml.Node, o *obj, f faults.Field, s *faults.Spec
 			break
 		}
 		if gn.Kind != yaml.SequenceNode || len(gn.Content) == 0 {
-			r.errf(gn, fp, "must be a list of groups like [[c1, A], [c2, B]]")
+			r.errf(gn, fp(), "must be a list of groups like [[c1, A], [c2, B]]")
 			return
 		}
 		present = true
 		for i, g := range gn.Content {
-			names, ok := r.strList(g, fmt.Sprintf("%s[%d]", fp, i))
+			names, ok := r.strList(g, fmt.Sprintf("%s[%d]", fp(), i))
 			if ok && len(names) == 0 {
-				r.errf(g, fmt.Sprintf("%s[%d]", fp, i), "a group needs at least one process")
+				r.errf(g, fmt.Sprintf("%s[%d]", fp(), i), "a group needs at least one process")
 			}
 			*p = append(*p, names)
 		}
 	}
 	switch {
 	case !present && f.Required:
-		r.errf(n, fp, "required for kind %s", s.Kind)
+		r.errf(n, fp(), "required for kind %s", s.Kind)
 	case present && f.Check != nil:
 		if msg := f.Check(s); msg != "" {
-			r.errf(o.get(f.Name), fp, "%s", msg)
+			r.errf(o.get(f.Name), fp(), "%s", msg)
 		}
 	}
 }

@@ -321,11 +321,13 @@ func sortedKeys(m map[string]bool) string {
 // replica where the field says so, and a process is in at most one group.
 func validateFaultField(r *reader, f *faults.Spec, fd faults.Field, path string, at func(string) *yaml.Node,
 	ref func(string, string, ...procKind) bool, replicas map[string]bool) {
-	fp := path + "." + fd.Name
 	switch p := fd.Ptr(f).(type) {
 	case *string:
+		if fd.Type != faults.FieldProc {
+			return
+		}
+		fp := path + "." + fd.Name
 		switch {
-		case fd.Type != faults.FieldProc:
 		case fd.Replica:
 			if ref(fp, *p, pkRedis) && !replicas[*p] {
 				r.errf(at(fp), fp, "%q is not a replica (replicas: %s)", *p, sortedKeys(replicas))
@@ -334,6 +336,7 @@ func validateFaultField(r *reader, f *faults.Spec, fd faults.Field, path string,
 			ref(fp, *p)
 		}
 	case *[][]string:
+		fp := path + "." + fd.Name
 		seen := map[string]int{}
 		for gi, g := range *p {
 			for _, n := range g {
