@@ -29,7 +29,7 @@ func ExampleCheck() {
 			{Client: "c1", Lock: "L", Start: 0, End: sec(1), Got: true},
 			{Client: "c2", Lock: "L", Start: sec(2), End: sec(24), Got: true},
 		},
-		Faults: []sim.FaultRecord{{At: sec(3), Until: sec(29), Kind: "pause", Targets: []string{"c1"}, Text: "c1 paused for 26s"}},
+		Faults: []sim.FaultRecord{{At: sec(3), Until: sec(29), Kind: "pause", Liveness: sim.LiveSpan, Targets: []string{"c1"}, Text: "c1 paused for 26s"}},
 		End:    sec(60),
 	}
 	r := checker.Check(h, checker.Options{DefaultMaxWait: 30 * time.Second})

@@ -172,7 +172,7 @@ func spanAt(b sim.Belief, end, runEnd sim.Time, digits int) string {
 func faultClause(faults []sim.FaultRecord, clients []string, first, at sim.Time, what string) string {
 	var acting, before []sim.FaultRecord
 	for _, f := range faults {
-		if f.At > at || f.Ignored || (f.Kind == kindPause && f.Until == 0) {
+		if f.At > at || f.Ignored || (f.Liveness == sim.LiveSpan && f.Until == 0) {
 			continue
 		}
 		before = append(before, f)

@@ -35,7 +35,7 @@ func TestLockExplanations(t *testing.T) {
 			beliefs: []sim.Belief{bel("c1", s(9), s(10), s(40)), bel("c2", s(20), s(31), s(35))},
 			faults: []sim.FaultRecord{
 				fault(s(12), s(38), "pause", "c1 paused for 26s", "c1"),
-				{At: s(30), Until: s(38), Kind: "pause", Targets: []string{"c1"}, Text: "c1 was not paused for 5s: it was already paused until 38.000s", Ignored: true},
+				{At: s(30), Until: s(38), Kind: "pause", Liveness: sim.LiveSpan, Targets: []string{"c1"}, Text: "c1 was not paused for 5s: it was already paused until 38.000s", Ignored: true},
 			},
 			want: []Violation{{
 				Kind: KindLockSafety, Lock: "L", Clients: []string{"c1", "c2"},

@@ -60,7 +60,20 @@ func openWant(client string, start sim.Time) sim.Want {
 
 // fault is a fault record.
 func fault(at, until sim.Time, kind, text string, targets ...string) sim.FaultRecord {
-	return sim.FaultRecord{At: at, Until: until, Kind: kind, Text: text, Targets: targets}
+	return sim.FaultRecord{At: at, Until: until, Kind: kind, Text: text, Targets: targets, Liveness: liveness[kind]}
+}
+
+// liveness is what faults' kind table declares for the kinds these tests
+// record (faults.TestKindLiveness holds the table to it); the installer
+// fills it into every record it makes.
+var liveness = map[string]sim.FaultLiveness{
+	"pause":     sim.LiveSpan,
+	"partition": sim.LiveLink,
+	"delay":     sim.LiveLink,
+	"drop":      sim.LiveLink,
+	"crash":     sim.LiveCrash,
+	"restart":   sim.LiveRestart,
+	"heal":      sim.LiveHeal,
 }
 
 // history builds a history ending at end, numbering beliefs and sections.

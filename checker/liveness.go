@@ -228,20 +228,10 @@ func effectEnd(f sim.FaultRecord) sim.Time {
 	return f.At
 }
 
-// Fault kinds whose records the liveness judgement reads specially
-// (SCENARIO_FORMAT.md, "Fault kinds (core)").
-const (
-	kindHeal      = "heal"      // removes every partition and link fault; not a fault itself
-	kindRestart   = "restart"   // starts a crashed node again; heals nothing else
-	kindCrash     = "crash"     // without restart: over at once (the node is gone for good)
-	kindPartition = "partition" // acts until heal_after or a heal
-	kindDelay     = "delay"     // a link fault: a heal ends it too
-	kindDrop      = "drop"      // a link fault
-	kindPause     = "pause"     // a pause recorded without an end was not applied
-)
-
 // activeSpans returns the spans of true time in which some fault of h acts,
-// sorted by start (they may overlap):
+// sorted by start (they may overlap). Each record says how it acts through
+// its Liveness, which its kind declares (faults' kind table); the kinds
+// named below are today's:
 //
 //   - a fault with an end (a pause, a delay, a partition with heal_after, a
 //     crash with restart_after) acts from its onset to its end, or to the
@@ -285,9 +275,9 @@ func activeSpans(h *sim.History, opts Options) []Window {
 	for i, f := range h.Faults {
 		var end sim.Time
 		switch {
-		case f.Kind == kindHeal:
+		case f.Liveness == sim.LiveHeal:
 			continue
-		case f.Until == 0 && f.Kind == kindCrash:
+		case f.Until == 0 && f.Liveness == sim.LiveCrash:
 			// Awaiting a restart the schedule applies later, or gone for
 			// good (over at once).
 			rs, ok := later.restart(i, f)
@@ -296,8 +286,8 @@ func activeSpans(h *sim.History, opts Options) []Window {
 			}
 			end = rs
 		case f.Until == 0:
-			switch f.Kind {
-			case kindPause, kindDelay, kindPartition, kindDrop:
+			switch f.Liveness {
+			case sim.LiveSpan, sim.LiveLink:
 				continue
 			}
 			end = f.At + settle
@@ -306,7 +296,7 @@ func activeSpans(h *sim.History, opts Options) []Window {
 			}
 		default:
 			end = f.Until
-			if f.Kind == kindPartition || f.Kind == kindDelay || f.Kind == kindDrop {
+			if f.Liveness == sim.LiveLink {
 				if hl, ok := later.heal(i, f.At); ok && hl < end {
 					end = hl
 				}
@@ -338,10 +328,10 @@ type laterFaults struct {
 func newLaterFaults(faults []sim.FaultRecord) *laterFaults {
 	l := &laterFaults{faults: faults, restarts: map[string][]int{}}
 	for i, f := range faults {
-		switch f.Kind {
-		case kindHeal:
+		switch f.Liveness {
+		case sim.LiveHeal:
 			l.heals = append(l.heals, i)
-		case kindRestart:
+		case sim.LiveRestart:
 			for _, p := range f.Targets {
 				l.restarts[p] = append(l.restarts[p], i)
 			}

@@ -59,7 +59,7 @@ func TestFreeStretchesAgreesWithAScan(t *testing.T) {
 func TestLaterFaultsAgreesWithAScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 3))
 	procs := []string{"A", "B", "C"}
-	kinds := []string{kindHeal, kindRestart, kindCrash, kindPartition}
+	kinds := []string{"heal", "restart", "crash", "partition"}
 	for run := 0; run < 1000; run++ {
 		var fs []sim.FaultRecord
 		var at sim.Time
@@ -82,10 +82,10 @@ func TestLaterFaultsAgreesWithAScan(t *testing.T) {
 			var wantHeal, wantRestart sim.Time
 			var okHeal, okRestart bool
 			for _, g := range fs[i+1:] {
-				if !okHeal && g.Kind == kindHeal && g.At >= f.At {
+				if !okHeal && g.Liveness == sim.LiveHeal && g.At >= f.At {
 					wantHeal, okHeal = g.At, true
 				}
-				if !okRestart && g.Kind == kindRestart && g.At >= f.At && targets(g, f.Targets) {
+				if !okRestart && g.Liveness == sim.LiveRestart && g.At >= f.At && targets(g, f.Targets) {
 					wantRestart, okRestart = g.At, true
 				}
 			}

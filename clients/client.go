@@ -262,13 +262,13 @@ func (c *client) use() {
 		id := c.newID()
 		c.request(to, id, storage.ReadReq{ID: id, Section: sec, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}, c.resourceTimeout(), func(m sim.Message, ok bool) {
 			if !ok {
-				c.env.Logf(KindClient, "section %d: read timed out; abandoned", sec)
+				c.env.LogfAttrs(KindClient, []sim.Attr{sim.Int64("section", int64(sec)), sim.Str("abandoned", "read timed out")}, "section %d: read timed out; abandoned", sec)
 				c.release()
 				return
 			}
 			r := m.(storage.ReadReply)
 			if !r.OK {
-				c.env.Logf(KindClient, "section %d: read rejected (%s); abandoned", sec, r.Err)
+				c.env.LogfAttrs(KindClient, []sim.Attr{sim.Int64("section", int64(sec)), sim.Str("abandoned", "read rejected")}, "section %d: read rejected (%s); abandoned", sec, r.Err)
 				c.release()
 				return
 			}
@@ -284,7 +284,7 @@ func (c *client) use() {
 	id := c.newID()
 	c.request(to, id, storage.SetLockReq{ID: id, Section: sec, LockValue: c.alg.value()}, c.resourceTimeout(), func(_ sim.Message, ok bool) {
 		if !ok {
-			c.env.Logf(KindClient, "section %d: set-lock timed out; abandoned", sec)
+			c.env.LogfAttrs(KindClient, []sim.Attr{sim.Int64("section", int64(sec)), sim.Str("abandoned", "set-lock timed out")}, "section %d: set-lock timed out; abandoned", sec)
 			c.release()
 			return
 		}
@@ -298,12 +298,12 @@ func (c *client) use() {
 // has passed, ends the belief (EndExpired).
 func (c *client) check() bool {
 	if !c.believes() {
-		c.env.Logf(KindClient, "no longer holds the lock; section abandoned")
+		c.env.LogAttrs(KindClient, "no longer holds the lock; section abandoned", sim.Str("abandoned", "lock lost"))
 		c.release()
 		return false
 	}
 	if c.alg.expired() {
-		c.env.Logf(KindClient, "validity passed on the client's clock; section abandoned")
+		c.env.LogAttrs(KindClient, "validity passed on the client's clock; section abandoned", sim.Str("abandoned", "validity passed"))
 		c.env.BeliefEnd(c.belief, sim.EndExpired)
 		c.release()
 		return false

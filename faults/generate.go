@@ -120,15 +120,16 @@ func (sw Swarm) String() string {
 	return fmt.Sprintf("%s, %d faults, %d%% triggered%s", strings.Join(parts, " "), sw.Faults, sw.Triggered*25, focus)
 }
 
-// Applicable returns the kinds of Kinds that can apply to w: promote needs a
-// replica; every other kind applies to any world.
+// Applicable returns the kinds of Kinds that can apply to w: a kind that
+// needs a replica (promote) applies only to a world with one; every other
+// kind applies to any world.
 func Applicable(w GenWorld) []string {
 	var out []string
-	for _, k := range Kinds {
-		if k == "promote" && len(w.Replicas) == 0 {
+	for _, d := range table {
+		if d.NeedsReplica && len(w.Replicas) == 0 {
 			continue
 		}
-		out = append(out, k)
+		out = append(out, d.Name)
 	}
 	return out
 }
@@ -140,15 +141,12 @@ func CheckKinds(kinds []string, w GenWorld) error {
 		return fmt.Errorf("no fault kinds given (allowed: %s)", strings.Join(Applicable(w), ", "))
 	}
 	for _, k := range kinds {
-		known := false
-		for _, c := range Kinds {
-			known = known || c == k
-		}
+		d, known := Lookup(k)
 		if !known {
 			return fmt.Errorf("unknown fault kind %q (allowed: %s)", k, strings.Join(Kinds, ", "))
 		}
-		if k == "promote" && len(w.Replicas) == 0 {
-			return fmt.Errorf("fault kind promote needs a Redis replica, and the scenario has none")
+		if d.NeedsReplica && len(w.Replicas) == 0 {
+			return fmt.Errorf("fault kind %s needs a Redis replica, and the scenario has none", k)
 		}
 	}
 	return nil
@@ -368,69 +366,9 @@ func (g *gen) link() (string, string) {
 // fault draws the kind-specific fields of one fault; prior are the faults
 // drawn so far (a restart targets a process an earlier fault crashed).
 func (g *gen) fault(kind string, prior []Spec) Spec {
-	ttl := g.w.TTL
 	s := Spec{Kind: kind}
-	switch kind {
-	case "clock-jump":
-		s.Node = g.target()
-		s.By = g.size(maxJumpTTLs * ttl)
-		// Forward twice as often: a forward step expires keys early,
-		// Kleppmann's case; a backward step keeps them longer.
-		if g.intn(3) == 0 {
-			s.By = -s.By
-		}
-	case "clock-drift":
-		s.Node = g.target()
-		milli := 1 + g.intn(maxDriftMilli)
-		if g.intn(2) == 0 {
-			milli = -milli
-		}
-		s.Rate = float64(milli) / 1000
-	case "pause":
-		s.Node = g.target()
-		s.For = sim.Fixed(g.size(maxPauseTTLs * ttl))
-	case "crash":
-		s.Node = g.target()
-		if g.intn(2) == 0 {
-			s.Mode = "power"
-		}
-		if g.intn(4) != 0 {
-			d := g.dur(0, maxRestartTTLs*ttl)
-			s.RestartAfter = &sim.Range{Lo: d, Hi: d}
-		}
-	case "restart":
-		var crashed []string
-		for _, p := range prior {
-			if p.Kind == "crash" {
-				crashed = append(crashed, p.Node)
-			}
-		}
-		if len(crashed) > 0 {
-			s.Node = g.pick(crashed)
-		} else {
-			// Harmless: the kernel ignores the restart of a running
-			// process, and a later crash may make it count.
-			s.Node = g.proc()
-		}
-	case "partition":
-		s.Groups = g.groups()
-		if g.intn(4) != 0 {
-			d := g.size(maxHealTTLs * ttl)
-			s.HealAfter = &sim.Range{Lo: d, Hi: d}
-		}
-	case "heal":
-	case "drop":
-		s.From, s.To = g.link()
-		s.Count = 1 + g.intn(3)
-		if g.intn(4) == 0 {
-			s.Count = 1 + g.intn(maxDropCount)
-		}
-	case "delay":
-		s.From, s.To = g.link()
-		s.By = g.size(maxDelayByTTLs * ttl)
-		s.For = sim.Fixed(g.size(maxDelayForTTL * ttl))
-	case "promote":
-		s.Node = g.pick(g.w.Replicas)
+	if d, ok := Lookup(kind); ok {
+		s = d.generate(g, s, prior)
 	}
 	return s
 }

@@ -24,13 +24,16 @@ type Hooks struct {
 // reproducible from its seed.
 func Install(k *sim.Kernel, specs []Spec, hooks Hooks) error {
 	in := &installer{k: k, hooks: hooks, rand: k.Rand("faults"), pauseEnd: map[sim.ProcID]sim.Time{}}
+	// Our own copy: the caller may reuse its slice, and the kind table's
+	// accessors then read the specs in place (no copy per call).
+	specs = append([]Spec(nil), specs...)
 	for i := range specs {
-		if err := in.check(specs[i]); err != nil {
+		if err := in.check(&specs[i]); err != nil {
 			return fmt.Errorf("faults[%d]: %w", i, err)
 		}
 	}
 	for i := range specs {
-		s := specs[i]
+		s := &specs[i]
 		if s.At != nil {
 			at := sim.Time(s.At.Draw(in.rand))
 			k.At(at, func() { in.apply(s) })
@@ -51,7 +54,7 @@ func Install(k *sim.Kernel, specs []Spec, hooks Hooks) error {
 }
 
 type armed struct {
-	spec  Spec
+	spec  *Spec
 	proc  sim.ProcID
 	kind  sim.Kind
 	left  int
@@ -90,26 +93,12 @@ func (in *installer) id(name string) (sim.ProcID, error) {
 
 // check resolves every name the spec uses and rejects what apply could not
 // perform.
-func (in *installer) check(s Spec) error {
-	known := false
-	for _, k := range Kinds {
-		known = known || k == s.Kind
-	}
-	if !known {
+func (in *installer) check(s *Spec) error {
+	d, ok := Lookup(s.Kind)
+	if !ok {
 		return fmt.Errorf("kind: unknown fault kind %q (known: %s)", s.Kind, strings.Join(Kinds, ", "))
 	}
-	var names []string
-	switch s.Kind {
-	case "heal":
-	case "partition":
-		for _, g := range s.Groups {
-			names = append(names, g...)
-		}
-	case "drop", "delay":
-		names = []string{s.From, s.To}
-	default:
-		names = []string{s.Node}
-	}
+	names := d.names(s)
 	switch {
 	case s.At != nil && s.On != nil:
 		return fmt.Errorf("needs at or on, not both")
@@ -126,21 +115,11 @@ func (in *installer) check(s Spec) error {
 			return err
 		}
 	}
-	switch s.Kind {
-	case "promote":
-		if in.hooks.Promote == nil {
-			return fmt.Errorf("promote: the world has no way to promote a node")
-		}
-	case "clock-drift":
-		if _, err := sim.RateFromDrift(s.Rate); err != nil {
-			return fmt.Errorf("rate: %w", err)
-		}
-	case "crash":
-		switch s.Mode {
-		case "", "process", "power", "clean":
-		default:
-			return fmt.Errorf("mode: unknown crash mode %q (allowed: process, power, clean)", s.Mode)
-		}
+	if err := d.checkFields(s); err != nil {
+		return err
+	}
+	if d.check != nil {
+		return d.check(in, *s)
 	}
 	return nil
 }
@@ -172,125 +151,108 @@ func (in *installer) observe(ev sim.ObservedEvent) {
 }
 
 // apply performs one fault now and records it.
-func (in *installer) apply(s Spec) {
+func (in *installer) apply(s *Spec) {
+	d, _ := Lookup(s.Kind) // check accepted the kind
+	targets := d.names(s)
+	sort.Strings(targets)
+	rec := sim.FaultRecord{Kind: s.Kind, Targets: targets, Liveness: d.Liveness}
+	node, _ := in.k.Lookup(s.Node)
+	rec = d.apply(in, *s, node, rec)
+	in.k.RecordFault(rec)
+}
+
+// applyPause pauses a process (KindPause).
+func applyPause(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 	k := in.k
 	now := k.Now()
-	rec := sim.FaultRecord{Kind: s.Kind, Targets: s.Targets()}
-	node, _ := k.Lookup(s.Node)
-	switch s.Kind {
-	case "clock-jump":
-		k.JumpWall(node, s.By)
-		rec.Text = fmt.Sprintf("%s's wall clock jumped %s", s.Node, signed(s.By))
-	case "clock-drift":
-		ppb, _ := sim.RateFromDrift(s.Rate)
-		k.SetDrift(node, ppb)
-		rec.Text = fmt.Sprintf("%s's clocks began to run at rate %s", s.Node, rate(s.Rate))
-	case "pause":
-		d := s.For.Draw(in.rand)
-		end := addSat(now, d)
-		old, paused := in.pauseEnd[node]
-		paused = paused && k.Paused(node)
-		running := k.Process(node) != nil
-		k.Pause(node, d)
-		switch {
-		case !running:
-			// The kernel ignores a pause of a process that is not running.
-			rec.Text = fmt.Sprintf("%s was not paused for %s: it was %s", s.Node, d, in.notRunning(node))
-			rec.Ignored = true
-		case paused && end <= old:
-			// The kernel only extends a pause.
-			rec.Text = fmt.Sprintf("%s was not paused for %s: it was already paused until %s", s.Node, d, old)
-			rec.Ignored = true
-			rec.Until = old
-		default:
-			in.pauseEnd[node] = end
-			rec.Text = fmt.Sprintf("%s paused for %s", s.Node, d)
-			if paused {
-				rec.Text += fmt.Sprintf(" (extending a pause that was to end at %s)", old)
-			}
-			rec.Until = end
+	d := s.For.Draw(in.rand)
+	end := addSat(now, d)
+	old, paused := in.pauseEnd[node]
+	paused = paused && k.Paused(node)
+	running := k.Process(node) != nil
+	k.Pause(node, d)
+	switch {
+	case !running:
+		// The kernel ignores a pause of a process that is not running.
+		rec.Text = fmt.Sprintf("%s was not paused for %s: it was %s", s.Node, d, in.notRunning(node))
+		rec.Ignored = true
+	case paused && end <= old:
+		// The kernel only extends a pause.
+		rec.Text = fmt.Sprintf("%s was not paused for %s: it was already paused until %s", s.Node, d, old)
+		rec.Ignored = true
+		rec.Until = old
+	default:
+		in.pauseEnd[node] = end
+		rec.Text = fmt.Sprintf("%s paused for %s", s.Node, d)
+		if paused {
+			rec.Text += fmt.Sprintf(" (extending a pause that was to end at %s)", old)
 		}
-	case "crash":
-		mode := sim.CrashProcess
-		switch s.Mode {
-		case "power":
-			mode = sim.CrashPower
-		case "clean":
-			mode = sim.CrashClean
-		}
-		if k.Process(node) == nil {
-			// The kernel ignores the crash of a process that is not
-			// running, and the restart that belongs to this crash would
-			// restart a process this fault did not take down.
-			rec.Text = fmt.Sprintf("%s did not crash (%s): it was %s", s.Node, mode, in.notRunning(node))
-			rec.Ignored = true
-			k.Crash(node, mode)
-			if s.RestartAfter != nil {
-				s.RestartAfter.Draw(in.rand) // keep the stream's draws independent of the state
-			}
-			break
-		}
-		k.Crash(node, mode)
-		rec.Text = fmt.Sprintf("%s crashed (%s)", s.Node, mode)
-		// NB: a crash without restart settles when it happens (Until 0):
-		// the node is gone for good and the rest of the system is expected
-		// to work around it (a Sentinel failover, a Redlock majority), so
-		// liveness is judged from then on. A partition that never heals,
-		// by contrast, is still acting (Until Never).
-		if s.RestartAfter != nil {
-			d := s.RestartAfter.Draw(in.rand)
-			rec.Until = addSat(now, d)
-			rec.Text += fmt.Sprintf(" and restarted %s later", d)
-			k.At(rec.Until, func() { k.Restart(node) })
-		}
-	case "restart":
-		if k.Crashed(node) {
-			rec.Text = fmt.Sprintf("%s restarted", s.Node)
-		} else {
-			// The kernel restarts only a crashed process.
-			rec.Text = fmt.Sprintf("%s was not restarted: it was %s", s.Node, in.notRunning(node))
-			rec.Ignored = true
-		}
-		k.Restart(node)
-	case "partition":
-		groups := make([][]sim.ProcID, len(s.Groups))
-		var words []string
-		for i, g := range s.Groups {
-			for _, n := range g {
-				id, _ := k.Lookup(n)
-				groups[i] = append(groups[i], id)
-			}
-			words = append(words, "["+strings.Join(g, " ")+"]")
-		}
-		pid := k.Partition(groups)
-		rec.Text = "the network split into " + strings.Join(words, " ")
-		rec.Until = sim.Never
-		if s.HealAfter != nil {
-			d := s.HealAfter.Draw(in.rand)
-			rec.Until = addSat(now, d)
-			rec.Text += fmt.Sprintf(" for %s", d)
-			k.At(rec.Until, func() { k.Unpartition(pid) })
-		}
-	case "heal":
-		k.Heal()
-		rec.Text = "every partition and link fault healed"
-	case "drop":
-		from, _ := k.Lookup(s.From)
-		to, _ := k.Lookup(s.To)
-		k.DropNext(from, to, s.Count)
-		rec.Text = fmt.Sprintf("the next %d messages from %s to %s were dropped, each resetting its connection", s.Count, s.From, s.To)
-	case "delay":
-		from, _ := k.Lookup(s.From)
-		to, _ := k.Lookup(s.To)
-		d := s.For.Draw(in.rand)
-		k.Delay(from, to, s.By, d)
-		rec.Text = fmt.Sprintf("messages from %s to %s were delayed by %s for %s", s.From, s.To, s.By, d)
-		rec.Until = addSat(now, d)
-	case "promote":
-		in.hooks.Promote(node)
-		rec.Text = fmt.Sprintf("%s was promoted to master", s.Node)
+		rec.Until = end
 	}
-	k.RecordFault(rec)
+	return rec
+}
+
+// applyCrash crashes a process and schedules its restart (KindCrash).
+func applyCrash(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+	k := in.k
+	now := k.Now()
+	mode := sim.CrashProcess
+	switch s.Mode {
+	case "power":
+		mode = sim.CrashPower
+	case "clean":
+		mode = sim.CrashClean
+	}
+	if k.Process(node) == nil {
+		// The kernel ignores the crash of a process that is not
+		// running, and the restart that belongs to this crash would
+		// restart a process this fault did not take down.
+		rec.Text = fmt.Sprintf("%s did not crash (%s): it was %s", s.Node, mode, in.notRunning(node))
+		rec.Ignored = true
+		k.Crash(node, mode)
+		if s.RestartAfter != nil {
+			s.RestartAfter.Draw(in.rand) // keep the stream's draws independent of the state
+		}
+		return rec
+	}
+	k.Crash(node, mode)
+	rec.Text = fmt.Sprintf("%s crashed (%s)", s.Node, mode)
+	// NB: a crash without restart settles when it happens (Until 0):
+	// the node is gone for good and the rest of the system is expected
+	// to work around it (a Sentinel failover, a Redlock majority), so
+	// liveness is judged from then on. A partition that never heals,
+	// by contrast, is still acting (Until Never).
+	if s.RestartAfter != nil {
+		d := s.RestartAfter.Draw(in.rand)
+		rec.Until = addSat(now, d)
+		rec.Text += fmt.Sprintf(" and restarted %s later", d)
+		k.At(rec.Until, func() { k.Restart(node) })
+	}
+	return rec
+}
+
+// applyPartition splits the network and schedules its heal (KindPartition).
+func applyPartition(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+	k := in.k
+	groups := make([][]sim.ProcID, len(s.Groups))
+	var words []string
+	for i, g := range s.Groups {
+		for _, n := range g {
+			id, _ := k.Lookup(n)
+			groups[i] = append(groups[i], id)
+		}
+		words = append(words, "["+strings.Join(g, " ")+"]")
+	}
+	pid := k.Partition(groups)
+	rec.Text = "the network split into " + strings.Join(words, " ")
+	rec.Until = sim.Never
+	if s.HealAfter != nil {
+		d := s.HealAfter.Draw(in.rand)
+		rec.Until = addSat(k.Now(), d)
+		rec.Text += fmt.Sprintf(" for %s", d)
+		k.At(rec.Until, func() { k.Unpartition(pid) })
+	}
+	return rec
 }
 
 // notRunning says what a process that a fault could not act on was.

@@ -9,9 +9,6 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-// Kinds are the fault kinds (SCENARIO_FORMAT.md, "Fault kinds (core)").
-var Kinds = []string{"clock-jump", "clock-drift", "pause", "crash", "restart", "partition", "heal", "drop", "delay", "promote"}
-
 // Events are the trigger events (SCENARIO_FORMAT.md, "Triggers"), mapped to
 // the trace kinds that processes emit. ClientEvents are emitted by lock
 // clients, NodeEvents by servers; crashed and restarted by any process.
@@ -76,31 +73,8 @@ type Spec struct {
 func (s Spec) String() string {
 	var b strings.Builder
 	b.WriteString(s.Kind)
-	switch s.Kind {
-	case "clock-jump":
-		fmt.Fprintf(&b, " %s by %s", s.Node, signed(s.By))
-	case "clock-drift":
-		fmt.Fprintf(&b, " %s rate %g", s.Node, s.Rate)
-	case "pause":
-		fmt.Fprintf(&b, " %s for %s", s.Node, s.For)
-	case "crash":
-		fmt.Fprintf(&b, " %s mode %s", s.Node, s.mode())
-		if s.RestartAfter != nil {
-			fmt.Fprintf(&b, " restart after %s", *s.RestartAfter)
-		}
-	case "restart", "promote":
-		fmt.Fprintf(&b, " %s", s.Node)
-	case "partition":
-		for _, g := range s.Groups {
-			fmt.Fprintf(&b, " [%s]", strings.Join(g, " "))
-		}
-		if s.HealAfter != nil {
-			fmt.Fprintf(&b, " heal after %s", *s.HealAfter)
-		}
-	case "drop":
-		fmt.Fprintf(&b, " %s->%s next %d", s.From, s.To, s.Count)
-	case "delay":
-		fmt.Fprintf(&b, " %s->%s by %s for %s", s.From, s.To, s.By, s.For)
+	if d, ok := Lookup(s.Kind); ok {
+		d.words(&b, s)
 	}
 	if s.At != nil {
 		fmt.Fprintf(&b, " at %s", *s.At)
@@ -131,20 +105,43 @@ func signed(d time.Duration) string {
 	return d.String()
 }
 
-// Targets returns the processes a fault touches, in a stable order.
+// Targets returns the processes a fault touches (the names in its process
+// and group fields), in a stable order.
 func (s Spec) Targets() []string {
-	var out []string
-	switch s.Kind {
-	case "partition":
-		for _, g := range s.Groups {
-			out = append(out, g...)
-		}
-	case "drop", "delay":
-		out = []string{s.From, s.To}
-	case "heal":
-	default:
-		out = []string{s.Node}
+	d, ok := Lookup(s.Kind)
+	if !ok {
+		return nil
 	}
+	out := d.names(&s)
 	sort.Strings(out)
 	return out
+}
+
+// Clone deep-copies a spec (its pointers and groups), so that a copy can
+// be changed without touching s (the shrinker varies copies).
+func (s Spec) Clone() Spec {
+	c := s
+	if s.At != nil {
+		at := *s.At
+		c.At = &at
+	}
+	if s.On != nil {
+		on := *s.On
+		c.On = &on
+	}
+	if s.RestartAfter != nil {
+		r := *s.RestartAfter
+		c.RestartAfter = &r
+	}
+	if s.HealAfter != nil {
+		h := *s.HealAfter
+		c.HealAfter = &h
+	}
+	if s.Groups != nil {
+		c.Groups = make([][]string, len(s.Groups))
+		for i, g := range s.Groups {
+			c.Groups[i] = append([]string(nil), g...)
+		}
+	}
+	return c
 }

@@ -214,8 +214,14 @@ func (sh *shrinker) key(items []item, dur time.Duration) string {
 	for _, it := range items {
 		b.WriteString("|")
 		b.WriteString(it.spec.String())
-		if it.spec.Kind == "crash" {
-			b.WriteString(" " + it.spec.Mode)
+		// Spec.String shows an enum's default for ""; the key tells them
+		// apart.
+		if d, ok := faults.Lookup(it.spec.Kind); ok {
+			for _, fd := range d.Fields {
+				if fd.Type == faults.FieldEnum {
+					b.WriteString(" " + *fd.Ptr(&it.spec).(*string))
+				}
+			}
 		}
 	}
 	return b.String()
@@ -343,104 +349,18 @@ func (sh *shrinker) shortenRun() {
 	}
 }
 
-// cloneSpec deep-copies a spec (its pointers and groups).
-func cloneSpec(s faults.Spec) faults.Spec {
-	c := s
-	if s.At != nil {
-		at := *s.At
-		c.At = &at
-	}
-	if s.On != nil {
-		on := *s.On
-		c.On = &on
-	}
-	if s.RestartAfter != nil {
-		r := *s.RestartAfter
-		c.RestartAfter = &r
-	}
-	if s.HealAfter != nil {
-		h := *s.HealAfter
-		c.HealAfter = &h
-	}
-	if s.Groups != nil {
-		c.Groups = make([][]string, len(s.Groups))
-		for i, g := range s.Groups {
-			c.Groups[i] = append([]string(nil), g...)
-		}
-	}
-	return c
-}
-
 // variants returns simpler versions of a fault, structural changes first,
 // then smaller sizes and earlier times.
 func variants(s faults.Spec) []faults.Spec {
 	var out []faults.Spec
 	add := func(f func(c *faults.Spec)) {
-		c := cloneSpec(s)
+		c := s.Clone()
 		f(&c)
 		out = append(out, c)
 	}
-	switch s.Kind {
-	case "partition":
-		if len(s.Groups) > 2 {
-			for gi := range s.Groups {
-				gi := gi
-				add(func(c *faults.Spec) { c.Groups = append(c.Groups[:gi], c.Groups[gi+1:]...) })
-			}
-		}
-		for gi, g := range s.Groups {
-			if len(g) < 2 {
-				continue
-			}
-			for mi := range g {
-				gi, mi := gi, mi
-				add(func(c *faults.Spec) { c.Groups[gi] = append(c.Groups[gi][:mi], c.Groups[gi][mi+1:]...) })
-			}
-		}
-		if s.HealAfter != nil {
-			for _, r := range rangeVariants(*s.HealAfter, time.Millisecond, false) {
-				r := r
-				add(func(c *faults.Spec) { c.HealAfter = &r })
-			}
-		}
-	case "crash":
-		if s.Mode == "power" || s.Mode == "clean" {
-			add(func(c *faults.Spec) { c.Mode = "" })
-		}
-		if s.RestartAfter != nil {
-			for _, r := range rangeVariants(*s.RestartAfter, 0, true) {
-				r := r
-				add(func(c *faults.Spec) { c.RestartAfter = &r })
-			}
-		}
-	case "drop":
-		for _, n := range intVariants(s.Count) {
-			n := n
-			add(func(c *faults.Spec) { c.Count = n })
-		}
-	case "clock-jump":
-		for _, d := range durVariants(s.By, time.Millisecond, false) {
-			d := d
-			add(func(c *faults.Spec) { c.By = d })
-		}
-	case "clock-drift":
-		for _, r := range rateVariants(s.Rate) {
-			r := r
-			add(func(c *faults.Spec) { c.Rate = r })
-		}
-	case "pause":
-		for _, r := range rangeVariants(s.For, time.Millisecond, false) {
-			r := r
-			add(func(c *faults.Spec) { c.For = r })
-		}
-	case "delay":
-		for _, d := range durVariants(s.By, time.Millisecond, false) {
-			d := d
-			add(func(c *faults.Spec) { c.By = d })
-		}
-		for _, r := range rangeVariants(s.For, time.Millisecond, false) {
-			r := r
-			add(func(c *faults.Spec) { c.For = r })
+	if d, ok := faults.Lookup(s.Kind); ok {
+		for _, fd := range d.Fields {
+			fieldVariants(s, fd, add)
 		}
 	}
 	switch {
@@ -462,6 +382,69 @@ func variants(s faults.Spec) []faults.Spec {
 		}
 	}
 	return out
+}
+
+// fieldVariants adds the simpler versions of one field of s, by the type
+// its kind declares (faults' kind table): groups lose a group (when more
+// than two) or a member, an enum returns to its default, numbers and
+// durations get smaller or rounder, never below the field's ShrinkMin.
+func fieldVariants(s faults.Spec, fd faults.Field, add func(func(c *faults.Spec))) {
+	switch p := fd.Ptr(&s).(type) {
+	case *[][]string:
+		groups := *p
+		if len(groups) > 2 {
+			for gi := range groups {
+				gi := gi
+				add(func(c *faults.Spec) {
+					g := fd.Ptr(c).(*[][]string)
+					*g = append((*g)[:gi], (*g)[gi+1:]...)
+				})
+			}
+		}
+		for gi, g := range groups {
+			if len(g) < 2 {
+				continue
+			}
+			for mi := range g {
+				gi, mi := gi, mi
+				add(func(c *faults.Spec) {
+					g := fd.Ptr(c).(*[][]string)
+					(*g)[gi] = append((*g)[gi][:mi], (*g)[gi][mi+1:]...)
+				})
+			}
+		}
+	case *string:
+		if fd.Type == faults.FieldEnum && *p != "" && *p != fd.Default {
+			add(func(c *faults.Spec) { *fd.Ptr(c).(*string) = "" })
+		}
+	case **sim.Range:
+		if *p != nil {
+			for _, r := range rangeVariants(**p, fd.ShrinkMin, fd.ShrinkZero) {
+				r := r
+				add(func(c *faults.Spec) { *fd.Ptr(c).(**sim.Range) = &r })
+			}
+		}
+	case *sim.Range:
+		for _, r := range rangeVariants(*p, fd.ShrinkMin, fd.ShrinkZero) {
+			r := r
+			add(func(c *faults.Spec) { *fd.Ptr(c).(*sim.Range) = r })
+		}
+	case *int:
+		for _, n := range intVariants(*p) {
+			n := n
+			add(func(c *faults.Spec) { *fd.Ptr(c).(*int) = n })
+		}
+	case *time.Duration:
+		for _, d := range durVariants(*p, fd.ShrinkMin, fd.ShrinkZero) {
+			d := d
+			add(func(c *faults.Spec) { *fd.Ptr(c).(*time.Duration) = d })
+		}
+	case *float64:
+		for _, r := range rateVariants(*p) {
+			r := r
+			add(func(c *faults.Spec) { *fd.Ptr(c).(*float64) = r })
+		}
+	}
 }
 
 // intVariants: 1, then half (counts are at least 1).

@@ -200,3 +200,48 @@ func TestVariants(t *testing.T) {
 		assert.Len(t, v.Groups, 2)
 	}
 }
+
+// TestVariantsByFieldType checks that each kind's fields are varied as
+// their types in faults' kind table say, in field order, before the
+// trigger time: the same candidates the per-kind code made.
+func TestVariantsByFieldType(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct {
+		spec faults.Spec
+		want func(v faults.Spec) any
+		exp  []any
+	}{
+		{faults.Spec{At: at(0), Kind: "clock-jump", Node: "A", By: -1234 * ms},
+			func(v faults.Spec) any { return v.By }, anys(durVariants(-1234*ms, ms, false))},
+		{faults.Spec{At: at(0), Kind: "clock-drift", Node: "A", Rate: 0.137},
+			func(v faults.Spec) any { return v.Rate }, anys(rateVariants(0.137))},
+		{faults.Spec{At: at(0), Kind: "pause", Node: "A", For: sim.Fixed(7300 * ms)},
+			func(v faults.Spec) any { return v.For }, anys(rangeVariants(sim.Fixed(7300*ms), ms, false))},
+		{faults.Spec{At: at(0), Kind: "drop", From: "A", To: "c1", Count: 9},
+			func(v faults.Spec) any { return v.Count }, anys(intVariants(9))},
+		{faults.Spec{At: at(0), Kind: "delay", From: "A", To: "c1", By: 300 * ms, For: sim.Fixed(0)},
+			func(v faults.Spec) any { return v.By }, anys(durVariants(300*ms, ms, false))},
+		{faults.Spec{At: at(0), Kind: "crash", Node: "A", RestartAfter: at(1500 * ms)},
+			func(v faults.Spec) any { return *v.RestartAfter }, anys(rangeVariants(sim.Fixed(1500*ms), 0, true))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec.Kind, func(t *testing.T) {
+			require.NotEmpty(t, tt.exp)
+			vs := variants(tt.spec)
+			require.GreaterOrEqual(t, len(vs), len(tt.exp))
+			var got []any
+			for _, v := range vs[:len(tt.exp)] {
+				got = append(got, tt.want(v))
+			}
+			assert.Equal(t, tt.exp, got)
+		})
+	}
+}
+
+func anys[T any](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -101,33 +102,35 @@ func TestWallReaches(t *testing.T) {
 	}
 }
 
-func TestParseClockTexts(t *testing.T) {
-	tests := []struct {
-		text string
-		want time.Duration
-		err  bool
-	}{
-		{"+30s", 30 * time.Second, false},
-		{"-5s", -5 * time.Second, false},
-		{"+1.000000001s", time.Second + 1, false},
-		{"soon", 0, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.text, func(t *testing.T) {
-			d, err := parseJump(tt.text)
-			if tt.err {
-				assert.Error(t, err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, d)
-		})
-	}
-	ppb, err := parseDrift("-10000000 ppb")
+// TestClocksReadFields checks that clock changes are read from the events'
+// typed fields, which survive a JSON Lines round trip, and that a trace
+// without them is an error that says so, never a silent wrong clock.
+func TestClocksReadFields(t *testing.T) {
+	k := sim.New(sim.Config{Seed: 1, KeepTrace: true})
+	a := k.Add("A", func() sim.Process { return idle{} }, sim.ClockSpec{})
+	k.At(sim.At(time.Second), func() { k.JumpWall(a, -5*time.Second) })
+	k.At(sim.At(2*time.Second), func() { k.SetDrift(a, -10_000_000) })
+	require.NoError(t, k.Run(sim.At(3*time.Second)))
+	var buf bytes.Buffer
+	require.NoError(t, sim.WriteJSONL(&buf, k.Trace()))
+	assert.Contains(t, buf.String(), `"fields":{"step":-5000000000}`)
+	assert.Contains(t, buf.String(), `"fields":{"ppb":-10000000}`)
+	tr, err := sim.ReadJSONL(&buf)
 	require.NoError(t, err)
-	assert.Equal(t, int64(-10_000_000), ppb)
-	_, err = parseDrift("10%")
-	assert.Error(t, err)
+	setup := Setup{Servers: []Server{{Name: "A"}}}
+	hs, err := Clocks(setup, tr)
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	assert.Equal(t, k.ClockOffset(a, sim.Wall), hs[0].WallOffset(sim.At(3*time.Second)))
+	assert.Equal(t, k.ClockOffset(a, sim.Mono), hs[0].MonoOffset(sim.At(3*time.Second)))
+
+	for i := range tr {
+		tr[i].Fields = nil
+	}
+	_, err = Clocks(setup, tr)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "clock-jump of A): no step field")
+
 	assert.Equal(t, "+1%", driftText(10_000_000))
 	assert.Equal(t, "-0.05%", driftText(-500_000))
 }

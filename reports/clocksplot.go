@@ -30,11 +30,11 @@ type point struct {
 // offsets samples a clock's offset at the start, on both sides of every
 // change, and at the end: between changes it is affine, so this is exact.
 func offsets(h *ClockHistory, wall bool, end sim.Time) []point {
-	off := func(st clockState, t sim.Time) time.Duration {
+	off := func(st sim.ClockState, t sim.Time) time.Duration {
 		if wall {
-			return time.Duration(st.wall(t) - sim.Epoch - int64(t))
+			return time.Duration(st.Read(sim.Wall, t) - sim.Epoch - int64(t))
 		}
-		return time.Duration(st.mono(t) - int64(t))
+		return time.Duration(st.Read(sim.Mono, t) - int64(t))
 	}
 	pts := []point{{0, off(h.segs[0].st, 0)}}
 	for i := 1; i < len(h.segs); i++ {

@@ -323,7 +323,16 @@ func (b *builder) mark(lane string, m Mark) {
 	}
 }
 
-func ignored(text string) bool { return strings.HasPrefix(text, "ignored") }
+// ignored reports a pause, crash or restart the kernel ignored.
+func ignored(e sim.Event) bool { return e.Fields.Has("ignored") }
+
+// signedDur renders a clock step with its sign (+30s, -5s).
+func signedDur(d time.Duration) string {
+	if d >= 0 {
+		return "+" + d.String()
+	}
+	return d.String()
+}
 
 func (b *builder) event(e sim.Event) {
 	switch e.Kind {
@@ -346,53 +355,54 @@ func (b *builder) event(e sim.Event) {
 		b.endAttempt(e.Proc, e.At)
 	case sim.KindAcquired:
 		b.endAttempt(e.Proc, e.At)
-		lock, tok := firstWord(e.Text), ""
-		if _, t, ok := strings.Cut(e.Text, " token "); ok {
-			tok = "tok " + t
+		lock, _ := e.Fields.String("lock")
+		tok := ""
+		if t, ok := e.Fields.Int("token"); ok {
+			tok = "tok " + strconv.FormatInt(t, 10)
 		}
 		b.beliefs[e.Proc+"\x00"+lock] = b.open(e.Proc, Span{Kind: SpanBelief, Start: e.At, Owner: e.Proc, Label: tok})
 	case sim.KindReleased, sim.KindLockLost:
-		lock := firstWord(e.Text)
+		lock, _ := e.Fields.String("lock")
 		if i, ok := b.beliefs[e.Proc+"\x00"+lock]; ok {
 			b.close(e.Proc, i, e.At)
 			delete(b.beliefs, e.Proc+"\x00"+lock)
 		}
 		if e.Kind == sim.KindLockLost {
 			why := "lost"
-			if strings.Contains(e.Text, "(expired)") {
+			if r, _ := e.Fields.String("reason"); r == string(sim.EndExpired) {
 				why = "expired"
 			}
 			b.mark(e.Proc, Mark{Kind: MarkLockLost, At: e.At, Label: why, Owner: e.Proc})
 		}
 	case sim.KindResourceRead:
-		// "lock section 0"
-		if id, ok := sectionID(e.Text); ok {
+		if id, ok := e.Fields.Int("section"); ok {
+			lock, _ := e.Fields.String("lock")
 			b.closeSections(e.Proc, e.At)
-			b.sections[id] = &section{client: e.Proc, lock: firstWord(e.Text), start: e.At, end: -1}
-			b.secOrder = append(b.secOrder, id)
+			b.sections[int(id)] = &section{client: e.Proc, lock: lock, start: e.At, end: -1}
+			b.secOrder = append(b.secOrder, int(id))
 		}
 	case sim.KindResourceWrite:
-		// "lock section 0 value 1"
-		if id, ok := sectionID(e.Text); ok {
-			if s := b.sections[id]; s != nil && !s.closed {
+		if id, ok := e.Fields.Int("section"); ok {
+			if s := b.sections[int(id)]; s != nil && !s.closed {
 				s.end, s.written, s.closed = e.At, true, true
-				if _, v, ok := strings.Cut(e.Text, " value "); ok {
-					s.value = v
+				if v, ok := e.Fields.Int("value"); ok {
+					s.value = strconv.FormatInt(v, 10)
 				}
 			}
 		}
 	case "client":
-		if strings.Contains(e.Text, "abandoned") {
+		if e.Fields.Has("abandoned") {
 			b.closeSections(e.Proc, e.At)
 		}
 	case "resource-applied", "resource-rejected":
 		b.storage(e)
 	case sim.KindPause:
-		if ignored(e.Text) {
+		d, ok := e.Fields.Duration("for")
+		if ignored(e) || !ok {
 			return
 		}
 		if _, on := b.pauses[e.Proc]; !on {
-			b.pauses[e.Proc] = b.open(e.Proc, Span{Kind: SpanPause, Start: e.At, Label: "pause " + strings.TrimPrefix(e.Text, "for ")})
+			b.pauses[e.Proc] = b.open(e.Proc, Span{Kind: SpanPause, Start: e.At, Label: "pause " + d.String()})
 		}
 	case sim.KindResume:
 		if i, on := b.pauses[e.Proc]; on {
@@ -400,12 +410,12 @@ func (b *builder) event(e sim.Event) {
 			delete(b.pauses, e.Proc)
 		}
 	case sim.KindCrash:
-		if ignored(e.Text) {
+		if ignored(e) {
 			return
 		}
 		b.crash(e)
 	case sim.KindRestart:
-		if ignored(e.Text) {
+		if ignored(e) {
 			return
 		}
 		if i, on := b.downs[e.Proc]; on {
@@ -414,10 +424,11 @@ func (b *builder) event(e sim.Event) {
 		}
 		b.mark(e.Proc, Mark{Kind: MarkRestart, At: e.At, Label: "restart"})
 	case sim.KindClockJump:
-		b.mark(e.Proc, Mark{Kind: MarkJump, At: e.At, Label: "clock " + e.Text})
+		if d, ok := e.Fields.Duration("step"); ok {
+			b.mark(e.Proc, Mark{Kind: MarkJump, At: e.At, Label: "clock " + signedDur(d)})
+		}
 	case sim.KindClockDrift:
-		ppb, err := parseDrift(e.Text)
-		if err == nil {
+		if ppb, ok := e.Fields.Int("ppb"); ok {
 			b.mark(e.Proc, Mark{Kind: MarkDrift, At: e.At, Label: "drift " + driftText(ppb)})
 		}
 	case sim.KindPartition:
@@ -426,33 +437,15 @@ func (b *builder) event(e sim.Event) {
 		b.heal(e)
 	case sim.KindLinkFault:
 		b.linkFault(e)
-	case "key-set", "key-del", "key-expired", "loaded", "aof-write", "aof-fsync", "rdb-save", "replica-sync", "promoted":
+	case "key-set", "key-del", "key-evicted", "key-expired", "loaded", "aof-write", "aof-fsync", "rdb-save", "replica-sync", "promoted":
 		b.redisEvent(e)
 	case "znode-created", "znode-deleted", "lock-delay", "session-open", "session-expired":
 		b.zkEvent(e)
 	case "switch-master":
-		// "+switch-master mymaster M 6379 R 6379 ..."
-		if f := strings.Fields(e.Text); len(f) >= 5 {
-			b.mark(e.Proc, Mark{Kind: MarkSwitch, At: e.At, Label: "master → " + f[4]})
+		if to, ok := e.Fields.String("to"); ok {
+			b.mark(e.Proc, Mark{Kind: MarkSwitch, At: e.At, Label: "master → " + to})
 		}
 	}
-}
-
-func firstWord(s string) string {
-	if i := strings.IndexByte(s, ' '); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-// sectionID parses "<lock> section N ...".
-func sectionID(text string) (int, bool) {
-	_, rest, ok := strings.Cut(text, " section ")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(firstWord(rest))
-	return n, err == nil
 }
 
 // driftText renders a rate error in parts per billion as a percentage.
@@ -485,29 +478,25 @@ func (b *builder) closeSections(client string, t sim.Time) {
 // storage handles the storage node's decisions: "read s0 value 0 tok 3",
 // "write s1 value 1 no-token", "write s0 value 1 tok 3: token 3 < mark 4".
 func (b *builder) storage(e sim.Event) {
-	f := strings.Fields(e.Text)
-	if len(f) < 2 || !strings.HasPrefix(f[1], "s") {
+	id, ok := e.Fields.Int("section")
+	if !ok {
 		return
 	}
-	id, err := strconv.Atoi(strings.TrimSuffix(f[1][1:], ":"))
-	if err != nil {
-		return
-	}
-	s := b.sections[id]
+	s := b.sections[int(id)]
 	if s == nil {
 		return
 	}
 	rejected := e.Kind == "resource-rejected"
-	switch f[0] {
+	op, _ := e.Fields.String("op")
+	switch op {
 	case "read":
 		if rejected {
 			b.mark(s.client, Mark{Kind: MarkReadRejected, At: e.At, Label: "read rejected", Owner: s.client})
 			b.mark(e.Proc, Mark{Kind: MarkReadRejected, At: e.At, Label: s.client + " read rejected", Owner: s.client})
 			return
 		}
-		// "read s0 value 0 no-token" or "read s0 value 0 tok 33": the
-		// value read is half of a lost update's story ("both read 0").
-		label := readLabel(f)
+		// The value read is half of a lost update's story ("both read 0").
+		label := readLabel(e.Fields)
 		b.mark(s.client, Mark{Kind: MarkRead, At: e.At, Label: label, Owner: s.client})
 		b.mark(e.Proc, Mark{Kind: MarkRead, At: e.At, Label: s.client + " " + label, Owner: s.client})
 	case "write":
@@ -524,15 +513,13 @@ func (b *builder) storage(e sim.Event) {
 
 // readLabel renders a storage read's fields as "r=VALUE" and, when the
 // read carried a fencing token, " t=TOKEN".
-func readLabel(f []string) string {
+func readLabel(f sim.Attrs) string {
 	label := "r=?"
-	for i := 0; i+1 < len(f); i++ {
-		switch f[i] {
-		case "value":
-			label = "r=" + f[i+1]
-		case "tok":
-			label += " t=" + f[i+1]
-		}
+	if v, ok := f.Int("value"); ok {
+		label = "r=" + strconv.FormatInt(v, 10)
+	}
+	if t, ok := f.Int("token"); ok {
+		label += " t=" + strconv.FormatInt(t, 10)
 	}
 	return label
 }
@@ -540,8 +527,9 @@ func readLabel(f []string) string {
 func (b *builder) crash(e sim.Event) {
 	p := e.Proc
 	label := "crash"
-	if m := strings.TrimPrefix(e.Text, "mode "); m != "" && m != "process" {
-		label += " (" + m + ")"
+	mode, _ := e.Fields.String("mode")
+	if mode != "" && mode != "process" {
+		label += " (" + mode + ")"
 	}
 	b.mark(p, Mark{Kind: MarkCrash, At: e.At, Label: label})
 	if i, on := b.pauses[p]; on {
@@ -559,7 +547,6 @@ func (b *builder) crash(e sim.Event) {
 		b.closeSections(p, e.At)
 	}
 	if r := b.redis[p]; r != nil {
-		mode := strings.TrimPrefix(e.Text, "mode ")
 		r.restore = map[string]*keyRec{}
 		src := r.rdb
 		if r.aof {
@@ -601,31 +588,6 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // ---- Redis ----
-
-// quoted splits a leading Go-quoted string off text.
-func quoted(text string) (string, string, bool) {
-	q, err := strconv.QuotedPrefix(text)
-	if err != nil {
-		return "", text, false
-	}
-	s, err := strconv.Unquote(q)
-	if err != nil {
-		return "", text, false
-	}
-	return s, strings.TrimPrefix(text[len(q):], " "), true
-}
-
-func deadlineOf(text string) int64 {
-	_, rest, ok := strings.Cut(text, "deadline=")
-	if !ok {
-		return 0
-	}
-	n, err := strconv.ParseInt(firstWord(rest), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return n
-}
 
 // holderOf decides who holds a key a server just stored (see the package
 // doc's first simplification).
@@ -673,31 +635,31 @@ func (b *builder) redisEvent(e sim.Event) {
 	}
 	switch e.Kind {
 	case "key-set":
-		// "\"lock\" \"c1:4ddf\" deadline=1767225610002" or "\"lock\" hash deadline=none"
-		key, rest, ok := quoted(e.Text)
+		key, ok := e.Fields.String("key")
 		if !ok || !b.keys[key] {
 			return
 		}
-		value, _, _ := quoted(rest)
+		value, _ := e.Fields.String("value") // "" for a hash
+		deadline, _ := e.Fields.Int("deadline")
 		if r.db[key] != nil {
 			b.endHeld(e.Proc, key, e.At)
 		}
-		b.startHeld(e.Proc, key, &keyRec{holder: b.holderOf(e.Proc, key, value), deadline: deadlineOf(rest), start: e.At}, "")
-	case "key-del":
-		key, _, ok := quoted(e.Text)
+		b.startHeld(e.Proc, key, &keyRec{holder: b.holderOf(e.Proc, key, value), deadline: deadline, start: e.At}, "")
+	case "key-del", "key-evicted":
+		key, ok := e.Fields.String("key")
 		if ok && r.db[key] != nil {
 			b.endHeld(e.Proc, key, e.At)
 		}
 	case "key-expired":
-		// "\"lock\" deadline=D now=N": the key was logically gone once the
-		// node's wall clock passed D (keyIsExpired: now > deadline, in ms).
-		key, rest, ok := quoted(e.Text)
+		// The key was logically gone once the node's wall clock passed
+		// its deadline (keyIsExpired: now > deadline, in ms).
+		key, ok := e.Fields.String("key")
 		rec := r.db[key]
 		if !ok || rec == nil {
 			return
 		}
 		end := e.At
-		if d := deadlineOf(rest); d > 0 {
+		if d, _ := e.Fields.Int("deadline"); d > 0 {
 			if c := b.clocks[e.Proc]; c != nil {
 				if t, ok := c.WallReaches((d+1)*int64(time.Millisecond), rec.start, e.At); ok {
 					end = t
@@ -706,13 +668,14 @@ func (b *builder) redisEvent(e sim.Event) {
 		}
 		b.endHeld(e.Proc, key, end)
 	case "aof-write":
+		cmds, _ := e.Fields.GroupsOf("cmds")
 		for _, k := range sortedKeys(b.keys) {
-			if mentions(e.Text, k) {
+			if mentions(cmds, k) {
 				r.aofWritten[k] = copyRec(r.db[k])
 			}
 		}
 	case "aof-fsync":
-		if strings.Contains(e.Text, "rewritten base") {
+		if e.Fields.Has("rewritten") {
 			for _, k := range sortedKeys(b.keys) {
 				r.aofWritten[k] = copyRec(r.db[k])
 			}
@@ -725,8 +688,8 @@ func (b *builder) redisEvent(e sim.Event) {
 			r.rdb[k] = copyRec(r.db[k])
 		}
 	case "loaded":
-		// "source=aof keys=1 expired=0 wall=..."
-		if strings.Contains(e.Text, "source=none") || strings.Contains(e.Text, " keys=0 ") {
+		src, _ := e.Fields.String("source")
+		if n, _ := e.Fields.Int("keys"); src == "none" || n == 0 {
 			r.restore = nil
 			return
 		}
@@ -742,13 +705,15 @@ func (b *builder) redisEvent(e sim.Event) {
 		}
 		r.restore = nil
 	case "replica-sync":
-		// "from M replid ... keys N": the data is replaced by the master's.
+		if e.Fields.Has("partial") {
+			return // a partial resync keeps the replica's data
+		}
+		// A full sync: the data is replaced by the master's.
 		for _, k := range sortedKeys(r.db) {
 			b.endHeld(e.Proc, k, e.At)
 		}
-		master := strings.Fields(e.Text)
-		if len(master) >= 2 {
-			if mr := b.redis[master[1]]; mr != nil {
+		if master, ok := e.Fields.String("master"); ok {
+			if mr := b.redis[master]; mr != nil {
 				for _, k := range sortedKeys(mr.db) {
 					rec := *mr.db[k]
 					rec.start = e.At
@@ -761,11 +726,14 @@ func (b *builder) redisEvent(e sim.Event) {
 	}
 }
 
-// mentions reports whether an AOF record's text names the key as a word.
-func mentions(text, key string) bool {
-	for _, w := range strings.Fields(text) {
-		if w == key {
-			return true
+// mentions reports whether an AOF record's commands name the key as an
+// argument.
+func mentions(cmds [][]string, key string) bool {
+	for _, c := range cmds {
+		for _, w := range c {
+			if w == key {
+				return true
+			}
 		}
 	}
 	return false
@@ -786,49 +754,49 @@ func (b *builder) zkEvent(e sim.Event) {
 	if zs == nil {
 		return
 	}
-	f := strings.Fields(e.Text)
-	if len(f) == 0 {
-		return
+	sess := ""
+	if id, ok := e.Fields.Int("session"); ok {
+		sess = "s" + strconv.FormatInt(id, 10)
 	}
 	switch e.Kind {
 	case "session-open":
-		// "s1 timeout 10s requested 10s", while handling the client's connect
-		if c := b.cause[e.Proc]; b.isClient[c] {
-			b.sessions[e.Proc+"\x00"+f[0]] = c
+		// While handling the client's connect.
+		if c := b.cause[e.Proc]; b.isClient[c] && sess != "" {
+			b.sessions[e.Proc+"\x00"+sess] = c
 		}
 		return
 	case "session-expired":
-		who := b.sessions[e.Proc+"\x00"+f[0]]
+		who := b.sessions[e.Proc+"\x00"+sess]
 		if who == "" {
-			who = f[0]
+			who = sess
 		}
 		b.mark(e.Proc, Mark{Kind: MarkSessionExpired, At: e.At, Label: who + "'s session expired", Owner: who})
 		return
 	}
-	key, ok := b.zkKey(f[0])
+	path, _ := e.Fields.String("path")
+	key, ok := b.zkKey(path)
 	if !ok {
 		return
 	}
 	switch e.Kind {
 	case "znode-created":
-		// "/lock/_c_<guid>-lock-0000000000 zxid 3 ephemeral s2"
-		if strings.Contains(e.Text, "(parent)") {
+		if e.Fields.Has("parent") {
 			return
 		}
 		owner := "?"
 		if c := b.cause[e.Proc]; b.isClient[c] {
 			owner = c
-		} else if len(f) >= 5 {
-			if c := b.sessions[e.Proc+"\x00"+f[4]]; c != "" {
+		} else if sess != "" {
+			if c := b.sessions[e.Proc+"\x00"+sess]; c != "" {
 				owner = c
 			}
 		}
-		zs[f[0]] = &znode{path: f[0], seq: seqOf(f[0]), owner: owner}
+		zs[path] = &znode{path: path, seq: seqOf(path), owner: owner}
 	case "znode-deleted":
-		delete(zs, f[0])
+		delete(zs, path)
 	case "lock-delay":
-		// "<path> of s2 held for 5s": a tombstone until it is deleted
-		if z := zs[f[0]]; z != nil {
+		// A tombstone until it is deleted.
+		if z := zs[path]; z != nil {
 			z.tomb = true
 		}
 	}
@@ -908,16 +876,15 @@ func (b *builder) zkHold(zk, key string, t sim.Time, gone bool) {
 
 // ---- network ----
 
-// partition handles "#1 [c1 A B C] [D E]" and "#2 one-way [a b] -> [c]".
+// partition handles a partition (groups) or a one-way cut (from, to).
 func (b *builder) partition(e sim.Event) {
-	id, rest, _ := strings.Cut(e.Text, " ")
-	oneWay := strings.HasPrefix(rest, "one-way ")
-	rest = strings.TrimPrefix(rest, "one-way ")
-	var groups [][]string
-	for _, g := range strings.Split(rest, "[")[1:] {
-		g, _, _ = strings.Cut(g, "]")
-		groups = append(groups, strings.Fields(g))
+	n, ok := e.Fields.Int("partition")
+	groups, gok := e.Fields.GroupsOf("groups")
+	if !ok || !gok {
+		return
 	}
+	id := strconv.FormatInt(n, 10)
+	oneWay := e.Fields.Has("one_way")
 	var words []string
 	for _, g := range groups {
 		words = append(words, "["+strings.Join(g, " ")+"]")
@@ -954,8 +921,10 @@ func (b *builder) partition(e sim.Event) {
 }
 
 func (b *builder) heal(e sim.Event) {
-	ids := []string{e.Text}
-	if e.Text == "all" {
+	all := e.Fields.Has("all")
+	n, _ := e.Fields.Int("partition")
+	ids := []string{strconv.FormatInt(n, 10)}
+	if all {
 		ids = b.partOrder
 		for _, p := range sortedKeys(b.delays) {
 			b.close(p, b.delays[p], e.At)
@@ -969,28 +938,28 @@ func (b *builder) heal(e sim.Event) {
 		delete(b.parts, id)
 		delete(b.partRow, id)
 	}
-	if e.Text == "all" {
+	if all {
 		b.partOrder = nil
 	}
 }
 
-// linkFault handles "drop next 2 to X" and "delay 500ms to X for 5s".
+// linkFault handles a drop of the next messages and an extra delay.
 func (b *builder) linkFault(e sim.Event) {
-	f := strings.Fields(e.Text)
-	switch {
-	case len(f) >= 5 && f[0] == "drop":
-		b.mark(e.Proc, Mark{Kind: MarkDrop, At: e.At, Label: "drop " + f[2] + " → " + f[4], To: f[4]})
-	case len(f) >= 6 && f[0] == "delay":
-		d, err := time.ParseDuration(f[5])
-		if err != nil {
-			return
-		}
-		key := e.Proc + "\x00" + f[3]
+	op, _ := e.Fields.String("op")
+	to, _ := e.Fields.String("to")
+	switch op {
+	case "drop":
+		n, _ := e.Fields.Int("count")
+		b.mark(e.Proc, Mark{Kind: MarkDrop, At: e.At, Label: "drop " + strconv.FormatInt(n, 10) + " → " + to, To: to})
+	case "delay":
+		d, _ := e.Fields.Duration("for")
+		by, _ := e.Fields.Duration("by")
+		key := e.Proc + "\x00" + to
 		if i, on := b.delays[key]; on {
 			b.close(e.Proc, i, e.At)
 		}
 		end := e.At.Add(d)
-		i := b.open(e.Proc, Span{Kind: SpanDelay, Start: e.At, Label: "+" + f[1] + " → " + f[3]})
+		i := b.open(e.Proc, Span{Kind: SpanDelay, Start: e.At, Label: "+" + by.String() + " → " + to})
 		b.lanes[e.Proc].Spans[i].End = end
 		b.delays[key] = i
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -151,8 +152,8 @@ func (s *Scenario) WithFaults(specs []faults.Spec) (*Scenario, error) {
 	doc := Clone(s.Doc)
 	root := docRoot(doc)
 	list := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-	for _, f := range specs {
-		list.Content = append(list.Content, FaultNode(f))
+	for i := range specs {
+		list.Content = append(list.Content, faultNode(&specs[i]))
 	}
 	replaced := false
 	for j := 0; j+1 < len(root.Content); j += 2 {
@@ -168,7 +169,12 @@ func (s *Scenario) WithFaults(specs []faults.Spec) (*Scenario, error) {
 }
 
 // FaultNode renders a fault as a YAML mapping in the scenario format.
-func FaultNode(f faults.Spec) *yaml.Node {
+func FaultNode(f faults.Spec) *yaml.Node { return faultNode(&f) }
+
+// faultNode is FaultNode reading the spec in place (the kind table's
+// accessors take a pointer).
+func faultNode(fp *faults.Spec) *yaml.Node {
+	f := *fp
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	add := func(k string, v *yaml.Node) {
 		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, v)
@@ -196,52 +202,12 @@ func FaultNode(f faults.Spec) *yaml.Node {
 		}
 	}
 	add("kind", str(f.Kind))
-	switch f.Kind {
-	case "clock-jump":
-		add("node", str(f.Node))
-		by := f.By.String()
-		if f.By >= 0 {
-			by = "+" + by
-		}
-		add("by", str(by))
-	case "clock-drift":
-		add("node", str(f.Node))
-		add("rate", str(strconv.FormatFloat(f.Rate, 'g', -1, 64)))
-	case "pause":
-		add("node", str(f.Node))
-		add("for", str(f.For.String()))
-	case "crash":
-		add("node", str(f.Node))
-		if f.Mode != "" {
-			add("mode", str(f.Mode))
-		}
-		if f.RestartAfter != nil {
-			add("restart_after", str(f.RestartAfter.String()))
-		}
-	case "restart", "promote":
-		add("node", str(f.Node))
-	case "partition":
-		groups := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
-		for _, g := range f.Groups {
-			gn := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
-			for _, name := range g {
-				gn.Content = append(gn.Content, str(name))
+	if d, ok := faults.Lookup(f.Kind); ok {
+		for _, fd := range d.Fields {
+			if v := faultValue(fd, fp); v != nil {
+				add(fd.Name, v)
 			}
-			groups.Content = append(groups.Content, gn)
 		}
-		add("groups", groups)
-		if f.HealAfter != nil {
-			add("heal_after", str(f.HealAfter.String()))
-		}
-	case "drop":
-		add("from", str(f.From))
-		add("to", str(f.To))
-		add("count", str(strconv.Itoa(f.Count)))
-	case "delay":
-		add("from", str(f.From))
-		add("to", str(f.To))
-		add("by", str(f.By.String()))
-		add("for", str(f.For.String()))
 	}
 	return m
 }
@@ -258,4 +224,53 @@ func (s *Scenario) Marshal() ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// faultValue renders one field of a fault as its kind declares it (faults'
+// kind table), or nil for an optional field that is not set.
+func faultValue(fd faults.Field, f *faults.Spec) *yaml.Node {
+	str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }
+	switch p := fd.Ptr(f).(type) {
+	case *string:
+		if *p != "" || fd.Required {
+			return str(*p)
+		}
+	case *time.Duration:
+		if *p != 0 || fd.Required {
+			by := p.String()
+			if fd.Signed && *p >= 0 {
+				by = "+" + by
+			}
+			return str(by)
+		}
+	case *float64:
+		if *p != 0 || fd.Required {
+			return str(strconv.FormatFloat(*p, 'g', -1, 64))
+		}
+	case *int:
+		if *p != 0 || fd.Required {
+			return str(strconv.Itoa(*p))
+		}
+	case *sim.Range:
+		if *p != (sim.Range{}) || fd.Required {
+			return str(p.String())
+		}
+	case **sim.Range:
+		if *p != nil {
+			return str((*p).String())
+		}
+	case *[][]string:
+		if len(*p) > 0 || fd.Required {
+			groups := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+			for _, g := range *p {
+				gn := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+				for _, name := range g {
+					gn.Content = append(gn.Content, str(name))
+				}
+				groups.Content = append(groups.Content, gn)
+			}
+			return groups
+		}
+	}
+	return nil
 }

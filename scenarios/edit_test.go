@@ -56,6 +56,15 @@ func TestWithFaultsRoundTrip(t *testing.T) {
 		{At: &at, Kind: "delay", From: "c2", To: "D", By: 5 * time.Millisecond, For: sim.Fixed(time.Second)},
 		{At: &at, Kind: "clock-drift", Node: "E", Rate: 0.02},
 		{At: &at, Kind: "heal"},
+		{At: &at, Kind: "restart", Node: "C"},
+	}
+	// Every kind of faults' table but promote (this world has no replica).
+	covered := map[string]bool{"promote": true}
+	for _, f := range specs {
+		covered[f.Kind] = true
+	}
+	for _, k := range faults.Kinds {
+		assert.True(t, covered[k], "kind %s is not round-tripped", k)
 	}
 	v, err := s.WithFaults(specs)
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -242,102 +243,11 @@ func (r *reader) fault(n *yaml.Node, path string) faults.Spec {
 		r.errf(n, path+".kind", "required field is missing (one of: %s)", strings.Join(faults.Kinds, ", "))
 	}
 	s.Kind = kind
-	need := func(key string, present bool) {
-		if !present {
-			r.errf(n, path+"."+key, "required for kind %s", kind)
+	if d, ok := faults.Lookup(kind); ok {
+		for _, f := range d.Fields {
+			r.faultField(n, o, f, &s, path)
 		}
-	}
-	switch kind {
-	case "clock-jump":
-		need("node", o.str("node", &s.Node))
-		need("by", o.duration("by", &s.By))
-	case "clock-drift":
-		need("node", o.str("node", &s.Node))
-		if o.float("rate", &s.Rate) {
-			if _, err := sim.RateFromDrift(s.Rate); err != nil {
-				r.errf(o.get("rate"), path+".rate", "%v", err)
-			}
-		} else {
-			need("rate", false)
-		}
-	case "pause":
-		need("node", o.str("node", &s.Node))
-		if o.rng("for", &s.For) {
-			if s.For.Lo <= 0 {
-				r.errf(o.get("for"), path+".for", "must be positive")
-			}
-		} else {
-			need("for", false)
-		}
-	case "crash":
-		need("node", o.str("node", &s.Node))
-		if o.str("mode", &s.Mode) && s.Mode != "process" && s.Mode != "power" && s.Mode != "clean" {
-			r.errf(o.get("mode"), path+".mode", "unknown mode %q (allowed: process, power, clean)", s.Mode)
-		}
-		var ra sim.Range
-		if o.rng("restart_after", &ra) {
-			if ra.Lo < 0 {
-				r.errf(o.get("restart_after"), path+".restart_after", "must not be negative")
-			}
-			s.RestartAfter = &ra
-		}
-	case "restart", "promote":
-		need("node", o.str("node", &s.Node))
-	case "partition":
-		gn := o.get("groups")
-		if gn == nil {
-			need("groups", false)
-		} else if gn.Kind != yaml.SequenceNode || len(gn.Content) == 0 {
-			r.errf(gn, path+".groups", "must be a list of groups like [[c1, A], [c2, B]]")
-		} else if len(gn.Content) < 2 {
-			// Unlisted processes keep their links, so one group cuts nothing.
-			r.errf(gn, path+".groups", "needs at least two groups (processes not listed keep their links, so a single group cuts nothing): [[c1, A], [c2, B]]")
-		} else {
-			for i, g := range gn.Content {
-				names, ok := r.strList(g, fmt.Sprintf("%s.groups[%d]", path, i))
-				if ok && len(names) == 0 {
-					r.errf(g, fmt.Sprintf("%s.groups[%d]", path, i), "a group needs at least one process")
-				}
-				s.Groups = append(s.Groups, names)
-			}
-		}
-		var ha sim.Range
-		if o.rng("heal_after", &ha) {
-			if ha.Lo <= 0 {
-				r.errf(o.get("heal_after"), path+".heal_after", "must be positive")
-			}
-			s.HealAfter = &ha
-		}
-	case "heal":
-	case "drop":
-		need("from", o.str("from", &s.From))
-		need("to", o.str("to", &s.To))
-		if o.integer("count", &s.Count) {
-			if s.Count < 1 {
-				r.errf(o.get("count"), path+".count", "must be at least 1, got %d", s.Count)
-			}
-		} else {
-			need("count", false)
-		}
-	case "delay":
-		need("from", o.str("from", &s.From))
-		need("to", o.str("to", &s.To))
-		if o.duration("by", &s.By) {
-			if s.By <= 0 {
-				r.errf(o.get("by"), path+".by", "must be positive")
-			}
-		} else {
-			need("by", false)
-		}
-		if o.rng("for", &s.For) {
-			if s.For.Lo <= 0 {
-				r.errf(o.get("for"), path+".for", "must be positive")
-			}
-		} else {
-			need("for", false)
-		}
-	case "":
-	default:
+	} else if kind != "" {
 		r.errf(kn, path+".kind", "unknown fault kind %q (known: %s)", kind, strings.Join(faults.Kinds, ", "))
 	}
 	o.done()
@@ -349,4 +259,54 @@ func allEvents() []string {
 	out = append(out, faults.ClientEvents...)
 	out = append(out, faults.NodeEvents...)
 	return append(out, faults.AnyEvents...)
+}
+
+// faultField reads one field of a fault as its kind declares it (faults'
+// kind table): its type fixes how it is read, and its check runs once it
+// is read.
+func (r *reader) faultField(n *yaml.Node, o *obj, f faults.Field, s *faults.Spec, path string) {
+	fp := func() string { return path + "." + f.Name } // only for errors
+	var present bool
+	switch p := f.Ptr(s).(type) {
+	case *string:
+		present = o.str(f.Name, p)
+	case *time.Duration:
+		present = o.duration(f.Name, p)
+	case *float64:
+		present = o.float(f.Name, p)
+	case *int:
+		present = o.integer(f.Name, p)
+	case *sim.Range:
+		present = o.rng(f.Name, p)
+	case **sim.Range:
+		var v sim.Range
+		if present = o.rng(f.Name, &v); present {
+			*p = &v
+		}
+	case *[][]string:
+		gn := o.get(f.Name)
+		if gn == nil {
+			break
+		}
+		if gn.Kind != yaml.SequenceNode || len(gn.Content) == 0 {
+			r.errf(gn, fp(), "must be a list of groups like [[c1, A], [c2, B]]")
+			return
+		}
+		present = true
+		for i, g := range gn.Content {
+			names, ok := r.strList(g, fmt.Sprintf("%s[%d]", fp(), i))
+			if ok && len(names) == 0 {
+				r.errf(g, fmt.Sprintf("%s[%d]", fp(), i), "a group needs at least one process")
+			}
+			*p = append(*p, names)
+		}
+	}
+	switch {
+	case !present && f.Required:
+		r.errf(n, fp(), "required for kind %s", s.Kind)
+	case present && f.Check != nil:
+		if msg := f.Check(s); msg != "" {
+			r.errf(o.get(f.Name), fp(), "%s", msg)
+		}
+	}
 }

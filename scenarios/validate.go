@@ -161,35 +161,10 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 	}
 	for i, f := range s.Faults {
 		path := fmt.Sprintf("faults[%d]", i)
-		switch f.Kind {
-		case "partition":
-			seen := map[string]int{}
-			for gi, g := range f.Groups {
-				for _, n := range g {
-					gp := fmt.Sprintf("%s.groups[%d]", path, gi)
-					if !ref(gp, n) {
-						continue
-					}
-					if prev, dup := seen[n]; dup && prev != gi {
-						r.errf(at(gp), gp, "%q is in two groups (%d and %d)", n, prev, gi)
-					}
-					seen[n] = gi
-				}
+		if d, ok := faults.Lookup(f.Kind); ok {
+			for _, fd := range d.Fields {
+				validateFaultField(r, &f, fd, path, at, ref, replicas)
 			}
-		case "drop", "delay":
-			ref(path+".from", f.From)
-			ref(path+".to", f.To)
-			if f.From == f.To && f.From != "" {
-				r.errf(at(path+".to"), path+".to", "a link needs two different processes")
-			}
-		case "heal":
-		case "promote":
-			if ref(path+".node", f.Node, clients.NodeRedis) && !replicas[f.Node] {
-				r.errf(at(path+".node"), path+".node", "%q is not a replica (replicas: %s)", f.Node, sortedKeys(replicas))
-			}
-		case "":
-		default:
-			ref(path+".node", f.Node)
 		}
 		if f.At != nil && time.Duration(f.At.Lo) > s.Duration {
 			r.errf(at(path+".at"), path+".at", "%s is after the end of the run (duration %s): the fault can never fire", f.At, s.Duration)
@@ -276,4 +251,41 @@ func sortedKeys(m map[string]bool) string {
 		return "none"
 	}
 	return strings.Join(out, ", ")
+}
+
+// validateFaultField checks the process names of one field of a fault as
+// its kind declares it (faults' kind table): each must name a process, a
+// replica where the field says so, and a process is in at most one group.
+func validateFaultField(r *reader, f *faults.Spec, fd faults.Field, path string, at func(string) *yaml.Node,
+	ref func(string, string, ...string) bool, replicas map[string]bool) {
+	switch p := fd.Ptr(f).(type) {
+	case *string:
+		if fd.Type != faults.FieldProc {
+			return
+		}
+		fp := path + "." + fd.Name
+		switch {
+		case fd.Replica:
+			if ref(fp, *p, clients.NodeRedis) && !replicas[*p] {
+				r.errf(at(fp), fp, "%q is not a replica (replicas: %s)", *p, sortedKeys(replicas))
+			}
+		default:
+			ref(fp, *p)
+		}
+	case *[][]string:
+		fp := path + "." + fd.Name
+		seen := map[string]int{}
+		for gi, g := range *p {
+			for _, n := range g {
+				gp := fmt.Sprintf("%s[%d]", fp, gi)
+				if !ref(gp, n) {
+					continue
+				}
+				if prev, dup := seen[n]; dup && prev != gi {
+					r.errf(at(gp), gp, "%q is in two groups (%d and %d)", n, prev, gi)
+				}
+				seen[n] = gi
+			}
+		}
+	}
 }

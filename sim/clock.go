@@ -55,14 +55,35 @@ func checkPPB(ppb int64) {
 	}
 }
 
-// clockState holds a process's two clocks as affine functions of true time:
+// ClockState is a process's two clocks as affine functions of true time:
 // reading(t) = base + scale(t - anchor), where scale applies the common rate
-// error. Jumps move the wall base; rate changes re-anchor both clocks.
-type clockState struct {
-	anchor   Time
-	wallBase int64
-	monoBase int64
-	ppb      int64 // rate error: a reading advances (1e9+ppb)/1e9 ns per true ns
+// error. Jumps move the wall base; rate changes re-anchor both clocks. The
+// kernel keeps one per process; it is exported so that readers of a trace
+// (reports) replay clock changes with the kernel's own exact arithmetic.
+type ClockState struct {
+	Anchor   Time
+	WallBase int64
+	MonoBase int64
+	PPB      int64 // rate error: a reading advances (1e9+ppb)/1e9 ns per true ns
+}
+
+// NewClockState returns the clocks of a process added to a kernel
+// (Kernel.Add): the wall clock at Epoch+offset, the monotonic clock at 0,
+// both at rate error ppb.
+func NewClockState(offset time.Duration, ppb int64) ClockState {
+	return ClockState{WallBase: Epoch + int64(offset), PPB: ppb}
+}
+
+// Jump steps the wall clock by d (Kernel.JumpWall). NB: no re-anchoring:
+// that could move the monotonic clock by a rounding nanosecond under drift,
+// and a jump must leave it alone.
+func (c *ClockState) Jump(d time.Duration) { c.WallBase += int64(d) }
+
+// SetRate re-anchors both clocks at now and sets their rate error from
+// then on (Kernel.SetDrift).
+func (c *ClockState) SetRate(now Time, ppb int64) {
+	c.reanchor(now)
+	c.PPB = ppb
 }
 
 // scaled returns d >= 0 true nanoseconds as seen by a clock with rate error
@@ -112,40 +133,42 @@ func unscaled(want, ppb int64) int64 {
 	return int64(d)
 }
 
-func (c *clockState) read(k Clock, now Time) int64 {
-	e := scaled(int64(now-c.anchor), c.ppb)
+// Read returns clock k's reading at true time now.
+func (c ClockState) Read(k Clock, now Time) int64 {
+	e := scaled(int64(now-c.Anchor), c.PPB)
 	if k == Mono {
-		return c.monoBase + e
+		return c.MonoBase + e
 	}
-	return c.wallBase + e
+	return c.WallBase + e
 }
 
 // reanchor moves the anchor to now without changing any reading.
-func (c *clockState) reanchor(now Time) {
-	c.wallBase = c.read(Wall, now)
-	c.monoBase = c.read(Mono, now)
-	c.anchor = now
+func (c *ClockState) reanchor(now Time) {
+	c.WallBase = c.Read(Wall, now)
+	c.MonoBase = c.Read(Mono, now)
+	c.Anchor = now
 }
 
-// when returns the first true time >= now at which clock k reads >= deadline
-// (now itself if it already does), assuming no further clock changes.
-func (c *clockState) when(k Clock, deadline int64, now Time) Time {
-	cur := c.read(k, now)
+// When returns the first true time >= now at which clock k reads >= deadline
+// (now itself if it already does), assuming no further clock changes, or
+// Never when it is out of reach.
+func (c ClockState) When(k Clock, deadline int64, now Time) Time {
+	cur := c.Read(k, now)
 	if cur >= deadline {
 		return now
 	}
 	// Solve from the anchor so that the answer does not depend on now.
-	base := c.wallBase
+	base := c.WallBase
 	if k == Mono {
-		base = c.monoBase
+		base = c.MonoBase
 	}
 	want := deadline - base
 	if base < 0 && want < deadline {
 		return Never // the span overflows: the deadline is out of reach
 	}
-	d := unscaled(want, c.ppb)
-	if d >= int64(Never-c.anchor) {
+	d := unscaled(want, c.PPB)
+	if d >= int64(Never-c.Anchor) {
 		return Never
 	}
-	return c.anchor + Time(d)
+	return c.Anchor + Time(d)
 }

@@ -32,16 +32,16 @@ func (e *Env) Lookup(name string) (ProcID, bool) { return e.k.Lookup(name) }
 func (e *Env) NameOf(id ProcID) string { return e.k.Name(id) }
 
 // Wall returns the wall clock in nanoseconds since the Unix epoch.
-func (e *Env) Wall() int64 { return e.p.clock.read(Wall, e.k.now) }
+func (e *Env) Wall() int64 { return e.p.clock.Read(Wall, e.k.now) }
 
 // WallMs returns the wall clock in Unix milliseconds (Redis' mstime()).
 func (e *Env) WallMs() int64 { return floorDiv(e.Wall(), int64(time.Millisecond)) }
 
 // Mono returns the monotonic clock in nanoseconds.
-func (e *Env) Mono() int64 { return e.p.clock.read(Mono, e.k.now) }
+func (e *Env) Mono() int64 { return e.p.clock.Read(Mono, e.k.now) }
 
 // Read returns the reading of clock c.
-func (e *Env) Read(c Clock) int64 { return e.p.clock.read(c, e.k.now) }
+func (e *Env) Read(c Clock) int64 { return e.p.clock.Read(c, e.k.now) }
 
 func floorDiv(a, b int64) int64 {
 	q := a / b
@@ -95,6 +95,30 @@ func (e *Env) LogBytes(kind Kind, text []byte) {
 	b := k.tr.begin(k.now, kindCode(kind), kind, e.p.id, NoProc, 0)
 	b = append(b, text...)
 	k.tr.end(b, k.now, kind, e.p.id, NoProc, 0, k)
+}
+
+// TraceKept reports whether the trace is kept or streamed, for a model
+// whose typed fields cost work to build: it builds them only then.
+func (e *Env) TraceKept() bool { return e.k.tr.keep || e.k.tr.sink != nil }
+
+// LogAttrs is Log with typed fields (Attr): the text is for people, the
+// fields for readers of the trace (reports). The fields are copied only
+// when the trace is kept.
+func (e *Env) LogAttrs(kind Kind, text string, attrs ...Attr) {
+	e.k.traceAttrs(kind, e.p.id, NoProc, text, attrs...)
+}
+
+// LogBytesAttrs is LogBytes with typed fields.
+func (e *Env) LogBytesAttrs(kind Kind, text []byte, attrs ...Attr) {
+	k := e.k
+	b := k.tr.begin(k.now, kindCode(kind), kind, e.p.id, NoProc, 0)
+	b = append(b, text...)
+	k.tr.end(b, k.now, kind, e.p.id, NoProc, 0, k, attrs...)
+}
+
+// LogfAttrs is Logf with typed fields.
+func (e *Env) LogfAttrs(kind Kind, attrs []Attr, format string, args ...any) {
+	e.k.tracefAttrs(kind, e.p.id, attrs, format, args...)
 }
 
 // Logf is Log with formatting.

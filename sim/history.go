@@ -148,6 +148,10 @@ type FaultRecord struct {
 	// fault that keeps acting (a partition without heal_after); a later heal
 	// or restart fault is recorded as its own record.
 	Until Time
+	// Liveness says how the record bears on liveness; the fault's kind
+	// declares it (faults' kind table), so the checker needs no list of
+	// kinds.
+	Liveness FaultLiveness
 	// Ignored is true for a fault that changed nothing: the kernel ignored
 	// it (a pause of a process already paused for longer, or not running; a
 	// crash or restart of a process in no state for it). It is recorded so
@@ -162,3 +166,29 @@ func (t Time) Duration() time.Duration { return time.Duration(t) }
 func (h *History) Len() int {
 	return len(h.Wants) + len(h.Attempts) + len(h.Beliefs) + len(h.Sections) + len(h.Faults)
 }
+
+// FaultLiveness is how a fault record bears on the liveness verdict
+// (checker's activeSpans reads it; each fault kind declares its own).
+type FaultLiveness uint8
+
+const (
+	// LiveSettles (the zero value): an instantaneous change (a clock jump,
+	// a drift change, a promotion) acts for the settling time after it; a
+	// record with Until acts until then.
+	LiveSettles FaultLiveness = iota
+	// LiveSpan: acts until Until (a pause); recorded without Until it
+	// changed nothing.
+	LiveSpan
+	// LiveLink: a partition or link fault; acts until Until or the first
+	// later LiveHeal record; recorded without Until it changed nothing
+	// (or, for a drop of the next messages, is over at once).
+	LiveLink
+	// LiveCrash: recorded without Until, acts until a later LiveRestart
+	// record of one of its targets, and without one is over at once (the
+	// node is gone for good).
+	LiveCrash
+	// LiveRestart: settles like LiveSettles and ends a crash awaiting it.
+	LiveRestart
+	// LiveHeal: ends every LiveLink fault; not a fault itself.
+	LiveHeal
+)

@@ -93,7 +93,7 @@ type proc struct {
 	// powerFloor is the first incarnation whose sent data survives: data of
 	// earlier incarnations died in a power loss of the host.
 	powerFloor uint32
-	clock      clockState
+	clock      ClockState
 	timers     int // number of active timer slots of this process
 	// inbox holds the messages and due timers that wait for the process,
 	// in the order they became due: filled while it is paused, and also
@@ -201,7 +201,7 @@ func (k *Kernel) Add(name string, factory func() Process, clock ClockSpec) ProcI
 	p := &proc{id: id, name: name, factory: factory}
 	p.env = Env{k: k, p: p}
 	p.disk = Disk{k: k}
-	p.clock = clockState{wallBase: Epoch + int64(clock.Offset), ppb: clock.DriftPPB}
+	p.clock = NewClockState(clock.Offset, clock.DriftPPB)
 	p.rand.Reset(k.cfg.Seed, "proc/"+name)
 	p.netRand.Reset(k.cfg.Seed, "net/"+name)
 	k.procs = append(k.procs, p)
@@ -261,7 +261,7 @@ func (k *Kernel) Disk(id ProcID) *Disk { return &k.procs[id].disk }
 func (k *Kernel) Process(id ProcID) Process { return k.procs[id].p }
 
 // ReadClock returns a process's clock reading now.
-func (k *Kernel) ReadClock(id ProcID, c Clock) int64 { return k.procs[id].clock.read(c, k.now) }
+func (k *Kernel) ReadClock(id ProcID, c Clock) int64 { return k.procs[id].clock.Read(c, k.now) }
 
 // Paused reports whether a process is paused.
 func (k *Kernel) Paused(id ProcID) bool { return k.procs[id].state == stPaused }
@@ -371,6 +371,21 @@ func (k *Kernel) traceText(kind Kind, proc, peer ProcID, text string) {
 	k.tr.end(b, k.now, kind, proc, peer, 0, k)
 }
 
+// traceAttrs records an event with a plain text and typed fields.
+func (k *Kernel) traceAttrs(kind Kind, proc, peer ProcID, text string, attrs ...Attr) {
+	b := k.tr.begin(k.now, kindCode(kind), kind, proc, peer, 0)
+	b = append(b, text...)
+	k.tr.end(b, k.now, kind, proc, peer, 0, k, attrs...)
+}
+
+// tracefAttrs is Tracef with typed fields (the kernel's own fault events:
+// not on the hot path).
+func (k *Kernel) tracefAttrs(kind Kind, proc ProcID, attrs []Attr, format string, args ...any) {
+	b := k.tr.begin(k.now, kindCode(kind), kind, proc, NoProc, 0)
+	b = fmt.Appendf(b, format, args...)
+	k.tr.end(b, k.now, kind, proc, NoProc, 0, k, attrs...)
+}
+
 // Tracef records a kernel-level event with formatted detail (fault
 // schedules and scenario code use it; processes use Env.Log).
 func (k *Kernel) Tracef(kind Kind, proc ProcID, format string, args ...any) {
@@ -402,7 +417,7 @@ func (k *Kernel) setTimer(p *proc, c Clock, deadline int64, tag any) TimerID {
 // will reach its deadline, superseding any event queued before.
 func (k *Kernel) queueTimer(p *proc, i int32, t *timerSlot) {
 	t.sched++
-	t.due = p.clock.when(t.clock, t.deadline, k.now)
+	t.due = p.clock.When(t.clock, t.deadline, k.now)
 	k.push(t.due, evTimer, i, t.sched)
 }
 
@@ -448,7 +463,7 @@ func (k *Kernel) replan(p *proc, wallOnly bool) {
 		if !t.active || t.proc != p.id || t.inInbox || (wallOnly && t.clock != Wall) {
 			continue
 		}
-		if due := p.clock.when(t.clock, t.deadline, k.now); due != t.due {
+		if due := p.clock.When(t.clock, t.deadline, k.now); due != t.due {
 			k.queueTimer(p, int32(i), t)
 		}
 	}
@@ -472,7 +487,7 @@ func (k *Kernel) fireTimer(i int32, sched uint32) {
 // has not reached the deadline (a backward jump while the timer waited in
 // the inbox): then it is queued again.
 func (k *Kernel) runTimer(p *proc, i int32, t *timerSlot) {
-	if p.clock.read(t.clock, k.now) < t.deadline {
+	if p.clock.Read(t.clock, k.now) < t.deadline {
 		k.queueTimer(p, i, t)
 		return
 	}
@@ -491,7 +506,7 @@ func (k *Kernel) runTimer(p *proc, i int32, t *timerSlot) {
 func (k *Kernel) Pause(id ProcID, d time.Duration) {
 	p := k.procs[id]
 	if p.state == stCrashed || p.state == stNew {
-		k.Tracef(KindPause, id, "ignored: process is not running")
+		k.tracefAttrs(KindPause, id, []Attr{Str("ignored", "not running")}, "ignored: process is not running")
 		return
 	}
 	if d < 0 {
@@ -499,14 +514,14 @@ func (k *Kernel) Pause(id ProcID, d time.Duration) {
 	}
 	end := addSat(k.now, d)
 	if p.state == stPaused && end <= p.pauseUntil {
-		k.Tracef(KindPause, id, "for %v: ignored, already paused until %s", d, p.pauseUntil)
+		k.tracefAttrs(KindPause, id, []Attr{Dur("for", d), Str("ignored", "already paused"), Int64("until", int64(p.pauseUntil))}, "for %v: ignored, already paused until %s", d, p.pauseUntil)
 		return
 	}
 	p.state = stPaused
 	p.pauseV++
 	p.pauseUntil = end
 	v := p.pauseV
-	k.Tracef(KindPause, id, "for %v", d)
+	k.tracefAttrs(KindPause, id, []Attr{Dur("for", d)}, "for %v", d)
 	k.At(end, func() {
 		if p.state == stPaused && p.pauseV == v {
 			k.resume(p)
@@ -568,7 +583,7 @@ func (k *Kernel) replayInbox(p *proc, inc uint32) {
 func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 	p := k.procs[id]
 	if p.state == stCrashed || p.state == stNew {
-		k.Tracef(KindCrash, id, "ignored: process is not running")
+		k.tracefAttrs(KindCrash, id, []Attr{Str("ignored", "not running")}, "ignored: process is not running")
 		return
 	}
 	if mode == CrashClean && p.state == stRunning {
@@ -600,7 +615,7 @@ func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 	p.inbox, p.inboxAt, p.replayQueued = p.inbox[:0], 0, false
 	p.p = nil
 	p.disk.crash(mode, k.now)
-	k.Tracef(KindCrash, id, "mode %s", mode)
+	k.tracefAttrs(KindCrash, id, []Attr{Str("mode", mode.String())}, "mode %s", mode)
 	k.closeOpen(p, EndCrashed)
 }
 
@@ -611,7 +626,7 @@ func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 func (k *Kernel) Restart(id ProcID) {
 	p := k.procs[id]
 	if p.state != stCrashed {
-		k.Tracef(KindRestart, id, "ignored: process is not crashed")
+		k.tracefAttrs(KindRestart, id, []Attr{Str("ignored", "not crashed")}, "ignored: process is not crashed")
 		return
 	}
 	p.state = stRunning
@@ -632,14 +647,12 @@ func (k *Kernel) Restart(id ProcID) {
 // deadline passes early after a forward jump, late after a backward one.
 func (k *Kernel) JumpWall(id ProcID, d time.Duration) {
 	p := k.procs[id]
-	// NB: no re-anchoring: that could move the monotonic clock by a
-	// rounding nanosecond under drift, and a jump must leave it alone.
-	p.clock.wallBase += int64(d)
+	p.clock.Jump(d)
 	sign := "+"
 	if d < 0 {
 		sign = "" // d.String() has the minus sign
 	}
-	k.Tracef(KindClockJump, id, "%s%v", sign, d)
+	k.tracefAttrs(KindClockJump, id, []Attr{Dur("step", d)}, "%s%v", sign, d)
 	k.replan(p, true)
 }
 
@@ -649,9 +662,8 @@ func (k *Kernel) JumpWall(id ProcID, d time.Duration) {
 func (k *Kernel) SetDrift(id ProcID, ppb int64) {
 	checkPPB(ppb)
 	p := k.procs[id]
-	p.clock.reanchor(k.now)
-	p.clock.ppb = ppb
-	k.Tracef(KindClockDrift, id, "%d ppb", ppb)
+	p.clock.SetRate(k.now, ppb)
+	k.tracefAttrs(KindClockDrift, id, []Attr{Int64("ppb", ppb)}, "%d ppb", ppb)
 	k.replan(p, false)
 }
 
@@ -659,7 +671,7 @@ func (k *Kernel) SetDrift(id ProcID, ppb int64) {
 // clocks plots): reading minus (Epoch + now) for the wall clock, reading
 // minus now for the monotonic clock.
 func (k *Kernel) ClockOffset(id ProcID, c Clock) time.Duration {
-	r := k.procs[id].clock.read(c, k.now)
+	r := k.procs[id].clock.Read(c, k.now)
 	if c == Wall {
 		return time.Duration(r - Epoch - int64(k.now))
 	}

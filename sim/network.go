@@ -305,16 +305,18 @@ func (k *Kernel) Partition(groups [][]ProcID) int {
 		g[i] = -1
 	}
 	var words []string
+	named := make([][]string, len(groups))
 	for gi, grp := range groups {
 		names := make([]string, len(grp))
 		for j, id := range grp {
 			g[id] = int32(gi)
 			names[j] = k.Name(id)
 		}
+		named[gi] = names
 		words = append(words, "["+strings.Join(names, " ")+"]")
 	}
 	nw.parts = append(nw.parts, partition{id: nw.nextID, group: g})
-	k.Tracef(KindPartition, NoProc, "#%d %s", nw.nextID, strings.Join(words, " "))
+	k.tracefAttrs(KindPartition, NoProc, []Attr{Int64("partition", int64(nw.nextID)), Groups("groups", named)}, "#%d %s", nw.nextID, strings.Join(words, " "))
 	return nw.nextID
 }
 
@@ -332,16 +334,21 @@ func (k *Kernel) CutOneWay(from, to []ProcID) int {
 	// the caller reuses its slices.
 	from, to = append([]ProcID(nil), from...), append([]ProcID(nil), to...)
 	nw.cuts = append(nw.cuts, oneWayCut{id: nw.nextID, from: from, to: to})
-	k.Tracef(KindPartition, NoProc, "#%d one-way %s -> %s", nw.nextID, k.names(from), k.names(to))
+	k.tracefAttrs(KindPartition, NoProc, []Attr{Int64("partition", int64(nw.nextID)), Groups("groups", [][]string{k.nameList(from), k.nameList(to)}), Int64("one_way", 1)},
+		"#%d one-way %s -> %s", nw.nextID, k.names(from), k.names(to))
 	return nw.nextID
 }
 
 func (k *Kernel) names(ids []ProcID) string {
+	return "[" + strings.Join(k.nameList(ids), " ") + "]"
+}
+
+func (k *Kernel) nameList(ids []ProcID) []string {
 	s := make([]string, len(ids))
 	for i, id := range ids {
 		s[i] = k.Name(id)
 	}
-	return "[" + strings.Join(s, " ") + "]"
+	return s
 }
 
 // Unpartition removes one partition or one-way cut by id (a no-op if a heal
@@ -351,7 +358,7 @@ func (k *Kernel) Unpartition(id int) {
 	for i := range nw.parts {
 		if nw.parts[i].id == id {
 			nw.parts = append(nw.parts[:i], nw.parts[i+1:]...)
-			k.Tracef(KindHeal, NoProc, "#%d", id)
+			k.tracefAttrs(KindHeal, NoProc, []Attr{Int64("partition", int64(id))}, "#%d", id)
 			return
 		}
 	}
@@ -363,7 +370,7 @@ func (k *Kernel) Unpartition(id int) {
 				}
 			}
 			nw.cuts = append(nw.cuts[:i], nw.cuts[i+1:]...)
-			k.Tracef(KindHeal, NoProc, "#%d", id)
+			k.tracefAttrs(KindHeal, NoProc, []Attr{Int64("partition", int64(id))}, "#%d", id)
 			return
 		}
 	}
@@ -379,7 +386,7 @@ func (k *Kernel) Heal() {
 		l := &nw.links[i]
 		l.dropNext, l.oneWayCut, l.extra, l.extraUntil = 0, 0, 0, 0
 	}
-	k.Tracef(KindHeal, NoProc, "all")
+	k.tracefAttrs(KindHeal, NoProc, []Attr{Int64("all", 1)}, "all")
 }
 
 // DropNext drops the next n messages sent from one process to another (n
@@ -391,7 +398,7 @@ func (k *Kernel) DropNext(from, to ProcID, n int) {
 		n = 0
 	}
 	k.net.link(from, to).dropNext += n
-	k.Tracef(KindLinkFault, from, "drop next %d to %s", n, k.Name(to))
+	k.tracefAttrs(KindLinkFault, from, []Attr{Str("op", "drop"), Str("to", k.Name(to)), Int64("count", int64(n))}, "drop next %d to %s", n, k.Name(to))
 }
 
 // Delay adds by to the latency of every message sent from one process to
@@ -399,7 +406,7 @@ func (k *Kernel) DropNext(from, to ProcID, n int) {
 func (k *Kernel) Delay(from, to ProcID, by, d time.Duration) {
 	l := k.net.link(from, to)
 	l.extra, l.extraUntil = by, addSat(k.now, d)
-	k.Tracef(KindLinkFault, from, "delay %v to %s for %v", by, k.Name(to), d)
+	k.tracefAttrs(KindLinkFault, from, []Attr{Str("op", "delay"), Str("to", k.Name(to)), Dur("by", by), Dur("for", d)}, "delay %v to %s for %v", by, k.Name(to), d)
 }
 
 // Partitioned reports whether a message from one process to another would be

@@ -54,7 +54,7 @@ func (e *Env) AttemptBegin(lock string) int {
 	id := len(h.Attempts)
 	h.Attempts = append(h.Attempts, Attempt{Client: e.p.name, Lock: lock, Start: e.k.now, Open: true})
 	e.p.open.attempts = append(e.p.open.attempts, id)
-	e.k.logLockID(KindAcquireStart, e.p.id, lock, " attempt ", int64(id))
+	e.k.logLockID(KindAcquireStart, e.p.id, lock, " attempt ", "attempt", int64(id))
 	return id
 }
 
@@ -69,7 +69,7 @@ func (e *Env) AttemptEnd(id int, ok bool) {
 	o := e.k.owner(a.Client)
 	o.open.attempts = removeInt(o.open.attempts, id)
 	if !ok {
-		e.k.logLockID(KindAcquireFailed, e.p.id, a.Lock, " attempt ", int64(id))
+		e.k.logLockID(KindAcquireFailed, e.p.id, a.Lock, " attempt ", "attempt", int64(id))
 	}
 }
 
@@ -86,9 +86,9 @@ func (e *Env) BeliefBegin(lock string, attempt int, token int64, hasToken bool) 
 	h.Beliefs = append(h.Beliefs, Belief{ID: id, Client: e.p.name, Lock: lock, AttemptStart: start, Start: e.k.now, Open: true, Token: token, HasToken: hasToken})
 	e.p.open.beliefs = append(e.p.open.beliefs, id)
 	if hasToken {
-		e.k.logLockID(KindAcquired, e.p.id, lock, " token ", token)
+		e.k.logLockID(KindAcquired, e.p.id, lock, " token ", "token", token)
 	} else {
-		e.Log(KindAcquired, lock)
+		e.LogAttrs(KindAcquired, lock, Str("lock", lock))
 	}
 	return id
 }
@@ -125,7 +125,7 @@ func (k *Kernel) endBelief(id int, reason BeliefEnd) {
 	// "LOCK (REASON)", as fmt's "%s (%s)" rendered it.
 	t := k.logBegin(kind, p.id)
 	t = append(append(append(append(t, b.Lock...), " ("...), reason...), ')')
-	k.logEnd(t, kind, p.id)
+	k.logEnd(t, kind, p.id, Str("lock", b.Lock), Str("reason", string(reason)))
 }
 
 // Believes reports whether belief id is still open.
@@ -141,7 +141,7 @@ func (e *Env) SectionBegin(lock string, belief int, token int64, hasToken bool) 
 	h := &e.k.hist
 	id := len(h.Sections)
 	h.Sections = append(h.Sections, Section{ID: id, Client: e.p.name, Lock: lock, BeliefID: belief, Token: token, HasToken: hasToken, ReadSent: e.k.now})
-	e.k.logLockID(KindResourceRead, e.p.id, lock, " section ", int64(id))
+	e.k.logLockID(KindResourceRead, e.p.id, lock, " section ", "section", int64(id))
 	return id
 }
 
@@ -160,7 +160,7 @@ func (e *Env) SectionWriteSent(id int, value int64) {
 		b := e.k.logBegin(KindResourceWrite, e.p.id)
 		b = append(append(b, s.Lock...), " section "...)
 		b = strconv.AppendInt(append(strconv.AppendInt(b, int64(id), 10), " value "...), value, 10)
-		e.k.logEnd(b, KindResourceWrite, e.p.id)
+		e.k.logEnd(b, KindResourceWrite, e.p.id, Str("lock", s.Lock), Int64("section", int64(id)), Int64("value", value))
 	}
 }
 
@@ -260,14 +260,15 @@ func (k *Kernel) logBegin(kind Kind, proc ProcID) []byte {
 	return k.tr.begin(k.now, kindCode(kind), kind, proc, NoProc, 0)
 }
 
-// logEnd finishes an event begun with logBegin.
-func (k *Kernel) logEnd(b []byte, kind Kind, proc ProcID) {
-	k.tr.end(b, k.now, kind, proc, NoProc, 0, k)
+// logEnd finishes an event begun with logBegin, with its typed fields.
+func (k *Kernel) logEnd(b []byte, kind Kind, proc ProcID, attrs ...Attr) {
+	k.tr.end(b, k.now, kind, proc, NoProc, 0, k, attrs...)
 }
 
-// logLockID records "LOCK WORDn" (fmt's "%s WORD%d").
-func (k *Kernel) logLockID(kind Kind, proc ProcID, lock, word string, n int64) {
+// logLockID records "LOCK WORDn" (fmt's "%s WORD%d"), with the fields lock
+// and field (n).
+func (k *Kernel) logLockID(kind Kind, proc ProcID, lock, word, field string, n int64) {
 	b := k.logBegin(kind, proc)
 	b = strconv.AppendInt(append(append(b, lock...), word...), n, 10)
-	k.logEnd(b, kind, proc)
+	k.logEnd(b, kind, proc, Str("lock", lock), Int64(field, n))
 }

@@ -59,6 +59,14 @@ type Event struct {
 	Proc string `json:"proc,omitempty"`
 	Peer string `json:"peer,omitempty"`
 	Text string `json:"text,omitempty"`
+	// Fields are the event's typed payload (Attr), for readers that must
+	// not parse Text.
+	Fields Attrs `json:"fields,omitempty"`
+}
+
+// Equal reports whether two events are the same.
+func (e *Event) Equal(o *Event) bool {
+	return e.Seq == o.Seq && e.At == o.At && e.Kind == o.Kind && e.Proc == o.Proc && e.Peer == o.Peer && e.Text == o.Text && e.Fields.Equal(o.Fields)
 }
 
 // Tracer is implemented by messages and timer tags that render themselves
@@ -229,8 +237,9 @@ func (t *tracer) begin(at Time, code byte, kind Kind, proc, peer ProcID, hashMsg
 
 // end finishes the event begun by begin; b is the buffer begin returned
 // with the text appended. msg is the message number (0 for none) and
-// names are the process names (used only when events are kept).
-func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64, k *Kernel) {
+// names are the process names and attrs the typed fields (both used only
+// when events are kept).
+func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64, k *Kernel, attrs ...Attr) {
 	t.seq++
 	n := len(b) - t.mark - 1
 	if n < 0x80 {
@@ -252,7 +261,7 @@ func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64
 				txt = "#" + strconv.FormatUint(msg, 10) + " " + txt
 			}
 		}
-		ev := Event{Seq: t.seq, At: at, Kind: kind, Proc: k.Name(proc), Peer: k.Name(peer), Text: txt}
+		ev := Event{Seq: t.seq, At: at, Kind: kind, Proc: k.Name(proc), Peer: k.Name(peer), Text: txt, Fields: keepAttrs(attrs)}
 		if t.sink != nil {
 			t.sink(&ev)
 		}
@@ -319,7 +328,7 @@ func FirstDivergence(a, b []Event) int {
 		n = len(b)
 	}
 	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
+		if !a[i].Equal(&b[i]) {
 			return i
 		}
 	}

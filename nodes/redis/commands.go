@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/locksim/locksim/sim"
 )
 
 // cmdSpec is one entry of the command table: the full name used in error
@@ -385,7 +387,7 @@ func cmdDel(n *Node, a []string) Value {
 		if _, ok := n.db[k]; ok {
 			n.removeKey(k)
 			if !n.quiet {
-				n.logBytes(EventKeyDel, strconv.AppendQuote(n.scratch[:0], k))
+				n.logBytes(EventKeyDel, strconv.AppendQuote(n.scratch[:0], k), sim.Str("key", k))
 			}
 			deleted++
 		}
@@ -512,7 +514,7 @@ func expireGeneric(n *Node, a []string, basetime int64, seconds bool) Value {
 	}
 	if when <= n.now && !n.loading && !n.isReplica() {
 		n.removeKey(key)
-		n.logf(EventKeyDel, "%s deadline=%d already past", strconv.Quote(key), when)
+		n.logfAttrs(EventKeyDel, []sim.Attr{sim.Str("key", key), sim.Int64("deadline", when), sim.Str("why", "already past")}, "%s deadline=%d already past", strconv.Quote(key), when)
 		n.dirty++
 		n.propagate(Cmd{"DEL", key})
 		return Int(1)
@@ -711,7 +713,7 @@ func cmdFlushAll(n *Node, a []string) Value {
 	}
 	removed := int64(len(n.db))
 	for _, k := range n.sortedKeys() {
-		n.logf(EventKeyDel, "%s flushall", strconv.Quote(k))
+		n.logfAttrs(EventKeyDel, []sim.Attr{sim.Str("key", k), sim.Str("why", "flushall")}, "%s flushall", strconv.Quote(k))
 	}
 	n.flushData()
 	n.dirty += removed

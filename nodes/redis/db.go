@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"strconv"
+
+	"github.com/locksim/locksim/sim"
 )
 
 // entry is one key of the keyspace: a string or a hash, with an optional
@@ -73,7 +75,7 @@ func (n *Node) deleteExpired(key string) {
 		b := strconv.AppendQuote(n.scratch[:0], key)
 		b = strconv.AppendInt(append(b, " deadline="...), e.exp, 10)
 		b = strconv.AppendInt(append(b, " now="...), n.now, 10)
-		n.logBytes(EventKeyExpired, b)
+		n.logBytes(EventKeyExpired, b, sim.Str("key", key), sim.Int64("deadline", e.exp), sim.Int64("now", n.now))
 	}
 	n.propagate(Cmd{"DEL", key})
 	n.stats.expiredKeys++
@@ -128,20 +130,29 @@ func (n *Node) logKeySet(key string) {
 	}
 	// KEY (quoted), "hash" or the quoted value, and the deadline, rendered
 	// with appends (this runs for every lock taken).
+	// Fields: key; value (a string) or hash; deadline (ms on the node's
+	// wall clock) when the key has one.
 	e := n.db[key]
+	var fields [3]sim.Attr
+	fields[0] = sim.Str("key", key)
 	b := strconv.AppendQuote(n.scratch[:0], key)
 	if e.isHash {
 		b = append(b, " hash"...)
+		fields[1] = sim.Int64("hash", 1)
 	} else {
 		b = strconv.AppendQuote(append(b, ' '), e.str)
+		fields[1] = sim.Str("value", e.str)
 	}
 	b = append(b, " deadline="...)
+	nf := 2
 	if e.hasExp {
 		b = strconv.AppendInt(b, e.exp, 10)
+		fields[2] = sim.Int64("deadline", e.exp)
+		nf = 3
 	} else {
 		b = append(b, "none"...)
 	}
-	n.logBytes(EventKeySet, b)
+	n.logBytes(EventKeySet, b, fields[:nf]...)
 }
 
 // sortedKeys returns the keys of the keyspace in order (map order must never

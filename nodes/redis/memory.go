@@ -314,7 +314,7 @@ func (n *Node) evictKey(key string) {
 	if !n.quiet {
 		b := strconv.AppendQuote(n.scratch[:0], key)
 		b = append(append(b, " policy="...), n.cfg.MaxMemoryPolicy...)
-		n.logBytes(EventKeyEvicted, b)
+		n.logBytes(EventKeyEvicted, b, sim.Str("key", key), sim.Str("policy", string(n.cfg.MaxMemoryPolicy)))
 	}
 	n.propagate(Cmd{"DEL", key})
 	n.endUnit(sim.NoProc)

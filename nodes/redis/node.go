@@ -368,9 +368,17 @@ func floorDiv(a, b int64) int64 {
 // logBytes records a trace event whose text b was rendered into n.scratch,
 // and keeps the (possibly grown) buffer for the next one. Callers check
 // n.quiet first.
-func (n *Node) logBytes(kind sim.Kind, b []byte) {
-	n.env.LogBytes(kind, b)
+func (n *Node) logBytes(kind sim.Kind, b []byte, attrs ...sim.Attr) {
+	n.env.LogBytesAttrs(kind, b, attrs...)
 	n.scratch = b[:0]
+}
+
+// logfAttrs is logf with typed fields.
+func (n *Node) logfAttrs(kind sim.Kind, attrs []sim.Attr, format string, args ...any) {
+	if n.quiet {
+		return
+	}
+	n.env.LogfAttrs(kind, attrs, format, args...)
 }
 
 func (n *Node) logf(kind sim.Kind, format string, args ...any) {

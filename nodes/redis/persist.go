@@ -2,6 +2,8 @@ package redis
 
 import (
 	"strings"
+
+	"github.com/locksim/locksim/sim"
 )
 
 // Files on the node's disk (sim.Disk). Their records are the values below;
@@ -57,7 +59,17 @@ func (n *Node) feedAOF(cmds []Cmd) {
 			}
 			b = appendCmd(b, c)
 		}
-		n.env.Log(EventAOFWrite, string(b))
+		// Fields: cmds, each command's words (built only when the trace
+		// is kept).
+		if n.env.TraceKept() {
+			cmdList := make([][]string, len(cmds))
+			for i, c := range cmds {
+				cmdList[i] = c
+			}
+			n.env.LogAttrs(EventAOFWrite, string(b), sim.Groups("cmds", cmdList))
+		} else {
+			n.env.LogBytes(EventAOFWrite, b)
+		}
 	}
 	switch n.cfg.AppendFsync {
 	case FsyncAlways:
@@ -75,7 +87,7 @@ func (n *Node) fsyncAOF(why string) {
 		return
 	}
 	f.Sync()
-	n.logf(EventAOFFsync, "%s records=%d", why, f.Len())
+	n.logfAttrs(EventAOFFsync, []sim.Attr{sim.Str("why", why), sim.Int64("records", int64(f.Len()))}, "%s records=%d", why, f.Len())
 }
 
 // everysecFsync issues the background fsync when the wall clock says a
@@ -120,7 +132,7 @@ func (n *Node) rdbSave(why string) {
 	n.env.Disk().File(fileRDB).Replace([]any{rdbRecord{SavedMs: n.env.WallMs(), Entries: keys}})
 	n.dirty = 0
 	n.lastSave = n.wallSec()
-	n.logf(EventRDBSave, "%s keys=%d", why, len(keys))
+	n.logfAttrs(EventRDBSave, []sim.Attr{sim.Str("why", why), sim.Int64("keys", int64(len(keys)))}, "%s keys=%d", why, len(keys))
 }
 
 // persistSnapshot stores the snapshot a replica received in a full sync:
@@ -130,11 +142,11 @@ func (n *Node) rdbSave(why string) {
 func (n *Node) persistSnapshot(why string) {
 	keys := n.snapshot()
 	n.env.Disk().File(fileRDB).Replace([]any{rdbRecord{SavedMs: n.env.WallMs(), Entries: keys}})
-	n.logf(EventRDBSave, "%s keys=%d", why, len(keys))
+	n.logfAttrs(EventRDBSave, []sim.Attr{sim.Str("why", why), sim.Int64("keys", int64(len(keys)))}, "%s keys=%d", why, len(keys))
 	if n.cfg.AppendOnly {
 		n.env.Disk().File(fileAOF).Replace([]any{aofRecord{HasBase: true, Base: keys}})
 		n.lastFsync = n.env.WallMs()
-		n.logf(EventAOFFsync, "%s: rewritten base keys=%d", why, len(keys))
+		n.logfAttrs(EventAOFFsync, []sim.Attr{sim.Str("why", why), sim.Int64("rewritten", 1), sim.Int64("keys", int64(len(keys)))}, "%s: rewritten base keys=%d", why, len(keys))
 	}
 }
 
@@ -193,7 +205,8 @@ func (n *Node) load() {
 	}
 	n.stats.loadKeysLoaded = int64(len(n.db))
 	n.stats.loadKeysExpired = dropped
-	n.env.Logf(EventLoaded, "source=%s keys=%d expired=%d wall=%d", source, len(n.db), dropped, now)
+	n.env.LogfAttrs(EventLoaded, []sim.Attr{sim.Str("source", source), sim.Int64("keys", int64(len(n.db))), sim.Int64("expired", dropped), sim.Int64("wall", now)},
+		"source=%s keys=%d expired=%d wall=%d", source, len(n.db), dropped, now)
 }
 
 // replayAOF applies one AOF command while loading (the fake AOF client obeys

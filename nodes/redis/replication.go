@@ -464,7 +464,8 @@ func (n *Node) applyFullSync(m FullSync) {
 	n.link = linkConnected
 	n.lastIO = n.wallSec()
 	n.persistSnapshot("full sync")
-	n.logf(EventReplicaSync, "from %s replid %s offset %d keys %d", n.masterName, m.ReplID, m.Offset, len(m.Entries))
+	n.logfAttrs(EventReplicaSync, []sim.Attr{sim.Str("master", n.masterName), sim.Str("replid", m.ReplID), sim.Int64("offset", m.Offset), sim.Int64("keys", int64(len(m.Entries)))},
+		"from %s replid %s offset %d keys %d", n.masterName, m.ReplID, m.Offset, len(m.Entries))
 }
 
 // applyContinue is a successful partial resync (+CONTINUE): the replica
@@ -479,7 +480,8 @@ func (n *Node) applyContinue(m Continue) {
 	}
 	n.link = linkConnected
 	n.lastIO = n.wallSec()
-	n.logf(EventReplicaSync, "partial resync with %s replid %s offset %d", n.masterName, m.ReplID, n.offset)
+	n.logfAttrs(EventReplicaSync, []sim.Attr{sim.Str("master", n.masterName), sim.Str("replid", m.ReplID), sim.Int64("offset", n.offset), sim.Int64("partial", 1)},
+		"partial resync with %s replid %s offset %d", n.masterName, m.ReplID, n.offset)
 }
 
 // applyStream applies one unit of the master's stream with the master
@@ -564,7 +566,7 @@ func (n *Node) promote() {
 	n.replID2, n.secondOffset = n.replID, n.offset+1
 	n.replID = randHex(n.env)
 	n.disconnectReplicas()
-	n.logf(EventPromoted, "was replica of %s; replid %s offset %d", old, n.replID, n.offset)
+	n.logfAttrs(EventPromoted, []sim.Attr{sim.Str("was_replica_of", old), sim.Str("replid", n.replID), sim.Int64("offset", n.offset)}, "was replica of %s; replid %s offset %d", old, n.replID, n.offset)
 }
 
 // setMaster is replicationSetMaster: blocked clients are unblocked with an

@@ -288,7 +288,8 @@ func (s *Sentinel) switchToPromoted() {
 	if m.promoted != nil {
 		ref = m.promoted
 	}
-	s.env.Logf(KindSwitchMaster, "+switch-master %s %s %d %s %d", m.name, m.ri.name, Port, ref.name, Port)
+	s.env.LogfAttrs(KindSwitchMaster, []sim.Attr{sim.Str("master_name", m.name), sim.Str("from", m.ri.name), sim.Str("to", ref.name)},
+		"+switch-master %s %s %d %s %d", m.name, m.ri.name, Port, ref.name, Port)
 	s.resetMasterAndChangeAddress(ref.name, ref.id)
 }
 

@@ -306,7 +306,8 @@ func (s *Sentinel) processHello(h Hello) {
 		m.configEpoch = h.MasterConfigEpoch
 		if h.MasterAddr != m.ri.name || h.MasterPort != Port {
 			if id, ok := s.env.Lookup(h.MasterAddr); ok {
-				s.env.Logf(KindSwitchMaster, "+switch-master %s %s %d %s %d (config-update-from sentinel %s)",
+				s.env.LogfAttrs(KindSwitchMaster, []sim.Attr{sim.Str("master_name", m.name), sim.Str("from", m.ri.name), sim.Str("to", h.MasterAddr), sim.Str("sentinel", h.Sentinel)},
+					"+switch-master %s %s %d %s %d (config-update-from sentinel %s)",
 					m.name, m.ri.name, Port, h.MasterAddr, h.MasterPort, h.Sentinel)
 				s.resetMasterAndChangeAddress(h.MasterAddr, id)
 			}

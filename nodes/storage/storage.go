@@ -64,7 +64,7 @@ func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 		if n.st.setLock(m.LockValue) {
 			n.persist()
 		}
-		env.Logf(KindLockSet, "s%d %s", m.Section, m.LockValue)
+		env.LogfAttrs(KindLockSet, []sim.Attr{sim.Int64("section", int64(m.Section)), sim.Str("value", m.LockValue)}, "s%d %s", m.Section, m.LockValue)
 		env.Send(from, SetLockReply{ID: m.ID, Section: m.Section})
 	}
 }
@@ -80,11 +80,12 @@ func (n *Node) read(env *sim.Env, from sim.ProcID, m ReadReq) {
 		env.SectionRead(m.Section, n.st.Value, !v.ok)
 	}
 	reply := ReadReply{ID: m.ID, Section: m.Section, OK: v.ok, Err: v.err}
+	var buf [5]sim.Attr
 	if v.ok {
 		reply.Value = n.st.Value
-		env.Logf(KindApplied, "read s%d value %d%s", m.Section, n.st.Value, tokenText(m.Token, m.HasToken))
+		env.LogfAttrs(KindApplied, opAttrs(&buf, "read", m.Section, n.st.Value, true, m.Token, m.HasToken, ""), "read s%d value %d%s", m.Section, n.st.Value, tokenText(m.Token, m.HasToken))
 	} else {
-		env.Logf(KindRejected, "read s%d%s: %s", m.Section, tokenText(m.Token, m.HasToken), v.why)
+		env.LogfAttrs(KindRejected, opAttrs(&buf, "read", m.Section, 0, false, m.Token, m.HasToken, v.why), "read s%d%s: %s", m.Section, tokenText(m.Token, m.HasToken), v.why)
 	}
 	env.Send(from, reply)
 }
@@ -101,10 +102,11 @@ func (n *Node) write(env *sim.Env, from sim.ProcID, m WriteReq) {
 		}
 		env.SectionWriteDecided(m.Section, outcome)
 	}
+	var buf [5]sim.Attr
 	if v.ok {
-		env.Logf(KindApplied, "write s%d value %d%s", m.Section, m.Value, tokenText(m.Token, m.HasToken))
+		env.LogfAttrs(KindApplied, opAttrs(&buf, "write", m.Section, m.Value, true, m.Token, m.HasToken, ""), "write s%d value %d%s", m.Section, m.Value, tokenText(m.Token, m.HasToken))
 	} else {
-		env.Logf(KindRejected, "write s%d value %d%s: %s", m.Section, m.Value, tokenText(m.Token, m.HasToken), v.why)
+		env.LogfAttrs(KindRejected, opAttrs(&buf, "write", m.Section, m.Value, true, m.Token, m.HasToken, v.why), "write s%d value %d%s: %s", m.Section, m.Value, tokenText(m.Token, m.HasToken), v.why)
 	}
 	env.Send(from, WriteReply{ID: m.ID, Section: m.Section, OK: v.ok, Err: v.err})
 }
@@ -115,6 +117,24 @@ func (n *Node) write(env *sim.Env, from sim.ProcID, m WriteReq) {
 func (n *Node) persist() {
 	n.file.Append(n.st)
 	n.file.Sync()
+}
+
+// opAttrs are the typed fields of a read or write event: op, section,
+// value (when known), token (when the request carried one) and why (when
+// rejected).
+// buf is the caller's, so that the fields stay on its stack.
+func opAttrs(buf *[5]sim.Attr, op string, section int, value int64, hasValue bool, token int64, hasToken bool, why string) []sim.Attr {
+	as := append(buf[:0], sim.Str("op", op), sim.Int64("section", int64(section)))
+	if hasValue {
+		as = append(as, sim.Int64("value", value))
+	}
+	if hasToken {
+		as = append(as, sim.Int64("token", token))
+	}
+	if why != "" {
+		as = append(as, sim.Str("why", why))
+	}
+	return as
 }
 
 func tokenText(token int64, has bool) string {

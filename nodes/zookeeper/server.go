@@ -222,7 +222,8 @@ func (s *Server) connect(env *sim.Env, from sim.ProcID, req Request) {
 	s.nextSession++
 	s.sessions[sess.id] = sess
 	s.touch(env, sess, from)
-	env.Logf(KindSessionOpen, "s%d timeout %v requested %v", sess.id, sess.timeout, req.Timeout)
+	env.LogfAttrs(KindSessionOpen, []sim.Attr{sim.Int64("session", sess.id), sim.Dur("timeout", sess.timeout), sim.Dur("requested", req.Timeout)},
+		"s%d timeout %v requested %v", sess.id, sess.timeout, req.Timeout)
 	s.reply(env, from, sess, Reply{ID: req.ID, Session: sess.id, Op: OpConnect, Timeout: sess.timeout, Zxid: s.zxid})
 	s.arm(env)
 }
@@ -285,7 +286,7 @@ func (s *Server) create(env *sim.Env, sess *session, req Request, r *Reply) {
 	for _, a := range anc {
 		if s.tree.get(a) == nil {
 			s.tree.add(&znode{path: a, czxid: s.zxid})
-			env.Logf(KindZnodeCreated, "%s zxid %d (parent)", a, s.zxid)
+			env.LogfAttrs(KindZnodeCreated, []sim.Attr{sim.Str("path", a), sim.Int64("zxid", s.zxid), sim.Int64("parent", 1)}, "%s zxid %d (parent)", a, s.zxid)
 		}
 	}
 	n := &znode{path: path, czxid: s.zxid}
@@ -295,9 +296,9 @@ func (s *Server) create(env *sim.Env, sess *session, req Request, r *Reply) {
 	}
 	s.tree.add(n)
 	if n.owner != 0 {
-		env.Logf(KindZnodeCreated, "%s zxid %d ephemeral s%d", path, n.czxid, n.owner)
+		env.LogfAttrs(KindZnodeCreated, []sim.Attr{sim.Str("path", path), sim.Int64("zxid", n.czxid), sim.Int64("session", n.owner)}, "%s zxid %d ephemeral s%d", path, n.czxid, n.owner)
 	} else {
-		env.Logf(KindZnodeCreated, "%s zxid %d", path, n.czxid)
+		env.LogfAttrs(KindZnodeCreated, []sim.Attr{sim.Str("path", path), sim.Int64("zxid", n.czxid)}, "%s zxid %d", path, n.czxid)
 	}
 	r.Path = path
 }
@@ -326,7 +327,7 @@ func (s *Server) delete(env *sim.Env, path string, r *Reply) {
 func (s *Server) close(env *sim.Env, sess *session) {
 	s.zxid++
 	delete(s.sessions, sess.id)
-	env.Logf(KindSessionClosed, "s%d", sess.id)
+	env.LogfAttrs(KindSessionClosed, []sim.Attr{sim.Int64("session", sess.id)}, "s%d", sess.id)
 	for _, p := range sortedCopy(sess.ephemerals) {
 		if n := s.tree.get(p); n != nil {
 			s.removeNode(env, n, "closed s"+strconv.FormatInt(sess.id, 10))
@@ -344,7 +345,7 @@ func (s *Server) close(env *sim.Env, sess *session) {
 func (s *Server) expire(env *sim.Env, sess *session) {
 	s.zxid++
 	delete(s.sessions, sess.id)
-	env.Logf(KindSessionExpired, "s%d timeout %v", sess.id, sess.timeout)
+	env.LogfAttrs(KindSessionExpired, []sim.Attr{sim.Int64("session", sess.id), sim.Dur("timeout", sess.timeout)}, "s%d timeout %v", sess.id, sess.timeout)
 	for _, p := range sortedCopy(sess.ephemerals) {
 		n := s.tree.get(p)
 		if n == nil {
@@ -354,7 +355,7 @@ func (s *Server) expire(env *sim.Env, sess *session) {
 			n.tomb = true
 			at := env.Mono() + int64(s.cfg.LockDelay)
 			s.tombs = append(s.tombs, tomb{path: p, at: at})
-			env.Logf(KindLockDelay, "%s of s%d held for %v", p, sess.id, s.cfg.LockDelay)
+			env.LogfAttrs(KindLockDelay, []sim.Attr{sim.Str("path", p), sim.Int64("session", sess.id), sim.Dur("for", s.cfg.LockDelay)}, "%s of s%d held for %v", p, sess.id, s.cfg.LockDelay)
 			continue
 		}
 		s.removeNode(env, n, "expired s"+strconv.FormatInt(sess.id, 10))
@@ -371,7 +372,7 @@ func (s *Server) removeNode(env *sim.Env, n *znode, why string) {
 		}
 	}
 	s.tree.remove(n)
-	env.Logf(KindZnodeDeleted, "%s zxid %d %s", n.path, s.zxid, why)
+	env.LogfAttrs(KindZnodeDeleted, []sim.Attr{sim.Str("path", n.path), sim.Int64("zxid", s.zxid), sim.Str("why", why)}, "%s zxid %d %s", n.path, s.zxid, why)
 	ws := s.watches[n.path]
 	delete(s.watches, n.path)
 	for _, w := range ws {
@@ -386,7 +387,7 @@ func (s *Server) removeNode(env *sim.Env, n *znode, why string) {
 func (s *Server) notify(env *sim.Env, to sim.ProcID, sess *session, path string) {
 	sess.sent++
 	env.Send(to, WatchEvent{Session: sess.id, Path: path, Seq: sess.sent})
-	env.Logf(KindWatchFired, "%s to s%d", path, sess.id)
+	env.LogfAttrs(KindWatchFired, []sim.Attr{sim.Str("path", path), sim.Int64("session", sess.id)}, "%s to s%d", path, sess.id)
 }
 
 // addWatch registers a one-shot exists watch; a session watches a path at

@@ -1,0 +1,451 @@
+package faults
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// This file is the fault-kind table: each kind is declared once, in one
+// entry of table, with its fields (type, whether required, validation),
+// how it is applied, rendered in words, generated for fuzzing, shrunk and
+// read by the liveness verdict. The scenario reader and writer
+// (scenarios/parse.go, edit.go, validate.go), the installer, the generator
+// and the shrinker (fuzz/shrink.go) work from the table, so adding a fault
+// kind means adding an entry here (and its docs: SCENARIO_FORMAT.md,
+// docs/extending.md).
+
+// Fault kind names as scenarios spell them (SCENARIO_FORMAT.md, "Fault
+// kinds (core)").
+const (
+	KindClockJump  = "clock-jump"
+	KindClockDrift = "clock-drift"
+	KindPause      = "pause"
+	KindCrash      = "crash"
+	KindRestart    = "restart"
+	KindPartition  = "partition"
+	KindHeal       = "heal"
+	KindDrop       = "drop"
+	KindDelay      = "delay"
+	KindPromote    = "promote"
+)
+
+// FieldType is the type of a fault field, which fixes how scenarios read
+// and write it and how the shrinker varies it.
+type FieldType uint8
+
+const (
+	// FieldProc is a process name (Ptr: *string); it is one of the
+	// fault's targets.
+	FieldProc FieldType = iota
+	// FieldEnum is one of Field.Enum (Ptr: *string; "" is Field.Default).
+	FieldEnum
+	// FieldDuration is a duration (Ptr: *time.Duration).
+	FieldDuration
+	// FieldRange is a duration or a range lo..hi (Ptr: *sim.Range).
+	FieldRange
+	// FieldOptRange is a range that may be absent (Ptr: **sim.Range; nil
+	// means never).
+	FieldOptRange
+	// FieldFloat is a number (Ptr: *float64).
+	FieldFloat
+	// FieldInt is an integer (Ptr: *int).
+	FieldInt
+	// FieldGroups is a list of groups of process names (Ptr:
+	// *[][]string); every name is one of the fault's targets.
+	FieldGroups
+)
+
+// Field is one field of a fault kind.
+type Field struct {
+	// Name is the field's key in a scenario file.
+	Name string
+	Type FieldType
+	// Required fields must be given; optional ones are written back only
+	// when set.
+	Required bool
+	// Signed durations are written with their sign (+30s).
+	Signed bool
+	// Enum and Default: the values of a FieldEnum ("" reads as Default).
+	Enum    []string
+	Default string
+	// Replica: the process must be a Redis replica.
+	Replica bool
+	// Check validates the field once read ("" when valid); nil accepts
+	// any value of the type. The message is shown after the field's path.
+	Check func(s *Spec) string
+	// ShrinkMin is the smallest magnitude the shrinker reduces a duration
+	// or range to; ShrinkZero lets it reach zero.
+	ShrinkMin  time.Duration
+	ShrinkZero bool
+	// Ptr returns a pointer to the field's value in s (the type above).
+	Ptr func(s *Spec) any
+}
+
+// KindDef declares one fault kind.
+type KindDef struct {
+	Name string
+	// Fields in the order they are read, written and shrunk.
+	Fields []Field
+	// NeedsReplica: the kind applies only to worlds with a Redis replica.
+	NeedsReplica bool
+	// Liveness says how the kind's records bear on the liveness verdict;
+	// the installer copies it into sim.FaultRecord.
+	Liveness sim.FaultLiveness
+	// words renders the kind-specific part of Spec.String.
+	words func(b *strings.Builder, s Spec)
+	// check rejects what apply could not perform beyond the field checks
+	// (nil: nothing more).
+	check func(in *installer, s Spec) error
+	// apply performs the fault now and returns rec with its Text, Until
+	// and Ignored filled in (by value: nothing escapes through the func).
+	apply func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord
+	// generate draws the kind-specific fields of a fault into s (a copy,
+	// returned: no pointer to a local escapes through the func value);
+	// prior are the faults drawn before it.
+	generate func(g *gen, s Spec, prior []Spec) Spec
+}
+
+// Lookup returns the declaration of a fault kind.
+func Lookup(kind string) (*KindDef, bool) {
+	for i := range table {
+		if table[i].Name == kind {
+			return &table[i], true
+		}
+	}
+	return nil, false
+}
+
+// Kinds are the fault kinds in table order.
+var Kinds = kindNames()
+
+func kindNames() []string {
+	out := make([]string, len(table))
+	for i := range table {
+		out[i] = table[i].Name
+	}
+	return out
+}
+
+// Common fields.
+var (
+	nodeField = Field{Name: "node", Type: FieldProc, Required: true, Ptr: func(s *Spec) any { return &s.Node }}
+	fromField = Field{Name: "from", Type: FieldProc, Required: true, Ptr: func(s *Spec) any { return &s.From }}
+	toField   = Field{Name: "to", Type: FieldProc, Required: true, Ptr: func(s *Spec) any { return &s.To },
+		Check: func(s *Spec) string {
+			if s.From == s.To && s.From != "" {
+				return "a link needs two different processes"
+			}
+			return ""
+		}}
+)
+
+func positiveRange(r sim.Range) string {
+	if r.Lo <= 0 {
+		return "must be positive"
+	}
+	return ""
+}
+
+var table = []KindDef{
+	{
+		Name:   KindClockJump,
+		Fields: []Field{nodeField, {Name: "by", Type: FieldDuration, Required: true, Signed: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.By }}},
+		words:  func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s by %s", s.Node, signed(s.By)) },
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+			in.k.JumpWall(node, s.By)
+			rec.Text = fmt.Sprintf("%s's wall clock jumped %s", s.Node, signed(s.By))
+			return rec
+		},
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
+			s.Node = g.target()
+			s.By = g.size(maxJumpTTLs * g.w.TTL)
+			// Forward twice as often: a forward step expires keys early,
+			// Kleppmann's case; a backward step keeps them longer.
+			if g.intn(3) == 0 {
+				s.By = -s.By
+			}
+			return s
+		},
+	},
+	{
+		Name: KindClockDrift,
+		Fields: []Field{nodeField, {Name: "rate", Type: FieldFloat, Required: true, Ptr: func(s *Spec) any { return &s.Rate },
+			Check: func(s *Spec) string {
+				if _, err := sim.RateFromDrift(s.Rate); err != nil {
+					return err.Error()
+				}
+				return ""
+			}}},
+		words: func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s rate %g", s.Node, s.Rate) },
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+			ppb, _ := sim.RateFromDrift(s.Rate)
+			in.k.SetDrift(node, ppb)
+			rec.Text = fmt.Sprintf("%s's clocks began to run at rate %s", s.Node, rate(s.Rate))
+			return rec
+		},
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
+			s.Node = g.target()
+			milli := 1 + g.intn(maxDriftMilli)
+			if g.intn(2) == 0 {
+				milli = -milli
+			}
+			s.Rate = float64(milli) / 1000
+			return s
+		},
+	},
+	{
+		Name: KindPause,
+		Fields: []Field{nodeField, {Name: "for", Type: FieldRange, Required: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.For },
+			Check: func(s *Spec) string { return positiveRange(s.For) }}},
+		Liveness: sim.LiveSpan,
+		words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s for %s", s.Node, s.For) },
+		apply:    applyPause,
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
+			s.Node = g.target()
+			s.For = sim.Fixed(g.size(maxPauseTTLs * g.w.TTL))
+			return s
+		},
+	},
+	{
+		Name: KindCrash,
+		Fields: []Field{nodeField,
+			{Name: "mode", Type: FieldEnum, Enum: []string{"process", "power", "clean"}, Default: "process", Ptr: func(s *Spec) any { return &s.Mode },
+				Check: func(s *Spec) string {
+					switch s.Mode {
+					case "", "process", "power", "clean":
+						return ""
+					}
+					return fmt.Sprintf("unknown crash mode %q (allowed: process, power, clean)", s.Mode)
+				}},
+			{Name: "restart_after", Type: FieldOptRange, ShrinkZero: true, Ptr: func(s *Spec) any { return &s.RestartAfter },
+				Check: func(s *Spec) string {
+					if s.RestartAfter != nil && s.RestartAfter.Lo < 0 {
+						return "must not be negative"
+					}
+					return ""
+				}},
+		},
+		Liveness: sim.LiveCrash,
+		words: func(b *strings.Builder, s Spec) {
+			fmt.Fprintf(b, " %s mode %s", s.Node, s.mode())
+			if s.RestartAfter != nil {
+				fmt.Fprintf(b, " restart after %s", *s.RestartAfter)
+			}
+		},
+		apply: applyCrash,
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
+			s.Node = g.target()
+			if g.intn(2) == 0 {
+				s.Mode = "power"
+			}
+			if g.intn(4) != 0 {
+				d := g.dur(0, maxRestartTTLs*g.w.TTL)
+				s.RestartAfter = &sim.Range{Lo: d, Hi: d}
+			}
+			return s
+		},
+	},
+	{
+		Name:     KindRestart,
+		Fields:   []Field{nodeField},
+		Liveness: sim.LiveRestart,
+		words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s", s.Node) },
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+			k := in.k
+			if k.Crashed(node) {
+				rec.Text = fmt.Sprintf("%s restarted", s.Node)
+			} else {
+				// The kernel restarts only a crashed process.
+				rec.Text = fmt.Sprintf("%s was not restarted: it was %s", s.Node, in.notRunning(node))
+				rec.Ignored = true
+			}
+			k.Restart(node)
+			return rec
+		},
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
+			var crashed []string
+			for _, p := range prior {
+				if p.Kind == KindCrash {
+					crashed = append(crashed, p.Node)
+				}
+			}
+			if len(crashed) > 0 {
+				s.Node = g.pick(crashed)
+			} else {
+				// Harmless: the kernel ignores the restart of a running
+				// process, and a later crash may make it count.
+				s.Node = g.proc()
+			}
+			return s
+		},
+	},
+	{
+		Name: KindPartition,
+		Fields: []Field{
+			{Name: "groups", Type: FieldGroups, Required: true, Ptr: func(s *Spec) any { return &s.Groups },
+				Check: func(s *Spec) string {
+					if len(s.Groups) < 2 {
+						// Unlisted processes keep their links, so one group cuts nothing.
+						return "needs at least two groups (processes not listed keep their links, so a single group cuts nothing): [[c1, A], [c2, B]]"
+					}
+					return ""
+				}},
+			{Name: "heal_after", Type: FieldOptRange, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.HealAfter },
+				Check: func(s *Spec) string {
+					if s.HealAfter != nil {
+						return positiveRange(*s.HealAfter)
+					}
+					return ""
+				}},
+		},
+		Liveness: sim.LiveLink,
+		words: func(b *strings.Builder, s Spec) {
+			for _, g := range s.Groups {
+				fmt.Fprintf(b, " [%s]", strings.Join(g, " "))
+			}
+			if s.HealAfter != nil {
+				fmt.Fprintf(b, " heal after %s", *s.HealAfter)
+			}
+		},
+		apply: applyPartition,
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
+			s.Groups = g.groups()
+			if g.intn(4) != 0 {
+				d := g.size(maxHealTTLs * g.w.TTL)
+				s.HealAfter = &sim.Range{Lo: d, Hi: d}
+			}
+			return s
+		},
+	},
+	{
+		Name:     KindHeal,
+		Liveness: sim.LiveHeal,
+		words:    func(b *strings.Builder, s Spec) {},
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+			in.k.Heal()
+			rec.Text = "every partition and link fault healed"
+			return rec
+		},
+		generate: func(g *gen, s Spec, prior []Spec) Spec { return s },
+	},
+	{
+		Name: KindDrop,
+		Fields: []Field{fromField, toField, {Name: "count", Type: FieldInt, Required: true, Ptr: func(s *Spec) any { return &s.Count },
+			Check: func(s *Spec) string {
+				if s.Count < 1 {
+					return fmt.Sprintf("must be at least 1, got %d", s.Count)
+				}
+				return ""
+			}}},
+		Liveness: sim.LiveLink,
+		words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s->%s next %d", s.From, s.To, s.Count) },
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+			from, _ := in.k.Lookup(s.From)
+			to, _ := in.k.Lookup(s.To)
+			in.k.DropNext(from, to, s.Count)
+			rec.Text = fmt.Sprintf("the next %d messages from %s to %s were dropped, each resetting its connection", s.Count, s.From, s.To)
+			return rec
+		},
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
+			s.From, s.To = g.link()
+			s.Count = 1 + g.intn(3)
+			if g.intn(4) == 0 {
+				s.Count = 1 + g.intn(maxDropCount)
+			}
+			return s
+		},
+	},
+	{
+		Name: KindDelay,
+		Fields: []Field{fromField, toField,
+			{Name: "by", Type: FieldDuration, Required: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.By },
+				Check: func(s *Spec) string {
+					if s.By <= 0 {
+						return "must be positive"
+					}
+					return ""
+				}},
+			{Name: "for", Type: FieldRange, Required: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.For },
+				Check: func(s *Spec) string { return positiveRange(s.For) }},
+		},
+		Liveness: sim.LiveLink,
+		words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s->%s by %s for %s", s.From, s.To, s.By, s.For) },
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+			from, _ := in.k.Lookup(s.From)
+			to, _ := in.k.Lookup(s.To)
+			d := s.For.Draw(in.rand)
+			in.k.Delay(from, to, s.By, d)
+			rec.Text = fmt.Sprintf("messages from %s to %s were delayed by %s for %s", s.From, s.To, s.By, d)
+			rec.Until = addSat(in.k.Now(), d)
+			return rec
+		},
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
+			s.From, s.To = g.link()
+			s.By = g.size(maxDelayByTTLs * g.w.TTL)
+			s.For = sim.Fixed(g.size(maxDelayForTTL * g.w.TTL))
+			return s
+		},
+	},
+	{
+		Name:         KindPromote,
+		Fields:       []Field{{Name: "node", Type: FieldProc, Required: true, Replica: true, Ptr: func(s *Spec) any { return &s.Node }}},
+		NeedsReplica: true,
+		words:        func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s", s.Node) },
+		check: func(in *installer, s Spec) error {
+			if in.hooks.Promote == nil {
+				return fmt.Errorf("promote: the world has no way to promote a node")
+			}
+			return nil
+		},
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+			in.hooks.Promote(node)
+			rec.Text = fmt.Sprintf("%s was promoted to master", s.Node)
+			return rec
+		},
+		generate: func(g *gen, s Spec, prior []Spec) Spec { s.Node = g.pick(g.w.Replicas); return s },
+	},
+}
+
+// names returns the process names the fault's fields name, in field order
+// (the unsorted targets).
+func (d *KindDef) names(s *Spec) []string {
+	var out []string
+	for _, f := range d.Fields {
+		switch p := f.Ptr(s).(type) {
+		case *string:
+			if f.Type == FieldProc {
+				out = append(out, *p)
+			}
+		case *[][]string:
+			for _, g := range *p {
+				out = append(out, g...)
+			}
+		}
+	}
+	return out
+}
+
+// CheckFields runs the field checks of s's kind and returns the first
+// failure as "field: message".
+func CheckFields(s Spec) error {
+	d, ok := Lookup(s.Kind)
+	if !ok {
+		return fmt.Errorf("kind: unknown fault kind %q (known: %s)", s.Kind, strings.Join(Kinds, ", "))
+	}
+	return d.checkFields(&s)
+}
+
+func (d *KindDef) checkFields(s *Spec) error {
+	for _, f := range d.Fields {
+		if f.Check == nil {
+			continue
+		}
+		if msg := f.Check(s); msg != "" {
+			return fmt.Errorf("%s: %s", f.Name, msg)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package faults_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/sim"
+)
+
+// TestKindTable checks that every entry of the table is complete and
+// consistent: a unique name, fields whose pointers have the type their
+// FieldType says, and enums with a default among their values.
+func TestKindTable(t *testing.T) {
+	require.Equal(t, []string{"clock-jump", "clock-drift", "pause", "crash", "restart", "partition", "heal", "drop", "delay", "promote"}, faults.Kinds,
+		"the order of Kinds is the generator's draw order: changing it changes every fuzz schedule")
+	seen := map[string]bool{}
+	for _, k := range faults.Kinds {
+		t.Run(k, func(t *testing.T) {
+			require.False(t, seen[k], "kind declared twice")
+			seen[k] = true
+			d, ok := faults.Lookup(k)
+			require.True(t, ok)
+			assert.Equal(t, k, d.Name)
+			names := map[string]bool{}
+			for _, f := range d.Fields {
+				assert.False(t, names[f.Name], "field %s declared twice", f.Name)
+				names[f.Name] = true
+				var s faults.Spec
+				p := f.Ptr(&s)
+				switch f.Type {
+				case faults.FieldProc, faults.FieldEnum:
+					assert.IsType(t, (*string)(nil), p, f.Name)
+				case faults.FieldDuration:
+					assert.IsType(t, (*time.Duration)(nil), p, f.Name)
+				case faults.FieldRange:
+					assert.IsType(t, (*sim.Range)(nil), p, f.Name)
+				case faults.FieldOptRange:
+					assert.IsType(t, (**sim.Range)(nil), p, f.Name)
+				case faults.FieldFloat:
+					assert.IsType(t, (*float64)(nil), p, f.Name)
+				case faults.FieldInt:
+					assert.IsType(t, (*int)(nil), p, f.Name)
+				case faults.FieldGroups:
+					assert.IsType(t, (*[][]string)(nil), p, f.Name)
+				default:
+					t.Errorf("field %s: unknown type %d", f.Name, f.Type)
+				}
+				if f.Type == faults.FieldEnum {
+					assert.Contains(t, f.Enum, f.Default, f.Name)
+				}
+			}
+		})
+	}
+	_, ok := faults.Lookup("meteor")
+	assert.False(t, ok)
+}
+
+// TestKindLiveness checks that an applied fault's record carries the
+// liveness its kind declares: the checker reads it instead of a kind list
+// (checker's helpers_test.go mirrors these for hand-written histories).
+func TestKindLiveness(t *testing.T) {
+	s := time.Second
+	tests := []struct {
+		spec faults.Spec
+		want sim.FaultLiveness
+	}{
+		{faults.Spec{Kind: faults.KindClockJump, Node: "a", By: s}, sim.LiveSettles},
+		{faults.Spec{Kind: faults.KindClockDrift, Node: "a", Rate: 0.01}, sim.LiveSettles},
+		{faults.Spec{Kind: faults.KindPause, Node: "a", For: sim.Fixed(s)}, sim.LiveSpan},
+		{faults.Spec{Kind: faults.KindCrash, Node: "a"}, sim.LiveCrash},
+		{faults.Spec{Kind: faults.KindRestart, Node: "a"}, sim.LiveRestart},
+		{faults.Spec{Kind: faults.KindPartition, Groups: [][]string{{"a"}, {"b"}}}, sim.LiveLink},
+		{faults.Spec{Kind: faults.KindHeal}, sim.LiveHeal},
+		{faults.Spec{Kind: faults.KindDrop, From: "a", To: "b", Count: 1}, sim.LiveLink},
+		{faults.Spec{Kind: faults.KindDelay, From: "a", To: "b", By: s, For: sim.Fixed(s)}, sim.LiveLink},
+		{faults.Spec{Kind: faults.KindPromote, Node: "b"}, sim.LiveSettles},
+	}
+	require.Len(t, tests, len(faults.Kinds), "one case per kind")
+	for _, tt := range tests {
+		t.Run(tt.spec.Kind, func(t *testing.T) {
+			w := newWorld(1, []string{"a", "b"}, nil)
+			tt.spec.At = at(s)
+			require.NoError(t, faults.Install(w.k, []faults.Spec{tt.spec}, w.hooks()))
+			h := w.run(5 * time.Second)
+			require.Len(t, h.Faults, 1)
+			assert.Equal(t, tt.want, h.Faults[0].Liveness)
+			d, _ := faults.Lookup(tt.spec.Kind)
+			assert.Equal(t, d.Liveness, h.Faults[0].Liveness)
+		})
+	}
+}
+
+// TestCheckFields checks each kind's field validation, as the scenario
+// reader and the installer both run it.
+func TestCheckFields(t *testing.T) {
+	s := time.Second
+	tests := []struct {
+		name string
+		spec faults.Spec
+		want string // "" for valid
+	}{
+		{"clock jump backwards", faults.Spec{Kind: "clock-jump", Node: "a", By: -s}, ""},
+		{"pause of zero", faults.Spec{Kind: "pause", Node: "a"}, "for: must be positive"},
+		{"crash mode", faults.Spec{Kind: "crash", Node: "a", Mode: "gentle"}, `mode: unknown crash mode "gentle" (allowed: process, power, clean)`},
+		{"crash restart after negative", faults.Spec{Kind: "crash", Node: "a", RestartAfter: &sim.Range{Lo: -s, Hi: -s}}, "restart_after: must not be negative"},
+		{"crash restarted at once", faults.Spec{Kind: "crash", Node: "a", RestartAfter: &sim.Range{}}, ""},
+		{"partition of one group", faults.Spec{Kind: "partition", Groups: [][]string{{"a", "b"}}}, "groups: needs at least two groups"},
+		{"partition healed at once", faults.Spec{Kind: "partition", Groups: [][]string{{"a"}, {"b"}}, HealAfter: &sim.Range{}}, "heal_after: must be positive"},
+		{"drop of none", faults.Spec{Kind: "drop", From: "a", To: "b"}, "count: must be at least 1, got 0"},
+		{"drop on a loop", faults.Spec{Kind: "drop", From: "a", To: "a", Count: 1}, "to: a link needs two different processes"},
+		{"delay by nothing", faults.Spec{Kind: "delay", From: "a", To: "b", For: sim.Fixed(s)}, "by: must be positive"},
+		{"drift out of range", faults.Spec{Kind: "clock-drift", Node: "a", Rate: 2}, "rate: drift 2 out of range"},
+		{"unknown kind", faults.Spec{Kind: "meteor"}, `kind: unknown fault kind "meteor"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := faults.CheckFields(tt.spec)
+			if tt.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// TestGeneratedFaultsPassChecks checks that the generator, which draws
+// through the same table, only makes faults its own checks accept.
+func TestGeneratedFaultsPassChecks(t *testing.T) {
+	w := faults.GenWorld{
+		Clients: []string{"c1", "c2"}, Masters: []string{"A", "B", "C"}, Replicas: []string{"R"},
+		Others: []string{"storage"}, Duration: 30 * time.Second, TTL: 2 * time.Second,
+	}
+	kinds := map[string]bool{}
+	for seed := uint64(0); seed < 300; seed++ {
+		for _, s := range faults.Generate(sim.NewRand(seed, "t"), w, faults.GenOptions{}) {
+			kinds[s.Kind] = true
+			require.NoError(t, faults.CheckFields(s), "seed %d: %s", seed, s)
+		}
+	}
+	assert.Len(t, kinds, len(faults.Kinds), "every kind generated")
+}
