@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -191,4 +192,30 @@ func joinVerdicts(dirs []string, ms []*fuzz.Manifest) ([]fuzz.Verdicts, error) {
 		out = append(out, v...)
 	}
 	return out, nil
+}
+
+// runShard runs a verdict campaign's share of total runs (the runs of
+// shard, the whole campaign when it is not sharded) on workers, with a
+// progress bar labelled what, and returns the verdicts by run and the
+// shard's manifest. An interrupt or an internal error of any run is exit 3
+// and writes nothing: a partial sweep or matrix is not written.
+func runShard(stderr io.Writer, what string, id fuzz.Identity, shard fuzz.Shard, total, workers int, quiet bool,
+	job func(run int) (fuzz.Verdicts, error)) ([]fuzz.Verdicts, *fuzz.Manifest, error) {
+	ctx, interrupted, stop := interruptibleCampaign(context.Background())
+	defer stop()
+	first, end := shard.Range(total)
+	label := what
+	if shard.N > 1 {
+		label += " shard " + shard.String()
+	}
+	prog := newProgress(stderr, end-first, label, quiet)
+	verdicts, errs, done := runVerdicts(ctx, first, end, workers, prog, job)
+	prog.done()
+	if interrupted() {
+		return nil, nil, withCode(exitInconclusive, fmt.Errorf("interrupted after %d of %d runs: a partial %s is not written", done, end-first, id.Command))
+	}
+	if len(errs) > 0 {
+		return nil, nil, withCode(exitInconclusive, fmt.Errorf("internal error: %s", errs[0].Err))
+	}
+	return verdicts, &fuzz.Manifest{Identity: id, Shard: shard.K, Shards: shard.N, First: first, End: end, Done: done}, nil
 }

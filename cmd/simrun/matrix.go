@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -109,29 +108,16 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 		return withCode(exitBadInput, err)
 	}
 	defer d.Close()
-	ctx, interrupted, stop := interruptibleCampaign(context.Background())
-	defer stop()
-	first, end := shard.Range(len(pl.Jobs))
-	label := "matrix"
-	if shard.N > 1 {
-		label += " shard " + shard.String()
+	verdicts, m, err := runShard(stderr, "matrix", id, shard, len(pl.Jobs), f.workers, f.quiet, pl.Run)
+	if err != nil {
+		return err
 	}
-	prog := newProgress(stderr, end-first, label, f.quiet)
-	verdicts, errs, done := runVerdicts(ctx, first, end, f.workers, prog, pl.Run)
-	prog.done()
-	if interrupted() {
-		return withCode(exitInconclusive, fmt.Errorf("interrupted after %d of %d runs: a partial matrix is not written", done, end-first))
-	}
-	if len(errs) > 0 {
-		return withCode(exitInconclusive, fmt.Errorf("internal error: %s", errs[0].Err))
-	}
-	m := &fuzz.Manifest{Identity: id, Shard: shard.K, Shards: shard.N, First: first, End: end, Done: done}
 	if shard.N > 1 {
 		if err := writeManifest(d, m, nil, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
 			return badInput("--out: %v", err)
 		}
 		fmt.Fprintf(stdout, "matrix shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",
-			shard, first, end-1, len(pl.Jobs), filepath.Join(d.Path(), fuzz.ManifestFile))
+			shard, m.First, m.End-1, len(pl.Jobs), filepath.Join(d.Path(), fuzz.ManifestFile))
 		return nil
 	}
 	return writeMatrix(stdout, d, pl, m, verdicts)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -373,29 +372,16 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 	}
 	defer d.Close()
 
-	ctx, interrupted, stop := interruptibleCampaign(context.Background())
-	defer stop()
-	first, end := shard.Range(pl.Total())
-	label := "sweep " + s.Name
-	if shard.N > 1 {
-		label += " shard " + shard.String()
+	verdicts, m, err := runShard(stderr, "sweep "+s.Name, id, shard, pl.Total(), f.workers, f.quiet, pl.Run)
+	if err != nil {
+		return err
 	}
-	prog := newProgress(stderr, end-first, label, f.quiet)
-	verdicts, errs, done := runVerdicts(ctx, first, end, f.workers, prog, pl.Run)
-	prog.done()
-	if interrupted() {
-		return withCode(exitInconclusive, fmt.Errorf("interrupted after %d of %d runs: a partial sweep is not written", done, end-first))
-	}
-	if len(errs) > 0 {
-		return withCode(exitInconclusive, fmt.Errorf("internal error: %s", errs[0].Err))
-	}
-	m := &fuzz.Manifest{Identity: id, Shard: shard.K, Shards: shard.N, First: first, End: end, Done: done}
 	if shard.N > 1 {
 		if err := writeManifest(d, m, pl.baseYAML, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
 			return badInput("--out: %v", err)
 		}
 		fmt.Fprintf(stdout, "sweep %s shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",
-			s.Name, shard, first, end-1, pl.Total(), filepath.Join(d.Path(), fuzz.ManifestFile))
+			s.Name, shard, m.First, m.End-1, pl.Total(), filepath.Join(d.Path(), fuzz.ManifestFile))
 		return nil
 	}
 	return writeSweep(stdout, d, pl, m, verdicts)
