@@ -114,6 +114,9 @@ func (k *Kernel) pendingSummary() string {
 	counts := map[key]int{}
 	for i := range k.q.h {
 		e := &k.q.h[i]
+		if k.timerStale(e) {
+			continue // a cancelled timer's event, skipped when it pops
+		}
 		p := NoProc
 		switch e.kind() {
 		case evDeliver:
