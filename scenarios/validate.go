@@ -71,6 +71,12 @@ func find(root *yaml.Node, path string) *yaml.Node {
 // validate checks what needs the whole scenario: unique names, references
 // to processes of the right kind, triggers that can fire, majorities that
 // can exist.
+// MaxProcesses bounds the processes of a world: a larger one is refused as
+// absurd (issue 15) rather than left to exhaust memory: the clients'
+// state, their histories and the connections of every client to every
+// server grow with it.
+const MaxProcesses = 10000
+
 func validate(r *reader, s *Scenario, root *yaml.Node) {
 	at := func(path string) *yaml.Node {
 		if n := find(root, path); n != nil {
@@ -114,6 +120,9 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 	add(s.Resource.Name, pkStorage, "resource.name")
 	for i, c := range s.Clients {
 		add(c.Name, pkClient, fmt.Sprintf("clients[%d].name", i))
+	}
+	if len(order) > MaxProcesses {
+		r.errf(at("clients"), "clients", "the world has %d processes (servers, resource and clients), more than the limit of %d", len(order), MaxProcesses)
 	}
 	known := func() string {
 		names := append([]string(nil), order...)
