@@ -57,6 +57,9 @@ type Node struct {
 	now          int64   // commandTimeSnapshot(): frozen Unix ms
 	cur          execCtx // the command being executed
 	prop         []Cmd   // commands propagated by the current execution unit
+	// propDropped: the current unit propagated commands that nothing would
+	// keep (see keepsProp), so they were not built.
+	propDropped bool
 	dirty        int64   // server.dirty: changes since the last RDB save
 	activeExpire bool    // DEBUG SET-ACTIVE-EXPIRE
 
@@ -315,8 +318,17 @@ func (n *Node) handleRequest(from sim.ProcID, req Request) {
 // and the client's write offset moves (c->woff, server.c:3683).
 func (n *Node) endUnit(client sim.ProcID) {
 	if len(n.prop) == 0 {
+		if n.propDropped {
+			// What the unit would have propagated went nowhere (no AOF, no
+			// backlog); only the client's write offset moves.
+			n.propDropped = false
+			if client != sim.NoProc {
+				n.woff[client] = n.offset
+			}
+		}
 		return
 	}
+	n.propDropped = false
 	unit := n.prop
 	cmds := unit
 	n.prop = nil
@@ -346,6 +358,22 @@ func (n *Node) endUnit(client sim.ProcID) {
 // propagate records a command for the AOF and the replicas of the current
 // execution unit. Nothing is propagated while loading or while applying the
 // master's stream (the stream itself is forwarded instead).
+// keepsProp reports whether a command propagated now would be kept: by the
+// AOF or by the replication backlog. When it would not, hot commands skip
+// building it (dropProp instead; 2 of SET's allocations). Neither changes
+// within an execution unit: AppendOnly is fixed, and the backlog is created
+// and freed only by replication events and the cron, never by a command.
+func (n *Node) keepsProp() bool {
+	return (n.cfg.AppendOnly || n.backlog) && !n.loading && !n.cur.fromMaster
+}
+
+// dropProp records that the unit propagated a command nothing keeps.
+func (n *Node) dropProp() {
+	if !n.loading && !n.cur.fromMaster {
+		n.propDropped = true
+	}
+}
+
 func (n *Node) propagate(c Cmd) {
 	if n.loading || n.cur.fromMaster {
 		return
