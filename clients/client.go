@@ -59,6 +59,7 @@ type client struct {
 	// tagFree holds the timer tags of timers that fired or were cancelled,
 	// for reuse (see newTag).
 	tagFree []*timerTag
+	fanFree []*fan // fan-outs that finished, for reuse
 
 	master        string // the discovered master's process name
 	rediscovering bool

@@ -297,6 +297,7 @@ type reply struct {
 
 // fan is one fan-out round in progress.
 type fan struct {
+	c        *client
 	res      []reply
 	left     int // parallel: answers still awaited
 	parallel bool
@@ -305,18 +306,29 @@ type fan struct {
 	buf      [5]reply // res for up to five nodes, without a second allocation
 }
 
+// finish hands every answer to done, then returns the fan to the client's
+// free list: every request of the round has answered, so no callback
+// refers to it any more, and done callbacks read the answers before they
+// return (they must not keep the slice).
+func (f *fan) finish() {
+	f.done(f.res)
+	c := f.c
+	*f = fan{}
+	c.fanFree = append(c.fanFree, f)
+}
+
 // reply records node i's answer and goes on: in parallel, done after the
 // last answer; in sequence, the next node's request (or done).
 func (f *fan) reply(i int, v redis.Value, ok bool) {
 	f.res[i] = reply{Value: v, OK: ok}
 	if f.parallel {
 		if f.left--; f.left == 0 {
-			f.done(f.res)
+			f.finish()
 		}
 		return
 	}
 	if i+1 == len(f.res) {
-		f.done(f.res)
+		f.finish()
 		return
 	}
 	f.issue(i+1, callback{fan: f, idx: i + 1})
@@ -327,14 +339,21 @@ func (f *fan) reply(i int, v redis.Value, ok bool) {
 // node's answer once all have answered or timed out. issue(i, cb) sends the
 // request for node i.
 func (c *client) fanout(n int, parallel bool, issue func(i int, cb callback), done func([]reply)) {
-	f := &fan{left: n, parallel: parallel, issue: issue, done: done}
+	var f *fan
+	if k := len(c.fanFree); k > 0 {
+		f = c.fanFree[k-1]
+		c.fanFree = c.fanFree[:k-1]
+	} else {
+		f = new(fan)
+	}
+	*f = fan{c: c, left: n, parallel: parallel, issue: issue, done: done}
 	if n <= len(f.buf) {
 		f.res = f.buf[:n]
 	} else {
 		f.res = make([]reply, n)
 	}
 	if n == 0 {
-		done(f.res)
+		f.finish()
 		return
 	}
 	if parallel {
