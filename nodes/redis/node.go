@@ -52,16 +52,17 @@ type Node struct {
 	db       map[string]*entry
 	volatile map[string]struct{} // keys with a deadline (db->expires)
 
-	loading      bool    // while loading from disk: nothing expires
-	quiet        bool    // suppress per-key trace events (loading)
-	now          int64   // commandTimeSnapshot(): frozen Unix ms
-	cur          execCtx // the command being executed
-	prop         []Cmd   // commands propagated by the current execution unit
+	loading bool    // while loading from disk: nothing expires
+	quiet   bool    // suppress per-key trace events (loading)
+	now     int64   // commandTimeSnapshot(): frozen Unix ms
+	cur     execCtx // the command being executed
+	prop    []Cmd   // commands propagated by the current execution unit
 	// propDropped: the current unit propagated commands that nothing would
 	// keep (see keepsProp), so they were not built.
-	propDropped bool
-	dirty        int64   // server.dirty: changes since the last RDB save
-	activeExpire bool    // DEBUG SET-ACTIVE-EXPIRE
+	propDropped  bool
+	callArgv     []string // reused argv of a script's redis.call (scriptArgv)
+	dirty        int64    // server.dirty: changes since the last RDB save
+	activeExpire bool     // DEBUG SET-ACTIVE-EXPIRE
 
 	// Replication identity (server.replid, replid2, master_repl_offset).
 	runID        string
