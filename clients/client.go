@@ -56,6 +56,10 @@ type client struct {
 	calls  []pending // requests awaiting their replies
 	seq    uint64
 	timers []clientTimer // continuations of pending timers
+	// tagFree holds the timer tags of timers that fired or were cancelled,
+	// for reuse (see newTag).
+	tagFree []*timerTag
+	fanFree []*fan // fan-outs that finished, for reuse
 
 	master        string // the discovered master's process name
 	rediscovering bool
@@ -101,8 +105,9 @@ func (c *client) Init(env *sim.Env) {
 	c.alg.init()
 	c.seq++
 	seq := c.seq
-	c.timers = append(c.timers, clientTimer{seq: seq, f: c.startWant})
-	env.SetTimer(sim.Mono, int64(c.cfg.Workload.Start), timerTag{what: whatStart, seq: seq})
+	tag := c.newTag(whatStart, seq)
+	c.timers = append(c.timers, clientTimer{seq: seq, f: c.startWant, tag: tag})
+	env.SetTimer(sim.Mono, int64(c.cfg.Workload.Start), tag)
 }
 
 // Receive handles replies and session traffic.
@@ -147,7 +152,7 @@ func (c *client) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 		env.Logf(KindClient, "connection with %s %v: %d request(s) failed", env.NameOf(peer), why, len(failed))
 	}
 	for _, p := range failed {
-		env.Cancel(p.timer)
+		c.cancelRequest(&p)
 		if p.isRedis() {
 			p.rcb.call(redis.Value{}, false)
 		} else {
@@ -167,8 +172,10 @@ type connObserver interface {
 
 // Fire runs a timer's continuation.
 func (c *client) Fire(env *sim.Env, tag any) {
-	if t, ok := tag.(timerTag); ok {
-		c.fire(t)
+	if t, ok := tag.(*timerTag); ok {
+		tv := *t
+		c.tagFree = append(c.tagFree, t) // the kernel is done with it
+		c.fire(tv)
 		return
 	}
 	if !c.alg.fire(tag) {

@@ -17,9 +17,20 @@ type quorumLock struct {
 	validUntil int64 // reading of clk at which the validity ends
 	extend     timerRef
 	gen        int // bumped at release: stale extension replies are ignored
+
+	// Reused per attempt (attempts and releases never overlap): which
+	// nodes granted the last attempt, the nodes an unlock goes to, the
+	// script's KEYS, and the TTL in milliseconds.
+	granted []bool
+	idx     []int
+	keys    []string
+	ttlMs   string
 }
 
-func (q *quorumLock) init() {}
+func (q *quorumLock) init() {
+	q.keys = []string{q.cfg().Key}
+	q.ttlMs = ms(q.cfg().TTL)
+}
 
 // cfg returns the lock's configuration (a pointer: the struct is large and
 // read on every step).
@@ -100,10 +111,10 @@ func (q *quorumLock) setArgs() []string {
 		if cfg.TTL%time.Second == 0 {
 			return []string{"SET", cfg.Key, q.val, "EX", strconv.FormatInt(int64(cfg.TTL/time.Second), 10), "NX"}
 		}
-		return []string{"SET", cfg.Key, q.val, "PX", ms(cfg.TTL), "NX"}
+		return []string{"SET", cfg.Key, q.val, "PX", q.ttlMs, "NX"}
 	}
 	// lock_instance: SET resource val NX PX ttl (redlock.rb).
-	return []string{"SET", cfg.Key, q.val, "NX", "PX", ms(cfg.TTL)}
+	return []string{"SET", cfg.Key, q.val, "NX", "PX", q.ttlMs}
 }
 
 // acquire makes one attempt: lock every node, count, compute the validity.
@@ -123,7 +134,8 @@ func (q *quorumLock) acquire(try int, done func(bool)) {
 	c.fanout(len(nodes), q.parallel(), func(i int, cb callback) {
 		c.cmdTo(c.addr(nodes[i]), timeout, cb, args)
 	}, func(res []reply) {
-		granted := make([]bool, len(nodes))
+		q.granted = append(q.granted[:0], make([]bool, len(nodes))...)
+		granted := q.granted
 		n, first := 0, -1
 		for i, r := range res {
 			if r.OK && r.Value.IsOK() {
@@ -177,12 +189,13 @@ func (q *quorumLock) acquire(try int, done func(bool)) {
 // when release=acquired after a failed attempt; granted nil means all).
 func (q *quorumLock) unlock(granted []bool, timeout time.Duration, done func()) {
 	c, cfg := q.c, q.cfg()
-	idx := make([]int, 0, len(cfg.Nodes))
+	idx := q.idx[:0]
 	for i := range cfg.Nodes {
 		if granted == nil || q.redsync() || cfg.Release == ReleaseAll || granted[i] {
 			idx = append(idx, i)
 		}
 	}
+	q.idx = idx
 	s := scriptCompareAndDelete
 	if q.redsync() {
 		// redsync's deleteScript answers -1 when the key is gone
@@ -190,7 +203,7 @@ func (q *quorumLock) unlock(granted []bool, timeout time.Duration, done func()) 
 		s = scriptDeleteOrMissing
 	}
 	// One argv for the round: every node gets the same command.
-	keys, args := []string{cfg.Key}, []string{q.val}
+	keys, args := q.keys, []string{q.val}
 	argv := s.EvalSHA(keys, args...)
 	c.fanout(len(idx), q.parallel(), func(j int, cb callback) {
 		c.evalshaTo(c.addr(cfg.Nodes[idx[j]]), timeout, s, argv, keys, args, cb)
@@ -254,7 +267,7 @@ func (q *quorumLock) scheduleExtend() {
 			s = scriptTouchSetNX
 		}
 		start := c.read(q.clk())
-		keys, args := []string{cfg.Key}, []string{q.val, ms(cfg.TTL)}
+		keys, args := q.keys, []string{q.val, q.ttlMs}
 		argv := s.EvalSHA(keys, args...)
 		c.fanout(len(cfg.Nodes), q.parallel(), func(i int, cb callback) {
 			c.evalshaTo(c.addr(cfg.Nodes[i]), cfg.NodeTimeout, s, argv, keys, args, cb)

@@ -90,6 +90,12 @@ func find(root *yaml.Node, path string) *yaml.Node {
 // validate checks what needs the whole scenario: unique names, references
 // to processes of the right kind, triggers that can fire, majorities that
 // can exist.
+// MaxProcesses bounds the processes of a world: a larger one is refused as
+// absurd (issue 15) rather than left to exhaust memory: the clients'
+// state, their histories and the connections of every client to every
+// server grow with it.
+const MaxProcesses = 10000
+
 func validate(r *reader, s *Scenario, root *yaml.Node) {
 	at := func(path string) *yaml.Node {
 		if n := find(root, path); n != nil {
@@ -126,6 +132,9 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 	}
 	for i, c := range s.Clients {
 		add(c.Name, clientKind, fmt.Sprintf("clients[%d].name", i))
+	}
+	if len(x.order) > MaxProcesses {
+		r.errf(at("clients"), "clients", "the world has %d processes (servers, resource and clients), more than the limit of %d", len(x.order), MaxProcesses)
 	}
 	ref := x.ref
 

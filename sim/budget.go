@@ -114,6 +114,9 @@ func (k *Kernel) pendingSummary() string {
 	counts := map[key]int{}
 	for i := range k.q.h {
 		e := &k.q.h[i]
+		if k.timerStale(e) {
+			continue // a cancelled timer's event, skipped when it pops
+		}
 		p := NoProc
 		switch e.kind() {
 		case evDeliver:
@@ -123,8 +126,8 @@ func (k *Kernel) pendingSummary() string {
 		case evInbox:
 			p = ProcID(e.idx())
 		case evRetx:
-			// idx is the link from*n+to; the sender retransmits.
-			p = ProcID(int(e.idx()) / k.net.n)
+			// idx is a link; its sender retransmits.
+			_, p, _ = k.net.linkAt(int(e.idx()))
 		}
 		counts[key{p, e.kind()}]++
 	}

@@ -162,10 +162,7 @@ const (
 
 // conn returns the connection of a pair of processes.
 func (nw *network) conn(a, b ProcID) *conn {
-	if a > b {
-		a, b = b, a
-	}
-	return &nw.conns[int(a)*nw.n+int(b)]
+	return &nw.pairOf(a, b).conn
 }
 
 // viewOf returns the epoch of the connection process p believes it has
@@ -296,7 +293,11 @@ func (k *Kernel) finOnCrash(p *proc) {
 		if peer == p.id {
 			continue
 		}
-		c := k.net.conn(p.id, peer)
+		pr := k.net.peekPair(p.id, peer)
+		if pr == nil {
+			continue // never connected
+		}
+		c := &pr.conn
 		if !c.open || c.ends[side(p.id, peer)].inc != p.inc {
 			continue
 		}
@@ -335,8 +336,8 @@ func (e *Env) Connected(peer ProcID) bool {
 // after it was first sent.
 func (k *Kernel) stallMsg(from, to ProcID, i int32, why string) {
 	nw := &k.net
-	li := int(from)*nw.n + int(to)
-	ln := &nw.links[li]
+	li := nw.linkIndex(from, to)
+	ln, _, _ := nw.linkAt(li)
 	m := &k.msgs[i]
 	if m.kind == slotNotice && m.why == ConnReset && len(ln.stall) == 0 {
 		// A reset is not retransmitted: the peer learns when it next sends.
@@ -400,7 +401,7 @@ func (k *Kernel) behindStall(from, to ProcID, ln *link, i int32) bool {
 		if len(kept) == 0 {
 			return false
 		}
-		li := int(from)*k.net.n + int(to)
+		li := k.net.linkIndex(from, to)
 		switch {
 		case kept[0] != head:
 			ln.rto = RTOMin
@@ -421,11 +422,10 @@ func (k *Kernel) behindStall(from, to ProcID, ln *link, i int32) bool {
 // retransmit is the retransmission timer of link li.
 func (k *Kernel) retransmit(li int32, gen uint32) {
 	nw := &k.net
-	ln := &nw.links[li]
+	ln, from, to := nw.linkAt(int(li))
 	if gen != ln.rtxGen || len(ln.stall) == 0 {
 		return
 	}
-	from, to := ProcID(int(li)/nw.n), ProcID(int(li)%nw.n)
 	// Segments of a sender whose host lost power are not retransmitted: the
 	// host's socket buffers died with it. A process that died on a running
 	// host leaves its socket to the host's kernel, which keeps

@@ -38,16 +38,45 @@ type partition struct {
 // network is the kernel's message transport: connections with TCP's
 // meaning (conn.go). Links are FIFO (a later message never overtakes an
 // earlier one on the same directed link).
+//
+// The state of a pair of processes (its two directed links and its
+// connection) is allocated the first time the pair is used: a world of
+// 2,000 clients and 5 servers uses 10,000 of its 2 million pairs. An index
+// matrix maps a pair to its state; its stride grows geometrically as
+// processes are added, so building a world of n processes costs O(n^2)
+// words of index, not the O(n^3) copying of a dense matrix regrown on every
+// Add (issue 15: 45 s for 2,000 clients). Beyond maxDenseStride processes
+// the index is a map (a dense one would take 4 n^2 bytes: 400 MB for
+// 10,000 processes); lookups are slower but memory follows the pairs used.
 type network struct {
 	k      *Kernel
 	cfg    NetConfig
-	n      int
-	links  []link // n*n, from*n+to
-	conns  []conn // n*n, lo*n+hi for lo <= hi
+	n      int              // processes
+	stride int              // row length of idx (>= n)
+	idx    []int32          // stride*stride, lo*stride+hi for lo <= hi: 1 + pair number, 0 unused
+	sparse map[uint64]int32 // the index beyond maxDenseStride (lo<<32 | hi)
+	pairs  [][]pair
+	npairs int
 	parts  []partition
 	cuts   []oneWayCut
 	nextID int
 }
+
+// pair is the state of the processes lo <= hi: links[side(from, to)] is the
+// link from -> to (a process's link to itself is links[0]), conn their
+// connection.
+type pair struct {
+	lo, hi ProcID
+	links  [2]link
+	conn   conn
+}
+
+// pairChunk is how many pairs are allocated at once; chunks never move,
+// so pointers to a link or a connection stay valid.
+const pairChunk = 64
+
+// maxDenseStride is the largest stride of the dense pair index (16 MiB).
+const maxDenseStride = 2048
 
 type oneWayCut struct {
 	id       int
@@ -59,16 +88,29 @@ func (nw *network) init(k *Kernel, cfg NetConfig) {
 	nw.cfg = cfg
 }
 
-// grow resizes the link matrix to n processes (Add calls it for every new
-// process), keeping the state of existing links and partitions.
+// grow makes room for n processes (Add calls it for every new process),
+// keeping the state of existing pairs and partitions.
 func (nw *network) grow(n int) {
-	old, oldc, on := nw.links, nw.conns, nw.n
 	nw.n = n
-	nw.links = make([]link, n*n)
-	nw.conns = make([]conn, n*n)
-	for a := 0; a < on; a++ {
-		copy(nw.links[a*n:a*n+on], old[a*on:(a+1)*on])
-		copy(nw.conns[a*n:a*n+on], oldc[a*on:(a+1)*on])
+	if n > nw.stride && nw.sparse == nil {
+		stride := max(8, 2*nw.stride)
+		for stride < n {
+			stride *= 2
+		}
+		if stride > maxDenseStride {
+			nw.sparse = make(map[uint64]int32, nw.npairs)
+			for i := 0; i < nw.npairs; i++ {
+				p := nw.pairAt(i)
+				nw.sparse[pairKey(p.lo, p.hi)] = int32(i + 1)
+			}
+			nw.idx, nw.stride = nil, 0
+		} else {
+			idx := make([]int32, stride*stride)
+			for a := 0; a < nw.stride; a++ {
+				copy(idx[a*stride:a*stride+nw.stride], nw.idx[a*nw.stride:(a+1)*nw.stride])
+			}
+			nw.idx, nw.stride = idx, stride
+		}
 	}
 	for i := range nw.parts {
 		for len(nw.parts[i].group) < n {
@@ -77,7 +119,71 @@ func (nw *network) grow(n int) {
 	}
 }
 
-func (nw *network) link(from, to ProcID) *link { return &nw.links[int(from)*nw.n+int(to)] }
+func pairKey(lo, hi ProcID) uint64 { return uint64(lo)<<32 | uint64(uint32(hi)) }
+
+// pairNo returns 1 + the number of the pair lo <= hi, 0 if it is unused.
+func (nw *network) pairNo(lo, hi ProcID) int32 {
+	if nw.sparse != nil {
+		return nw.sparse[pairKey(lo, hi)]
+	}
+	return nw.idx[int(lo)*nw.stride+int(hi)]
+}
+
+// pairOf returns the state of the pair a, b, allocating it on first use.
+func (nw *network) pairOf(a, b ProcID) *pair {
+	if a > b {
+		a, b = b, a
+	}
+	if x := nw.pairNo(a, b); x != 0 {
+		return nw.pairAt(int(x) - 1)
+	}
+	if nw.npairs%pairChunk == 0 {
+		nw.pairs = append(nw.pairs, make([]pair, pairChunk))
+	}
+	nw.npairs++
+	if nw.sparse != nil {
+		nw.sparse[pairKey(a, b)] = int32(nw.npairs)
+	} else {
+		nw.idx[int(a)*nw.stride+int(b)] = int32(nw.npairs)
+	}
+	p := nw.pairAt(nw.npairs - 1)
+	p.lo, p.hi = a, b
+	return p
+}
+
+// pairAt returns pair number i.
+func (nw *network) pairAt(i int) *pair { return &nw.pairs[i/pairChunk][i%pairChunk] }
+
+// peekPair returns the state of the pair a, b, or nil if it was never used
+// (its links and connection are then in their zero state).
+func (nw *network) peekPair(a, b ProcID) *pair {
+	if a > b {
+		a, b = b, a
+	}
+	if x := nw.pairNo(a, b); x != 0 {
+		return nw.pairAt(int(x) - 1)
+	}
+	return nil
+}
+
+func (nw *network) link(from, to ProcID) *link {
+	return &nw.pairOf(from, to).links[side(from, to)]
+}
+
+// linkIndex numbers the link from -> to (for retransmission events).
+func (nw *network) linkIndex(from, to ProcID) int {
+	p := nw.pairOf(from, to)
+	return 2*(int(nw.pairNo(p.lo, p.hi))-1) + side(from, to)
+}
+
+// linkAt returns link number li and its ends.
+func (nw *network) linkAt(li int) (ln *link, from, to ProcID) {
+	p := nw.pairAt(li / 2)
+	if li%2 == 0 {
+		return &p.links[0], p.lo, p.hi
+	}
+	return &p.links[1], p.hi, p.lo
+}
 
 // blocked reports whether a partition or a one-way cut separates from and to.
 func (nw *network) blocked(from, to ProcID) bool {
@@ -87,7 +193,11 @@ func (nw *network) blocked(from, to ProcID) bool {
 			return true
 		}
 	}
-	return nw.link(from, to).oneWayCut > 0
+	if len(nw.cuts) == 0 {
+		return false
+	}
+	p := nw.peekPair(from, to)
+	return p != nil && p.links[side(from, to)].oneWayCut > 0
 }
 
 func (k *Kernel) send(p *proc, to ProcID, m Message) {
@@ -382,8 +492,8 @@ func (k *Kernel) Heal() {
 	nw := &k.net
 	nw.parts = nw.parts[:0]
 	nw.cuts = nw.cuts[:0]
-	for i := range nw.links {
-		l := &nw.links[i]
+	for i := 0; i < 2*nw.npairs; i++ {
+		l, _, _ := nw.linkAt(i)
 		l.dropNext, l.oneWayCut, l.extra, l.extraUntil = 0, 0, 0, 0
 	}
 	k.tracefAttrs(KindHeal, NoProc, []Attr{Int64("all", 1)}, "all")

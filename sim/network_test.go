@@ -371,3 +371,79 @@ func TestDurationEdges(t *testing.T) {
 	assert.Equal(t, []string{"0s b init"}, w.lines("b"))
 	assert.Equal(t, At(time.Minute), w.k.Now())
 }
+
+// TestPairStateSurvivesGrowth sets the state of a few pairs, grows the
+// network past several strides and past the dense index, and checks that
+// every pair kept its links and connection, and that unused pairs are
+// still unallocated.
+func TestPairStateSurvivesGrowth(t *testing.T) {
+	var nw network
+	nw.grow(5)
+	set := func(a, b ProcID, v int) {
+		nw.link(a, b).dropNext = v
+		nw.link(b, a).dropNext = v + 1
+		nw.conn(a, b).epoch = uint32(v + 2)
+	}
+	check := func(a, b ProcID, v int) {
+		assert.Equal(t, v, nw.link(a, b).dropNext, "%d->%d", a, b)
+		assert.Equal(t, v+1, nw.link(b, a).dropNext, "%d->%d", b, a)
+		assert.Equal(t, uint32(v+2), nw.conn(b, a).epoch, "%d-%d", a, b)
+	}
+	set(1, 3, 10)
+	set(4, 0, 20)
+	set(2, 2, 30)
+	for _, n := range []int{6, 9, 100, maxDenseStride, maxDenseStride + 1, 3 * maxDenseStride} {
+		nw.grow(n)
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			check(1, 3, 10)
+			check(4, 0, 20)
+			assert.Equal(t, 31, nw.link(2, 2).dropNext, "a process's link to itself is one link")
+			assert.Nil(t, nw.peekPair(0, ProcID(n-1)))
+			last := ProcID(n - 1)
+			set(last, 1, n)
+			check(last, 1, n)
+		})
+	}
+	assert.NotNil(t, nw.sparse, "the index went sparse past maxDenseStride")
+	nw.grow(3*maxDenseStride + 1)
+	check(ProcID(3*maxDenseStride-1), 1, 3*maxDenseStride)
+}
+
+// TestHubOfManyProcesses runs a hub that talks to every other process of
+// worlds on both sides of the dense index's limit, then crashes it: every
+// peer gets its reply and then the hub's FIN, and the peers that never
+// talked to each other have no state.
+func TestHubOfManyProcesses(t *testing.T) {
+	for _, n := range []int{3, 300, maxDenseStride + 10} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			w := newWorld(Config{Seed: 1})
+			replies, ends := 0, 0
+			w.add("hub", hooks{
+				init: func(env *Env) {
+					for i := 1; i < n; i++ {
+						env.Send(ProcID(i), "ping")
+					}
+				},
+				recv: func(env *Env, from ProcID, m Message) { replies++ },
+			})
+			for i := 1; i < n; i++ {
+				w.add(fmt.Sprintf("p%d", i), hooks{
+					recv: func(env *Env, from ProcID, m Message) { env.Send(from, "pong") },
+				})
+			}
+			w.k.Observe(func(e ObservedEvent) {
+				if e.Kind == KindConnEnd && e.Peer == 0 {
+					ends++
+				}
+			})
+			w.at(time.Second, func() { w.k.Crash(0, CrashProcess) })
+			require.NoError(t, w.k.Run(At(2*time.Second)))
+			assert.Equal(t, n-1, replies)
+			assert.Equal(t, n-1, ends, "every peer learns that its connection with the hub ended")
+			assert.Equal(t, n-1, w.k.net.npairs)
+			if n > 2 {
+				assert.Nil(t, w.k.net.peekPair(1, 2))
+			}
+		})
+	}
+}

@@ -105,3 +105,46 @@ func (q *queue) pop() event {
 }
 
 func (q *queue) peek() *event { return &q.h[0] }
+
+// removeIf drops every event for which stale returns true and restores the
+// heap (Floyd's bottom-up construction, O(n)). The order in which the
+// remaining events pop does not change: it depends only on their unique
+// (time, sequence) keys, not on the heap's layout.
+func (q *queue) removeIf(stale func(e *event) bool) int {
+	h := q.h[:0]
+	for i := range q.h {
+		if !stale(&q.h[i]) {
+			h = append(h, q.h[i])
+		}
+	}
+	removed := len(q.h) - len(h)
+	clear(q.h[len(h):])
+	q.h = h
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		q.siftDown(i)
+	}
+	return removed
+}
+
+// siftDown moves h[i] down to its place below.
+func (q *queue) siftDown(i int) {
+	h := q.h
+	n := len(h)
+	e := h[i]
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if l+1 < n && h[l+1].less(&h[l]) {
+			m = l + 1
+		}
+		if !h[m].less(&e) {
+			break
+		}
+		h[i] = h[m]
+		i = m
+	}
+	h[i] = e
+}

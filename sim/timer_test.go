@@ -254,3 +254,63 @@ func TestTimerForEver(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelledTimersLeaveTheQueue sets and cancels many long timers, as a
+// client does with request timeouts whose replies come first, and checks
+// that the queue does not keep their events until their due time (issue
+// 15: a Redlock client kept ~4,400 of them), that the timers that were not
+// cancelled still fire at their time, and that the budget summary does not
+// count cancelled timers as pending.
+func TestCancelledTimersLeaveTheQueue(t *testing.T) {
+	tests := []struct {
+		name    string
+		timers  int // set and cancelled, one per millisecond
+		keepOne int // every keepOne-th timer is kept (0: none)
+	}{
+		{"all cancelled", 20000, 0},
+		{"one in a hundred kept", 20000, 100},
+		{"fewer than a compaction", compactMin / 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(Config{Seed: 1})
+			var fired []time.Duration
+			maxQueued := 0
+			w.add("p", hooks{
+				init: func(env *Env) { env.After(Mono, ms, -1) },
+				fire: func(env *Env, tag any) {
+					i := tag.(int)
+					if i >= 0 {
+						fired = append(fired, time.Duration(w.k.Now()))
+						return
+					}
+					for n := 0; n < tt.timers; n++ {
+						id := env.After(Mono, time.Hour+time.Duration(n)*ms, n)
+						if tt.keepOne == 0 || n%tt.keepOne != 0 {
+							require.True(t, env.Cancel(id))
+						}
+						if q := w.k.QueuedEvents(); q > maxQueued {
+							maxQueued = q
+						}
+					}
+				},
+			})
+			require.NoError(t, w.k.Run(At(time.Minute)))
+			p, _ := w.k.Lookup("p")
+			kept := 0
+			if tt.keepOne > 0 {
+				kept = (tt.timers + tt.keepOne - 1) / tt.keepOne
+			}
+			assert.Equal(t, kept, w.k.ActiveTimers(p))
+			assert.LessOrEqual(t, maxQueued, 2*compactMin+2*kept+2, "the queue kept cancelled timers")
+			if kept == 0 && tt.timers < compactMin {
+				assert.NotContains(t, w.k.pendingSummary(), "timers", "cancelled timers reported as pending")
+			}
+			require.NoError(t, w.k.Run(At(2*time.Hour)))
+			require.Len(t, fired, kept)
+			for j, at := range fired {
+				assert.Equal(t, time.Hour+ms+time.Duration(j*tt.keepOne)*ms, at)
+			}
+		})
+	}
+}

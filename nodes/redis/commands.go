@@ -325,7 +325,11 @@ func cmdSet(n *Node, a []string) Value {
 		n.setExpire(key, when)
 		if flags&setPXAT == 0 {
 			// Propagated as SET key value PXAT <abs-ms> (t_string.c:116-123).
-			n.propagate(Cmd{"SET", key, val, "PXAT", strconv.FormatInt(when, 10)})
+			if n.keepsProp() {
+				n.propagate(Cmd{"SET", key, val, "PXAT", strconv.FormatInt(when, 10)})
+			} else {
+				n.dropProp()
+			}
 		} else {
 			n.propagate(Cmd(a))
 		}

@@ -52,13 +52,17 @@ type Node struct {
 	db       map[string]*entry
 	volatile map[string]struct{} // keys with a deadline (db->expires)
 
-	loading      bool    // while loading from disk: nothing expires
-	quiet        bool    // suppress per-key trace events (loading)
-	now          int64   // commandTimeSnapshot(): frozen Unix ms
-	cur          execCtx // the command being executed
-	prop         []Cmd   // commands propagated by the current execution unit
-	dirty        int64   // server.dirty: changes since the last RDB save
-	activeExpire bool    // DEBUG SET-ACTIVE-EXPIRE
+	loading bool    // while loading from disk: nothing expires
+	quiet   bool    // suppress per-key trace events (loading)
+	now     int64   // commandTimeSnapshot(): frozen Unix ms
+	cur     execCtx // the command being executed
+	prop    []Cmd   // commands propagated by the current execution unit
+	// propDropped: the current unit propagated commands that nothing would
+	// keep (see keepsProp), so they were not built.
+	propDropped  bool
+	callArgv     []string // reused argv of a script's redis.call (scriptArgv)
+	dirty        int64    // server.dirty: changes since the last RDB save
+	activeExpire bool     // DEBUG SET-ACTIVE-EXPIRE
 
 	// Replication identity (server.replid, replid2, master_repl_offset).
 	runID        string
@@ -315,8 +319,17 @@ func (n *Node) handleRequest(from sim.ProcID, req Request) {
 // and the client's write offset moves (c->woff, server.c:3683).
 func (n *Node) endUnit(client sim.ProcID) {
 	if len(n.prop) == 0 {
+		if n.propDropped {
+			// What the unit would have propagated went nowhere (no AOF, no
+			// backlog); only the client's write offset moves.
+			n.propDropped = false
+			if client != sim.NoProc {
+				n.woff[client] = n.offset
+			}
+		}
 		return
 	}
+	n.propDropped = false
 	unit := n.prop
 	cmds := unit
 	n.prop = nil
@@ -346,6 +359,22 @@ func (n *Node) endUnit(client sim.ProcID) {
 // propagate records a command for the AOF and the replicas of the current
 // execution unit. Nothing is propagated while loading or while applying the
 // master's stream (the stream itself is forwarded instead).
+// keepsProp reports whether a command propagated now would be kept: by the
+// AOF or by the replication backlog. When it would not, hot commands skip
+// building it (dropProp instead; 2 of SET's allocations). Neither changes
+// within an execution unit: AppendOnly is fixed, and the backlog is created
+// and freed only by replication events and the cron, never by a command.
+func (n *Node) keepsProp() bool {
+	return (n.cfg.AppendOnly || n.backlog) && !n.loading && !n.cur.fromMaster
+}
+
+// dropProp records that the unit propagated a command nothing keeps.
+func (n *Node) dropProp() {
+	if !n.loading && !n.cur.fromMaster {
+		n.propDropped = true
+	}
+}
+
 func (n *Node) propagate(c Cmd) {
 	if n.loading || n.cur.fromMaster {
 		return

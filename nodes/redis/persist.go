@@ -194,7 +194,7 @@ func (n *Node) load() {
 		}
 	}
 	n.loading, n.quiet = false, false
-	n.prop = nil
+	n.prop, n.propDropped = nil, false
 	n.now = now
 	if !n.isReplica() && n.cfg.AppendOnly {
 		for _, k := range n.expiredVolatile() {

@@ -517,7 +517,7 @@ func (n *Node) applyStream(m Stream) {
 		}
 		n.offset += c.respLen()
 	}
-	n.prop = nil
+	n.prop, n.propDropped = nil, false
 	n.cur = saved
 	if len(data) > 0 {
 		n.feedAOF(data)

@@ -392,7 +392,7 @@ func (x *scriptRun) call(line int, a ...string) (Value, bool) {
 			return Value{}, false
 		}
 	}
-	v := spec.run(n, a)
+	v := spec.run(n, n.scriptArgv(a))
 	if spec.write {
 		n.cur.scriptDirty = true
 	}
@@ -404,6 +404,19 @@ func (x *scriptRun) call(line int, a ...string) (Value, bool) {
 }
 
 func (x *scriptRun) failed() Value { return *x.err }
+
+// scriptArgv copies the argv of a redis.call so that the caller's variadic
+// slice does not escape (one allocation per call, two per release script):
+// into a buffer the node reuses when nothing can keep the command, and into
+// a fresh slice when the AOF or the backlog may keep it (propagate keeps a
+// write's argv as its Cmd).
+func (n *Node) scriptArgv(a []string) []string {
+	if n.keepsProp() {
+		return append([]string(nil), a...)
+	}
+	n.callArgv = append(n.callArgv[:0], a...)
+	return n.callArgv
+}
 
 // luaEqStr is Lua's `reply == ARGV[i]`: a bulk reply (a Lua string) equal to
 // an existing argument.
