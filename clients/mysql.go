@@ -81,6 +81,7 @@ type mysqlConn struct {
 	p    MySQLParams
 	node sim.ProcID
 	conn mysql.ConnID // 0: none
+	gone bool         // the server closed conn; the next statement finds out
 	val  string
 }
 
@@ -90,7 +91,11 @@ func (m *mysqlConn) retryDelay() time.Duration { return m.p.RetryDelay.Draw(m.c.
 
 // receive hands replies to their requests and notes a closed connection.
 // NB: a connection the server closed is noticed by the client only when
-// it next uses it; the holder of a FOR UPDATE lock goes on believing.
+// it next uses it: the statement fails with CR_SERVER_GONE_ERROR 2006
+// (the C client does not reconnect by default, MYSQL_OPT_RECONNECT off
+// since 5.0.3; Connector/J throws CommunicationsException), and the one
+// after it opens a new connection. The holder of a FOR UPDATE lock goes on
+// believing until its COMMIT fails.
 func (m *mysqlConn) receive(_ sim.ProcID, msg sim.Message) bool {
 	switch r := msg.(type) {
 	case mysql.Reply:
@@ -99,7 +104,7 @@ func (m *mysqlConn) receive(_ sim.ProcID, msg sim.Message) bool {
 	case mysql.Closed:
 		if r.Conn == m.conn {
 			m.c.env.Logf(KindClient, "mysql: server closed conn %d (%s)", r.Conn, r.Reason)
-			m.conn = 0
+			m.gone = true
 		}
 		return true
 	}
@@ -110,7 +115,7 @@ func (m *mysqlConn) receive(_ sim.ProcID, msg sim.Message) bool {
 // ends.
 func (m *mysqlConn) connEnded(peer sim.ProcID, _ sim.ConnEnd) {
 	if peer == m.node {
-		m.conn = 0
+		m.conn, m.gone = 0, false
 	}
 }
 
@@ -129,7 +134,7 @@ func (m *mysqlConn) connect(then func(ok bool)) {
 			then(false)
 			return
 		}
-		m.conn = msg.(mysql.Reply).Conn
+		m.conn, m.gone = msg.(mysql.Reply).Conn, false
 		then(true)
 	})
 }
@@ -139,6 +144,11 @@ func (m *mysqlConn) connect(then func(ok bool)) {
 // connection.
 func (m *mysqlConn) stmt(s mysql.Stmt, cb func(r mysql.Reply, ok bool)) {
 	c := m.c
+	if m.gone {
+		m.conn, m.gone = 0, false
+		cb(mysql.Reply{Conn: m.conn, Code: mysql.ErrServerGone, Msg: "MySQL server has gone away"}, true)
+		return
+	}
 	m.connect(func(ok bool) {
 		if !ok {
 			cb(mysql.Reply{}, false)
