@@ -109,7 +109,10 @@ func contend(cycles int) (Workload, Workload) {
 // Every new algorithm: two contending clients complete their cycles, their
 // beliefs never overlap and no update is lost.
 func TestExtraContention(t *testing.T) {
-	manyTries := func(c *Common) { c.Tries = 100; c.RetryDelay = sim.Range{Lo: 20 * time.Millisecond, Hi: 50 * time.Millisecond} }
+	manyTries := func(c *Common) {
+		c.Tries = 100
+		c.RetryDelay = sim.Range{Lo: 20 * time.Millisecond, Hi: 50 * time.Millisecond}
+	}
 	cases := []struct {
 		name string
 		add  func(w *world, name string, wl Workload)
