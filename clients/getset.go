@@ -83,7 +83,9 @@ func (g *getSet) expired() bool { return g.now() >= g.exp }
 // acquire: SETNX key <now+timeout>; when that fails, GET; if the stored
 // time has passed on this client's clock, GETSET key <now+timeout>, and win
 // only if GETSET returned the value the GET read (another client that won
-// the same race would have replaced it).
+// the same race would have replaced it). The page's own test is that the
+// old value "is still an expired time stamp"; equality with the value read
+// is the seeds' stricter form and differs only when two takeovers race.
 func (g *getSet) acquire(_ int, done func(bool)) {
 	c := g.c
 	g.node = c.addr(g.p.Node)

@@ -50,8 +50,9 @@ type ReentrantParams struct {
 }
 
 // DefaultReentrantParams returns the defaults of the re-entrant locks: the
-// single-instance TTL (30 s, reference §4.1) and Redisson's lock retry of
-// the redisson algorithm for the hash.
+// single-instance TTL (30 s, reference §4.1; for the hash it is the lease of
+// lock(leaseTime), which has no watchdog), the single-instance retry policy
+// and no nesting.
 func DefaultReentrantParams() ReentrantParams {
 	return ReentrantParams{Common: defaultCommon(), TTL: singleTTL, Nesting: Nesting{Depth: 1}}
 }
