@@ -271,10 +271,6 @@ func (r *Result) WriteReport(dir string) error {
 	if err != nil {
 		return err
 	}
-	var res reports.Result
-	if err := jsonRoundTrip(r.o, &res); err != nil {
-		return err
-	}
 	var vis []string
 	for _, v := range visualizations {
 		if _, ok := r.pages[v]; ok {
@@ -283,7 +279,7 @@ func (r *Result) WriteReport(dir string) error {
 	}
 	files, err := reports.RenderRun(&reports.Run{
 		Setup:          setup,
-		Result:         res,
+		Result:         *r.o,
 		Trace:          r.o.Trace,
 		Command:        fmt.Sprintf("simrun run %s --seed %d", r.replayArg(), r.Seed),
 		Visualizations: vis,
@@ -337,13 +333,3 @@ func isCatalogue(file string) bool {
 }
 
 func jsonIndent(v any) ([]byte, error) { return json.MarshalIndent(v, "", "  ") }
-
-// jsonRoundTrip converts through JSON: a report reads exactly what
-// result.json holds.
-func jsonRoundTrip(from, to any) error {
-	data, err := json.Marshal(from)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, to)
-}

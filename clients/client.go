@@ -82,16 +82,7 @@ func New(cfg Config) sim.Process {
 		panic(fmt.Sprintf("clients: invalid config for %s: %v", cfg.Name, err))
 	}
 	c := &client{cfg: cfg, lock: cfg.Lock.Key, want: -1, belief: -1, section: -1}
-	switch cfg.Lock.Algorithm {
-	case RedisSingle, RedisSetNXExpire, RedisFixedValue, RedisGetDel:
-		c.alg = &single{c: c}
-	case Redlock, Redsync:
-		c.alg = &quorumLock{c: c}
-	case Redisson:
-		c.alg = &redisson{c: c}
-	case ZooKeeper:
-		c.alg = &zkLock{c: c}
-	}
+	c.alg = Lookup(cfg.Lock.Algorithm).build(c)
 	return c
 }
 

@@ -3,8 +3,7 @@ package clients
 import (
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,10 +32,6 @@ const (
 	// Curator's InterProcessMutex).
 	ZooKeeper = "zookeeper"
 )
-
-// Algorithms lists the algorithm names in the order the documentation gives
-// them.
-var Algorithms = []string{RedisSingle, RedisSetNXExpire, RedisFixedValue, RedisGetDel, Redlock, Redsync, Redisson, ZooKeeper}
 
 // Values of the enumerated parameters.
 const (
@@ -293,67 +288,16 @@ const (
 )
 
 // DefaultLockConfig returns the configuration of algorithm with the real
-// library's defaults (SCENARIO_FORMAT.md "Lock algorithms"; reference §8.3).
+// library's defaults (SCENARIO_FORMAT.md "Lock algorithms"; reference §8.3;
+// each algorithm's defaults are in its Algorithm entry, algorithms.go).
 // An unknown algorithm is an error that lists the allowed ones.
 func DefaultLockConfig(algorithm string) (LockConfig, error) {
-	c := LockConfig{Algorithm: algorithm, Key: defaultKey, FencingToken: FencingNone}
-	switch algorithm {
-	case RedisSingle, RedisSetNXExpire, RedisFixedValue, RedisGetDel:
-		c.TTL = singleTTL
-		c.Tries = singleTries
-		c.RetryDelay = sim.Range{Lo: 0, Hi: singleRetryMax}
-		c.NodeTimeout = commandTimeout
-		c.WaitTimeout = waitTimeout
-	case Redlock:
-		c.TTL = redlockTTL
-		c.Tries = redlockTries
-		c.RetryDelay = sim.Range{Lo: 0, Hi: redlockRetryMax}
-		c.DriftFactor = redlockDriftFactor
-		c.DriftExtra = redlockDriftExtra
-		c.NodeTimeout = redlockNodeTimeout
-		// The spec and redlock-rb contact the nodes one after the other
-		// (redlock.rb:55-83 "@servers.each"), read Time.now (the wall clock),
-		// unlock all nodes on failure ("unlock all", reference §4.1 step 5)
-		// and require validity > 0.
-		c.Fanout = FanoutSequential
-		c.ElapsedClock = ClockWall
-		c.Release = ReleaseAll
-		c.ValidityCheck = true
-	case Redsync:
-		c.TTL = redsyncTTL
-		c.Tries = redsyncTries
-		c.RetryDelay = sim.Range{Lo: redsyncRetryMin, Hi: redsyncRetryMax}
-		c.DriftFactor = redsyncDriftFactor
-		c.TimeoutFactor = redsyncTimeoutFactor
-		// Unlock and Extend run with the caller's context and no timeout
-		// of their own (mutex.go:142-173): the go-redis read timeout bounds them.
-		c.NodeTimeout = commandTimeout
-		// redsync is parallel (actOnPoolsAsync, mutex.go:269-321), measures
-		// on Go's monotonic reading (time.Now/Sub, reference §4.2), unlocks
-		// all pools and requires now.Before(until).
-		c.Fanout = FanoutParallel
-		c.ElapsedClock = ClockMonotonic
-		c.Release = ReleaseAll
-		c.ValidityCheck = true
-	case Redisson:
-		c.Lease = redissonLease
-		c.Watchdog = true
-		// lock() waits until it gets the lock (RedissonLock.java lock()).
-		c.Tries = 0
-		c.RetryDelay = sim.Range{Lo: redissonPollMin, Hi: redissonPollMax}
-		c.NodeTimeout = redissonTimeout
-		// checkLockSyncedSlaves = true, slavesSyncTimeout = 1000 ms
-		// (config/Config.java:81-89).
-		c.WaitReplicasOn = true
-		c.WaitTimeout = waitTimeout
-	case ZooKeeper:
-		c.SessionTimeout = zkSessionTimeout
-		// InterProcessMutex.acquire() without a timeout waits forever.
-		c.Tries = 0
-		c.RetryDelay = sim.Range{Lo: 0, Hi: zkRetryMax}
-	default:
+	a := Lookup(algorithm)
+	if a == nil {
 		return LockConfig{}, unknownAlgorithm(algorithm)
 	}
+	c := LockConfig{Algorithm: algorithm, Key: defaultKey, FencingToken: FencingNone}
+	a.defaults(&c)
 	return c, nil
 }
 
@@ -361,167 +305,51 @@ func unknownAlgorithm(a string) error {
 	return fmt.Errorf("lock.algorithm: unknown algorithm %q (allowed: %s)", a, strings.Join(Algorithms, ", "))
 }
 
-// Parameter names per algorithm group.
-var (
-	singleParams   = []string{"key", "node", "ttl", "tries", "retry_delay", "node_timeout", "wait_replicas", "wait_timeout", "fencing_token"}
-	redlockParams  = []string{"key", "nodes", "ttl", "tries", "retry_delay", "drift_factor", "drift_extra", "node_timeout", "fanout", "elapsed_clock", "release", "validity_check", "extend_every", "fencing_token"}
-	redsyncParams  = []string{"key", "nodes", "ttl", "tries", "retry_delay", "drift_factor", "timeout_factor", "node_timeout", "set_nx_on_extend", "extend_every", "fencing_token"}
-	redissonParams = []string{"key", "node", "lease", "renew_every", "watchdog", "wait_replicas", "wait_timeout", "node_timeout", "tries", "retry_delay", "fencing_token"}
-	zkParams       = []string{"key", "node", "session_timeout", "heartbeat", "client_expiry", "lost_on_disconnect", "tries", "retry_delay", "fencing_token"}
-)
-
 // Params returns the scenario parameter names (snake_case, as in
 // SCENARIO_FORMAT.md) that the algorithm accepts besides "algorithm", so that
 // the scenario parser can reject a parameter the algorithm does not take.
 // NB: "wait_replicas" is a number for the redis-* algorithms and a boolean
 // for redisson. It returns nil for an unknown algorithm.
 func (c LockConfig) Params() []string {
-	p := paramsOf(c.Algorithm)
-	if p == nil {
+	a := Lookup(c.Algorithm)
+	if a == nil {
 		return nil
 	}
-	return append([]string(nil), p...) // a copy: the caller may modify it
+	out := make([]string, len(a.Params))
+	for i, p := range a.Params {
+		out[i] = p.Name
+	}
+	return out
 }
 
-// singleExtParams are redis-single's parameters: the single-instance ones
-// and extend_every.
-var singleExtParams = append(append([]string(nil), singleParams...), "extend_every")
-
-// paramsOf returns the shared list of an algorithm's parameter names (nil
-// for an unknown algorithm); callers must not modify it. Accepts runs for
-// every parameter of every validation, so it does not copy.
-func paramsOf(algorithm string) []string {
-	switch algorithm {
-	case RedisSingle:
-		return singleExtParams
-	case RedisSetNXExpire, RedisFixedValue, RedisGetDel:
-		return singleParams
-	case Redlock:
-		return redlockParams
-	case Redsync:
-		return redsyncParams
-	case Redisson:
-		return redissonParams
-	case ZooKeeper:
-		return zkParams
+// param returns the algorithm's parameter name, or nil.
+func (c LockConfig) param(name string) *Param {
+	a := Lookup(c.Algorithm)
+	if a == nil {
+		return nil
+	}
+	for i := range a.Params {
+		if a.Params[i].Name == name {
+			return &a.Params[i]
+		}
 	}
 	return nil
 }
 
 // Accepts reports whether the algorithm takes parameter name.
-func (c LockConfig) Accepts(name string) bool {
-	for _, p := range paramsOf(c.Algorithm) {
-		if p == name {
-			return true
-		}
-	}
-	return false
-}
+func (c LockConfig) Accepts(name string) bool { return c.param(name) != nil }
 
-// Set sets one scenario parameter from its text (durations in Go syntax,
-// ranges as "a..b", booleans as true/false, nodes as a comma-separated list).
-// It rejects a parameter the algorithm does not take and a value that does
-// not parse, naming the field ("lock.ttl: ..."). It does not validate ranges;
-// Config.Validate does.
+// Set sets one scenario parameter from its text (durations and ranges in
+// sim's grammar, sim.ParseDuration and sim.ParseRange; booleans as
+// true/false; nodes as a comma-separated list). It rejects a parameter the
+// algorithm does not take and a value that does not parse, naming the field
+// ("lock.ttl: ..."). It does not validate ranges; Config.Validate does.
 func (c *LockConfig) Set(name, value string) error {
-	if !c.Accepts(name) {
+	p := c.param(name)
+	if p == nil {
 		return fmt.Errorf("lock.%s: %s takes no parameter %q (allowed: %s)", name, c.Algorithm, name, strings.Join(c.Params(), ", "))
 	}
-	field := "lock." + name
-	var err error
-	switch name {
-	case "key":
-		c.Key = value
-	case "node":
-		c.Node = value
-	case "nodes":
-		c.Nodes = nil
-		for _, n := range strings.Split(value, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				c.Nodes = append(c.Nodes, n)
-			}
-		}
-	case "ttl":
-		c.TTL, err = parseDuration(value)
-	case "tries":
-		c.Tries, err = strconv.Atoi(value)
-	case "retry_delay":
-		c.RetryDelay, err = ParseRange(value)
-	case "node_timeout":
-		c.NodeTimeout, err = parseDuration(value)
-	case "wait_replicas":
-		if c.Algorithm == Redisson {
-			c.WaitReplicasOn, err = strconv.ParseBool(value)
-		} else {
-			c.WaitReplicas, err = strconv.Atoi(value)
-		}
-	case "wait_timeout":
-		c.WaitTimeout, err = parseDuration(value)
-	case "drift_factor":
-		c.DriftFactor, err = strconv.ParseFloat(value, 64)
-	case "drift_extra":
-		c.DriftExtra, err = parseDuration(value)
-	case "fanout":
-		c.Fanout = value
-	case "elapsed_clock":
-		c.ElapsedClock = value
-	case "release":
-		c.Release = value
-	case "validity_check":
-		c.ValidityCheck, err = strconv.ParseBool(value)
-	case "timeout_factor":
-		c.TimeoutFactor, err = strconv.ParseFloat(value, 64)
-	case "set_nx_on_extend":
-		c.SetNXOnExtend, err = strconv.ParseBool(value)
-	case "extend_every":
-		c.ExtendEvery, err = parseDuration(value)
-	case "lease":
-		c.Lease, err = parseDuration(value)
-	case "renew_every":
-		c.RenewEvery, err = parseDuration(value)
-	case "watchdog":
-		c.Watchdog, err = strconv.ParseBool(value)
-	case "session_timeout":
-		c.SessionTimeout, err = parseDuration(value)
-	case "heartbeat":
-		c.Heartbeat, err = parseDuration(value)
-	case "client_expiry":
-		c.ClientExpiry, err = strconv.ParseBool(value)
-	case "lost_on_disconnect":
-		c.LostOnDisconnect, err = strconv.ParseBool(value)
-	case "fencing_token":
-		c.FencingToken = value
-	}
-	if err != nil {
-		return fmt.Errorf("%s: cannot parse %q: %v", field, value, errors.Unwrap(err))
-	}
-	return nil
-}
-
-func parseDuration(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(strings.TrimPrefix(strings.TrimSpace(s), "+"))
-	if err != nil {
-		return 0, fmt.Errorf("duration: %w", errors.New("want a Go duration such as 150ms or 10s"))
-	}
-	return d, nil
-}
-
-// ParseRange parses "a..b" (a uniform draw) or a single duration.
-func ParseRange(s string) (sim.Range, error) {
-	lo, hi, ok := strings.Cut(s, "..")
-	if !ok {
-		d, err := parseDuration(s)
-		return sim.Fixed(d), err
-	}
-	a, err := parseDuration(lo)
-	if err != nil {
-		return sim.Range{}, err
-	}
-	b, err := parseDuration(hi)
-	if err != nil {
-		return sim.Range{}, err
-	}
-	return sim.Range{Lo: a, Hi: b}, nil
+	return p.set(c, value)
 }
 
 // renewEvery is the effective watchdog period.
@@ -538,7 +366,10 @@ func (c LockConfig) renewEvery() time.Duration {
 func (c LockConfig) quorum() int { return len(c.Nodes)/2 + 1 }
 
 // multiNode reports whether the algorithm takes nodes rather than node.
-func (c LockConfig) multiNode() bool { return c.Algorithm == Redlock || c.Algorithm == Redsync }
+func (c LockConfig) multiNode() bool {
+	a := Lookup(c.Algorithm)
+	return a != nil && a.MultiNode
+}
 
 // servers returns the lock's server process names.
 func (c LockConfig) servers() []string {
@@ -546,27 +377,6 @@ func (c LockConfig) servers() []string {
 		return c.Nodes
 	}
 	return []string{c.Node}
-}
-
-// RetryBudget is an upper bound on how long one want can take before it
-// ends (acquired or gave up), from the algorithm's tries, retry delays and
-// timeouts; 0 when the algorithm waits forever (tries 0). The scenario layer
-// may use it for the liveness bound ("twice the lock's ttl plus its retry
-// budget", SCENARIO_FORMAT.md "Verdicts").
-func (c LockConfig) RetryBudget() time.Duration {
-	if c.Tries <= 0 {
-		return 0
-	}
-	var try time.Duration
-	switch c.Algorithm {
-	case Redlock:
-		try = 2 * time.Duration(len(c.Nodes)) * c.NodeTimeout
-	case Redsync:
-		try = 2 * time.Duration(float64(c.TTL)*c.TimeoutFactor)
-	default:
-		try = 3*c.NodeTimeout + c.WaitTimeout
-	}
-	return time.Duration(c.Tries) * (try + c.RetryDelay.Hi)
 }
 
 // Validate checks the configuration; errors name the field and say what is
@@ -603,23 +413,26 @@ func (c Config) Validate() error {
 		if len(d.Sentinels) == 0 {
 			return errors.New("discovery.sentinels: need at least 1 sentinel")
 		}
-		if c.Lock.Algorithm == ZooKeeper {
-			return errors.New("discovery: zookeeper takes no Sentinel discovery")
+		if a := Lookup(c.Lock.Algorithm); a.NodeKind != NodeRedis {
+			return fmt.Errorf("discovery: %s takes no Sentinel discovery (its nodes are %s, not redis)", a.Name, a.NodeKind)
 		}
 	}
 	return nil
 }
 
+// validate runs the checks every algorithm shares (key, node or nodes,
+// tries, retry_delay), then each accepted parameter's own check, then the
+// algorithm's, then the fencing token source.
 func (c LockConfig) validate() error {
-	if paramsOf(c.Algorithm) == nil {
+	alg := Lookup(c.Algorithm)
+	if alg == nil {
 		return unknownAlgorithm(c.Algorithm)
 	}
 	a := c.Algorithm
-	has := c.Accepts
 	if c.Key == "" {
 		return errors.New("lock.key: must not be empty")
 	}
-	if c.multiNode() {
+	if alg.MultiNode {
 		if c.Node != "" {
 			return fmt.Errorf("lock.node: %s takes nodes, not node", a)
 		}
@@ -644,88 +457,31 @@ func (c LockConfig) validate() error {
 			return fmt.Errorf("lock.node: %s needs a node", a)
 		}
 	}
-	if has("ttl") && c.TTL <= 0 {
-		return fmt.Errorf("lock.ttl: must be > 0, got %v", c.TTL)
-	}
-	if has("ttl") && c.TTL%time.Millisecond != 0 {
-		return fmt.Errorf("lock.ttl: must be a whole number of milliseconds (Redis PX), got %v", c.TTL)
-	}
-	minTries := 1
-	if a == Redisson || a == ZooKeeper {
-		minTries = 0
-	}
-	if c.Tries < minTries {
-		if minTries == 0 {
+	if c.Tries < alg.MinTries {
+		if alg.MinTries == 0 {
 			return fmt.Errorf("lock.tries: must be >= 0 (0 = forever), got %d", c.Tries)
 		}
-		return fmt.Errorf("lock.tries: must be >= 1, got %d", c.Tries)
+		return fmt.Errorf("lock.tries: must be >= %d, got %d", alg.MinTries, c.Tries)
 	}
 	if c.RetryDelay.Lo < 0 || c.RetryDelay.Hi < c.RetryDelay.Lo {
 		return fmt.Errorf("lock.retry_delay: must be a range lo..hi with 0 <= lo <= hi, got %v", c.RetryDelay)
 	}
-	if has("node_timeout") && c.NodeTimeout <= 0 {
-		return fmt.Errorf("lock.node_timeout: must be > 0, got %v", c.NodeTimeout)
-	}
-	if c.WaitReplicas < 0 {
-		return fmt.Errorf("lock.wait_replicas: must be >= 0, got %d", c.WaitReplicas)
-	}
-	if has("wait_timeout") && c.WaitTimeout < 0 {
-		return fmt.Errorf("lock.wait_timeout: must be >= 0 (0 = WAIT blocks forever), got %v", c.WaitTimeout)
-	}
-	if has("drift_factor") && (math.IsNaN(c.DriftFactor) || c.DriftFactor < 0 || c.DriftFactor >= 1) {
-		return fmt.Errorf("lock.drift_factor: must be in [0, 1), got %v", c.DriftFactor)
-	}
-	if c.DriftExtra < 0 {
-		return fmt.Errorf("lock.drift_extra: must be >= 0, got %v", c.DriftExtra)
-	}
-	if a == Redlock {
-		if err := oneOf("lock.fanout", c.Fanout, FanoutSequential, FanoutParallel); err != nil {
-			return err
+	for _, p := range alg.Params {
+		if p.check != nil {
+			if err := p.check(c); err != nil {
+				return err
+			}
 		}
-		if err := oneOf("lock.elapsed_clock", c.ElapsedClock, ClockWall, ClockMonotonic); err != nil {
-			return err
-		}
-		if err := oneOf("lock.release", c.Release, ReleaseAll, ReleaseAcquired); err != nil {
+	}
+	if alg.validate != nil {
+		if err := alg.validate(c); err != nil {
 			return err
 		}
 	}
-	if a == Redsync && (math.IsNaN(c.TimeoutFactor) || c.TimeoutFactor <= 0) {
-		return fmt.Errorf("lock.timeout_factor: must be > 0, got %v", c.TimeoutFactor)
+	if c.FencingToken == FencingZxid && !slices.Contains(alg.Fencing, FencingZxid) {
+		return fmt.Errorf("lock.fencing_token: zxid is a ZooKeeper transaction id; %s can use %s", a, strings.Join(alg.Fencing, " or "))
 	}
-	if c.ExtendEvery < 0 {
-		return fmt.Errorf("lock.extend_every: must be >= 0 (0 = never), got %v", c.ExtendEvery)
-	}
-	if a == Redisson {
-		if c.Lease <= 0 || c.Lease%time.Millisecond != 0 {
-			return fmt.Errorf("lock.lease: must be > 0 and a whole number of milliseconds, got %v", c.Lease)
-		}
-		if c.RenewEvery < 0 || c.RenewEvery >= c.Lease {
-			return fmt.Errorf("lock.renew_every: must be in [0, lease) (0 = lease/3), got %v with lease %v", c.RenewEvery, c.Lease)
-		}
-		if c.Replicas < 0 {
-			return fmt.Errorf("lock.replicas: must be >= 0, got %d", c.Replicas)
-		}
-	}
-	if a == ZooKeeper {
-		if c.SessionTimeout <= 0 {
-			return fmt.Errorf("lock.session_timeout: must be > 0, got %v", c.SessionTimeout)
-		}
-		if c.Heartbeat < 0 || c.Heartbeat >= c.SessionTimeout {
-			return fmt.Errorf("lock.heartbeat: must be in [0, session_timeout) (0 = session_timeout/3, at most 10s), got %v with session_timeout %v", c.Heartbeat, c.SessionTimeout)
-		}
-		if strings.Contains(c.Key, "/") {
-			return fmt.Errorf("lock.key: the zookeeper lock's parent znode is /<key>; %q must not contain '/'", c.Key)
-		}
-	}
-	switch a {
-	case ZooKeeper:
-		return oneOf("lock.fencing_token", c.FencingToken, FencingNone, FencingZxid)
-	default:
-		if c.FencingToken == FencingZxid {
-			return fmt.Errorf("lock.fencing_token: zxid is a ZooKeeper transaction id; %s can use none or incr", a)
-		}
-		return oneOf("lock.fencing_token", c.FencingToken, FencingNone, FencingIncr)
-	}
+	return oneOf("lock.fencing_token", c.FencingToken, alg.Fencing...)
 }
 
 func oneOf(field, v string, allowed ...string) error {

@@ -109,7 +109,9 @@ func TestSet(t *testing.T) {
 		{alg: Redlock, param: "validity_check", value: "false", check: func(t *testing.T, c LockConfig) { assert.False(t, c.ValidityCheck) }},
 		{alg: Redisson, param: "wait_replicas", value: "false", check: func(t *testing.T, c LockConfig) { assert.False(t, c.WaitReplicasOn) }},
 		{alg: RedisSingle, param: "wait_replicas", value: "2", check: func(t *testing.T, c LockConfig) { assert.Equal(t, 2, c.WaitReplicas) }},
-		{alg: RedisSingle, param: "ttl", value: "abc", err: `lock.ttl: cannot parse "abc"`},
+		{alg: RedisSingle, param: "ttl", value: "abc", err: `lock.ttl: "abc" is not a duration`},
+		{alg: RedisSingle, param: "ttl", value: "30", err: `lock.ttl: "30" needs a unit`},
+		{alg: Redlock, param: "retry_delay", value: "20ms..10ms", err: `is empty`},
 		{alg: RedisSingle, param: "drift_factor", value: "0.1", err: `lock.drift_factor: redis-single takes no parameter "drift_factor" (allowed: key, node, ttl`},
 		{alg: Redlock, param: "tries", value: "x", err: `lock.tries: cannot parse "x"`},
 	}

@@ -1,41 +1,31 @@
 package fuzz
 
 import (
-	"time"
-
-	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/scenarios"
 )
-
-// zkMaxSession is the longest session a ZooKeeper server negotiates by
-// default (maxSessionTimeout = 20 × tickTime = 40 s, ZooKeeperServer.java;
-// nodes/zookeeper DefaultConfig): a longer requested timeout does not make
-// a lock live longer.
-const zkMaxSession = 40 * time.Second
 
 // WorldOf returns what the fault generator may touch in s: its clients,
 // Redis masters and replicas, other processes, its duration and the longest
 // lock lifetime of its clients.
 func WorldOf(s *scenarios.Scenario) faults.GenWorld {
 	w := faults.GenWorld{Duration: s.Duration}
-	for _, r := range s.Redis {
-		if r.ReplicaOf != "" {
-			w.Replicas = append(w.Replicas, r.Name)
-		} else {
-			w.Masters = append(w.Masters, r.Name)
+	// Processes by role, from the process kinds (scenarios.ProcKind):
+	// Redis masters and replicas are what persistence and failover faults
+	// act on; every other server is one of the others.
+	for _, p := range s.Servers() {
+		switch p.Role {
+		case scenarios.RoleRedis:
+			w.Masters = append(w.Masters, p.Name)
+		case scenarios.RoleReplica:
+			w.Replicas = append(w.Replicas, p.Name)
+		default:
+			w.Others = append(w.Others, p.Name)
 		}
 	}
-	if s.Sentinel != nil {
-		w.Others = append(w.Others, s.Sentinel.Names...)
-	}
-	if s.ZK != nil {
-		w.Others = append(w.Others, s.ZK.Name)
-	}
-	w.Others = append(w.Others, s.Resource.Name)
 	for _, c := range s.Clients {
 		w.Clients = append(w.Clients, c.Name)
-		if ttl := lockLife(c.Lock); ttl > w.TTL {
+		if ttl := c.Lock.ServerLifetime(); ttl > w.TTL {
 			w.TTL = ttl
 		}
 	}
@@ -44,18 +34,4 @@ func WorldOf(s *scenarios.Scenario) faults.GenWorld {
 		w.TTL = s.Duration / 4
 	}
 	return w
-}
-
-// lockLife is how long a lock lives without renewal.
-func lockLife(l clients.LockConfig) time.Duration {
-	switch l.Algorithm {
-	case clients.Redisson:
-		return l.Lease
-	case clients.ZooKeeper:
-		if l.SessionTimeout > zkMaxSession {
-			return zkMaxSession
-		}
-		return l.SessionTimeout
-	}
-	return l.TTL
 }

@@ -74,16 +74,23 @@ func (r roles) groupMembers(g string) []string {
 // Check reports the first part of s that real mode cannot reproduce with
 // real servers, or nil. It is called before anything starts.
 func Check(s *scenarios.Scenario) error {
-	if s.ZK != nil {
-		return &UnsupportedError{Where: "zookeeper", Why: "real mode runs redis-server and redis-sentinel only; a real ZooKeeper ensemble is not supported yet"}
-	}
-	r := rolesOf(s)
-	for _, n := range s.Redis {
-		where := "redis " + n.Name
-		if n.ReplicationDelay.Hi != n.ReplicationDelay.Lo {
-			return &UnsupportedError{Where: where + ".replication_delay", Why: "the model draws a delay per message from the range; the proxy delays every byte by one fixed amount, so real mode takes a fixed replication_delay only"}
+	// Each process kind needs a launcher of real mode (kinds.go), and the
+	// launcher may refuse parts of its section.
+	for _, k := range scenarios.Kinds() {
+		if len(s.ServersOf(k)) == 0 {
+			continue
+		}
+		l, ok := launchers[k.Name]
+		if !ok {
+			return &UnsupportedError{Where: k.Section, Why: fmt.Sprintf("real mode runs %s only; %s is not supported yet", realKinds(), k.What)}
+		}
+		if l.check != nil {
+			if err := l.check(s); err != nil {
+				return err
+			}
 		}
 	}
+	r := rolesOf(s)
 	for i, f := range s.Faults {
 		where := fmt.Sprintf("faults[%d] (%s)", i, f.String())
 		if f.On != nil && f.On.Event == "promoted" {

@@ -107,3 +107,31 @@ func TestBracketed(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckRefusesKindsWithoutLauncher: a process kind that real mode has no
+// launcher for (kinds.go) is refused by its section, not run as a model
+// while the rest is real.
+func TestCheckRefusesKindsWithoutLauncher(t *testing.T) {
+	tests := []struct{ section, yaml, what string }{
+		{"memcached", "memcached:\n  - name: MC\n", "a memcached server"},
+		{"mysql", "mysql:\n  - name: DB\n", "a MySQL server"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.section, func(t *testing.T) {
+			s, err := scenarios.Parse("t.yaml", []byte(sprintf(checkBase, "no", "everysec")+tt.yaml))
+			require.NoError(t, err)
+			err = Check(s)
+			var ue *UnsupportedError
+			require.ErrorAs(t, err, &ue)
+			assert.Equal(t, tt.section, ue.Where)
+			assert.Contains(t, ue.Why, tt.what+" is not supported yet")
+			assert.Contains(t, ue.Why, "redis-sentinel and redis-server")
+		})
+	}
+	s, err := scenarios.Parse("t.yaml", []byte(sprintf(checkBase, "no", "everysec")))
+	require.NoError(t, err)
+	require.NoError(t, Check(s), "redis, sentinel and storage have launchers")
+	for name := range launchers {
+		assert.NotNil(t, scenarios.KindNamed(name), "launcher for an unknown kind %q", name)
+	}
+}

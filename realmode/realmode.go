@@ -244,10 +244,12 @@ func (rt *runtime) loop(ctx context.Context, end sim.Time) error {
 // src/server.c:2073-2077); launch writes save "" when given none.
 var defaultSave = []string{"3600 1", "300 100", "60 10000"}
 
-// startServers starts one redis-server per Redis node (masters first) and
+// startServers gives every client a loopback address, then starts the
+// real servers of each process kind in build order through the kind's
+// launcher (kinds.go): one redis-server per Redis node (masters first) and
 // one Sentinel per sentinel, each on its own loopback address with a data
-// directory of its own under dir; clients get loopback addresses too, and
-// dial the servers from them.
+// directory of its own under dir; clients dial the servers from their
+// addresses.
 func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin string) error {
 	pool := launch.NewAddrPool()
 	for _, c := range s.Clients {
@@ -260,6 +262,21 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 			return fmt.Errorf("%w: %s: %v", ErrStart, c.Name, err)
 		}
 	}
+	env := &startEnv{pool: pool, dir: dir, serverBin: srvBin, sentinelBin: sentBin}
+	for _, k := range scenarios.Kinds() {
+		if l, ok := launchers[k.Name]; ok && l.start != nil {
+			if err := l.start(rt, s, env); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// startRedis starts one redis-server per Redis node, masters first, and
+// waits until every replica is in sync.
+func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
+	pool, dir, srvBin := env.pool, env.dir, env.serverBin
 	order := make([]scenarios.RedisSpec, 0, len(s.Redis))
 	for _, r := range s.Redis {
 		if r.ReplicaOf == "" {
@@ -317,6 +334,13 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 			return fmt.Errorf("%w: %s: its replication link to %s did not come up within 30s (log: %s)", ErrStart, r.Name, r.ReplicaOf, filepath.Join(srv.ls.Dir(), "redis.log"))
 		}
 	}
+	return nil
+}
+
+// startSentinels starts one redis-sentinel per sentinel and waits until
+// each knows the replicas and the other sentinels.
+func startSentinels(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
+	pool, dir, sentBin := env.pool, env.dir, env.sentinelBin
 	sp := s.Sentinel
 	if sp == nil {
 		return nil

@@ -15,7 +15,8 @@ type TwinRun struct {
 	LockSafety     string `json:"lock_safety"`
 	ResourceSafety string `json:"resource_safety"`
 	Liveness       string `json:"liveness"`
-	// Agrees: a real run gave the simulator's three verdicts.
+	TokenOrder     string `json:"token_order"`
+	// Agrees: a real run gave the simulator's four verdicts.
 	Agrees      bool   `json:"agrees"`
 	Explanation string `json:"explanation,omitempty"`
 	// Report is the folder that holds the run's report.
@@ -34,7 +35,7 @@ type TwinResult struct {
 }
 
 func twinRow(o *scenarios.Outcome, report string) TwinRun {
-	r := TwinRun{Seed: o.Seed, LockSafety: string(o.LockSafety), ResourceSafety: string(o.ResourceSafety), Liveness: string(o.Liveness), Report: report}
+	r := TwinRun{Seed: o.Seed, LockSafety: string(o.LockSafety), ResourceSafety: string(o.ResourceSafety), Liveness: string(o.Liveness), TokenOrder: string(o.TokenOrder), Report: report}
 	for _, v := range o.Violations {
 		if r.Explanation != "" {
 			r.Explanation += "\n"
@@ -45,7 +46,7 @@ func twinRow(o *scenarios.Outcome, report string) TwinRun {
 }
 
 // Twin runs s in the simulator on its seed and runs times in real mode on
-// seeds s.Seed, s.Seed+1, ..., and compares the three verdicts. Reports go
+// seeds s.Seed, s.Seed+1, ..., and compares the four verdicts. Reports go
 // to out/sim and out/real-seed-N (the report writer is the caller's: write
 // is called with each folder and outcome). Errors are Run's.
 func Twin(ctx context.Context, s *scenarios.Scenario, runs int, out string, write func(dir string, o *scenarios.Outcome) error) (*TwinResult, error) {
@@ -82,7 +83,7 @@ func Twin(ctx context.Context, s *scenarios.Scenario, runs int, out string, writ
 			}
 		}
 		row := twinRow(ro, dir)
-		row.Agrees = ro.LockSafety == so.LockSafety && ro.ResourceSafety == so.ResourceSafety && ro.Liveness == so.Liveness
+		row.Agrees = ro.LockSafety == so.LockSafety && ro.ResourceSafety == so.ResourceSafety && ro.Liveness == so.Liveness && ro.TokenOrder == so.TokenOrder
 		res.Agree = res.Agree && row.Agrees
 		res.Inconclusive = res.Inconclusive || ro.Inconclusive
 		res.Real = append(res.Real, row)

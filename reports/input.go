@@ -3,20 +3,23 @@ package reports
 import (
 	"time"
 
-	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
-// Role says what a server lane stands for.
-type Role string
+// Role says what a server lane stands for; each process kind declares its
+// own (scenarios.ProcKind).
+type Role = scenarios.Role
 
 // Server roles.
 const (
-	RoleRedis     Role = "redis"
-	RoleReplica   Role = "replica"
-	RoleSentinel  Role = "sentinel"
-	RoleZooKeeper Role = "zookeeper"
-	RoleStorage   Role = "storage"
+	RoleRedis     = scenarios.RoleRedis
+	RoleReplica   = scenarios.RoleReplica
+	RoleSentinel  = scenarios.RoleSentinel
+	RoleZooKeeper = scenarios.RoleZooKeeper
+	RoleMemcached = scenarios.RoleMemcached
+	RoleMySQL     = scenarios.RoleMySQL
+	RoleStorage   = scenarios.RoleStorage
 )
 
 // Server is one non-client process of the scenario.
@@ -63,24 +66,10 @@ type Setup struct {
 	YAML string
 }
 
-// Result is the recorded outcome of the run: the fields of simrun's
-// result.json that a report shows.
-type Result struct {
-	Seed           uint64              `json:"seed"`
-	TraceHash      string              `json:"trace_hash"`
-	Events         int64               `json:"events"`
-	VirtualTime    string              `json:"virtual_time"`
-	LockSafety     checker.Verdict     `json:"lock_safety"`
-	ResourceSafety checker.Verdict     `json:"resource_safety"`
-	Liveness       checker.Verdict     `json:"liveness"`
-	TokenOrder     checker.Verdict     `json:"token_order,omitempty"`
-	Violations     []checker.Violation `json:"violations"`
-	Fencing        string              `json:"fencing,omitempty"`
-	LivenessNote   string              `json:"liveness_note,omitempty"`
-	Expected       map[string]string   `json:"expected"`
-	Matched        bool                `json:"matched"`
-	Inconclusive   bool                `json:"inconclusive"`
-}
+// Result is the recorded outcome of the run: scenarios.Outcome itself, the
+// one result type of a run (its JSON form is simrun's result.json; a report
+// shows its verdicts, violations and trace hash).
+type Result = scenarios.Outcome
 
 // Run is everything a run's report is made of.
 type Run struct {

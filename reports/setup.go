@@ -40,42 +40,18 @@ func SetupOf(s *scenarios.Scenario) (Setup, error) {
 			return st, err
 		}
 	}
-	for _, r := range s.Redis {
-		srv := Server{Name: r.Name, Role: RoleRedis, AOF: r.AppendOnly}
-		if r.ReplicaOf != "" {
-			srv.Role, srv.Note = RoleReplica, "replica of "+r.ReplicaOf
-		}
-		st.Servers = append(st.Servers, srv)
-		if err := clock(r.Name, r.Clock); err != nil {
+	// Server lanes come from the process kinds (scenarios/kinds.go), in
+	// build order.
+	for _, p := range s.Servers() {
+		st.Servers = append(st.Servers, Server{Name: p.Name, Role: p.Role, Note: p.Note, AOF: p.AOF})
+		if err := clock(p.Name, p.Clock); err != nil {
 			return st, err
 		}
 	}
-	if sp := s.Sentinel; sp != nil {
-		for _, n := range sp.Names {
-			st.Servers = append(st.Servers, Server{Name: n, Role: RoleSentinel, Note: "sentinel"})
-			if err := clock(n, sp.Clock); err != nil {
-				return st, err
-			}
-		}
-	}
-	if z := s.ZK; z != nil {
-		st.Servers = append(st.Servers, Server{Name: z.Name, Role: RoleZooKeeper, Note: "zookeeper"})
-		if err := clock(z.Name, z.Clock); err != nil {
-			return st, err
-		}
-	}
-	st.Servers = append(st.Servers, Server{Name: s.Resource.Name, Role: RoleStorage, Note: "resource, fencing " + orNone(s.Resource.Fencing)})
 	text, err := s.Marshal()
 	if err != nil {
 		return st, err
 	}
 	st.YAML = string(text)
 	return st, nil
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }

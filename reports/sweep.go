@@ -232,8 +232,8 @@ func sweepLines(s *Sweep) (Image, error) {
 	}
 	if len(s.References) > 0 {
 		items = append(items, legendItem{text: "predicted by the story (reference line)", thumb: func(c draw.Canvas, r vg.Rectangle) {
-			x := (r.Min.X + r.Max.X) / 2
-			c.StrokeLine2(referenceStyle, x, r.Min.Y, x, r.Max.Y)
+			y := (r.Min.Y + r.Max.Y) / 2
+			c.StrokeLine2(referenceStyle, r.Min.X, y, r.Max.X, y)
 		}})
 	}
 	verdicts := []Verdict{LockSafety, ResourceSafety, Liveness}
@@ -378,6 +378,15 @@ func (l *referenceLine) Plot(c draw.Canvas, p *plot.Plot) {
 		return
 	}
 	c.StrokeLine2(referenceStyle, x, c.Min.Y, x, c.Max.Y)
+	// The label stands left of the line at mid-height, on white, where a
+	// sweep's curve (low before the predicted change, high after it) is
+	// least likely to run.
 	sty := textStyle(9, color.RGBA{0x44, 0x44, 0x44, 0xff})
-	c.FillText(sty, vg.Point{X: x + vg.Points(3), Y: c.Max.Y - sty.Height(l.label) - vg.Points(2)}, l.label)
+	w, h := sty.Width(l.label), sty.Height(l.label)
+	tx, ty := x-w-vg.Points(4), (c.Min.Y+c.Max.Y)/2
+	if tx < c.Min.X {
+		tx = x + vg.Points(4)
+	}
+	fillRect(c, color.White, tx-vg.Points(2), ty-vg.Points(2), tx+w+vg.Points(2), ty+h)
+	c.FillText(sty, vg.Point{X: tx, Y: ty}, l.label)
 }

@@ -7,9 +7,6 @@ import (
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/nodes/redis"
-	"github.com/locksim/locksim/nodes/sentinel"
-	"github.com/locksim/locksim/nodes/storage"
-	"github.com/locksim/locksim/nodes/zookeeper"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -29,8 +26,8 @@ type World struct {
 const operatorName = "_operator"
 
 // Build creates the processes of s on a fresh kernel with the given seed and
-// installs the fault schedule. Processes are added in a fixed order (Redis
-// servers, sentinels, ZooKeeper, storage, clients, operator), so process ids
+// installs the fault schedule. Processes are added in a fixed order (the
+// kinds in kinds.go's order, then clients, then the operator), so process ids
 // and random streams do not depend on anything but the scenario.
 func Build(s *Scenario, seed uint64, keepTrace bool) (*World, error) {
 	return BuildWith(s, seed, BuildOptions{KeepTrace: keepTrace})
@@ -42,79 +39,15 @@ func BuildWith(s *Scenario, seed uint64, opt BuildOptions) (*World, error) {
 	keepTrace := opt.KeepTrace
 	k := sim.New(sim.Config{Seed: seed, Network: s.Network, KeepTrace: keepTrace})
 	w := &World{Kernel: k, MaxWait: map[string]time.Duration{}}
-	clock := func(c ClockSpec) (sim.ClockSpec, error) {
-		ppb, err := sim.RateFromDrift(c.Drift)
-		return sim.ClockSpec{Offset: c.Offset, DriftPPB: ppb}, err
-	}
-	add := func(name string, c ClockSpec, f func() sim.Process) error {
-		cs, err := clock(c)
-		if err != nil {
-			return fmt.Errorf("%s: clock: %w", name, err)
-		}
-		k.Add(name, f, cs)
-		return nil
-	}
-	replicasOf := map[string][]string{}
-	for _, r := range s.Redis {
-		if r.ReplicaOf != "" {
-			replicasOf[r.ReplicaOf] = append(replicasOf[r.ReplicaOf], r.Name)
-		}
-	}
-	for _, r := range s.Redis {
-		cfg := redis.DefaultConfig()
-		cfg.AppendOnly = r.AppendOnly
-		cfg.AppendFsync = redis.FsyncPolicy(r.AppendFsync)
-		cfg.ReplicaOf = r.ReplicaOf
-		cfg.ReplicationDelay = r.ReplicationDelay
-		cfg.MinReplicasToWrite = r.MinReplicasToWrite
-		if r.MinReplicasMaxLag > 0 {
-			cfg.MinReplicasMaxLag = r.MinReplicasMaxLag
-		}
-		if err := cfg.Validate(); err != nil {
-			return nil, fmt.Errorf("redis %s: %w", r.Name, err)
-		}
-		if err := add(r.Name, r.Clock, opt.substitute(r.Name, func() sim.Process { return redis.New(cfg) })); err != nil {
+	// Each kind adds its processes, in the order of kinds (kinds.go).
+	b := &builder{k: k, s: s, opt: opt}
+	for _, kind := range kinds {
+		if err := kind.build(b); err != nil {
 			return nil, err
 		}
 	}
-	var disc *clients.Discovery
-	if sp := s.Sentinel; sp != nil {
-		cfg := sentinel.DefaultConfig()
-		cfg.Master = sp.Master
-		cfg.Replicas = replicasOf[sp.Master]
-		cfg.Sentinels = sp.Names
-		cfg.Quorum = sp.Quorum
-		cfg.DownAfter = sp.DownAfter
-		cfg.FailoverTimeout = sp.FailoverTimeout
-		if err := cfg.Validate(); err != nil {
-			return nil, fmt.Errorf("sentinel: %w", err)
-		}
-		for _, n := range sp.Names {
-			if err := add(n, sp.Clock, opt.substitute(n, func() sim.Process { return sentinel.New(cfg) })); err != nil {
-				return nil, err
-			}
-		}
-		disc = &clients.Discovery{Master: sp.Master, MasterName: cfg.MasterName, Sentinels: sp.Names}
-	}
-	if z := s.ZK; z != nil {
-		cfg := zookeeper.DefaultConfig()
-		if z.TickTime > 0 {
-			cfg.TickTime = z.TickTime
-		}
-		cfg.LockDelay = z.LockDelay
-		if err := cfg.Validate(); err != nil {
-			return nil, fmt.Errorf("zookeeper: %w", err)
-		}
-		if err := add(z.Name, z.Clock, func() sim.Process { return zookeeper.New(cfg) }); err != nil {
-			return nil, err
-		}
-	}
-	scfg := storage.DefaultConfig()
-	scfg.Fencing = s.Resource.Fencing
-	if err := scfg.Validate(); err != nil {
-		return nil, fmt.Errorf("resource: %w", err)
-	}
-	k.Add(s.Resource.Name, func() sim.Process { return storage.New(scfg) }, sim.ClockSpec{})
+	disc := b.discovery
+	replicas := replicasOf(s)
 	for _, c := range s.Clients {
 		cfg := clients.Config{
 			Name:            c.Name,
@@ -126,15 +59,15 @@ func BuildWith(s *Scenario, seed uint64, opt BuildOptions) (*World, error) {
 		if disc != nil && usesNode(c.Lock, disc.Master) {
 			cfg.Discovery = disc
 		}
-		cfg.Lock.Replicas = len(replicasOf[c.Lock.Node])
+		cfg.Lock.Replicas = len(replicas[c.Lock.Node])
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("client %s: %w", c.Name, err)
 		}
-		if err := add(c.Name, c.Clock, func() sim.Process { return clients.New(cfg) }); err != nil {
+		if err := b.add(c.Name, c.Clock, func() sim.Process { return clients.New(cfg) }); err != nil {
 			return nil, err
 		}
 		w.MaxWait[c.Name] = maxWait(s, c)
-		if l := leaseOf(c.Lock); l > w.Settle {
+		if l := c.Lock.Lifetime(); l > w.Settle {
 			w.Settle = l
 		}
 	}
@@ -181,33 +114,9 @@ func maxWait(s *Scenario, c ClientSpec) time.Duration {
 	if s.Expect.MaxWait > 0 {
 		return s.Expect.MaxWait
 	}
-	l := c.Lock
-	ttl := leaseOf(l)
-	per := l.NodeTimeout
-	if l.Fanout == clients.FanoutSequential && len(l.Nodes) > 0 {
-		per *= time.Duration(len(l.Nodes))
-	}
-	if l.Algorithm == clients.Redsync {
-		per = time.Duration(float64(l.TTL) * l.TimeoutFactor)
-	}
-	tries := l.Tries
-	if tries <= 0 {
-		tries = 1
-	}
-	budget := time.Duration(tries) * (l.RetryDelay.Hi + per)
-	return 2*ttl + budget + c.Workload.Think
-}
-
-// leaseOf is how long one grant of lock l lasts without renewal: the ttl,
-// Redisson's lease, or ZooKeeper's session timeout.
-func leaseOf(l clients.LockConfig) time.Duration {
-	switch l.Algorithm {
-	case clients.Redisson:
-		return l.Lease
-	case clients.ZooKeeper:
-		return l.SessionTimeout
-	}
-	return l.TTL
+	// The lifetime and the wait bound are the algorithm's own
+	// (clients.Algorithm, clients/algorithms.go).
+	return 2*c.Lock.Lifetime() + c.Lock.WaitBound() + c.Workload.Think
 }
 
 // operator is the hidden process through which faults act like a human

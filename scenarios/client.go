@@ -103,30 +103,40 @@ func trimField(msg, key string) string {
 }
 
 // validateLock checks a client's lock block against the scenario: node
-// references of the right kind and the algorithm's own validation.
-func validateLock(r *reader, s *Scenario, c *ClientSpec, path string, at func(string) *yaml.Node, ref func(string, string, ...procKind) bool) {
+// references of the kind its algorithm needs (clients.Algorithm.NodeKind)
+// and the algorithm's own validation.
+func validateLock(x *xref, s *Scenario, c *ClientSpec, path string) {
+	r, at, ref := x.r, x.at, x.ref
 	l := c.Lock
-	if l.Algorithm == "" {
+	alg := clients.Lookup(l.Algorithm)
+	if alg == nil {
 		return
 	}
-	want := pkRedis
-	if l.Algorithm == clients.ZooKeeper {
-		want = pkZK
-		if s.ZK == nil {
-			r.errf(at(path+".algorithm"), path+".algorithm", "zookeeper needs a zookeeper: block (the session service)")
-			return
+	want := x.byName[alg.NodeKind]
+	if want == nil {
+		r.errf(at(path+".algorithm"), path+".algorithm", "%s needs %s nodes, a kind this scenario format does not know", alg.Name, alg.NodeKind)
+		return
+	}
+	var wantProcs []string
+	for _, n := range x.order {
+		if x.procs[n] == want {
+			wantProcs = append(wantProcs, n)
 		}
+	}
+	if want.DefaultLockNode && len(wantProcs) == 0 {
+		r.errf(at(path+".algorithm"), path+".algorithm", "%s needs a %s: block (%s)", alg.Name, want.Section, want.What)
+		return
 	}
 	if l.Accepts("node") {
 		if l.Node == "" {
-			if want == pkZK {
-				l.Node = s.ZK.Name
-				c.Lock.Node = s.ZK.Name
+			if want.DefaultLockNode {
+				l.Node = wantProcs[0]
+				c.Lock.Node = wantProcs[0]
 			} else {
 				r.errf(at(path), path+".node", "required for %s (the server that holds the lock)", l.Algorithm)
 			}
 		} else {
-			ref(path+".node", l.Node, want)
+			ref(path+".node", l.Node, want.Name)
 		}
 	}
 	if l.Accepts("nodes") {
@@ -135,7 +145,7 @@ func validateLock(r *reader, s *Scenario, c *ClientSpec, path string, at func(st
 		}
 		seen := map[string]bool{}
 		for _, nm := range l.Nodes {
-			ref(path+".nodes", nm, want)
+			ref(path+".nodes", nm, want.Name)
 			if seen[nm] {
 				r.errf(at(path+".nodes"), path+".nodes", "%q is listed twice", nm)
 			}

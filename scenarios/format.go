@@ -29,14 +29,17 @@ type Scenario struct {
 	// Links add a fixed one-way latency to some links for the whole run:
 	// topology (a client near some servers and far from others), not a
 	// fault, so liveness is judged with them in place.
-	Links    []LinkSpec
-	Redis    []RedisSpec
-	Sentinel *SentinelSpec
-	ZK       *ZKSpec
-	Clients  []ClientSpec
-	Resource ResourceSpec
-	Faults   []faults.Spec
-	Expect   Expect
+	Links []LinkSpec
+	// The processes of each kind (kinds.go; one field per kind).
+	Redis     []RedisSpec
+	Sentinel  *SentinelSpec
+	ZK        *ZKSpec
+	Memcached []MemcachedSpec
+	MySQL     []MySQLSpec
+	Clients   []ClientSpec
+	Resource  ResourceSpec
+	Faults    []faults.Spec
+	Expect    Expect
 
 	// File is where the scenario came from ("catalogue/NAME.yaml" for
 	// built-ins); Doc is its YAML tree, kept so that sweeps and fuzzing can
@@ -111,23 +114,4 @@ type Expect struct {
 	// not-used.
 	TokenOrder string
 	MaxWait    time.Duration
-}
-
-// Processes returns every process name of the scenario in build order.
-func (s *Scenario) Processes() []string {
-	var out []string
-	for _, r := range s.Redis {
-		out = append(out, r.Name)
-	}
-	if s.Sentinel != nil {
-		out = append(out, s.Sentinel.Names...)
-	}
-	if s.ZK != nil {
-		out = append(out, s.ZK.Name)
-	}
-	out = append(out, s.Resource.Name)
-	for _, c := range s.Clients {
-		out = append(out, c.Name)
-	}
-	return out
 }

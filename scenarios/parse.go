@@ -92,19 +92,13 @@ func FromNode(file string, doc *yaml.Node) (*Scenario, error) {
 		r.errf(o.get("duration"), "duration", "must be positive, got %s", s.Duration)
 	}
 	s.Links = r.network(o.get("network"), &s.Network)
-	for i, n := range o.list("redis") {
-		s.Redis = append(s.Redis, r.redis(n, fmt.Sprintf("redis[%d]", i)))
-	}
-	if n := o.get("sentinel"); n != nil {
-		s.Sentinel = r.sentinel(n)
-	}
-	if n := o.get("zookeeper"); n != nil {
-		s.ZK = r.zookeeper(n)
+	// Every process kind reads its own section (kinds.go).
+	for _, k := range kinds {
+		k.read(r, o, s)
 	}
 	for i, n := range o.list("clients") {
 		s.Clients = append(s.Clients, r.client(n, fmt.Sprintf("clients[%d]", i)))
 	}
-	s.Resource = r.resource(o.get("resource"))
 	for i, n := range o.list("faults") {
 		s.Faults = append(s.Faults, r.fault(n, fmt.Sprintf("faults[%d]", i)))
 	}
@@ -168,98 +162,6 @@ func (r *reader) clock(o *obj, path string) ClockSpec {
 	}
 	co.done()
 	return c
-}
-
-func (r *reader) redis(n *yaml.Node, path string) RedisSpec {
-	s := RedisSpec{AppendFsync: "everysec"}
-	o := r.mapping(n, path)
-	o.str("name", &s.Name)
-	o.boolean("appendonly", &s.AppendOnly)
-	if o.str("appendfsync", &s.AppendFsync) {
-		switch s.AppendFsync {
-		case "always", "everysec", "no":
-		default:
-			r.errf(o.get("appendfsync"), path+".appendfsync", "unknown value %q (allowed: always, everysec, no)", s.AppendFsync)
-		}
-	}
-	o.str("replicaof", &s.ReplicaOf)
-	o.rng("replication_delay", &s.ReplicationDelay)
-	o.integer("min_replicas_to_write", &s.MinReplicasToWrite)
-	o.duration("min_replicas_max_lag", &s.MinReplicasMaxLag)
-	s.Clock = r.clock(o, path)
-	o.done()
-	return s
-}
-
-// maxSentinels bounds sentinel.count: real deployments run 3 or 5, and the
-// bound keeps a typo from building millions of processes.
-const maxSentinels = 99
-
-func (r *reader) sentinel(n *yaml.Node) *SentinelSpec {
-	// Defaults: sentinel.conf's (quorum 2 in the example, down-after 30 s,
-	// failover-timeout 180 s; reference section 3.4) with three sentinels.
-	s := &SentinelSpec{Quorum: 2, DownAfter: 30e9, FailoverTimeout: 180e9}
-	o := r.mapping(n, "sentinel")
-	if !o.str("master", &s.Master) {
-		r.errf(n, "sentinel.master", "required field is missing (the Redis master to monitor)")
-	}
-	count := 3
-	o.integer("count", &count)
-	if !o.strs("names", &s.Names) {
-		if count < 1 || count > maxSentinels {
-			r.errf(o.get("count"), "sentinel.count", "must be between 1 and %d, got %d", maxSentinels, count)
-			count = 0
-		}
-		for i := 1; i <= count; i++ {
-			s.Names = append(s.Names, fmt.Sprintf("s%d", i))
-		}
-	} else if o.has("count") && count != len(s.Names) {
-		r.errf(o.get("count"), "sentinel.count", "is %d but names lists %d sentinels", count, len(s.Names))
-	}
-	o.integer("quorum", &s.Quorum)
-	o.duration("down_after", &s.DownAfter)
-	o.duration("failover_timeout", &s.FailoverTimeout)
-	s.Clock = r.clock(o, "sentinel")
-	o.done()
-	if s.Quorum < 1 || s.Quorum > len(s.Names) {
-		r.errf(n, "sentinel.quorum", "%d can never be reached with %d sentinels (allowed: 1..%d)", s.Quorum, len(s.Names), len(s.Names))
-	}
-	if s.DownAfter <= 0 {
-		r.errf(n, "sentinel.down_after", "must be positive")
-	}
-	if s.FailoverTimeout <= 0 {
-		r.errf(n, "sentinel.failover_timeout", "must be positive")
-	}
-	return s
-}
-
-func (r *reader) zookeeper(n *yaml.Node) *ZKSpec {
-	s := &ZKSpec{Name: "zk"}
-	o := r.mapping(n, "zookeeper")
-	o.str("name", &s.Name)
-	o.duration("tick_time", &s.TickTime)
-	o.duration("lock_delay", &s.LockDelay)
-	s.Clock = r.clock(o, "zookeeper")
-	o.done()
-	if s.LockDelay < 0 {
-		r.errf(n, "zookeeper.lock_delay", "must not be negative")
-	}
-	return s
-}
-
-func (r *reader) resource(n *yaml.Node) ResourceSpec {
-	s := ResourceSpec{Name: "storage", Fencing: "none"}
-	o := r.mapping(n, "resource")
-	o.str("name", &s.Name)
-	if o.str("fencing", &s.Fencing) {
-		switch s.Fencing {
-		case "none", "monotonic", "mark", "token-cas":
-		default:
-			r.errf(o.get("fencing"), "resource.fencing", "unknown mode %q (allowed: none, monotonic, mark, token-cas)", s.Fencing)
-		}
-	}
-	o.done()
-	return s
 }
 
 func (r *reader) expect(n *yaml.Node) Expect {

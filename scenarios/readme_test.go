@@ -30,6 +30,12 @@ func TestReadmeDocumentsEverything(t *testing.T) {
 			assert.True(t, strings.Contains(readme, "`"+p+"`") || strings.Contains(readme, "`"+p+"` "), "parameter %s of %s missing from the README", p, alg)
 		}
 	}
+	fmtDoc, err := os.ReadFile("../docs/scenario-format.md")
+	require.NoError(t, err)
+	for _, k := range Kinds() {
+		assert.Contains(t, readme, "`"+k.Section, "process kind %s missing from the README", k.Name)
+		assert.Contains(t, string(fmtDoc), k.Section+":", "process kind %s missing from docs/scenario-format.md", k.Name)
+	}
 	for _, k := range faults.Kinds {
 		assert.Contains(t, readme, "`"+k+"`", "fault kind missing from the README")
 	}

@@ -8,34 +8,53 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
 )
 
-// procKind says what a named process is, for cross-reference checks.
-type procKind int
+// xref is what a kind's cross-reference checks see: the reader for errors,
+// at for the line of a field, and ref to check that a name is a process of
+// the wanted kind.
+type xref struct {
+	r  *reader
+	at func(path string) *yaml.Node
+	// procs maps each declared name to its kind.
+	procs map[string]*ProcKind
+	order []string
+	// byName maps a kind name to its kind (clients included).
+	byName map[string]*ProcKind
+}
 
-const (
-	pkRedis procKind = iota + 1
-	pkSentinel
-	pkZK
-	pkStorage
-	pkClient
-)
-
-func (k procKind) String() string {
-	switch k {
-	case pkRedis:
-		return "a Redis server"
-	case pkSentinel:
-		return "a sentinel"
-	case pkZK:
-		return "the ZooKeeper service"
-	case pkStorage:
-		return "the storage service"
-	case pkClient:
-		return "a client"
+// ref reports whether name is a declared process of one of the wanted kinds
+// (any kind when none is given), with an error at path when not.
+func (x *xref) ref(path, name string, want ...string) bool {
+	k, ok := x.procs[name]
+	if !ok {
+		names := append([]string(nil), x.order...)
+		sort.Strings(names)
+		x.r.errf(x.at(path), path, "unknown process %q (known: %s)", name, strings.Join(names, ", "))
+		return false
 	}
-	return "?"
+	if len(want) == 0 {
+		return true
+	}
+	for _, w := range want {
+		if k.Name == w {
+			return true
+		}
+	}
+	var of []string
+	for _, n := range x.order {
+		if x.procs[n].Name == want[0] {
+			of = append(of, n)
+		}
+	}
+	list := "none declared"
+	if len(of) > 0 {
+		list = strings.Join(of, ", ")
+	}
+	x.r.errf(x.at(path), path, "%q is %s; expected %s (%s)", name, k.What, x.byName[want[0]].What, list)
+	return false
 }
 
 // find returns the node at a field path such as "faults[2].node" (for the
@@ -82,9 +101,11 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 		}
 		return root
 	}
-	kinds := map[string]procKind{}
-	var order []string
-	add := func(name string, k procKind, path string) {
+	x := &xref{r: r, at: at, procs: map[string]*ProcKind{}, byName: map[string]*ProcKind{clientKind.Name: clientKind}}
+	for _, k := range kinds {
+		x.byName[k.Name] = k
+	}
+	add := func(name string, k *ProcKind, path string) {
 		if name == "" {
 			r.errf(at(path), path, "a name is required")
 			return
@@ -93,62 +114,20 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 			r.errf(at(path), path, "%q is not a valid name: use letters, digits, '_', '-' and '.', starting with a letter", name)
 			return
 		}
-		if prev, dup := kinds[name]; dup {
-			r.errf(at(path), path, "name %q is already used by %s", name, prev)
+		if prev, dup := x.procs[name]; dup {
+			r.errf(at(path), path, "name %q is already used by %s", name, prev.What)
 			return
 		}
-		kinds[name] = k
-		order = append(order, name)
+		x.procs[name] = k
+		x.order = append(x.order, name)
 	}
-	for i, rs := range s.Redis {
-		add(rs.Name, pkRedis, fmt.Sprintf("redis[%d].name", i))
+	for _, p := range s.Servers() {
+		add(p.Name, p.Kind, p.Path)
 	}
-	if s.Sentinel != nil {
-		for _, n := range s.Sentinel.Names {
-			add(n, pkSentinel, "sentinel.names")
-		}
-	}
-	if s.ZK != nil {
-		add(s.ZK.Name, pkZK, "zookeeper.name")
-	}
-	add(s.Resource.Name, pkStorage, "resource.name")
 	for i, c := range s.Clients {
-		add(c.Name, pkClient, fmt.Sprintf("clients[%d].name", i))
+		add(c.Name, clientKind, fmt.Sprintf("clients[%d].name", i))
 	}
-	known := func() string {
-		names := append([]string(nil), order...)
-		sort.Strings(names)
-		return strings.Join(names, ", ")
-	}
-	ofKind := func(k procKind) string {
-		var names []string
-		for _, n := range order {
-			if kinds[n] == k {
-				names = append(names, n)
-			}
-		}
-		if len(names) == 0 {
-			return "none declared"
-		}
-		return strings.Join(names, ", ")
-	}
-	ref := func(path, name string, want ...procKind) bool {
-		k, ok := kinds[name]
-		if !ok {
-			r.errf(at(path), path, "unknown process %q (known: %s)", name, known())
-			return false
-		}
-		if len(want) == 0 {
-			return true
-		}
-		for _, w := range want {
-			if k == w {
-				return true
-			}
-		}
-		r.errf(at(path), path, "%q is %s; expected %s (%s)", name, k, want[0], ofKind(want[0]))
-		return false
-	}
+	ref := x.ref
 
 	for i, l := range s.Links {
 		path := fmt.Sprintf("network.links[%d]", i)
@@ -159,32 +138,18 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 		}
 	}
 
-	// Replication and Sentinel.
-	for i, rs := range s.Redis {
-		if rs.ReplicaOf == "" {
-			continue
-		}
-		path := fmt.Sprintf("redis[%d].replicaof", i)
-		if ref(path, rs.ReplicaOf, pkRedis) && rs.ReplicaOf == rs.Name {
-			r.errf(at(path), path, "a server cannot replicate itself")
-		}
-	}
-	validateReplicationCycles(r, s, at)
 	validateLatency(r, s, at)
-	if s.Sentinel != nil {
-		if ref("sentinel.master", s.Sentinel.Master, pkRedis) {
-			for _, rs := range s.Redis {
-				if rs.Name == s.Sentinel.Master && rs.ReplicaOf != "" {
-					r.errf(at("sentinel.master"), "sentinel.master", "%q is a replica; Sentinel monitors a master", rs.Name)
-				}
-			}
+	// Each kind's own cross-references (replicaof, sentinel.master, ...).
+	for _, k := range kinds {
+		if k.check != nil {
+			k.check(x, s)
 		}
 	}
 
 	// Clients.
 	for i := range s.Clients {
 		path := fmt.Sprintf("clients[%d].lock", i)
-		validateLock(r, s, &s.Clients[i], path, at, ref)
+		validateLock(x, s, &s.Clients[i], path)
 	}
 
 	// Faults.
@@ -219,7 +184,7 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 			}
 		case "heal":
 		case "promote":
-			if ref(path+".node", f.Node, pkRedis) && !replicas[f.Node] {
+			if ref(path+".node", f.Node, clients.NodeRedis) && !replicas[f.Node] {
 				r.errf(at(path+".node"), path+".node", "%q is not a replica (replicas: %s)", f.Node, sortedKeys(replicas))
 			}
 		case "":
@@ -230,49 +195,11 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 			r.errf(at(path+".at"), path+".at", "%s is after the end of the run (duration %s): the fault can never fire", f.At, s.Duration)
 		}
 		if f.On != nil {
-			validateTrigger(r, f.On, path+".on", kinds, at, ref)
+			validateTrigger(x, f.On, path+".on")
 		}
 	}
 	if s.Expect.Liveness == "" && s.Expect.MaxWait > 0 {
 		r.errf(at("expect.max_wait"), "expect.max_wait", "only applies with expect.liveness")
-	}
-}
-
-// validateReplicationCycles refuses replicaof chains that loop (A of B, B
-// of A): every server of the loop is a replica, so none accepts a write and
-// the run would only show failed attempts. Each cycle is named once, at the
-// first of its servers in file order.
-func validateReplicationCycles(r *reader, s *Scenario, at func(string) *yaml.Node) {
-	of := map[string]string{}
-	index := map[string]int{}
-	for i, rs := range s.Redis {
-		index[rs.Name] = i
-		if rs.ReplicaOf != "" && rs.ReplicaOf != rs.Name {
-			of[rs.Name] = rs.ReplicaOf
-		}
-	}
-	reported := map[string]bool{}
-	for _, rs := range s.Redis {
-		// Walk the chain from rs; a cycle through rs comes back to it.
-		chain := []string{rs.Name}
-		seen := map[string]bool{rs.Name: true}
-		for cur := of[rs.Name]; cur != ""; cur = of[cur] {
-			if cur == rs.Name {
-				if !reported[rs.Name] {
-					for _, n := range chain {
-						reported[n] = true
-					}
-					path := fmt.Sprintf("redis[%d].replicaof", index[rs.Name])
-					r.errf(at(path), path, "replication cycle %s -> %s: every server of it is a replica, so none accepts writes (one of them must be a master: drop its replicaof)", strings.Join(chain, " -> "), rs.Name)
-				}
-				break
-			}
-			if seen[cur] {
-				break // a cycle that does not pass through rs: named from its own servers
-			}
-			seen[cur] = true
-			chain = append(chain, cur)
-		}
 	}
 }
 
@@ -302,7 +229,8 @@ func validateLatency(r *reader, s *Scenario, at func(string) *yaml.Node) {
 	}
 }
 
-func validateTrigger(r *reader, t *faults.Trigger, path string, kinds map[string]procKind, at func(string) *yaml.Node, ref func(string, string, ...procKind) bool) {
+func validateTrigger(x *xref, t *faults.Trigger, path string) {
+	r, at, ref := x.r, x.at, x.ref
 	isIn := func(list []string) bool {
 		for _, e := range list {
 			if e == t.Event {
@@ -317,11 +245,20 @@ func validateTrigger(r *reader, t *faults.Trigger, path string, kinds map[string
 	}
 	switch {
 	case isIn(faults.ClientEvents):
-		if ref(procPath, t.Proc, pkClient) && procPath != path+".client" {
+		if ref(procPath, t.Proc, clientKind.Name) && procPath != path+".client" {
 			r.errf(at(procPath), procPath, "event %s comes from a client: write client: %s", t.Event, t.Proc)
 		}
 	case isIn(faults.NodeEvents):
-		ref(procPath, t.Proc, pkRedis)
+		// The kinds whose processes emit the event (ProcKind.TriggerEvents).
+		var emitters []string
+		for _, k := range kinds {
+			for _, e := range k.TriggerEvents {
+				if e == t.Event {
+					emitters = append(emitters, k.Name)
+				}
+			}
+		}
+		ref(procPath, t.Proc, emitters...)
 	case isIn(faults.AnyEvents):
 		ref(procPath, t.Proc)
 	default:

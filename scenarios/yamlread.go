@@ -241,49 +241,12 @@ func (o *obj) float(key string, dst *float64) bool {
 	return true
 }
 
-// ParseDuration parses a Go duration with an optional leading '+'. A bare
-// 0 is accepted; any other number needs a unit.
-func ParseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "0" || s == "+0" || s == "-0" {
-		return 0, nil
-	}
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		return 0, fmt.Errorf("%q needs a unit (for example %sms or %ss)", s, s, s)
-	}
-	d, err := time.ParseDuration(strings.TrimPrefix(s, "+"))
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (use Go syntax: 150ms, 10s, 2m, -5s)", s)
-	}
-	return d, nil
-}
-
-// ParseRange parses "a..b" (a uniform draw) or a single duration.
-func ParseRange(s string) (sim.Range, error) {
-	if lo, hi, ok := strings.Cut(s, ".."); ok {
-		a, err := ParseDuration(lo)
-		if err != nil {
-			return sim.Range{}, err
-		}
-		b, err := ParseDuration(hi)
-		if err != nil {
-			return sim.Range{}, err
-		}
-		if b < a {
-			return sim.Range{}, fmt.Errorf("range %q is empty: the upper end is below the lower end", s)
-		}
-		return sim.Range{Lo: a, Hi: b}, nil
-	}
-	d, err := ParseDuration(s)
-	return sim.Fixed(d), err
-}
-
 func (o *obj) duration(key string, dst *time.Duration) bool {
 	n, v, ok := o.scalar(key)
 	if !ok {
 		return false
 	}
-	d, err := ParseDuration(v)
+	d, err := sim.ParseDuration(v)
 	if err != nil {
 		o.r.errf(n, join(o.path, key), "%v", err)
 		return false
@@ -297,7 +260,7 @@ func (o *obj) rng(key string, dst *sim.Range) bool {
 	if !ok {
 		return false
 	}
-	g, err := ParseRange(v)
+	g, err := sim.ParseRange(v)
 	if err != nil {
 		o.r.errf(n, join(o.path, key), "%v", err)
 		return false

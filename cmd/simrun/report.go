@@ -52,10 +52,7 @@ func reportCmd(w, stderr io.Writer, path, traceIn, outDir string) error {
 	if rec.Scenario == "" || rec.TraceHash == "" {
 		return withCode(exitBadInput, fmt.Errorf("%s: not a simrun result (no scenario or trace_hash)", path))
 	}
-	var res reports.Result
-	if err := json.Unmarshal(data, &res); err != nil {
-		return withCode(exitBadInput, fmt.Errorf("%s: not a simrun result: %v", path, err))
-	}
+	res := rec
 	s, err := scenarioOfResult(rec.Scenario, rec.File)
 	if err != nil {
 		return err
@@ -219,15 +216,3 @@ func shellQuote(s string) string {
 
 // reportSetup extracts what a report needs from a scenario (reports.SetupOf).
 func reportSetup(s *scenarios.Scenario) (reports.Setup, error) { return reports.SetupOf(s) }
-
-// resultOf converts an outcome to what a report shows, through its JSON
-// form: exactly what simrun report reads back from result.json.
-func resultOf(o *scenarios.Outcome) (reports.Result, error) {
-	var res reports.Result
-	data, err := json.Marshal(o)
-	if err != nil {
-		return res, err
-	}
-	err = json.Unmarshal(data, &res)
-	return res, err
-}

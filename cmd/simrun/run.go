@@ -400,12 +400,7 @@ func writeRunOutputs(g *outputGuard, s *scenarios.Scenario, o *scenarios.Outcome
 			}
 		}
 	}
-	res, err := resultOf(o)
-	if err != nil {
-		g.abort()
-		return withCode(exitInconclusive, err)
-	}
-	if err := stageRunReport(g, out, s, res, o.Trace, sortedKeys(vis)); err != nil {
+	if err := stageRunReport(g, out, s, *o, o.Trace, sortedKeys(vis)); err != nil {
 		g.abort()
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
 )
 
 type sweepFlags struct {
@@ -112,7 +113,7 @@ func parseSweepParam(spec string) (reports.SweepParam, error) {
 	var xs []float64
 	unit := "s"
 	for _, v := range p.Values {
-		d, err := scenarios.ParseDuration(v)
+		d, err := sim.ParseDuration(v)
 		if err != nil {
 			xs = nil
 			break
@@ -147,8 +148,8 @@ func hasUnit(vs []string) bool {
 
 // expandRange fills p with n evenly spaced values from lo to hi.
 func expandRange(p *reports.SweepParam, lo, hi string, n int) error {
-	dlo, errLo := scenarios.ParseDuration(lo)
-	dhi, errHi := scenarios.ParseDuration(hi)
+	dlo, errLo := sim.ParseDuration(lo)
+	dhi, errHi := sim.ParseDuration(hi)
 	if errLo == nil && errHi == nil && hasUnit([]string{lo, hi}) {
 		plus := strings.HasPrefix(lo, "+") || strings.HasPrefix(hi, "+")
 		for i := 0; i < n; i++ {
@@ -245,7 +246,7 @@ func (pl *sweepPlan) annotate() error {
 		var err error
 		if pl.params[0].Unit == "s" {
 			var d time.Duration
-			if d, err = scenarios.ParseDuration(value); err == nil {
+			if d, err = sim.ParseDuration(value); err == nil {
 				x = d.Seconds()
 			}
 		} else {

@@ -84,9 +84,9 @@ func twinScenario(stdout io.Writer, arg string, f twinFlags) error {
 
 func printTwin(w io.Writer, s *scenarios.Scenario, res *realmode.TwinResult) {
 	fmt.Fprintf(w, "%s: %s\n\n", s.Name, s.Title)
-	fmt.Fprintf(w, "%-18s %-6s %-10s %-10s %-12s %s\n", "run", "seed", "lock", "resource", "liveness", "agrees")
+	fmt.Fprintf(w, "%-18s %-6s %-10s %-10s %-10s %-12s %s\n", "run", "seed", "lock", "resource", "tokens", "liveness", "agrees")
 	row := func(name string, r realmode.TwinRun, agrees string) {
-		fmt.Fprintf(w, "%-18s %-6d %-10s %-10s %-12s %s\n", name, r.Seed, r.LockSafety, r.ResourceSafety, r.Liveness, agrees)
+		fmt.Fprintf(w, "%-18s %-6d %-10s %-10s %-10s %-12s %s\n", name, r.Seed, r.LockSafety, r.ResourceSafety, r.TokenOrder, r.Liveness, agrees)
 	}
 	row("simulator", res.Simulator, "")
 	for i, r := range res.Real {

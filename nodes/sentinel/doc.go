@@ -99,5 +99,6 @@
 //     replica-announced, hostname resolution, SENTINEL SET/RESET/CONFIG,
 //     authentication.
 //
-// sentinel imports only sim and the message types of nodes/redis.
+// sentinel imports only sim and the message types of nodes/redis
+// (nodes/redis/resp).
 package sentinel

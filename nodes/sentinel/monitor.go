@@ -3,7 +3,7 @@ package sentinel
 import (
 	"strings"
 
-	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/nodes/redis/resp"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -120,9 +120,9 @@ func (s *Sentinel) sendPing(ri *instance) {
 
 // pingReply is sentinelPingReplyCallback (sentinel.c:2793-2833): PONG,
 // -LOADING and -MASTERDOWN count as "available"; any reply is a pong.
-func (s *Sentinel) pingReply(ri *instance, v redis.Value) {
+func (s *Sentinel) pingReply(ri *instance, v resp.Value) {
 	now := s.now()
-	if v.Kind == redis.KindStatus || v.Kind == redis.KindError {
+	if v.Kind == resp.KindStatus || v.Kind == resp.KindError {
 		if strings.HasPrefix(v.Str, "PONG") || strings.HasPrefix(v.Str, "LOADING") || strings.HasPrefix(v.Str, "MASTERDOWN") {
 			ri.link.lastAvailTime = now
 			ri.link.actPingTime = 0

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/nodes/redis/resp"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -282,15 +282,15 @@ func (s *Sentinel) handleInstance(ri *instance) {
 // sentinel's own requests.
 func (s *Sentinel) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	switch m := msg.(type) {
-	case redis.Request:
-		env.Send(from, redis.Reply{ID: m.ID, Value: s.command(m.Args)})
-	case redis.Reply:
+	case resp.Request:
+		env.Send(from, resp.Reply{ID: m.ID, Value: s.command(m.Args)})
+	case resp.Reply:
 		if p, ok := s.takePending(m.ID); ok {
 			switch p.kind {
 			case reqPing:
 				s.pingReply(p.ri, m.Value)
 			case reqInfo:
-				if m.Value.Kind == redis.KindBulk || m.Value.Kind == redis.KindStatus {
+				if m.Value.Kind == resp.KindBulk || m.Value.Kind == resp.KindStatus {
 					s.refreshInfo(p.ri, m.Value.Str)
 				}
 			}
@@ -327,28 +327,28 @@ func (s *Sentinel) sendRedis(ri *instance, k reqKind, args ...string) {
 	s.nextID++
 	s.pending[s.nextID] = pendingReq{ri: ri, gen: ri.link.gen, kind: k}
 	ri.link.pending++
-	s.env.Send(ri.id, redis.Request{ID: s.nextID, Args: args})
+	s.env.Send(ri.id, resp.Request{ID: s.nextID, Args: args})
 }
 
 // command answers the commands a sentinel serves to clients: PING and
 // SENTINEL get-master-addr-by-name (sentinel.c:4008-4022).
-func (s *Sentinel) command(args []string) redis.Value {
+func (s *Sentinel) command(args []string) resp.Value {
 	if len(args) == 0 {
-		return redis.Err("ERR unknown command ''")
+		return resp.Err("ERR unknown command ''")
 	}
 	switch {
 	case equalFold(args[0], "PING"):
-		return redis.Status("PONG")
+		return resp.Status("PONG")
 	case equalFold(args[0], "SENTINEL") && len(args) >= 2 && equalFold(args[1], "get-master-addr-by-name"):
 		if len(args) != 3 {
-			return redis.Err("ERR wrong number of arguments for 'sentinel|get-master-addr-by-name' command")
+			return resp.Err("ERR wrong number of arguments for 'sentinel|get-master-addr-by-name' command")
 		}
 		if args[2] != s.m.name {
-			return redis.Nil()
+			return resp.Nil()
 		}
-		return redis.Array(redis.Bulk(s.currentMasterAddr().name), redis.Bulk(portString))
+		return resp.Array(resp.Bulk(s.currentMasterAddr().name), resp.Bulk(portString))
 	}
-	return redis.Err(fmt.Sprintf("ERR unknown command '%s'", args[0]))
+	return resp.Err(fmt.Sprintf("ERR unknown command '%s'", args[0]))
 }
 
 // currentMasterAddr is sentinelGetCurrentMasterAddress (sentinel.c:1665-1679):

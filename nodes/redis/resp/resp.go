@@ -1,4 +1,8 @@
-package redis
+// Package resp holds the message types of the Redis node: a Request, its
+// Reply and the RESP Value they carry. Other node kinds (nodes/sentinel)
+// and the clients speak to Redis through these types alone, as DESIGN's
+// import table asks; nodes/redis re-exports them under the same names.
+package resp
 
 import (
 	"strconv"

@@ -1,0 +1,91 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locksim/locksim/nodes/memcached"
+	"github.com/locksim/locksim/sim"
+)
+
+// MemcachedSpec is one memcached server (nodes/memcached).
+type MemcachedSpec struct {
+	Name string
+	// Config is the node's configuration: memory_mb (-m), item_size_max
+	// (-I), no_evictions (-M) and no_cas (-C) as the scenario sets them.
+	Config memcached.Config
+	Clock  ClockSpec
+}
+
+// memcachedMaxMB bounds memory_mb: 1 TB keeps a typo from meaning
+// exabytes; the model allocates nothing up front, so any real size works.
+const memcachedMaxMB = 1 << 20
+
+// memcachedKind: the memcached: list of memcached servers. No persistence:
+// a restart loses every item (nodes/memcached). Exptimes are the lock
+// clients' (seconds; over 30 days, memcached's REALTIME_MAXDELTA, an
+// absolute Unix time on the server's start-up wall clock).
+var memcachedKind = &ProcKind{
+	Name: "memcached", Section: "memcached", What: "a memcached server",
+	read: func(r *reader, top *obj, s *Scenario) {
+		for i, n := range top.list("memcached") {
+			s.Memcached = append(s.Memcached, r.memcached(n, fmt.Sprintf("memcached[%d]", i)))
+		}
+	},
+	procs: func(s *Scenario) []Proc {
+		var out []Proc
+		for i, m := range s.Memcached {
+			note := fmt.Sprintf("memcached, -m %d", m.Config.MaxBytes>>20)
+			if !m.Config.EvictToFree {
+				note += " -M"
+			}
+			out = append(out, Proc{Name: m.Name, Path: fmt.Sprintf("memcached[%d].name", i), Clock: m.Clock, Role: RoleMemcached, Note: note})
+		}
+		return out
+	},
+	build: func(b *builder) error {
+		for _, m := range b.s.Memcached {
+			cfg := m.Config
+			if err := cfg.Validate(); err != nil {
+				return fmt.Errorf("memcached %s: %w", m.Name, err)
+			}
+			if err := b.add(m.Name, m.Clock, func() sim.Process { return memcached.New(cfg) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+}
+
+func (r *reader) memcached(n *yaml.Node, path string) MemcachedSpec {
+	s := MemcachedSpec{Config: memcached.DefaultConfig()}
+	o := r.mapping(n, path)
+	o.str("name", &s.Name)
+	mb := int(s.Config.MaxBytes >> 20)
+	if o.integer("memory_mb", &mb) {
+		if mb < 1 || mb > memcachedMaxMB {
+			r.errf(o.get("memory_mb"), path+".memory_mb", "must be from 1 to %d megabytes (memcached -m), got %d", memcachedMaxMB, mb)
+		}
+		s.Config.MaxBytes = int64(mb) << 20
+	}
+	size := int(s.Config.ItemSizeMax)
+	if o.integer("item_size_max", &size) {
+		// The model keeps memcached's 1 MB slab pages, so -I is 1 KB to 1 MB
+		// (nodes/memcached Config.Validate).
+		if size < 1024 || size > memcached.SlabPageSize {
+			r.errf(o.get("item_size_max"), path+".item_size_max", "must be from 1024 to %d bytes (memcached -I with 1 MB pages), got %d", memcached.SlabPageSize, size)
+		}
+		s.Config.ItemSizeMax = int64(size)
+	}
+	var noEvict, noCAS bool
+	if o.boolean("no_evictions", &noEvict) {
+		s.Config.EvictToFree = !noEvict
+	}
+	if o.boolean("no_cas", &noCAS) {
+		s.Config.UseCAS = !noCAS
+	}
+	s.Clock = r.clock(o, path)
+	o.done()
+	return s
+}

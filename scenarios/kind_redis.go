@@ -1,0 +1,137 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/sim"
+)
+
+// redisKind: the redis: list of Redis servers (nodes/redis).
+var redisKind = &ProcKind{
+	Name: clients.NodeRedis, Section: "redis", What: "a Redis server",
+	TriggerEvents: faults.NodeEvents,
+	read: func(r *reader, top *obj, s *Scenario) {
+		for i, n := range top.list("redis") {
+			s.Redis = append(s.Redis, r.redis(n, fmt.Sprintf("redis[%d]", i)))
+		}
+	},
+	procs: func(s *Scenario) []Proc {
+		var out []Proc
+		for i, rs := range s.Redis {
+			p := Proc{Name: rs.Name, Path: fmt.Sprintf("redis[%d].name", i), Clock: rs.Clock, Role: RoleRedis, AOF: rs.AppendOnly}
+			if rs.ReplicaOf != "" {
+				p.Role, p.Note = RoleReplica, "replica of "+rs.ReplicaOf
+			}
+			out = append(out, p)
+		}
+		return out
+	},
+	check: func(x *xref, s *Scenario) {
+		for i, rs := range s.Redis {
+			if rs.ReplicaOf == "" {
+				continue
+			}
+			path := fmt.Sprintf("redis[%d].replicaof", i)
+			if x.ref(path, rs.ReplicaOf, clients.NodeRedis) && rs.ReplicaOf == rs.Name {
+				x.r.errf(x.at(path), path, "a server cannot replicate itself")
+			}
+		}
+		validateReplicationCycles(x.r, s, x.at)
+	},
+	build: func(b *builder) error {
+		for _, r := range b.s.Redis {
+			cfg := redis.DefaultConfig()
+			cfg.AppendOnly = r.AppendOnly
+			cfg.AppendFsync = redis.FsyncPolicy(r.AppendFsync)
+			cfg.ReplicaOf = r.ReplicaOf
+			cfg.ReplicationDelay = r.ReplicationDelay
+			cfg.MinReplicasToWrite = r.MinReplicasToWrite
+			if r.MinReplicasMaxLag > 0 {
+				cfg.MinReplicasMaxLag = r.MinReplicasMaxLag
+			}
+			if err := cfg.Validate(); err != nil {
+				return fmt.Errorf("redis %s: %w", r.Name, err)
+			}
+			if err := b.add(r.Name, r.Clock, func() sim.Process { return redis.New(cfg) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+}
+
+func (r *reader) redis(n *yaml.Node, path string) RedisSpec {
+	s := RedisSpec{AppendFsync: "everysec"}
+	o := r.mapping(n, path)
+	o.str("name", &s.Name)
+	o.boolean("appendonly", &s.AppendOnly)
+	if o.str("appendfsync", &s.AppendFsync) {
+		switch s.AppendFsync {
+		case "always", "everysec", "no":
+		default:
+			r.errf(o.get("appendfsync"), path+".appendfsync", "unknown value %q (allowed: always, everysec, no)", s.AppendFsync)
+		}
+	}
+	o.str("replicaof", &s.ReplicaOf)
+	o.rng("replication_delay", &s.ReplicationDelay)
+	o.integer("min_replicas_to_write", &s.MinReplicasToWrite)
+	o.duration("min_replicas_max_lag", &s.MinReplicasMaxLag)
+	s.Clock = r.clock(o, path)
+	o.done()
+	return s
+}
+
+// replicasOf maps each Redis master to its replicas, in file order.
+func replicasOf(s *Scenario) map[string][]string {
+	out := map[string][]string{}
+	for _, r := range s.Redis {
+		if r.ReplicaOf != "" {
+			out[r.ReplicaOf] = append(out[r.ReplicaOf], r.Name)
+		}
+	}
+	return out
+}
+
+// validateReplicationCycles refuses replicaof chains that loop (A of B, B
+// of A): every server of the loop is a replica, so none accepts a write and
+// the run would only show failed attempts. Each cycle is named once, at the
+// first of its servers in file order.
+func validateReplicationCycles(r *reader, s *Scenario, at func(string) *yaml.Node) {
+	of := map[string]string{}
+	index := map[string]int{}
+	for i, rs := range s.Redis {
+		index[rs.Name] = i
+		if rs.ReplicaOf != "" && rs.ReplicaOf != rs.Name {
+			of[rs.Name] = rs.ReplicaOf
+		}
+	}
+	reported := map[string]bool{}
+	for _, rs := range s.Redis {
+		// Walk the chain from rs; a cycle through rs comes back to it.
+		chain := []string{rs.Name}
+		seen := map[string]bool{rs.Name: true}
+		for cur := of[rs.Name]; cur != ""; cur = of[cur] {
+			if cur == rs.Name {
+				if !reported[rs.Name] {
+					for _, n := range chain {
+						reported[n] = true
+					}
+					path := fmt.Sprintf("redis[%d].replicaof", index[rs.Name])
+					r.errf(at(path), path, "replication cycle %s -> %s: every server of it is a replica, so none accepts writes (one of them must be a master: drop its replicaof)", strings.Join(chain, " -> "), rs.Name)
+				}
+				break
+			}
+			if seen[cur] {
+				break // a cycle that does not pass through rs: named from its own servers
+			}
+			seen[cur] = true
+			chain = append(chain, cur)
+		}
+	}
+}

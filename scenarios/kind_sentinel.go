@@ -1,0 +1,108 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/nodes/sentinel"
+	"github.com/locksim/locksim/sim"
+)
+
+// sentinelKind: the sentinel: block, Sentinel processes monitoring one
+// Redis master (nodes/sentinel). Clients whose lock uses the monitored
+// master discover it through them.
+var sentinelKind = &ProcKind{
+	Name: "sentinel", Section: "sentinel", What: "a sentinel",
+	read: func(r *reader, top *obj, s *Scenario) {
+		if n := top.get("sentinel"); n != nil {
+			s.Sentinel = r.sentinel(n)
+		}
+	},
+	procs: func(s *Scenario) []Proc {
+		if s.Sentinel == nil {
+			return nil
+		}
+		var out []Proc
+		for _, n := range s.Sentinel.Names {
+			out = append(out, Proc{Name: n, Path: "sentinel.names", Clock: s.Sentinel.Clock, Role: RoleSentinel, Note: "sentinel"})
+		}
+		return out
+	},
+	check: func(x *xref, s *Scenario) {
+		if s.Sentinel == nil || !x.ref("sentinel.master", s.Sentinel.Master, clients.NodeRedis) {
+			return
+		}
+		for _, rs := range s.Redis {
+			if rs.Name == s.Sentinel.Master && rs.ReplicaOf != "" {
+				x.r.errf(x.at("sentinel.master"), "sentinel.master", "%q is a replica; Sentinel monitors a master", rs.Name)
+			}
+		}
+	},
+	build: func(b *builder) error {
+		sp := b.s.Sentinel
+		if sp == nil {
+			return nil
+		}
+		cfg := sentinel.DefaultConfig()
+		cfg.Master = sp.Master
+		cfg.Replicas = replicasOf(b.s)[sp.Master]
+		cfg.Sentinels = sp.Names
+		cfg.Quorum = sp.Quorum
+		cfg.DownAfter = sp.DownAfter
+		cfg.FailoverTimeout = sp.FailoverTimeout
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("sentinel: %w", err)
+		}
+		for _, n := range sp.Names {
+			if err := b.add(n, sp.Clock, func() sim.Process { return sentinel.New(cfg) }); err != nil {
+				return err
+			}
+		}
+		b.discovery = &clients.Discovery{Master: sp.Master, MasterName: cfg.MasterName, Sentinels: sp.Names}
+		return nil
+	},
+}
+
+// maxSentinels bounds sentinel.count: real deployments run 3 or 5, and the
+// bound keeps a typo from building millions of processes.
+const maxSentinels = 99
+
+func (r *reader) sentinel(n *yaml.Node) *SentinelSpec {
+	// Defaults: sentinel.conf's (quorum 2 in the example, down-after 30 s,
+	// failover-timeout 180 s; reference section 3.4) with three sentinels.
+	s := &SentinelSpec{Quorum: 2, DownAfter: 30e9, FailoverTimeout: 180e9}
+	o := r.mapping(n, "sentinel")
+	if !o.str("master", &s.Master) {
+		r.errf(n, "sentinel.master", "required field is missing (the Redis master to monitor)")
+	}
+	count := 3
+	o.integer("count", &count)
+	if !o.strs("names", &s.Names) {
+		if count < 1 || count > maxSentinels {
+			r.errf(o.get("count"), "sentinel.count", "must be between 1 and %d, got %d", maxSentinels, count)
+			count = 0
+		}
+		for i := 1; i <= count; i++ {
+			s.Names = append(s.Names, fmt.Sprintf("s%d", i))
+		}
+	} else if o.has("count") && count != len(s.Names) {
+		r.errf(o.get("count"), "sentinel.count", "is %d but names lists %d sentinels", count, len(s.Names))
+	}
+	o.integer("quorum", &s.Quorum)
+	o.duration("down_after", &s.DownAfter)
+	o.duration("failover_timeout", &s.FailoverTimeout)
+	s.Clock = r.clock(o, "sentinel")
+	o.done()
+	if s.Quorum < 1 || s.Quorum > len(s.Names) {
+		r.errf(n, "sentinel.quorum", "%d can never be reached with %d sentinels (allowed: 1..%d)", s.Quorum, len(s.Names), len(s.Names))
+	}
+	if s.DownAfter <= 0 {
+		r.errf(n, "sentinel.down_after", "must be positive")
+	}
+	if s.FailoverTimeout <= 0 {
+		r.errf(n, "sentinel.failover_timeout", "must be positive")
+	}
+	return s
+}

@@ -1,0 +1,52 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locksim/locksim/nodes/storage"
+	"github.com/locksim/locksim/sim"
+)
+
+// storageKind: the resource: block, the protected storage service
+// (nodes/storage). Every scenario has one ("storage" unless named).
+var storageKind = &ProcKind{
+	Name: "storage", Section: "resource", What: "the storage service",
+	read: func(r *reader, top *obj, s *Scenario) { s.Resource = r.resource(top.get("resource")) },
+	procs: func(s *Scenario) []Proc {
+		return []Proc{{Name: s.Resource.Name, Path: "resource.name", Role: RoleStorage, Note: "resource, fencing " + orNone(s.Resource.Fencing)}}
+	},
+	build: func(b *builder) error {
+		cfg := storage.DefaultConfig()
+		cfg.Fencing = b.s.Resource.Fencing
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("resource: %w", err)
+		}
+		// The storage service keeps true time: its clock is not a story.
+		b.k.Add(b.s.Resource.Name, func() sim.Process { return storage.New(cfg) }, sim.ClockSpec{})
+		return nil
+	},
+}
+
+func (r *reader) resource(n *yaml.Node) ResourceSpec {
+	s := ResourceSpec{Name: "storage", Fencing: "none"}
+	o := r.mapping(n, "resource")
+	o.str("name", &s.Name)
+	if o.str("fencing", &s.Fencing) {
+		switch s.Fencing {
+		case "none", "monotonic", "mark", "token-cas":
+		default:
+			r.errf(o.get("fencing"), "resource.fencing", "unknown mode %q (allowed: none, monotonic, mark, token-cas)", s.Fencing)
+		}
+	}
+	o.done()
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,58 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/nodes/zookeeper"
+	"github.com/locksim/locksim/sim"
+)
+
+// zookeeperKind: the zookeeper: block, the session service standing for an
+// ensemble (nodes/zookeeper). A zookeeper lock without node uses it.
+var zookeeperKind = &ProcKind{
+	Name: clients.NodeZooKeeper, Section: "zookeeper", What: "the ZooKeeper service",
+	DefaultLockNode: true,
+	read: func(r *reader, top *obj, s *Scenario) {
+		if n := top.get("zookeeper"); n != nil {
+			s.ZK = r.zookeeper(n)
+		}
+	},
+	procs: func(s *Scenario) []Proc {
+		if s.ZK == nil {
+			return nil
+		}
+		return []Proc{{Name: s.ZK.Name, Path: "zookeeper.name", Clock: s.ZK.Clock, Role: RoleZooKeeper, Note: "zookeeper"}}
+	},
+	build: func(b *builder) error {
+		z := b.s.ZK
+		if z == nil {
+			return nil
+		}
+		cfg := zookeeper.DefaultConfig()
+		if z.TickTime > 0 {
+			cfg.TickTime = z.TickTime
+		}
+		cfg.LockDelay = z.LockDelay
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("zookeeper: %w", err)
+		}
+		return b.add(z.Name, z.Clock, func() sim.Process { return zookeeper.New(cfg) })
+	},
+}
+
+func (r *reader) zookeeper(n *yaml.Node) *ZKSpec {
+	s := &ZKSpec{Name: "zk"}
+	o := r.mapping(n, "zookeeper")
+	o.str("name", &s.Name)
+	o.duration("tick_time", &s.TickTime)
+	o.duration("lock_delay", &s.LockDelay)
+	s.Clock = r.clock(o, "zookeeper")
+	o.done()
+	if s.LockDelay < 0 {
+		r.errf(n, "zookeeper.lock_delay", "must not be negative")
+	}
+	return s
+}

@@ -1,0 +1,156 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/sim"
+)
+
+// ProcKind is one process kind of the scenario format, declared once: its
+// scenario section (reading, defaults and validation with file:line
+// errors), its processes (names, clocks, report lanes), the trigger events
+// its processes emit, its cross-reference checks and how it is built into a
+// World. Each kind lives in its own file (kind_redis.go, kind_memcached.go,
+// ...) beside the node package's DefaultConfig, Validate and New; kinds
+// lists them. docs/extending.md walks through adding one.
+type ProcKind struct {
+	// Name is the kind's name, as lock algorithms name the node kind they
+	// need (clients.Algorithm.NodeKind).
+	Name string
+	// Section is the kind's top-level field in a scenario file.
+	Section string
+	// What names one process of the kind in errors ("a Redis server").
+	What string
+	// TriggerEvents are the events (faults.NodeEvents) that a process of
+	// the kind emits, so that on: {event: E, node: X} can name it.
+	TriggerEvents []string
+	// DefaultLockNode: a lock of this kind that names no node uses the
+	// kind's first process (ZooKeeper's session service).
+	DefaultLockNode bool
+
+	// read reads the kind's section of the top-level mapping into s.
+	read func(r *reader, top *obj, s *Scenario)
+	// procs lists the kind's processes in build order.
+	procs func(s *Scenario) []Proc
+	// check runs the kind's cross-reference checks once every name is known
+	// (nil: none).
+	check func(x *xref, s *Scenario)
+	// build adds the kind's processes to a world.
+	build func(b *builder) error
+}
+
+// Proc is one process of a scenario as its kind declares it.
+type Proc struct {
+	Name string
+	// Kind is the process's kind (nil for a client).
+	Kind *ProcKind
+	// Path is the field that names the process ("redis[0].name"), for
+	// errors.
+	Path  string
+	Clock ClockSpec
+	// Role, Note and AOF describe its lane in reports.
+	Role Role
+	Note string
+	AOF  bool
+}
+
+// Role says what a process's lane in a report stands for.
+type Role string
+
+// Roles of the server lanes.
+const (
+	RoleRedis     Role = "redis"
+	RoleReplica   Role = "replica"
+	RoleSentinel  Role = "sentinel"
+	RoleZooKeeper Role = "zookeeper"
+	RoleMemcached Role = "memcached"
+	RoleMySQL     Role = "mysql"
+	RoleStorage   Role = "storage"
+)
+
+// kinds is the one list of process kinds, in build order: process ids and
+// random streams follow it, so a new kind goes before storage (existing
+// scenarios, which have none of its processes, keep their traces).
+var kinds = []*ProcKind{
+	redisKind,
+	sentinelKind,
+	zookeeperKind,
+	memcachedKind,
+	mysqlKind,
+	storageKind,
+}
+
+// clientKind stands for lock clients in cross-reference checks; clients are
+// read by client.go, not by a kind.
+var clientKind = &ProcKind{Name: "client", Section: "clients", What: "a client"}
+
+// Kinds returns the process kinds in build order.
+func Kinds() []*ProcKind { return append([]*ProcKind(nil), kinds...) }
+
+// KindNamed returns the kind called name, or nil.
+func KindNamed(name string) *ProcKind {
+	for _, k := range kinds {
+		if k.Name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// Servers returns every non-client process of s in build order, with its
+// kind, lane and clock.
+func (s *Scenario) Servers() []Proc {
+	var out []Proc
+	for _, k := range kinds {
+		for _, p := range k.procs(s) {
+			p.Kind = k
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ServersOf returns the processes of kind k in s.
+func (s *Scenario) ServersOf(k *ProcKind) []Proc {
+	out := k.procs(s)
+	for i := range out {
+		out[i].Kind = k
+	}
+	return out
+}
+
+// Processes returns every process name of the scenario in build order.
+func (s *Scenario) Processes() []string {
+	var out []string
+	for _, p := range s.Servers() {
+		out = append(out, p.Name)
+	}
+	for _, c := range s.Clients {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// builder is what a kind's build sees: the kernel, the scenario and the
+// Sentinel discovery that clients of a monitored master use.
+type builder struct {
+	k *sim.Kernel
+	s *Scenario
+	// opt may substitute a process (real mode's gateways to real servers).
+	opt BuildOptions
+	// discovery is set by the sentinel kind.
+	discovery *clients.Discovery
+}
+
+// add adds a process with its initial clock; BuildOptions.Substitute may
+// replace its model (real mode).
+func (b *builder) add(name string, c ClockSpec, f func() sim.Process) error {
+	f = b.opt.substitute(name, f)
+	ppb, err := sim.RateFromDrift(c.Drift)
+	if err != nil {
+		return fmt.Errorf("%s: clock: %w", name, err)
+	}
+	b.k.Add(name, f, sim.ClockSpec{Offset: c.Offset, DriftPPB: ppb})
+	return nil
+}
