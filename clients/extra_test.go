@@ -40,55 +40,19 @@ func (w *world) redisWith(name string, f func(*redis.Config)) {
 	w.Add(name, func() sim.Process { return redis.New(cfg) }, sim.ClockSpec{})
 }
 
-// extra adds a client built by mk after checking validate.
-func (w *world) extra(cfg Config, clock sim.ClockSpec, validate func() error, mk func() sim.Process) {
+// lockClient adds a client of algorithm alg (node set to the world's
+// server of its kind) with f applied to its lock and workload.
+func (w *world) lockClient(name, alg string, clock sim.ClockSpec, wl Workload, f func(*LockConfig)) {
 	w.t.Helper()
-	require.NoError(w.t, validate())
-	w.Add(cfg.Name, mk, clock)
-}
-
-func (w *world) memcachedAdd(name string, wl Workload, f func(*MemcachedAddParams)) {
-	p := DefaultMemcachedAddParams()
-	p.Node = "M"
-	if f != nil {
-		f(&p)
-	}
-	cfg := clientConfig(name, LockConfig{}, wl)
-	w.extra(cfg, sim.ClockSpec{}, func() error { return ValidateMemcachedAdd(cfg, p) }, func() sim.Process { return NewMemcachedAdd(cfg, p) })
-}
-
-func (w *world) mysqlClient(name string, forUpdate bool, wl Workload, f func(*MySQLParams)) {
-	p := DefaultMySQLParams()
-	p.Node = "D"
-	if f != nil {
-		f(&p)
-	}
-	cfg := clientConfig(name, LockConfig{}, wl)
-	mk := func() sim.Process { return NewMySQLInsert(cfg, p) }
-	if forUpdate {
-		mk = func() sim.Process { return NewMySQLForUpdate(cfg, p) }
-	}
-	w.extra(cfg, sim.ClockSpec{}, func() error { return ValidateMySQL(cfg, p) }, mk)
-}
-
-func (w *world) getset(name string, clock sim.ClockSpec, wl Workload, f func(*GetSetParams)) {
-	p := DefaultGetSetParams()
-	p.Node = "A"
-	if f != nil {
-		f(&p)
-	}
-	cfg := clientConfig(name, LockConfig{}, wl)
-	w.extra(cfg, clock, func() error { return ValidateGetSet(cfg, p) }, func() sim.Process { return NewGetSet(cfg, p) })
-}
-
-func (w *world) reentrantClient(name string, counted bool, wl Workload, f func(*ReentrantParams)) {
-	p := DefaultReentrantParams()
-	p.Node = "A"
-	if f != nil {
-		f(&p)
-	}
-	cfg := clientConfig(name, LockConfig{}, wl)
-	w.extra(cfg, sim.ClockSpec{}, func() error { return ValidateReentrant(cfg, p) }, func() sim.Process { return NewReentrant(cfg, p, counted) })
+	lc := lockConfig(w.t, alg, func(c *LockConfig) {
+		c.Node = map[string]string{NodeRedis: "A", NodeMemcached: "M", NodeMySQL: "D"}[Lookup(alg).NodeKind]
+		if f != nil {
+			f(c)
+		}
+	})
+	cfg := clientConfig(name, lc, wl)
+	require.NoError(w.t, cfg.Validate())
+	w.Add(name, func() sim.Process { return New(cfg) }, clock)
 }
 
 func (w *world) filler(cfg FillerConfig) {
@@ -109,7 +73,7 @@ func contend(cycles int) (Workload, Workload) {
 // Every new algorithm: two contending clients complete their cycles, their
 // beliefs never overlap and no update is lost.
 func TestExtraContention(t *testing.T) {
-	manyTries := func(c *Common) {
+	manyTries := func(c *LockConfig) {
 		c.Tries = 100
 		c.RetryDelay = sim.Range{Lo: 20 * time.Millisecond, Hi: 50 * time.Millisecond}
 	}
@@ -118,25 +82,25 @@ func TestExtraContention(t *testing.T) {
 		add  func(w *world, name string, wl Workload)
 	}{
 		{MemcachedAdd + "/delete", func(w *world, name string, wl Workload) {
-			w.memcachedAdd(name, wl, func(p *MemcachedAddParams) { manyTries(&p.Common) })
+			w.lockClient(name, MemcachedAdd, sim.ClockSpec{}, wl, manyTries)
 		}},
 		{MemcachedAdd + "/cas", func(w *world, name string, wl Workload) {
-			w.memcachedAdd(name, wl, func(p *MemcachedAddParams) { manyTries(&p.Common); p.Release = MemcachedReleaseCAS })
+			w.lockClient(name, MemcachedAdd, sim.ClockSpec{}, wl, func(p *LockConfig) { manyTries(p); p.CacheRelease = CacheReleaseCAS })
 		}},
 		{MySQLInsert, func(w *world, name string, wl Workload) {
-			w.mysqlClient(name, false, wl, func(p *MySQLParams) { manyTries(&p.Common) })
+			w.lockClient(name, MySQLInsert, sim.ClockSpec{}, wl, manyTries)
 		}},
 		{MySQLForUpdate, func(w *world, name string, wl Workload) {
-			w.mysqlClient(name, true, wl, func(p *MySQLParams) { manyTries(&p.Common) })
+			w.lockClient(name, MySQLForUpdate, sim.ClockSpec{}, wl, manyTries)
 		}},
 		{RedisGetSet, func(w *world, name string, wl Workload) {
-			w.getset(name, sim.ClockSpec{}, wl, func(p *GetSetParams) { manyTries(&p.Common) })
+			w.lockClient(name, RedisGetSet, sim.ClockSpec{}, wl, manyTries)
 		}},
 		{RedisReentrant, func(w *world, name string, wl Workload) {
-			w.reentrantClient(name, false, wl, func(p *ReentrantParams) { manyTries(&p.Common) })
+			w.lockClient(name, RedisReentrant, sim.ClockSpec{}, wl, manyTries)
 		}},
 		{RedisReentrantHash, func(w *world, name string, wl Workload) {
-			w.reentrantClient(name, true, wl, func(p *ReentrantParams) { manyTries(&p.Common) })
+			w.lockClient(name, RedisReentrantHash, sim.ClockSpec{}, wl, manyTries)
 		}},
 	}
 	for _, tt := range cases {
@@ -164,40 +128,32 @@ func TestExtraContention(t *testing.T) {
 
 // Bad parameters name the parameter.
 func TestExtraValidation(t *testing.T) {
-	cfg := Config{Name: "c1", Resource: "S"}
-	mc := func(f func(*MemcachedAddParams)) error {
-		p := DefaultMemcachedAddParams()
-		p.Node = "M"
-		f(&p)
-		return ValidateMemcachedAdd(cfg, p)
-	}
-	my := func(f func(*MySQLParams)) error {
-		p := DefaultMySQLParams()
-		p.Node = "D"
-		f(&p)
-		return ValidateMySQL(cfg, p)
-	}
-	re := func(f func(*ReentrantParams)) error {
-		p := DefaultReentrantParams()
-		p.Node = "A"
-		f(&p)
-		return ValidateReentrant(cfg, p)
+	check := func(alg string, wl Workload, f func(*LockConfig)) error {
+		lc, err := DefaultLockConfig(alg)
+		require.NoError(t, err)
+		lc.Node = "N"
+		if f != nil {
+			f(&lc)
+		}
+		return Config{Name: "c1", Lock: lc, Workload: wl}.Validate()
 	}
 	cases := []struct {
 		name string
 		err  error
 		want string
 	}{
-		{"exptime over 30 days", mc(func(p *MemcachedAddParams) { p.Exptime = 31 * 24 * time.Hour }), "exptime"},
-		{"exptime fraction", mc(func(p *MemcachedAddParams) { p.Exptime = 1500 * time.Millisecond }), "exptime"},
-		{"memcached release", mc(func(p *MemcachedAddParams) { p.Release = "unlink" }), "release"},
-		{"memcached node", mc(func(p *MemcachedAddParams) { p.Node = "" }), "node"},
-		{"mysql no table", my(func(p *MySQLParams) { p.Table = "" }), "table"},
-		{"mysql tries", my(func(p *MySQLParams) { p.Tries = -1 }), "tries"},
-		{"reentry", re(func(p *ReentrantParams) { p.Depth = 0 }), "reentry"},
-		{"ttl", re(func(p *ReentrantParams) { p.TTL = 0 }), "ttl"},
-		{"getset timeout", ValidateGetSet(cfg, GetSetParams{Common: Common{Key: "k", Node: "A", NodeTimeout: time.Second}}), "timeout"},
-		{"workload", ValidateGetSet(Config{Name: "c", Workload: Workload{Hold: -1}}, DefaultGetSetParams()), "workload.hold"},
+		{"exptime over 30 days", check(MemcachedAdd, Workload{}, func(c *LockConfig) { c.Exptime = 31 * 24 * time.Hour }), "lock.exptime"},
+		{"exptime fraction", check(MemcachedAdd, Workload{}, func(c *LockConfig) { c.Exptime = 1500 * time.Millisecond }), "lock.exptime"},
+		{"memcached release", check(MemcachedAdd, Workload{}, func(c *LockConfig) { c.CacheRelease = "unlink" }), "lock.release"},
+		{"memcached node", check(MemcachedAdd, Workload{}, func(c *LockConfig) { c.Node = "" }), "lock.node"},
+		{"mysql no table", check(MySQLInsert, Workload{}, func(c *LockConfig) { c.Table = "" }), "lock.table"},
+		{"mysql tries", check(MySQLForUpdate, Workload{}, func(c *LockConfig) { c.Tries = 0 }), "lock.tries"},
+		{"mysql fencing", check(MySQLForUpdate, Workload{}, func(c *LockConfig) { c.FencingToken = FencingIncr }), "lock.fencing_token"},
+		{"reentry elsewhere", check(RedisSingle, Workload{Reentry: 2}, nil), "workload.reentry"},
+		{"reentry negative", check(RedisReentrant, Workload{Reentry: -1}, nil), "workload.reentry"},
+		{"inner hold", check(RedisReentrantHash, Workload{Reentry: 2, InnerHold: -1}, nil), "workload.inner_hold"},
+		{"ttl", check(RedisReentrant, Workload{}, func(c *LockConfig) { c.TTL = 0 }), "lock.ttl"},
+		{"getset timeout", check(RedisGetSet, Workload{}, func(c *LockConfig) { c.LockTimeout = 0 }), "lock.timeout"},
 		{"filler kind", FillerConfig{Name: "f", Node: "A", Kind: "mysql", Every: time.Second, ValueSize: 1}.Validate(), "kind"},
 		{"filler memcached ttl", FillerConfig{Name: "f", Node: "M", Kind: FillMemcached, Every: time.Second, ValueSize: 1, TTL: 1500 * time.Millisecond}.Validate(), "ttl"},
 	}
@@ -207,16 +163,17 @@ func TestExtraValidation(t *testing.T) {
 			assert.Contains(t, tt.err.Error(), tt.want)
 		})
 	}
-	require.NoError(t, mc(func(p *MemcachedAddParams) { p.Exptime = 30 * 24 * time.Hour }))
-	require.NoError(t, mc(func(p *MemcachedAddParams) { p.Exptime = 0 }))
+	require.NoError(t, check(MemcachedAdd, Workload{}, func(c *LockConfig) { c.Exptime = 30 * 24 * time.Hour }))
+	require.NoError(t, check(MemcachedAdd, Workload{}, func(c *LockConfig) { c.Exptime = 0 }))
+	require.NoError(t, check(RedisReentrant, Workload{Reentry: 3}, nil))
 }
 
 // twoClients runs c1 (holding 2 s from 0) and c2 (starting at startC2,
 // retrying every 100 ms) with one cycle each.
-func twoClients(startC2 time.Duration) (Workload, Workload, func(*Common)) {
+func twoClients(startC2 time.Duration) (Workload, Workload, func(*LockConfig)) {
 	wl1 := Workload{Cycles: 1, Hold: 2 * time.Second}
 	wl2 := Workload{Cycles: 1, Hold: 100 * time.Millisecond, Start: startC2}
-	retry := func(c *Common) { c.Tries = 200; c.RetryDelay = sim.Fixed(100 * time.Millisecond) }
+	retry := func(c *LockConfig) { c.Tries = 200; c.RetryDelay = sim.Fixed(100 * time.Millisecond) }
 	return wl1, wl2, retry
 }
 
@@ -246,8 +203,8 @@ func TestMemcachedAddLosesTheLock(t *testing.T) {
 			w.memcached("M", func(c *memcached.Config) { c.MaxBytes = 1 << 20 })
 			w.storage(storage.FencingNone)
 			wl1, wl2, retry := twoClients(100 * time.Millisecond)
-			w.memcachedAdd("c1", wl1, func(p *MemcachedAddParams) { retry(&p.Common) })
-			w.memcachedAdd("c2", wl2, func(p *MemcachedAddParams) { retry(&p.Common) })
+			w.lockClient("c1", MemcachedAdd, sim.ClockSpec{}, wl1, retry)
+			w.lockClient("c2", MemcachedAdd, sim.ClockSpec{}, wl2, retry)
 			tt.setup(w)
 			h := w.run(5 * time.Second)
 			require.Len(t, beliefs(h, "c1"), 1, w.dumpTrace())
@@ -267,15 +224,15 @@ func TestMemcachedAddCASRelease(t *testing.T) {
 			w := newWorld(t)
 			w.memcached("M", nil)
 			w.storage(storage.FencingNone)
-			retry := func(exptime time.Duration) func(p *MemcachedAddParams) {
-				return func(p *MemcachedAddParams) {
-					p.Tries, p.RetryDelay, p.Exptime, p.Release = 200, sim.Fixed(100*time.Millisecond), exptime, mode
+			retry := func(exptime time.Duration) func(p *LockConfig) {
+				return func(p *LockConfig) {
+					p.Tries, p.RetryDelay, p.Exptime, p.CacheRelease = 200, sim.Fixed(100*time.Millisecond), exptime, mode
 				}
 			}
 			// c1's item expires after 1 s, while c1 still holds for 3 s.
-			w.memcachedAdd("c1", Workload{Cycles: 1, Hold: 3 * time.Second}, retry(time.Second))
-			w.memcachedAdd("c2", Workload{Cycles: 1, Hold: 3 * time.Second, Start: 100 * time.Millisecond}, retry(10*time.Second))
-			w.memcachedAdd("c3", Workload{Cycles: 1, Hold: 100 * time.Millisecond, Start: 3200 * time.Millisecond}, retry(10*time.Second))
+			w.lockClient("c1", MemcachedAdd, sim.ClockSpec{}, Workload{Cycles: 1, Hold: 3 * time.Second}, retry(time.Second))
+			w.lockClient("c2", MemcachedAdd, sim.ClockSpec{}, Workload{Cycles: 1, Hold: 3 * time.Second, Start: 100 * time.Millisecond}, retry(10*time.Second))
+			w.lockClient("c3", MemcachedAdd, sim.ClockSpec{}, Workload{Cycles: 1, Hold: 100 * time.Millisecond, Start: 3200 * time.Millisecond}, retry(10*time.Second))
 			h := w.run(10 * time.Second)
 			b2, b3 := beliefs(h, "c2"), beliefs(h, "c3")
 			require.Len(t, b2, 1, w.dumpTrace())
@@ -299,8 +256,8 @@ func TestMySQLInsertCrashedHolderKeepsTheRow(t *testing.T) {
 			w.mysql("D", nil)
 			w.storage(storage.FencingNone)
 			wl1, wl2, retry := twoClients(100 * time.Millisecond)
-			w.mysqlClient("c1", false, wl1, func(p *MySQLParams) { retry(&p.Common) })
-			w.mysqlClient("c2", false, wl2, func(p *MySQLParams) { p.Tries = 3; p.RetryDelay = sim.Fixed(time.Second) })
+			w.lockClient("c1", MySQLInsert, sim.ClockSpec{}, wl1, retry)
+			w.lockClient("c2", MySQLInsert, sim.ClockSpec{}, wl2, func(p *LockConfig) { p.Tries = 3; p.RetryDelay = sim.Fixed(time.Second) })
 			if crash {
 				w.at(time.Second, func() { w.k.Crash(w.id("c1"), sim.CrashProcess) })
 			}
@@ -338,8 +295,8 @@ func TestMySQLForUpdatePause(t *testing.T) {
 			w.mysql("D", func(c *mysql.Config) { c.WaitTimeout = 5 * time.Second })
 			w.storage(storage.FencingNone)
 			wl1, wl2, retry := twoClients(100 * time.Millisecond)
-			w.mysqlClient("c1", true, wl1, func(p *MySQLParams) { retry(&p.Common) })
-			w.mysqlClient("c2", true, wl2, func(p *MySQLParams) { retry(&p.Common) })
+			w.lockClient("c1", MySQLForUpdate, sim.ClockSpec{}, wl1, retry)
+			w.lockClient("c2", MySQLForUpdate, sim.ClockSpec{}, wl2, retry)
 			if pause {
 				w.at(500*time.Millisecond, func() { w.k.Pause(w.id("c1"), 10*time.Second) })
 			}
@@ -365,8 +322,8 @@ func TestGetSetClockSkew(t *testing.T) {
 			w.redis("A")
 			w.storage(storage.FencingNone)
 			wl1, wl2, retry := twoClients(100 * time.Millisecond)
-			w.getset("c1", sim.ClockSpec{}, wl1, func(p *GetSetParams) { retry(&p.Common) })
-			w.getset("c2", sim.ClockSpec{Offset: skew}, wl2, func(p *GetSetParams) { retry(&p.Common) })
+			w.lockClient("c1", RedisGetSet, sim.ClockSpec{}, wl1, retry)
+			w.lockClient("c2", RedisGetSet, sim.ClockSpec{Offset: skew}, wl2, retry)
 			h := w.run(10 * time.Second)
 			require.Len(t, beliefs(h, "c1"), 1, w.dumpTrace())
 			require.Len(t, beliefs(h, "c2"), 1, w.dumpTrace())
@@ -384,11 +341,11 @@ func TestGetSetRaceOnExpiredLock(t *testing.T) {
 	w.storage(storage.FencingNone)
 	// c0 leaves a stale lock: its 1 ms timeout has passed when it
 	// releases, so it does not DEL.
-	w.getset("c0", sim.ClockSpec{}, Workload{Cycles: 1, Hold: 10 * time.Millisecond}, func(p *GetSetParams) { p.Timeout = time.Millisecond })
+	w.lockClient("c0", RedisGetSet, sim.ClockSpec{}, Workload{Cycles: 1, Hold: 10 * time.Millisecond}, func(p *LockConfig) { p.LockTimeout = time.Millisecond })
 	wl := Workload{Cycles: 1, Hold: time.Second, Think: 100 * time.Millisecond, Start: 50 * time.Millisecond}
-	one := func(p *GetSetParams) { p.Tries = 1; p.RetryDelay = sim.Fixed(100 * time.Millisecond) }
-	w.getset("c1", sim.ClockSpec{}, wl, one)
-	w.getset("c2", sim.ClockSpec{}, wl, one)
+	one := func(p *LockConfig) { p.Tries = 1; p.RetryDelay = sim.Fixed(100 * time.Millisecond) }
+	w.lockClient("c1", RedisGetSet, sim.ClockSpec{}, wl, one)
+	w.lockClient("c2", RedisGetSet, sim.ClockSpec{}, wl, one)
 	h := w.run(5 * time.Second)
 	got := 0
 	for _, b := range h.Beliefs {
@@ -414,12 +371,11 @@ func TestReentrantNesting(t *testing.T) {
 			w.redis("A")
 			w.storage(storage.FencingNone)
 			wl1, wl2, retry := twoClients(100 * time.Millisecond)
-			nest := func(p *ReentrantParams) {
-				retry(&p.Common)
-				p.Nesting = Nesting{Depth: 2, At: 200 * time.Millisecond, Hold: 200 * time.Millisecond}
-			}
-			w.reentrantClient("c1", counted, wl1, nest)
-			w.reentrantClient("c2", counted, wl2, nest)
+			alg := map[bool]string{false: RedisReentrant, true: RedisReentrantHash}[counted]
+			wl1.Reentry, wl1.InnerAt, wl1.InnerHold = 2, 200*time.Millisecond, 200*time.Millisecond
+			wl2.Reentry, wl2.InnerAt, wl2.InnerHold = 2, 200*time.Millisecond, 200*time.Millisecond
+			w.lockClient("c1", alg, sim.ClockSpec{}, wl1, retry)
+			w.lockClient("c2", alg, sim.ClockSpec{}, wl2, retry)
 			h := w.run(10 * time.Second)
 			require.Len(t, beliefs(h, "c1"), 1, w.dumpTrace())
 			require.Len(t, beliefs(h, "c2"), 1, w.dumpTrace())

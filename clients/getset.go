@@ -1,53 +1,12 @@
 package clients
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/sim"
 )
-
-// GetSetParams are redis-getset's parameters.
-type GetSetParams struct {
-	Common
-	// Timeout is the lock timeout the client adds to its own wall clock to
-	// form the stored expiry time. Parameter "timeout".
-	Timeout time.Duration
-}
-
-// getsetTimeout is redis-getset's default lock timeout. locksim default:
-// the SETNX page's recipe leaves it to the application; 30 s is the
-// distlock page's TTL that redis-single uses (reference §4.1).
-const getsetTimeout = 30 * time.Second
-
-// DefaultGetSetParams returns redis-getset's defaults.
-func DefaultGetSetParams() GetSetParams {
-	return GetSetParams{Common: defaultCommon(), Timeout: getsetTimeout}
-}
-
-// Validate reports the first bad parameter, naming it.
-func (p GetSetParams) Validate() error {
-	if err := p.Common.validate(); err != nil {
-		return err
-	}
-	if p.Timeout < time.Millisecond {
-		return fmt.Errorf("timeout: must be at least 1ms, got %v", p.Timeout)
-	}
-	return nil
-}
-
-// NewGetSet returns a redis-getset client; it panics on an invalid
-// configuration (ValidateGetSet first).
-func NewGetSet(cfg Config, p GetSetParams) sim.Process {
-	return newExtra(cfg, RedisGetSet, p.Common, p.Validate, func(c *client) algorithm { return &getSet{c: c, p: p} })
-}
-
-// ValidateGetSet checks a redis-getset client's configuration.
-func ValidateGetSet(cfg Config, p GetSetParams) error {
-	return validateExtra(cfg, p.Common, p.Validate)
-}
 
 // getSet is the pre-2.6.12 timestamp lock of the Redis SETNX documentation
 // ("Design pattern: Locking with SETNX", "Handling deadlocks in the above
@@ -62,14 +21,15 @@ func ValidateGetSet(cfg Config, p GetSetParams) error {
 type getSet struct {
 	noExtras
 	c    *client
-	p    GetSetParams
 	node sim.ProcID
 	exp  int64 // the expiry this client stored, in its wall milliseconds
 }
 
+func (g *getSet) cfg() LockConfig { return g.c.cfg.Lock }
+
 func (g *getSet) value() string { return strconv.FormatInt(g.exp, 10) }
 
-func (g *getSet) retryDelay() time.Duration { return g.p.RetryDelay.Draw(g.c.env.Rand()) }
+func (g *getSet) retryDelay() time.Duration { return g.cfg().RetryDelay.Draw(g.c.env.Rand()) }
 
 func (g *getSet) receive(sim.ProcID, sim.Message) bool { return false }
 
@@ -88,10 +48,10 @@ func (g *getSet) expired() bool { return g.now() >= g.exp }
 // is the seeds' stricter form and differs only when two takeovers race.
 func (g *getSet) acquire(_ int, done func(bool)) {
 	c := g.c
-	g.node = c.addr(g.p.Node)
-	key, nt := g.p.Key, g.p.NodeTimeout
+	g.node = c.addr(g.cfg().Node)
+	key, nt := g.cfg().Key, g.cfg().NodeTimeout
 	newExp := func() string {
-		g.exp = g.now() + g.p.Timeout.Milliseconds()
+		g.exp = g.now() + g.cfg().LockTimeout.Milliseconds()
 		return strconv.FormatInt(g.exp, 10)
 	}
 	c.cmd(g.node, nt, func(v redis.Value, ok bool) {
@@ -141,5 +101,5 @@ func (g *getSet) release(done func()) {
 		done()
 		return
 	}
-	c.cmd(g.node, g.p.NodeTimeout, func(redis.Value, bool) { done() }, "DEL", g.p.Key)
+	c.cmd(g.node, g.cfg().NodeTimeout, func(redis.Value, bool) { done() }, "DEL", g.cfg().Key)
 }

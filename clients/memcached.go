@@ -1,7 +1,6 @@
 package clients
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/locksim/locksim/nodes/memcached"
@@ -21,63 +20,19 @@ const (
 	MemcachedReleaseCAS = "cas"
 )
 
-// MemcachedAddParams are memcached-add's parameters.
-type MemcachedAddParams struct {
-	Common
-	// Exptime is the lock item's expiry, in whole seconds from 0 (never
-	// expires, though it can still be evicted) to 30 days: memcached reads
-	// larger values as absolute Unix times (REALTIME_MAXDELTA, M 1.6.45
-	// memcached.h:1060). Parameter "exptime".
-	Exptime time.Duration
-	// Release is delete or cas. Parameter "release".
-	Release string
-}
-
-// memcachedExptime is the lock's default exptime. locksim default: the
-// memcached lock recipes give none; 30 s is the distlock page's
-// single-instance TTL that redis-single uses (reference §4.1).
-const memcachedExptime = 30 * time.Second
-
-// DefaultMemcachedAddParams returns memcached-add's defaults.
-func DefaultMemcachedAddParams() MemcachedAddParams {
-	return MemcachedAddParams{Common: defaultCommon(), Exptime: memcachedExptime, Release: MemcachedReleaseDelete}
-}
-
-// Validate reports the first bad parameter, naming it.
-func (p MemcachedAddParams) Validate() error {
-	if err := p.Common.validate(); err != nil {
-		return err
-	}
-	if p.Exptime < 0 || p.Exptime%time.Second != 0 || p.Exptime > memcached.RealtimeMaxDelta*time.Second {
-		return fmt.Errorf("exptime: %v must be whole seconds from 0 (never) to %v (30 days, memcached's REALTIME_MAXDELTA; larger values are absolute Unix times)",
-			p.Exptime, time.Duration(memcached.RealtimeMaxDelta)*time.Second)
-	}
-	return oneOf("release", p.Release, MemcachedReleaseDelete, MemcachedReleaseCAS)
-}
-
-// NewMemcachedAdd returns a memcached-add client. It panics on an invalid
-// configuration: callers validate first (ValidateMemcachedAdd).
-func NewMemcachedAdd(cfg Config, p MemcachedAddParams) sim.Process {
-	return newExtra(cfg, MemcachedAdd, p.Common, p.Validate, func(c *client) algorithm { return &memcachedAdd{c: c, p: p} })
-}
-
-// ValidateMemcachedAdd checks a memcached-add client's configuration.
-func ValidateMemcachedAdd(cfg Config, p MemcachedAddParams) error {
-	return validateExtra(cfg, p.Common, p.Validate)
-}
-
 // memcachedAdd is the memcached add lock.
 type memcachedAdd struct {
 	noExtras
 	c    *client
-	p    MemcachedAddParams
 	node sim.ProcID
 	val  string
 }
 
+func (m *memcachedAdd) cfg() LockConfig { return m.c.cfg.Lock }
+
 func (m *memcachedAdd) value() string { return m.val }
 
-func (m *memcachedAdd) retryDelay() time.Duration { return m.p.RetryDelay.Draw(m.c.env.Rand()) }
+func (m *memcachedAdd) retryDelay() time.Duration { return m.cfg().RetryDelay.Draw(m.c.env.Rand()) }
 
 // receive hands memcached replies to their requests.
 func (m *memcachedAdd) receive(_ sim.ProcID, msg sim.Message) bool {
@@ -94,7 +49,7 @@ func (m *memcachedAdd) do(r memcached.Request, cb func(r memcached.Reply, ok boo
 	c := m.c
 	id := c.newID()
 	r.ID = id
-	c.request(m.node, id, r, m.p.NodeTimeout, func(msg sim.Message, ok bool) {
+	c.request(m.node, id, r, m.cfg().NodeTimeout, func(msg sim.Message, ok bool) {
 		if !ok {
 			cb(memcached.Reply{}, false)
 			return
@@ -107,18 +62,18 @@ func (m *memcachedAdd) do(r memcached.Request, cb func(r memcached.Reply, ok boo
 // NOT_STORED means the key exists (protocol.txt:226-229).
 func (m *memcachedAdd) acquire(_ int, done func(bool)) {
 	c := m.c
-	m.node = c.addr(m.p.Node)
+	m.node = c.addr(m.cfg().Node)
 	m.val = c.uniqueValue()
-	m.do(memcached.Request{Cmd: memcached.CmdAdd, Key: m.p.Key, Exptime: int64(m.p.Exptime / time.Second), Value: m.val}, func(r memcached.Reply, ok bool) {
+	m.do(memcached.Request{Cmd: memcached.CmdAdd, Key: m.cfg().Key, Exptime: int64(m.cfg().Exptime / time.Second), Value: m.val}, func(r memcached.Reply, ok bool) {
 		switch {
 		case !ok:
-			c.env.Logf(KindClient, "add %s: no reply", m.p.Key)
+			c.env.Logf(KindClient, "add %s: no reply", m.cfg().Key)
 			done(false)
 		case r.Status == memcached.Stored:
 			done(true)
 		default:
 			if r.IsError() {
-				c.env.Logf(KindClient, "add %s: %s", m.p.Key, r.Status)
+				c.env.Logf(KindClient, "add %s: %s", m.cfg().Key, r.Status)
 			}
 			done(false)
 		}
@@ -129,8 +84,8 @@ func (m *memcachedAdd) acquire(_ int, done func(bool)) {
 // holds the client's value.
 func (m *memcachedAdd) release(done func()) {
 	c := m.c
-	key := m.p.Key
-	if m.p.Release == MemcachedReleaseDelete {
+	key := m.cfg().Key
+	if m.cfg().CacheRelease == MemcachedReleaseDelete {
 		m.do(memcached.Request{Cmd: memcached.CmdDelete, Key: key}, func(r memcached.Reply, ok bool) {
 			if ok && r.Status == memcached.NotFound {
 				c.env.Logf(KindClient, "release: %s was gone", key)

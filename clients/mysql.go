@@ -1,73 +1,11 @@
 package clients
 
 import (
-	"errors"
 	"time"
 
 	"github.com/locksim/locksim/nodes/mysql"
 	"github.com/locksim/locksim/sim"
 )
-
-// MySQLParams are the parameters of mysql-insert and mysql-for-update.
-type MySQLParams struct {
-	Common
-	// Table is the lock table (a table of the node with a unique key).
-	// Parameter "table", default "locks".
-	Table string
-}
-
-// mysqlStatementTimeout bounds one statement. locksim default: MySQL
-// Connector/J's socketTimeout and the C client's read timeout default to
-// none (0); a finite bound longer than innodb_lock_wait_timeout's default
-// of 50 s (reference servers-and-network §7) lets the server's error 1205
-// arrive first.
-const mysqlStatementTimeout = 60 * time.Second
-
-// mysqlTable is the default lock table, the node model's default
-// (nodes/mysql DefaultConfig).
-const mysqlTable = "locks"
-
-// DefaultMySQLParams returns the defaults of mysql-insert and
-// mysql-for-update.
-func DefaultMySQLParams() MySQLParams {
-	c := defaultCommon()
-	c.NodeTimeout = mysqlStatementTimeout
-	return MySQLParams{Common: c, Table: mysqlTable}
-}
-
-// Validate reports the first bad parameter, naming it. Whether the node
-// has the table is the scenario's check (it knows the node's tables).
-func (p MySQLParams) Validate() error {
-	if err := p.Common.validate(); err != nil {
-		return err
-	}
-	if p.Table == "" {
-		return errors.New("table: a MySQL lock needs a lock table (one of the node's tables)")
-	}
-	return nil
-}
-
-// NewMySQLInsert returns a mysql-insert client; it panics on an invalid
-// configuration (ValidateMySQL first).
-func NewMySQLInsert(cfg Config, p MySQLParams) sim.Process {
-	return newExtra(cfg, MySQLInsert, p.Common, p.Validate, func(c *client) algorithm {
-		return &mysqlInsert{mysqlConn: mysqlConn{c: c, p: p}}
-	})
-}
-
-// NewMySQLForUpdate returns a mysql-for-update client; it panics on an
-// invalid configuration (ValidateMySQL first).
-func NewMySQLForUpdate(cfg Config, p MySQLParams) sim.Process {
-	return newExtra(cfg, MySQLForUpdate, p.Common, p.Validate, func(c *client) algorithm {
-		return &mysqlForUpdate{mysqlConn: mysqlConn{c: c, p: p}}
-	})
-}
-
-// ValidateMySQL checks a mysql-insert or mysql-for-update client's
-// configuration.
-func ValidateMySQL(cfg Config, p MySQLParams) error {
-	return validateExtra(cfg, p.Common, p.Validate)
-}
 
 // mysqlConn is the client's one MySQL connection, opened on first use and
 // kept between cycles (as a connection pool keeps it). It is forgotten when
@@ -78,16 +16,17 @@ func ValidateMySQL(cfg Config, p MySQLParams) error {
 type mysqlConn struct {
 	noExtras
 	c    *client
-	p    MySQLParams
 	node sim.ProcID
 	conn mysql.ConnID // 0: none
 	gone bool         // the server closed conn; the next statement finds out
 	val  string
 }
 
+func (m *mysqlConn) cfg() LockConfig { return m.c.cfg.Lock }
+
 func (m *mysqlConn) value() string { return m.val }
 
-func (m *mysqlConn) retryDelay() time.Duration { return m.p.RetryDelay.Draw(m.c.env.Rand()) }
+func (m *mysqlConn) retryDelay() time.Duration { return m.cfg().RetryDelay.Draw(m.c.env.Rand()) }
 
 // receive hands replies to their requests and notes a closed connection.
 // NB: a connection the server closed is noticed by the client only when
@@ -122,13 +61,13 @@ func (m *mysqlConn) connEnded(peer sim.ProcID, _ sim.ConnEnd) {
 // connect opens the connection if there is none and calls then.
 func (m *mysqlConn) connect(then func(ok bool)) {
 	c := m.c
-	m.node = c.addr(m.p.Node)
+	m.node = c.addr(m.cfg().Node)
 	if m.conn != 0 {
 		then(true)
 		return
 	}
 	id := c.newID()
-	c.request(m.node, id, mysql.Connect{ID: id}, m.p.NodeTimeout, func(msg sim.Message, ok bool) {
+	c.request(m.node, id, mysql.Connect{ID: id}, m.cfg().NodeTimeout, func(msg sim.Message, ok bool) {
 		if !ok {
 			c.env.Logf(KindClient, "mysql: connect: no reply")
 			then(false)
@@ -156,7 +95,7 @@ func (m *mysqlConn) stmt(s mysql.Stmt, cb func(r mysql.Reply, ok bool)) {
 		}
 		conn := m.conn
 		id := c.newID()
-		c.request(m.node, id, mysql.Request{ID: id, Conn: conn, Stmt: s}, m.p.NodeTimeout, func(msg sim.Message, ok bool) {
+		c.request(m.node, id, mysql.Request{ID: id, Conn: conn, Stmt: s}, m.cfg().NodeTimeout, func(msg sim.Message, ok bool) {
 			if !ok {
 				if m.conn == conn && conn != 0 {
 					c.env.Logf(KindClient, "mysql: statement timed out; closing conn %d", conn)
@@ -195,7 +134,7 @@ type mysqlInsert struct {
 
 func (m *mysqlInsert) acquire(_ int, done func(bool)) {
 	m.val = m.c.uniqueValue()
-	m.stmt(mysql.Insert{Table: m.p.Table, Key: m.p.Key, Value: m.val}, func(r mysql.Reply, ok bool) {
+	m.stmt(mysql.Insert{Table: m.cfg().Table, Key: m.cfg().Key, Value: m.val}, func(r mysql.Reply, ok bool) {
 		switch {
 		case ok && r.OK():
 			done(true)
@@ -213,11 +152,11 @@ func (m *mysqlInsert) acquire(_ int, done func(bool)) {
 // alone, which is the same here since the row never expires and only its
 // inserter deletes it.
 func (m *mysqlInsert) release(done func()) {
-	m.stmt(mysql.Delete{Table: m.p.Table, Key: m.p.Key}, func(r mysql.Reply, ok bool) {
+	m.stmt(mysql.Delete{Table: m.cfg().Table, Key: m.cfg().Key}, func(r mysql.Reply, ok bool) {
 		if !ok || !r.OK() {
 			m.logErr("DELETE", r, ok)
 		} else if r.Affected == 0 {
-			m.c.env.Logf(KindClient, "release: no row %s to delete", m.p.Key)
+			m.c.env.Logf(KindClient, "release: no row %s to delete", m.cfg().Key)
 		}
 		done()
 	})
@@ -258,14 +197,14 @@ func (m *mysqlForUpdate) lockRow(create bool, done func(bool)) {
 			fail("BEGIN", r, ok)
 			return
 		}
-		m.stmt(mysql.SelectForUpdate{Table: m.p.Table, Key: m.p.Key}, func(r mysql.Reply, ok bool) {
+		m.stmt(mysql.SelectForUpdate{Table: m.cfg().Table, Key: m.cfg().Key}, func(r mysql.Reply, ok bool) {
 			switch {
 			case !ok || !r.OK():
 				fail("SELECT ... FOR UPDATE", r, ok)
 			case r.Found:
 				done(true)
 			case !create:
-				m.c.env.Logf(KindClient, "mysql: lock row %s still missing", m.p.Key)
+				m.c.env.Logf(KindClient, "mysql: lock row %s still missing", m.cfg().Key)
 				m.stmt(mysql.Rollback{}, func(mysql.Reply, bool) { done(false) })
 			default:
 				m.stmt(mysql.Rollback{}, func(r mysql.Reply, ok bool) {
@@ -273,7 +212,7 @@ func (m *mysqlForUpdate) lockRow(create bool, done func(bool)) {
 						fail("ROLLBACK", r, ok)
 						return
 					}
-					m.stmt(mysql.Insert{Table: m.p.Table, Key: m.p.Key, Value: ""}, func(r mysql.Reply, ok bool) {
+					m.stmt(mysql.Insert{Table: m.cfg().Table, Key: m.cfg().Key, Value: ""}, func(r mysql.Reply, ok bool) {
 						if !ok || (!r.OK() && r.Code != mysql.ErrDupEntry) {
 							fail("INSERT lock row", r, ok)
 							return

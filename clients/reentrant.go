@@ -8,84 +8,6 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-// Nesting is a workload that locks again while it holds the lock, as a
-// method that takes the lock calling another that takes it too: Depth
-// acquisitions in all (1 means no re-entry), the inner ones starting At
-// after the outer acquire, one right after the other, held for Hold, then
-// released innermost first. The outer critical section runs meanwhile.
-// NB: until the workload gains it (with the registry), nesting is a
-// parameter of the re-entrant algorithms.
-type Nesting struct {
-	// Depth is the number of nested acquisitions. Parameter "reentry",
-	// default 1.
-	Depth int
-	// At is when the inner acquisitions start, after the outer acquire on
-	// the client's monotonic clock. Parameter "inner_at".
-	At time.Duration
-	// Hold is how long the innermost holds before the inner releases.
-	// Parameter "inner_hold".
-	Hold time.Duration
-}
-
-func (n Nesting) validate() error {
-	switch {
-	case n.Depth < 1:
-		return fmt.Errorf("reentry: must be >= 1 (1 = no re-entry), got %d", n.Depth)
-	case n.At < 0:
-		return fmt.Errorf("inner_at: must be >= 0, got %v", n.At)
-	case n.Hold < 0:
-		return fmt.Errorf("inner_hold: must be >= 0, got %v", n.Hold)
-	}
-	return nil
-}
-
-// ReentrantParams are the parameters of redis-reentrant and
-// redis-reentrant-hash.
-type ReentrantParams struct {
-	Common
-	// TTL is the key's time to live (redis-reentrant) or the lease
-	// (redis-reentrant-hash). Parameter "ttl".
-	TTL time.Duration
-	Nesting
-}
-
-// DefaultReentrantParams returns the defaults of the re-entrant locks: the
-// single-instance TTL (30 s, reference §4.1; for the hash it is the lease of
-// lock(leaseTime), which has no watchdog), the single-instance retry policy
-// and no nesting.
-func DefaultReentrantParams() ReentrantParams {
-	return ReentrantParams{Common: defaultCommon(), TTL: singleTTL, Nesting: Nesting{Depth: 1}}
-}
-
-// Validate reports the first bad parameter, naming it.
-func (p ReentrantParams) Validate() error {
-	if err := p.Common.validate(); err != nil {
-		return err
-	}
-	if p.TTL < time.Millisecond {
-		return fmt.Errorf("ttl: must be at least 1ms, got %v", p.TTL)
-	}
-	return p.Nesting.validate()
-}
-
-// NewReentrant returns a redis-reentrant client (counted false) or a
-// redis-reentrant-hash client (counted true); it panics on an invalid
-// configuration (ValidateReentrant first).
-func NewReentrant(cfg Config, p ReentrantParams, counted bool) sim.Process {
-	name := RedisReentrant
-	if counted {
-		name = RedisReentrantHash
-	}
-	return newExtra(cfg, name, p.Common, p.Validate, func(c *client) algorithm {
-		return &reentrant{c: c, p: p, counted: counted}
-	})
-}
-
-// ValidateReentrant checks a re-entrant client's configuration.
-func ValidateReentrant(cfg Config, p ReentrantParams) error {
-	return validateExtra(cfg, p.Common, p.Validate)
-}
-
 // reentrant is a re-entrant lock on one Redis node. Naive (counted false):
 // the value is the client's own id, stable across acquisitions; SET NX PX
 // takes the lock, and when it fails a GET that returns the client's own id
@@ -97,7 +19,6 @@ func ValidateReentrant(cfg Config, p ReentrantParams) error {
 type reentrant struct {
 	noExtras
 	c       *client
-	p       ReentrantParams
 	counted bool
 	node    sim.ProcID
 	id      string // the owner id: the naive value, Redisson's uuid:thread
@@ -110,23 +31,25 @@ func (r *reentrant) init() {
 	r.id = fmt.Sprintf("%s:%016x:%d", r.c.cfg.Name, r.c.env.Rand().Uint64(), redissonThread)
 }
 
+func (r *reentrant) cfg() LockConfig { return r.c.cfg.Lock }
+
 func (r *reentrant) value() string { return r.id }
 
-func (r *reentrant) retryDelay() time.Duration { return r.p.RetryDelay.Draw(r.c.env.Rand()) }
+func (r *reentrant) retryDelay() time.Duration { return r.cfg().RetryDelay.Draw(r.c.env.Rand()) }
 
 func (r *reentrant) receive(sim.ProcID, sim.Message) bool { return false }
 
 func (r *reentrant) acquire(_ int, done func(bool)) {
-	r.node = r.c.addr(r.p.Node)
+	r.node = r.c.addr(r.cfg().Node)
 	r.lock(false, done)
 }
 
 // lock takes the lock once (inner: a re-entry, logged as such).
 func (r *reentrant) lock(inner bool, done func(bool)) {
-	c, key, nt := r.c, r.p.Key, r.p.NodeTimeout
+	c, key, nt := r.c, r.cfg().Key, r.cfg().NodeTimeout
 	if r.counted {
 		// tryLockInnerAsync: nil when taken (or re-entered), else the PTTL.
-		c.evalsha(r.node, nt, scriptRedissonLock, []string{key}, []string{ms(r.p.TTL), r.id}, func(v redis.Value, ok bool) {
+		c.evalsha(r.node, nt, scriptRedissonLock, []string{key}, []string{ms(r.cfg().TTL), r.id}, func(v redis.Value, ok bool) {
 			done(ok && v.IsNil())
 		})
 		return
@@ -147,19 +70,19 @@ func (r *reentrant) lock(inner bool, done func(bool)) {
 			}
 			done(own)
 		}, "GET", key)
-	}, "SET", key, r.id, "NX", "PX", ms(r.p.TTL))
+	}, "SET", key, r.id, "NX", "PX", ms(r.cfg().TTL))
 }
 
 // unlock releases once: DEL (naive) or the unlock script (counted).
 func (r *reentrant) unlock(done func()) {
-	c, key, nt := r.c, r.p.Key, r.p.NodeTimeout
+	c, key, nt := r.c, r.cfg().Key, r.cfg().NodeTimeout
 	if !r.counted {
 		c.cmd(r.node, nt, func(redis.Value, bool) { done() }, "DEL", key)
 		return
 	}
 	latch := "redisson_unlock_latch:{" + key + "}:" + fmt.Sprintf("%016x", c.env.Rand().Uint64())
 	keys := []string{key, "redisson_lock__channel:{" + key + "}", latch}
-	args := []string{redissonUnlockMessage, ms(r.p.TTL), r.id, "publish", ms(redissonLatchTTL)}
+	args := []string{redissonUnlockMessage, ms(r.cfg().TTL), r.id, "publish", ms(redissonLatchTTL)}
 	c.evalsha(r.node, nt, scriptRedissonUnlock, keys, args, func(v redis.Value, ok bool) {
 		switch {
 		case ok && v.IsNil():
@@ -176,11 +99,11 @@ func (r *reentrant) unlock(done func()) {
 
 // held starts the inner acquisitions of a nested workload.
 func (r *reentrant) held() {
-	if r.p.Depth < 2 {
+	if r.c.cfg.Workload.Reentry < 2 {
 		return
 	}
 	gen := r.gen
-	r.inner = r.c.after(r.p.At, whatHold, func() {
+	r.inner = r.c.after(r.c.cfg.Workload.InnerAt, whatHold, func() {
 		r.inner = timerRef{}
 		r.enter(gen, 2)
 	})
@@ -202,11 +125,11 @@ func (r *reentrant) enter(gen, level int) {
 			return
 		}
 		c.env.Logf(KindClient, "re-entered at depth %d", level)
-		if level < r.p.Depth {
+		if level < r.c.cfg.Workload.Reentry {
 			r.enter(gen, level+1)
 			return
 		}
-		r.inner = c.after(r.p.Hold, whatHold, func() {
+		r.inner = c.after(r.c.cfg.Workload.InnerHold, whatHold, func() {
 			r.inner = timerRef{}
 			r.leave(gen, level)
 		})
