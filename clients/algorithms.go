@@ -295,7 +295,8 @@ func singleRetry(c *LockConfig) {
 
 var memcachedAddAlgorithm = &Algorithm{
 	Name: MemcachedAdd, NodeKind: NodeMemcached, MinTries: 1,
-	Fencing: []string{FencingNone},
+	// incr: "incr <key>:token" on the lock's memcached server.
+	Fencing: []string{FencingNone, FencingIncr},
 	Params:  []Param{pKey, pNode, pExptime, pCacheRelease, pTries, pRetryDelay, pNodeTimeout, pFencingToken},
 	defaults: func(c *LockConfig) {
 		c.Exptime = memcachedExptime
@@ -333,7 +334,7 @@ func mysqlAlgorithm(name string, statements int, build func(*client) algorithm) 
 
 var getsetAlgorithm = &Algorithm{
 	Name: RedisGetSet, NodeKind: NodeRedis, MinTries: 1,
-	Fencing: []string{FencingNone},
+	Fencing: []string{FencingNone, FencingIncr},
 	Params:  []Param{pKey, pNode, pLockTimeout, pTries, pRetryDelay, pNodeTimeout, pFencingToken},
 	defaults: func(c *LockConfig) {
 		c.LockTimeout = getsetTimeout
@@ -349,7 +350,7 @@ var getsetAlgorithm = &Algorithm{
 func reentrantAlgorithm(name string, counted bool) *Algorithm {
 	return &Algorithm{
 		Name: name, NodeKind: NodeRedis, MinTries: 1,
-		Fencing: []string{FencingNone},
+		Fencing: []string{FencingNone, FencingIncr},
 		Params:  []Param{pKey, pNode, pTTL, pTries, pRetryDelay, pNodeTimeout, pFencingToken},
 		defaults: func(c *LockConfig) {
 			// The single-instance TTL (reference §4.1); for the hash it is

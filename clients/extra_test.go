@@ -441,3 +441,32 @@ func TestFillerNotesRefusedWrites(t *testing.T) {
 		})
 	}
 }
+
+// fencing_token incr: each grant gets the next INCR of <key>:token on the
+// lock's server (Redis INCR, memcached incr after an add of 0).
+func TestExtraFencingTokens(t *testing.T) {
+	for _, alg := range []string{MemcachedAdd, RedisGetSet, RedisReentrant, RedisReentrantHash} {
+		t.Run(alg, func(t *testing.T) {
+			w := newWorld(t)
+			w.redis("A")
+			w.memcached("M", nil)
+			w.storage(storage.FencingMonotonic)
+			wl1, wl2 := contend(2)
+			tokens := func(c *LockConfig) {
+				c.FencingToken = FencingIncr
+				c.Tries, c.RetryDelay = 100, sim.Range{Lo: 20 * time.Millisecond, Hi: 50 * time.Millisecond}
+			}
+			w.lockClient("c1", alg, sim.ClockSpec{}, wl1, tokens)
+			w.lockClient("c2", alg, sim.ClockSpec{}, wl2, tokens)
+			h := w.run(20 * time.Second)
+			require.Len(t, h.Beliefs, 4, w.dumpTrace())
+			for i, b := range h.Beliefs {
+				assert.True(t, b.HasToken)
+				assert.Equal(t, int64(i+1), b.Token)
+			}
+			for _, s := range h.Sections {
+				assert.Equal(t, sim.WriteAccepted, s.Outcome)
+			}
+		})
+	}
+}

@@ -50,6 +50,9 @@ func (g *getSet) acquire(_ int, done func(bool)) {
 	c := g.c
 	g.node = c.addr(g.cfg().Node)
 	key, nt := g.cfg().Key, g.cfg().NodeTimeout
+	done = c.tokenThen(func() sim.ProcID { return g.node }, done, func() {
+		c.cmd(g.node, nt, func(redis.Value, bool) {}, "DEL", key)
+	})
 	newExp := func() string {
 		g.exp = g.now() + g.cfg().LockTimeout.Milliseconds()
 		return strconv.FormatInt(g.exp, 10)

@@ -1,6 +1,7 @@
 package clients
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/locksim/locksim/nodes/memcached"
@@ -69,6 +70,13 @@ func (m *memcachedAdd) acquire(_ int, done func(bool)) {
 		case !ok:
 			c.env.Logf(KindClient, "add %s: no reply", m.cfg().Key)
 			done(false)
+		case r.Status == memcached.Stored && m.cfg().FencingToken == FencingIncr:
+			m.token(true, func(ok bool) {
+				if !ok {
+					m.do(memcached.Request{Cmd: memcached.CmdDelete, Key: m.cfg().Key}, func(memcached.Reply, bool) {})
+				}
+				done(ok)
+			})
 		case r.Status == memcached.Stored:
 			done(true)
 		default:
@@ -77,6 +85,30 @@ func (m *memcachedAdd) acquire(_ int, done func(bool)) {
 			}
 			done(false)
 		}
+	})
+}
+
+// token obtains a fencing token with "incr <key>:token 1" on the lock's
+// memcached server; incr answers NOT_FOUND for a missing key, so the
+// client creates it with "add <key>:token 0 0 0" and increments again
+// (protocol.txt, "Increment/Decrement"). NB: like the INCR counter on Redis
+// (incrToken), the counter lives in the lock's server: memcached evicts it
+// like any item and a restart loses it, so tokens can repeat.
+func (m *memcachedAdd) token(create bool, done func(bool)) {
+	c, key := m.c, m.cfg().Key+":token"
+	m.do(memcached.Request{Cmd: memcached.CmdIncr, Key: key, Delta: 1}, func(r memcached.Reply, ok bool) {
+		if ok && r.Status == memcached.NotFound && create {
+			m.do(memcached.Request{Cmd: memcached.CmdAdd, Key: key, Value: "0"}, func(memcached.Reply, bool) { m.token(false, done) })
+			return
+		}
+		n, err := strconv.ParseInt(r.Status, 10, 64)
+		if !ok || err != nil {
+			c.env.Logf(KindClient, "incr %s: %v %s", key, ok, r.Status)
+			done(false)
+			return
+		}
+		c.token, c.hasToken = n, true
+		done(true)
 	})
 }
 

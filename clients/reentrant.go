@@ -41,7 +41,7 @@ func (r *reentrant) receive(sim.ProcID, sim.Message) bool { return false }
 
 func (r *reentrant) acquire(_ int, done func(bool)) {
 	r.node = r.c.addr(r.cfg().Node)
-	r.lock(false, done)
+	r.lock(false, r.c.tokenThen(func() sim.ProcID { return r.node }, done, func() { r.unlock(func() {}) }))
 }
 
 // lock takes the lock once (inner: a re-entry, logged as such).
