@@ -107,8 +107,9 @@
 //     autocommit INSERT; a statement timeout (60 s, longer than the 50 s
 //     innodb_lock_wait_timeout) closes the connection as a read timeout does.
 //   - redis-getset stores Unix milliseconds where the recipe stores seconds.
-//   - redis-reentrant's nested workload (reentry, inner_at, inner_hold) is a
-//     parameter of the re-entrant algorithms until the workload gains it.
+//   - A nested workload (workload reentry, inner_at, inner_hold) takes the
+//     lock again from one inner call chain, not from several threads; only
+//     the re-entrant algorithms accept it.
 //   - The cache filler writes without waiting for replies and notes only the
 //     changes between accepted and refused writes.
 //
