@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/nodes/memcached"
 	"github.com/locksim/locksim/nodes/zookeeper"
 	"github.com/locksim/locksim/sim"
 )
@@ -60,6 +61,8 @@ type Algorithm struct {
 const (
 	NodeRedis     = "redis"
 	NodeZooKeeper = "zookeeper"
+	NodeMemcached = "memcached"
+	NodeMySQL     = "mysql"
 )
 
 // Param is one lock parameter: its scenario name (snake_case), how its text
@@ -81,6 +84,15 @@ var registry = []*Algorithm{
 	redsyncAlgorithm,
 	redissonAlgorithm,
 	zookeeperAlgorithm,
+	memcachedAddAlgorithm,
+	mysqlAlgorithm(MySQLInsert, 2, func(c *client) algorithm { return &mysqlInsert{mysqlConn: mysqlConn{c: c}} }),
+	// BEGIN, SELECT ... FOR UPDATE (which waits for the row lock, up to
+	// innodb_lock_wait_timeout), and when the row is missing ROLLBACK,
+	// INSERT, BEGIN and SELECT again, each bounded by node_timeout.
+	mysqlAlgorithm(MySQLForUpdate, 7, func(c *client) algorithm { return &mysqlForUpdate{mysqlConn: mysqlConn{c: c}} }),
+	getsetAlgorithm,
+	reentrantAlgorithm(RedisReentrant, false),
+	reentrantAlgorithm(RedisReentrantHash, true),
 }
 
 // Algorithms lists the algorithm names in the order the documentation gives
@@ -273,6 +285,87 @@ var zookeeperAlgorithm = &Algorithm{
 	build:       func(c *client) algorithm { return &zkLock{c: c} },
 }
 
+// singleRetry is the retry policy of the single-instance recipes, which
+// issue 13's algorithms share (the recipes give none; redlock-rb's, see
+// singleTries).
+func singleRetry(c *LockConfig) {
+	c.Tries = singleTries
+	c.RetryDelay = sim.Range{Lo: 0, Hi: singleRetryMax}
+}
+
+var memcachedAddAlgorithm = &Algorithm{
+	Name: MemcachedAdd, NodeKind: NodeMemcached, MinTries: 1,
+	// incr: "incr <key>:token" on the lock's memcached server.
+	Fencing: []string{FencingNone, FencingIncr},
+	Params:  []Param{pKey, pNode, pExptime, pCacheRelease, pTries, pRetryDelay, pNodeTimeout, pFencingToken},
+	defaults: func(c *LockConfig) {
+		c.Exptime = memcachedExptime
+		c.CacheRelease = CacheReleaseDelete
+		singleRetry(c)
+		c.NodeTimeout = commandTimeout
+	},
+	// exptime 0 never expires: the lock lives until it is deleted or
+	// evicted; the liveness bound then counts no lifetime.
+	lifetime: func(c LockConfig) time.Duration { return c.Exptime },
+	tryBound: nodeTimeoutBound,
+	build:    func(c *client) algorithm { return &memcachedAdd{c: c} },
+}
+
+// mysqlAlgorithm is mysql-insert or mysql-for-update: statements is the
+// most statements one attempt sends (each bounded by node_timeout).
+func mysqlAlgorithm(name string, statements int, build func(*client) algorithm) *Algorithm {
+	return &Algorithm{
+		Name: name, NodeKind: NodeMySQL, MinTries: 1,
+		Fencing: []string{FencingNone},
+		Params:  []Param{pKey, pNode, pTable, pTries, pRetryDelay, pNodeTimeout, pFencingToken},
+		defaults: func(c *LockConfig) {
+			c.Table = mysqlTable
+			singleRetry(c)
+			c.NodeTimeout = mysqlStatementTimeout
+		},
+		// Neither lock expires (lifetime 0): the row stays until DELETE
+		// (insert), the row lock until the transaction ends (for update),
+		// so the liveness bound is the wait bound alone.
+		lifetime: func(LockConfig) time.Duration { return 0 },
+		tryBound: func(c LockConfig) time.Duration { return time.Duration(statements) * c.NodeTimeout },
+		build:    build,
+	}
+}
+
+var getsetAlgorithm = &Algorithm{
+	Name: RedisGetSet, NodeKind: NodeRedis, MinTries: 1,
+	Fencing: []string{FencingNone, FencingIncr},
+	Params:  []Param{pKey, pNode, pLockTimeout, pTries, pRetryDelay, pNodeTimeout, pFencingToken},
+	defaults: func(c *LockConfig) {
+		c.LockTimeout = getsetTimeout
+		singleRetry(c)
+		c.NodeTimeout = commandTimeout
+	},
+	lifetime: func(c LockConfig) time.Duration { return c.LockTimeout },
+	// SETNX, GET, GETSET.
+	tryBound: func(c LockConfig) time.Duration { return 3 * c.NodeTimeout },
+	build:    func(c *client) algorithm { return &getSet{c: c} },
+}
+
+func reentrantAlgorithm(name string, counted bool) *Algorithm {
+	return &Algorithm{
+		Name: name, NodeKind: NodeRedis, MinTries: 1,
+		Fencing: []string{FencingNone, FencingIncr},
+		Params:  []Param{pKey, pNode, pTTL, pTries, pRetryDelay, pNodeTimeout, pFencingToken},
+		defaults: func(c *LockConfig) {
+			// The single-instance TTL (reference §4.1); for the hash it is
+			// the lease of lock(leaseTime), which has no watchdog.
+			c.TTL = singleTTL
+			singleRetry(c)
+			c.NodeTimeout = commandTimeout
+		},
+		lifetime: ttlLifetime,
+		// SET NX PX then GET (naive); one script (counted).
+		tryBound: func(c LockConfig) time.Duration { return 2 * c.NodeTimeout },
+		build:    func(c *client) algorithm { return &reentrant{c: c, counted: counted} },
+	}
+}
+
 func ttlLifetime(c LockConfig) time.Duration { return c.TTL }
 
 // nodeTimeoutBound: one attempt waits on one node at a time.
@@ -379,6 +472,26 @@ var (
 	})
 	pClientExpiry     = boolParam("client_expiry", func(c *LockConfig) *bool { return &c.ClientExpiry })
 	pLostOnDisconnect = boolParam("lost_on_disconnect", func(c *LockConfig) *bool { return &c.LostOnDisconnect })
+	pExptime          = durationParam("exptime", func(c *LockConfig) *time.Duration { return &c.Exptime }, func(c LockConfig) error {
+		if c.Exptime < 0 || c.Exptime%time.Second != 0 || c.Exptime > memcached.RealtimeMaxDelta*time.Second {
+			return fmt.Errorf("lock.exptime: %v must be whole seconds from 0s (never) to %v (30 days, memcached's REALTIME_MAXDELTA, memcached.h:1060; larger values are absolute Unix times)",
+				c.Exptime, memcached.RealtimeMaxDelta*time.Second)
+		}
+		return nil
+	})
+	pCacheRelease = enumParam("release", func(c *LockConfig) *string { return &c.CacheRelease }, CacheReleaseDelete, CacheReleaseCAS)
+	pTable        = Param{Name: "table", set: func(c *LockConfig, v string) error { c.Table = v; return nil }, check: func(c LockConfig) error {
+		if c.Table == "" {
+			return errors.New("lock.table: a MySQL lock needs a lock table (one of its node's tables)")
+		}
+		return nil
+	}}
+	pLockTimeout = durationParam("timeout", func(c *LockConfig) *time.Duration { return &c.LockTimeout }, func(c LockConfig) error {
+		if c.LockTimeout < time.Millisecond || c.LockTimeout%time.Millisecond != 0 {
+			return fmt.Errorf("lock.timeout: must be a whole number of milliseconds >= 1ms, got %v", c.LockTimeout)
+		}
+		return nil
+	})
 	// pFencingToken is checked against Algorithm.Fencing by validate.
 	pFencingToken = Param{Name: "fencing_token", set: func(c *LockConfig, v string) error { c.FencingToken = v; return nil }}
 )

@@ -20,7 +20,7 @@ func TestRegistry(t *testing.T) {
 			assert.NotNil(t, a.lifetime)
 			assert.NotNil(t, a.tryBound)
 			assert.NotNil(t, a.build)
-			assert.Contains(t, []string{NodeRedis, NodeZooKeeper}, a.NodeKind)
+			assert.Contains(t, []string{NodeRedis, NodeZooKeeper, NodeMemcached, NodeMySQL}, a.NodeKind)
 			assert.Contains(t, a.Fencing, FencingNone)
 			seen := map[string]bool{}
 			for _, p := range a.Params {
@@ -38,7 +38,13 @@ func TestRegistry(t *testing.T) {
 				c.Node = "A"
 			}
 			require.NoError(t, Config{Name: "c1", Lock: c}.Validate())
-			assert.Positive(t, c.Lifetime())
+			if a.NodeKind == NodeMySQL {
+				// A MySQL lock never expires (lifetime 0): the row stays
+				// until DELETE, the row lock until the transaction ends.
+				assert.Zero(t, c.Lifetime())
+			} else {
+				assert.Positive(t, c.Lifetime())
+			}
 			assert.Positive(t, c.WaitBound())
 		})
 	}
@@ -72,6 +78,15 @@ func TestLifetimeAndWaitBound(t *testing.T) {
 		// 60 s requested, 40 s granted by a default server.
 		{"zookeeper", cfg(ZooKeeper, nil), 60 * time.Second, 40 * time.Second, time.Second},
 		{"zookeeper short", cfg(ZooKeeper, func(c *LockConfig) { c.SessionTimeout = 10 * time.Second }), 10 * time.Second, 10 * time.Second, time.Second},
+		// Issue 13: exptime 30 s, 3 × (200 ms + 5 s).
+		{"memcached-add", cfg(MemcachedAdd, nil), 30 * time.Second, 30 * time.Second, 3 * (200*time.Millisecond + 5*time.Second)},
+		{"memcached-add never", cfg(MemcachedAdd, func(c *LockConfig) { c.Exptime = 0 }), 0, 0, 3 * (200*time.Millisecond + 5*time.Second)},
+		// No expiry; 3 × (200 ms + 2 statements × 60 s).
+		{"mysql-insert", cfg(MySQLInsert, nil), 0, 0, 3 * (200*time.Millisecond + 120*time.Second)},
+		{"mysql-for-update", cfg(MySQLForUpdate, nil), 0, 0, 3 * (200*time.Millisecond + 420*time.Second)},
+		// SETNX, GET, GETSET: 3 × (200 ms + 15 s).
+		{"redis-getset", cfg(RedisGetSet, func(c *LockConfig) { c.LockTimeout = 10 * time.Second }), 10 * time.Second, 10 * time.Second, 3 * (200*time.Millisecond + 15*time.Second)},
+		{"redis-reentrant-hash", cfg(RedisReentrantHash, nil), 30 * time.Second, 30 * time.Second, 3 * (200*time.Millisecond + 10*time.Second)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

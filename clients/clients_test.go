@@ -24,6 +24,12 @@ func servers(w *world, lc *LockConfig) {
 	case ZooKeeper:
 		w.zookeeper("Z")
 		lc.Node = "Z"
+	case MemcachedAdd:
+		w.memcached("M", nil)
+		lc.Node = "M"
+	case MySQLInsert, MySQLForUpdate:
+		w.mysql("D", nil)
+		lc.Node = "D"
 	default:
 		w.redis("A")
 		lc.Node = "A"

@@ -31,6 +31,38 @@ const (
 	// ZooKeeper is the ephemeral-sequential lock recipe (reference §6.4;
 	// Curator's InterProcessMutex).
 	ZooKeeper = "zookeeper"
+	// MemcachedAdd is "add key 0 exptime value", released by delete or by
+	// cas (reference servers-and-network §6).
+	MemcachedAdd = "memcached-add"
+	// MySQLInsert is a row of a lock table with a unique key: INSERT to
+	// lock, DELETE to unlock, autocommit (reference servers-and-network §7).
+	MySQLInsert = "mysql-insert"
+	// MySQLForUpdate is BEGIN; SELECT ... FOR UPDATE; critical section;
+	// COMMIT (reference servers-and-network §7).
+	MySQLForUpdate = "mysql-for-update"
+	// RedisGetSet is the pre-2.6.12 SETNX/GETSET timestamp recipe (Redis
+	// SETNX documentation, "Design pattern: Locking with SETNX").
+	RedisGetSet = "redis-getset"
+	// RedisReentrant is the naive re-entrant lock: a lock value stable per
+	// client, re-entry when the stored value equals it, release by DEL.
+	RedisReentrant = "redis-reentrant"
+	// RedisReentrantHash is Redisson's counted hash (HINCRBY on the owner
+	// field; the release decrements and deletes at zero; reference §5),
+	// without a watchdog.
+	RedisReentrantHash = "redis-reentrant-hash"
+)
+
+// Release modes of memcached-add.
+const (
+	// CacheReleaseDelete is "delete key": it deletes whatever the key
+	// holds, possibly another client's lock.
+	CacheReleaseDelete = "delete"
+	// CacheReleaseCAS is "gets key", then, if the value is the client's
+	// own, "cas key 0 -1 0 <cas id>": a store with a negative exptime, which
+	// memcached takes as immediately expired (doc/protocol.txt:245-249,
+	// memcached.h:1061-1065), guarded by the CAS id so that it fails with
+	// EXISTS when another client stored the key since the gets.
+	CacheReleaseCAS = "cas"
 )
 
 // Values of the enumerated parameters.
@@ -78,6 +110,15 @@ type Workload struct {
 	// Timeout bounds each request to the resource; 0 means
 	// DefaultResourceTimeout.
 	Timeout time.Duration
+	// Reentry is how many times a cycle takes the lock, nested: 2 locks
+	// again while holding it (a method that takes the lock calling another
+	// that takes it too). 0 and 1 mean no re-entry; only the re-entrant
+	// algorithms accept more. The inner acquisitions start InnerAt after
+	// the outer acquire, one right after the other, hold for InnerHold and
+	// release innermost first, while the outer section runs.
+	Reentry   int
+	InnerAt   time.Duration
+	InnerHold time.Duration
 }
 
 // DefaultResourceTimeout bounds a resource request when Workload.Timeout is 0.
@@ -211,6 +252,17 @@ type LockConfig struct {
 	// (INCR <key>:token on the lock's Redis node) or zxid (the znode's
 	// creation zxid; zookeeper only). Parameter "fencing_token".
 	FencingToken string
+	// Exptime is memcached-add's item exptime: whole seconds from 0
+	// (never) to 30 days. Parameter "exptime".
+	Exptime time.Duration
+	// CacheRelease is how memcached-add releases: delete or cas.
+	// Parameter "release" (for memcached-add).
+	CacheRelease string
+	// Table is the MySQL lock table. Parameter "table".
+	Table string
+	// LockTimeout is redis-getset's lock timeout, added to the client's
+	// wall clock to form the stored expiry time. Parameter "timeout".
+	LockTimeout time.Duration
 }
 
 // Defaults, each with its source.
@@ -285,6 +337,26 @@ const (
 	// 0..1 s, after the base sleep of the ExponentialBackoffRetry(1000, 3)
 	// that Curator's documentation uses in its examples. locksim default.
 	zkRetryMax = 1000 * time.Millisecond
+
+	// memcachedExptime is memcached-add's default exptime. locksim
+	// default: the memcached lock recipes give none; 30 s is the distlock
+	// page's single-instance TTL that redis-single uses (reference §4.1).
+	// memcached-add, mysql-*, redis-getset and redis-reentrant* retry as
+	// the single-instance recipe does (singleTries, singleRetryMax).
+	memcachedExptime = 30 * time.Second
+	// mysqlStatementTimeout bounds one MySQL statement. locksim default:
+	// Connector/J's socketTimeout and the C client's read timeout default
+	// to none (0); a finite bound longer than innodb_lock_wait_timeout's
+	// default of 50 s (reference servers-and-network §7) lets the server's
+	// error 1205 arrive first.
+	mysqlStatementTimeout = 60 * time.Second
+	// mysqlTable is the default lock table, the node model's default
+	// (nodes/mysql DefaultConfig: "locks").
+	mysqlTable = "locks"
+	// getsetTimeout is redis-getset's default lock timeout. locksim
+	// default: the SETNX page's recipe leaves it to the application; 30 s
+	// is the distlock page's TTL that redis-single uses (reference §4.1).
+	getsetTimeout = 30 * time.Second
 )
 
 // DefaultLockConfig returns the configuration of algorithm with the real
@@ -400,6 +472,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("workload.think: must be >= 0, got %v", w.Think)
 	case w.Timeout < 0:
 		return fmt.Errorf("workload.timeout: must be >= 0 (0 = %v), got %v", DefaultResourceTimeout, w.Timeout)
+	case w.Reentry < 0:
+		return fmt.Errorf("workload.reentry: must be >= 0 (0 or 1 = no re-entry), got %d", w.Reentry)
+	case w.Reentry > 1 && c.Lock.Algorithm != RedisReentrant && c.Lock.Algorithm != RedisReentrantHash:
+		return fmt.Errorf("workload.reentry: %s does not lock re-entrantly (only %s and %s do)", c.Lock.Algorithm, RedisReentrant, RedisReentrantHash)
+	case w.InnerAt < 0:
+		return fmt.Errorf("workload.inner_at: must be >= 0, got %v", w.InnerAt)
+	case w.InnerHold < 0:
+		return fmt.Errorf("workload.inner_hold: must be >= 0, got %v", w.InnerHold)
 	}
 	if c.ResourceFencing != "" {
 		if err := (storage.Config{Fencing: c.ResourceFencing}).Validate(); err != nil {

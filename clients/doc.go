@@ -98,7 +98,22 @@
 //     as its token.
 //   - Sentinel-aware clients also subscribe to +switch-master; these ask
 //     before each attempt and after errors.
+//   - memcached-add (issue 13): the cas release is "gets", then a cas with
+//     exptime -1 (immediately expired) guarded by the CAS id; there is no
+//     text-protocol command that deletes only a given CAS id.
+//   - mysql-insert, mysql-for-update: statements are typed messages, not
+//     SQL; the DELETE of the release matches the key alone (no owner column);
+//     the FOR UPDATE client creates a missing lock row once with an
+//     autocommit INSERT; a statement timeout (60 s, longer than the 50 s
+//     innodb_lock_wait_timeout) closes the connection as a read timeout does.
+//   - redis-getset stores Unix milliseconds where the recipe stores seconds.
+//   - A nested workload (workload reentry, inner_at, inner_hold) takes the
+//     lock again from one inner call chain, not from several threads; only
+//     the re-entrant algorithms accept it.
+//   - The cache filler writes without waiting for replies and notes only the
+//     changes between accepted and refused writes.
 //
 // Package clients imports sim and the message types of nodes/redis,
-// nodes/storage and nodes/zookeeper (and the zookeeper.Session helper).
+// nodes/storage, nodes/zookeeper, nodes/memcached and nodes/mysql (and the
+// zookeeper.Session helper).
 package clients

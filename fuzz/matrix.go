@@ -28,6 +28,9 @@ type MatrixRow struct {
 	Name string
 	// Fenced rows add a token and a marking resource to the row above.
 	Fenced bool
+	// Group numbers the row's algorithm: a +fencing row shares its base
+	// row's group, and so its runs (MatrixRun).
+	Group int
 	// YAML is the row's base world.
 	YAML string
 }
@@ -63,7 +66,7 @@ var MatrixFamilies = []MatrixFamily{
 	{Name: "clock jump", Kind: faults.KindClockJump, Node: true, Note: "clock jump: 1–3 wall-clock steps of up to 3 ttl (forward two times in three) of a lock server or a client"},
 	{Name: "clock drift", Kind: faults.KindClockDrift, Node: true, Note: "clock drift: 1–3 rate changes to ±0.1% to ±20% of a lock server or a client"},
 	{Name: "pause", Kind: faults.KindPause, Node: true, Note: "pause: 1–3 pauses (GC, SIGSTOP) of up to 3 ttl of a lock server or a client"},
-	{Name: "crash (no fsync)", Kind: faults.KindCrash, Node: true, Servers: true, Note: "crash (no fsync): 1–3 crashes (process or power) of Redis servers that persist with RDB only, restarted within 2 ttl three times in four, losing what came after the last save; n/a for ZooKeeper (its service stands for a replicated ensemble)"},
+	{Name: "crash (no fsync)", Kind: faults.KindCrash, Node: true, Servers: true, Note: "crash (no fsync): 1–3 crashes (process or power) of the lock's servers, restarted within 2 ttl three times in four: Redis servers that persist with RDB only lose what came after the last save, memcached loses everything, MySQL (innodb_flush_log_at_trx_commit 1) keeps its committed rows; n/a for ZooKeeper (its service stands for a replicated ensemble)"},
 	{Name: "failover", Kind: faults.KindCrash, Node: true, Failover: true, Servers: true, Note: "failover: 1–3 crashes (process or power) of the Sentinel-monitored master, restarted within 2 ttl three times in four; Sentinel promotes the replica; n/a without Sentinel"},
 	{Name: "partition", Kind: faults.KindPartition, Note: "partition: 1–3 random partitions (two or three sides) of every process, healed after up to 2 ttl three times in four"},
 	{Name: "message delay", Kind: faults.KindDelay, Note: "message delay: 1–3 extra delays of up to 1 ttl on a one-way link (two times in three between a client and a server), for up to 2 ttl"},
@@ -80,6 +83,13 @@ func (f MatrixFamily) Targets(s *scenarios.Scenario) []string {
 	var out []string
 	for _, r := range s.Redis {
 		out = append(out, r.Name)
+	}
+	// The lock servers of issue 13's kinds.
+	for _, m := range s.Memcached {
+		out = append(out, m.Name)
+	}
+	for _, m := range s.MySQL {
+		out = append(out, m.Name)
 	}
 	if f.Servers {
 		return out
@@ -118,10 +128,16 @@ const (
 	sentinelWorld = "redis:\n  - name: M\n  - name: R\n    replicaof: M\nsentinel: {master: M, count: 3, quorum: 2, down_after: 3s}\n"
 	fiveMasters   = "redis:\n  - name: A\n  - name: B\n  - name: C\n  - name: D\n  - name: E\n"
 	zkWorld       = "zookeeper:\n  name: zk\n  lock_delay: 0s\n"
+	// The worlds of issue 13's locks: one memcached server (64 MB, so
+	// only crashes lose the lock), one MySQL server with the default
+	// wait_timeout.
+	memcachedWorld = "memcached:\n  - name: MC\n"
+	mysqlWorld     = "mysql:\n  - name: DB\n"
 )
 
 // MatrixRows returns the rows: each algorithm, then the same with fencing.
 func MatrixRows() []MatrixRow {
+	// token "" means the algorithm has no fencing token: no +fencing row.
 	type base struct {
 		name, servers, lock, token string
 	}
@@ -132,37 +148,57 @@ func MatrixRows() []MatrixRow {
 		{"redsync", fiveMasters, "algorithm: redsync, nodes: [A, B, C, D, E], ttl: 5s", "incr"},
 		{"redisson", sentinelWorld, "algorithm: redisson, node: M, lease: 5s", "incr"},
 		{"zookeeper", zkWorld, "algorithm: zookeeper, node: zk, session_timeout: 5s", "zxid"},
+		// Issue 13's locks; their lifetime is matrixTTL too, except that the
+		// MySQL locks never expire.
+		{"memcached-add", memcachedWorld, "algorithm: memcached-add, node: MC, exptime: 5s", "incr"},
+		{"mysql-insert", mysqlWorld, "algorithm: mysql-insert, node: DB", ""},
+		{"mysql-for-update", mysqlWorld, "algorithm: mysql-for-update, node: DB", ""},
+		{"redis-getset", sentinelWorld, "algorithm: redis-getset, node: M, timeout: 5s", "incr"},
+		{"redis-reentrant", sentinelWorld, "algorithm: redis-reentrant, node: M, ttl: 5s", "incr"},
+		{"redis-reentrant-hash", sentinelWorld, "algorithm: redis-reentrant-hash, node: M, ttl: 5s", "incr"},
 	}
 	var out []MatrixRow
-	for _, b := range bases {
+	for g, b := range bases {
 		for _, fenced := range []bool{false, true} {
+			if fenced && b.token == "" {
+				continue
+			}
 			name := b.name
 			if fenced {
 				name += " +fencing"
 			}
-			out = append(out, MatrixRow{Name: name, Fenced: fenced, YAML: matrixWorld(Slug(name), b.servers, b.lock, fenced, b.token)})
+			out = append(out, MatrixRow{Name: name, Fenced: fenced, Group: g, YAML: matrixWorld(Slug(name), b.servers, b.lock, fenced, b.token)})
 		}
 	}
 	return out
 }
+
+// matrixGroups maps each row to its group (MatrixRows).
+var matrixGroups = func() []int {
+	var out []int
+	for _, r := range MatrixRows() {
+		out = append(out, r.Group)
+	}
+	return out
+}()
 
 // Applies tells whether a family applies to a world.
 func (f MatrixFamily) Applies(s *scenarios.Scenario) bool {
 	if f.Failover && s.Sentinel == nil {
 		return false
 	}
-	if f.Servers && len(s.Redis) == 0 {
+	if f.Servers && len(s.Redis)+len(s.Memcached)+len(s.MySQL) == 0 {
 		return false
 	}
 	return true
 }
 
 // MatrixRun is the run number that seeds run r of row under family col:
-// a +fencing row (odd rows, MatrixRows) uses the run numbers of the row
-// above it, so the two face the same schedules and the same simulation
+// a +fencing row uses the run numbers of the row above it (its group,
+// MatrixRows), so the two face the same schedules and the same simulation
 // seeds (RunSeed of the run number).
 func MatrixRun(row, col, r, runs int) int {
-	return ((row/2)*len(MatrixFamilies)+col)*runs + r
+	return (matrixGroups[row]*len(MatrixFamilies)+col)*runs + r
 }
 
 // MatrixSchedule draws the schedule of one matrix run with the fuzz

@@ -24,6 +24,15 @@ func TestWorldOf(t *testing.T) {
 		{name: "single-failover", want: faults.GenWorld{
 			Clients: []string{"c1", "c2"}, Masters: []string{"M"}, Replicas: []string{"R"}, Others: []string{"s1", "s2", "s3", "storage"},
 		}},
+		{name: "memcached-add-restart", want: faults.GenWorld{
+			Clients: []string{"c1", "c2"}, Others: []string{"M", "storage"},
+		}},
+		{name: "mysql-for-update-pause", want: faults.GenWorld{
+			Clients: []string{"c1", "c2"}, Others: []string{"D", "storage"},
+		}},
+		{name: "redis-eviction-volatile-lru", want: faults.GenWorld{
+			Clients: []string{"c1", "c2"}, Masters: []string{"A"}, Others: []string{"F", "storage"},
+		}},
 		{name: "zk-session-expiry-pause", want: faults.GenWorld{
 			Clients: []string{"c1", "c2"}, Others: []string{"zk", "storage"},
 		}},

@@ -19,6 +19,7 @@ const (
 	RoleZooKeeper = scenarios.RoleZooKeeper
 	RoleMemcached = scenarios.RoleMemcached
 	RoleMySQL     = scenarios.RoleMySQL
+	RoleFiller    = scenarios.RoleFiller
 	RoleStorage   = scenarios.RoleStorage
 )
 

@@ -27,11 +27,15 @@ func (r *reader) client(n *yaml.Node, path string) ClientSpec {
 	wo.duration("hold", &c.Workload.Hold)
 	wo.duration("think", &c.Workload.Think)
 	wo.duration("timeout", &c.Workload.Timeout)
+	wo.integer("reentry", &c.Workload.Reentry)
+	wo.duration("inner_at", &c.Workload.InnerAt)
+	wo.duration("inner_hold", &c.Workload.InnerHold)
 	wo.done()
 	for _, f := range []struct {
 		key string
 		v   int64
-	}{{"start", int64(c.Workload.Start)}, {"hold", int64(c.Workload.Hold)}, {"think", int64(c.Workload.Think)}, {"timeout", int64(c.Workload.Timeout)}} {
+	}{{"start", int64(c.Workload.Start)}, {"hold", int64(c.Workload.Hold)}, {"think", int64(c.Workload.Think)}, {"timeout", int64(c.Workload.Timeout)},
+		{"reentry", int64(c.Workload.Reentry)}, {"inner_at", int64(c.Workload.InnerAt)}, {"inner_hold", int64(c.Workload.InnerHold)}} {
 		if f.v < 0 {
 			r.errf(wo.get(f.key), path+".workload."+f.key, "must not be negative")
 		}
@@ -152,11 +156,28 @@ func validateLock(x *xref, s *Scenario, c *ClientSpec, path string) {
 			seen[nm] = true
 		}
 	}
+	if alg.NodeKind == clients.NodeMySQL && l.Table != "" {
+		// The lock table must be one of its node's tables.
+		for _, m := range s.MySQL {
+			if m.Name != l.Node {
+				continue
+			}
+			var names []string
+			found := false
+			for _, t := range m.Config.Tables {
+				names = append(names, t.Name)
+				found = found || t.Name == l.Table
+			}
+			if !found {
+				r.errf(at(path+".table"), path+".table", "%q is not a table of MySQL server %s (its tables: %s)", l.Table, m.Name, strings.Join(names, ", "))
+			}
+		}
+	}
 	cfg := clients.Config{Name: c.Name, Lock: l, Workload: c.Workload, Resource: s.Resource.Name, ResourceFencing: s.Resource.Fencing}
 	if err := cfg.Validate(); err != nil {
 		msg := err.Error()
 		field := path
-		if strings.HasPrefix(msg, "lock.") {
+		if strings.HasPrefix(msg, "lock.") || strings.HasPrefix(msg, "workload.") {
 			if i := strings.Index(msg, ": "); i > 0 {
 				field = strings.TrimSuffix(path, ".lock") + "." + msg[:i]
 				msg = msg[i+2:]

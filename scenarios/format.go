@@ -36,6 +36,7 @@ type Scenario struct {
 	ZK        *ZKSpec
 	Memcached []MemcachedSpec
 	MySQL     []MySQLSpec
+	Fillers   []FillerSpec
 	Clients   []ClientSpec
 	Resource  ResourceSpec
 	Faults    []faults.Spec
@@ -69,7 +70,13 @@ type RedisSpec struct {
 	ReplicationDelay   sim.Range
 	MinReplicasToWrite int
 	MinReplicasMaxLag  time.Duration
-	Clock              ClockSpec
+	// MaxMemory (bytes of the model's per-key accounting; 0 = no limit),
+	// MaxMemoryPolicy and MaxMemorySamples are maxmemory,
+	// maxmemory-policy and maxmemory-samples (nodes/redis memory.go).
+	MaxMemory        int64
+	MaxMemoryPolicy  string
+	MaxMemorySamples int
+	Clock            ClockSpec
 }
 
 // SentinelSpec configures Sentinel processes monitoring one master.

@@ -55,6 +55,9 @@ var redisKind = &ProcKind{
 			if r.MinReplicasMaxLag > 0 {
 				cfg.MinReplicasMaxLag = r.MinReplicasMaxLag
 			}
+			cfg.MaxMemory = r.MaxMemory
+			cfg.MaxMemoryPolicy = redis.EvictionPolicy(r.MaxMemoryPolicy)
+			cfg.MaxMemorySamples = r.MaxMemorySamples
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("redis %s: %w", r.Name, err)
 			}
@@ -67,7 +70,8 @@ var redisKind = &ProcKind{
 }
 
 func (r *reader) redis(n *yaml.Node, path string) RedisSpec {
-	s := RedisSpec{AppendFsync: "everysec"}
+	def := redis.DefaultConfig()
+	s := RedisSpec{AppendFsync: "everysec", MaxMemoryPolicy: string(def.MaxMemoryPolicy), MaxMemorySamples: def.MaxMemorySamples}
 	o := r.mapping(n, path)
 	o.str("name", &s.Name)
 	o.boolean("appendonly", &s.AppendOnly)
@@ -82,6 +86,23 @@ func (r *reader) redis(n *yaml.Node, path string) RedisSpec {
 	o.rng("replication_delay", &s.ReplicationDelay)
 	o.integer("min_replicas_to_write", &s.MinReplicasToWrite)
 	o.duration("min_replicas_max_lag", &s.MinReplicasMaxLag)
+	var maxmem int
+	if o.integer("maxmemory", &maxmem) {
+		if maxmem < 0 {
+			r.errf(o.get("maxmemory"), path+".maxmemory", "must be 0 (no limit) or a number of bytes, got %d", maxmem)
+		}
+		s.MaxMemory = int64(maxmem)
+	}
+	if o.str("maxmemory_policy", &s.MaxMemoryPolicy) {
+		switch redis.EvictionPolicy(s.MaxMemoryPolicy) {
+		case redis.NoEviction, redis.AllKeysLRU, redis.VolatileLRU, redis.VolatileTTL, redis.AllKeysRandom, redis.VolatileRandom:
+		default:
+			r.errf(o.get("maxmemory_policy"), path+".maxmemory_policy", "unknown eviction policy %q (allowed: noeviction, allkeys-lru, volatile-lru, volatile-ttl, allkeys-random, volatile-random; the LFU policies are not modelled)", s.MaxMemoryPolicy)
+		}
+	}
+	if o.integer("maxmemory_samples", &s.MaxMemorySamples) && s.MaxMemorySamples < 1 {
+		r.errf(o.get("maxmemory_samples"), path+".maxmemory_samples", "must be 1 or more (maxmemory-samples), got %d", s.MaxMemorySamples)
+	}
 	s.Clock = r.clock(o, path)
 	o.done()
 	return s

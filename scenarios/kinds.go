@@ -78,6 +78,7 @@ var kinds = []*ProcKind{
 	zookeeperKind,
 	memcachedKind,
 	mysqlKind,
+	fillerKind,
 	storageKind,
 }
 

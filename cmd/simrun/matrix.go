@@ -33,8 +33,9 @@ func newMatrixCmd() *cobra.Command {
 		Use:   "matrix --out DIR [--runs N]",
 		Short: "Violation rates of every lock algorithm under every fault family (which lock should we use?)",
 		Long: `Run each lock algorithm (redis-single, redis-single with WAIT 1, redlock,
-redsync, redisson, zookeeper; each without and with fencing: a token and a
-marking resource) under random fault schedules of each family (clock jump,
+redsync, redisson, zookeeper, memcached-add, mysql-insert, mysql-for-update,
+redis-getset, redis-reentrant, redis-reentrant-hash; each without and, when
+it has a token, with fencing: a token and a marking resource) under random fault schedules of each family (clock jump,
 clock drift, pause, crash without fsync, failover, partition, message
 delay), N runs per cell, and write into DIR: matrix.png and matrix.svg (two
 heatmaps: lock-safety and resource-safety violation rates), matrix.csv (raw
@@ -44,7 +45,8 @@ run), matrix.md, matrix.html, and worlds/ (the base scenarios) with cases/
 
 Base worlds: three clients in continuous contention, 30 s, lock lifetime 5 s.
 Schedules come from the fuzz generator, limited to the family's fault kind.
-Run r of row i under family j has run number ((i/2)*families + j)*N + r
+Run r of row i under family j has run number (g*families + j)*N + r, g the
+number of the row's algorithm (a row and its +fencing row share it),
 and uses the run seed of simrun fuzz, splitmix64(base + (n+1) *
 0x9e3779b97f4a7c15), for both its schedule and its simulation: a row and
 its +fencing row face the same schedules and seeds, and results do not
@@ -150,8 +152,8 @@ func writeMatrix(stdout io.Writer, d *outdir.Dir, pl *fuzz.Matrix, man *fuzz.Man
 		m.Notes = append(m.Notes, fam.Note)
 	}
 	m.Notes = append(m.Notes,
-		"worlds: three clients in continuous contention for 30 s (hold 2 s, think 300 ms), lock lifetime 5 s (ttl, Redisson lease, ZooKeeper session timeout); redis-single, WAIT and Redisson on a master M with a replica R and three sentinels (down_after 3 s); Redlock and redsync on five masters; ZooKeeper on one session service",
-		"+fencing: a token with every resource access (INCR on the lock's node, on the first node that granted for Redlock and redsync; the znode's zxid for ZooKeeper) and a resource that rejects anything older than the highest token it saw (mark)",
+		"worlds: three clients in continuous contention for 30 s (hold 2 s, think 300 ms), lock lifetime 5 s (ttl, Redisson lease, ZooKeeper session timeout, memcached exptime, GETSET timeout; the MySQL locks never expire); redis-single, WAIT, Redisson, redis-getset and the re-entrant locks on a master M with a replica R and three sentinels (down_after 3 s); Redlock and redsync on five masters; ZooKeeper on one session service; memcached-add on one memcached server (64 MB); the MySQL locks on one MariaDB-like server (wait_timeout 28800 s)",
+		"+fencing: a token with every resource access (INCR on the lock's node, on the first node that granted for Redlock and redsync; incr on the memcached server for memcached-add; the znode's zxid for ZooKeeper; the MySQL locks have no token and no +fencing row) and a resource that rejects anything older than the highest token it saw (mark)",
 		"schedules: the fuzz generator (simrun fuzz) limited to the family's fault kind, 1–3 faults, each at a time in the run or on a client's or a server's event; a row and its +fencing row run the same schedules with the same seeds",
 		"why a +fencing row's lock-safety rate can differ from its row's: fencing adds messages (the token's INCR round trip before each resource access, the token in each write), so with the same schedule and seed the run's later message latencies, and the moment a triggered fault fires, differ; the lock outcome of a single run can change, the rates stay within each other's intervals")
 	m.Cells = make([][]reports.MatrixCell, len(pl.Rows))

@@ -34,10 +34,13 @@ func TestMatrix(t *testing.T) {
 	assert.Contains(t, page, "data:image/svg&#43;xml;base64,")
 	md := string(mustRead(t, filepath.Join(outs["1"], "matrix.md")))
 	assert.Contains(t, md, "| zookeeper | ")
+	assert.Contains(t, md, "| mysql-for-update | ")
 	assert.Contains(t, md, "n/a")
 	entries, err := os.ReadDir(filepath.Join(outs["1"], "worlds"))
 	require.NoError(t, err)
-	assert.Len(t, entries, 12)
+	// Twelve rows of issue 7's algorithms and ten of issue 13's (the MySQL
+	// locks have no +fencing row).
+	assert.Len(t, entries, 22)
 }
 
 func TestMatrixErrors(t *testing.T) {

@@ -32,6 +32,7 @@ func init() {
 		{name: "get", arity: 2, run: cmdGet},
 		{name: "set", arity: -3, write: true, run: cmdSet},
 		{name: "setnx", arity: 3, write: true, run: cmdSetNX},
+		{name: "getset", arity: 3, write: true, run: cmdGetSet},
 		{name: "del", arity: -2, write: true, run: cmdDel},
 		{name: "exists", arity: -2, run: cmdExists},
 		{name: "pttl", arity: 2, run: cmdPTTL},
@@ -366,6 +367,24 @@ func cmdSetNX(n *Node, a []string) Value {
 	n.propagate(Cmd(a))
 	n.logKeySet(key)
 	return Int(1)
+}
+
+// cmdGetSet is getsetCommand (R 7.2.4 src/t_string.c:425-436): the old value
+// (nil when missing, WRONGTYPE for a hash, which is then left alone), then
+// setKey(..., 0), which removes any TTL (db.c:313); propagated as SET key
+// value. Deprecated since 6.2.0 (src/commands/getset.json:9-10) but still
+// served, and the pre-2.6.12 SETNX lock recipe relies on it.
+func cmdGetSet(n *Node, a []string) Value {
+	key, val := a[1], a[2]
+	old := getGeneric(n, key)
+	if old.IsErr() {
+		return old
+	}
+	n.setString(key, val, false)
+	n.dirty++
+	n.propagate(Cmd{"SET", key, val})
+	n.logKeySet(key)
+	return old
 }
 
 // getGeneric is getGenericCommand (R 7.2.4 src/t_string.c:316-327).

@@ -410,6 +410,12 @@ func TestConformance(t *testing.T) {
 			timed(ttlTol, "PTTL", "m"), cmd("SET", "m", "h", "KEEPTTL"), timed(ttlTol, "PTTL", "m"), cmd("SET", "m", "i"),
 			cmd("PTTL", "m"), cmd("TTL", "m"), cmd("TTL", "nosuch"), cmd("DEL", "k", "m", "nosuch"), cmd("DBSIZE"),
 		}},
+		{"getset", []step{
+			cmd("GETSET", "g", "1"), cmd("GETSET", "g", "2"), cmd("GET", "g"), cmd("SET", "g", "3", "PX", "100000"),
+			cmd("GETSET", "g", "4"), cmd("PTTL", "g"), cmd("HSET", "h", "f", "v"), cmd("GETSET", "h", "x"),
+			cmd("HGET", "h", "f"), cmd("GETSET", "g"), cmd("GETSET", "g", "a", "b"), cmd("SETNX", lock, "100"),
+			cmd("GET", lock), cmd("GETSET", lock, "200"), cmd("GET", lock),
+		}},
 		{"expiry-over-time", []step{
 			cmd("SET", lock, val, "NX", "PX", "200"), timed(ttlTol, "PTTL", lock), timed(1, "TTL", lock),
 			cmd("SET", lock, "v2", "NX", "PX", "200"), sleep(60 * time.Millisecond), timed(ttlTol, "PTTL", lock),

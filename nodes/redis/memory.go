@@ -49,7 +49,7 @@ var (
 	errOOM = Err("OOM command not allowed when used memory > 'maxmemory'.")
 	// denyOOM lists the modelled commands flagged DENYOOM (R 7.2.4
 	// src/commands/*.json): refused when memory is over the limit.
-	denyOOM = map[string]bool{"set": true, "setnx": true, "incr": true, "decr": true, "incrby": true,
+	denyOOM = map[string]bool{"set": true, "setnx": true, "getset": true, "incr": true, "decr": true, "incrby": true,
 		"decrby": true, "hset": true, "hincrby": true}
 )
 
