@@ -63,8 +63,8 @@ type runtime struct {
 	serverStarted func(*server)
 	// beforeStart is Options.BeforeStart.
 	beforeStart func(name, addr string)
-	group         *launch.Group
-	proxy         *proxy.Proxy
+	group       *launch.Group
+	proxy       *proxy.Proxy
 	// cuts maps a kernel partition or cut id to the proxy's ids.
 	cuts map[int][]int
 	// delays are the proxy delay ids (a heal of everything ends them).
