@@ -341,6 +341,7 @@ func runReplModel(t *testing.T, nodes []nodeSpec, steps []replStep, plays []play
 			out[i] = Int(off - base)
 		}
 	}
+	// LOCKSIM_REPL_TRACE=1 logs the model's trace (debugging a difference).
 	if os.Getenv("LOCKSIM_REPL_TRACE") != "" {
 		for _, e := range k.Trace() {
 			if !strings.Contains(e.Text, "REPLCONF ACK") && !strings.Contains(e.Text, "retransmit") {
