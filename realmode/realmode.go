@@ -31,6 +31,12 @@ type Options struct {
 	// directory (removed afterwards) when empty.
 	Dir string
 
+	// BeforeStart, when set, is called with a server's process name and
+	// the loopback address and port it is about to listen on, before the
+	// process starts (tests take the port there to check that a port in
+	// use is refused with exit 2 and leaves no server running).
+	BeforeStart func(name, addr string)
+
 	// serverStarted is called after each server starts (tests).
 	serverStarted func(*server)
 }
@@ -55,8 +61,10 @@ type runtime struct {
 	ctx context.Context // ends the run (Ctrl-C), also while servers start
 	// serverStarted is Options.serverStarted.
 	serverStarted func(*server)
-	group         *launch.Group
-	proxy         *proxy.Proxy
+	// beforeStart is Options.BeforeStart.
+	beforeStart func(name, addr string)
+	group       *launch.Group
+	proxy       *proxy.Proxy
 	// cuts maps a kernel partition or cut id to the proxy's ids.
 	cuts map[int][]int
 	// delays are the proxy delay ids (a heal of everything ends them).
@@ -155,6 +163,7 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 	defer rt.stopAll()
 	rt.ctx = ctx
 	rt.serverStarted = opt.serverStarted
+	rt.beforeStart = opt.BeforeStart
 	if err := rt.startServers(&rs, dir, srvBin, sentBin); err != nil {
 		if ctx.Err() != nil {
 			return nil, ErrInterrupted
@@ -417,6 +426,9 @@ func (rt *runtime) front(pool *launch.AddrPool, srv *server) (string, int, error
 		return "", 0, fmt.Errorf("%w: %s: %v", ErrStart, srv.name, err)
 	}
 	srv.addr = front
+	if rt.beforeStart != nil {
+		rt.beforeStart(srv.name, net.JoinHostPort(ip, strconv.Itoa(port)))
+	}
 	return ip, port, nil
 }
 

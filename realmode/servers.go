@@ -38,7 +38,7 @@ func startErr(name string, err error) error {
 	if errors.Is(err, launch.ErrNoBinary) {
 		return fmt.Errorf("%s: %w: %v (install it: apt-get install redis-server redis-sentinel)", name, ErrMissingBinary, err)
 	}
-	return fmt.Errorf("%w: %s: %v", ErrStart, name, err)
+	return fmt.Errorf("%w: %s: %w", ErrStart, name, err)
 }
 
 func (s *server) pid() int { return s.ls.PID() }

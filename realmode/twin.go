@@ -50,6 +50,13 @@ func twinRow(o *scenarios.Outcome, report string) TwinRun {
 // to out/sim and out/real-seed-N (the report writer is the caller's: write
 // is called with each folder and outcome). Errors are Run's.
 func Twin(ctx context.Context, s *scenarios.Scenario, runs int, out string, write func(dir string, o *scenarios.Outcome) error) (*TwinResult, error) {
+	return TwinWith(ctx, s, runs, out, write, Options{})
+}
+
+// TwinWith is Twin with the options of the real runs (OutDir is each
+// run's report folder and Dir a fresh temporary directory per run,
+// whatever opt says).
+func TwinWith(ctx context.Context, s *scenarios.Scenario, runs int, out string, write func(dir string, o *scenarios.Outcome) error, opt Options) (*TwinResult, error) {
 	if err := Check(s); err != nil {
 		return nil, err
 	}
@@ -73,7 +80,7 @@ func Twin(ctx context.Context, s *scenarios.Scenario, runs int, out string, writ
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		ro, err := Run(ctx, s, seed, Options{OutDir: dir})
+		ro, err := Run(ctx, s, seed, Options{OutDir: dir, CheckTimeout: opt.CheckTimeout, BeforeStart: opt.BeforeStart, serverStarted: opt.serverStarted})
 		if err != nil {
 			return nil, err
 		}

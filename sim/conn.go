@@ -143,6 +143,10 @@ type connSide struct {
 	view uint32
 	vinc uint32
 	fin  uint32 // epoch of the connection this end closed: what it sent on it still arrives
+	// closed is the epoch of the connection this end's process closed
+	// itself (Env.Close), whether or not the other end had ended it
+	// first: what still arrives on it finds no socket and is discarded.
+	closed uint32
 }
 
 // side returns the index of end p (other is the other end) in conn.ends.
@@ -269,6 +273,7 @@ func (k *Kernel) close(p *proc, peer ProcID) {
 		return // nothing open on this side
 	}
 	k.setView(c, p.id, peer, 0)
+	c.ends[side(p.id, peer)].closed = v
 	k.traceText(KindConnEnd, p.id, peer, "close")
 	if c.open && c.epoch == v {
 		k.endConn(p.id, peer, v)

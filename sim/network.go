@@ -344,6 +344,15 @@ func (k *Kernel) deliver(i int32) {
 		epoch := m.epoch
 		closing := epoch == c.ends[side(from, to)].fin // sent before the sender closed
 		switch {
+		case closing && c.ends[side(to, from)].closed == epoch && c.ends[side(to, from)].vinc == m.dstInc:
+			// Both ends closed it (each on its own timeout): the
+			// destination's socket is gone, so its host discards the
+			// segment (a reset to a sender that closed too changes
+			// nothing). Delivering it would revive, in the destination,
+			// a connection its process gave up, and the FIN behind it
+			// would then end the connection it opened since.
+			k.dropMsg(i, "connection closed")
+			return
 		case closing && dst.state != stCrashed && dst.inc == m.dstInc:
 			// delivered, ahead of the FIN
 		case !c.open || c.epoch != epoch:

@@ -59,10 +59,14 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
+// realBeforeStart is realmode.Options.BeforeStart of every real run
+// (nil; tests set it to take a server's port before it starts).
+var realBeforeStart func(name, addr string)
+
 // realOutcome runs s once in real mode and maps real mode's errors to exit
 // codes.
 func realOutcome(ctx context.Context, s *scenarios.Scenario, seed uint64, outDir string) (*scenarios.Outcome, error) {
-	o, err := realmode.Run(ctx, s, seed, realmode.Options{OutDir: outDir})
+	o, err := realmode.Run(ctx, s, seed, realmode.Options{OutDir: outDir, BeforeStart: realBeforeStart})
 	if err != nil {
 		return nil, realError(s, err)
 	}

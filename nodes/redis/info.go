@@ -11,10 +11,11 @@ import (
 const Version = "7.2.4"
 
 // cmdInfo is INFO [section ...] (genRedisInfoString, R 7.2.4
-// src/server.c). The node has the sections server, persistence, replication
-// and keyspace; "all", "everything", "default" or no argument give all of
-// them; an unknown section gives an empty string. Simplification: fields
-// that describe memory, CPU, clients and statistics are left out.
+// src/server.c). The node has the sections server, persistence, stats,
+// replication and keyspace; "all", "everything", "default" or no argument
+// give all of them; an unknown section gives an empty string.
+// Simplification: fields that describe memory, CPU and clients are left
+// out, and of the statistics only the synchronisation counters are kept.
 func cmdInfo(n *Node, a []string) Value {
 	want := map[string]bool{}
 	all := len(a) == 1
@@ -37,6 +38,7 @@ func cmdInfo(n *Node, a []string) Value {
 	}
 	section("server", n.infoServer)
 	section("persistence", n.infoPersistence)
+	section("stats", n.infoStats)
 	section("replication", n.infoReplication)
 	section("keyspace", n.infoKeyspace)
 	return Bulk(b.String())
@@ -55,6 +57,15 @@ func (n *Node) infoPersistence(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:%d\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:%d\r\nrdb_last_bgsave_status:ok\r\nrdb_last_load_keys_expired:%d\r\nrdb_last_load_keys_loaded:%d\r\naof_enabled:%d\r\naof_rewrite_in_progress:0\r\n",
 		n.dirty, n.lastSave, n.stats.loadKeysExpired, n.stats.loadKeysLoaded, aof)
+}
+
+// infoStats has the synchronisation counters of the Stats section (R 7.2.4
+// src/server.c genRedisInfoString, "# Stats": sync_full, sync_partial_ok,
+// sync_partial_err, in that order); the section's other fields are left
+// out.
+func (n *Node) infoStats(b *strings.Builder) {
+	fmt.Fprintf(b, "# Stats\r\nsync_full:%d\r\nsync_partial_ok:%d\r\nsync_partial_err:%d\r\n",
+		n.stats.syncFull, n.stats.syncPartialOK, n.stats.syncPartialErr)
 }
 
 // infoReplication follows R 7.2.4 src/server.c:5999-6131 field by field.

@@ -101,6 +101,12 @@ type Node struct {
 	lastFsync int64 // server.aof_last_fsync, wall ms (7.4 semantics)
 
 	cronLoops int64
+	// selected is false while server.slaveseldb is -1: the next command
+	// fed to the replication stream is preceded by SELECT 0 (R 7.2.4
+	// src/replication.c:470-491; -1 at start, server.c:2590, when a full
+	// sync is set up, replication.c:720, and on promotion,
+	// replication.c:3088).
+	selected  bool
 	startMono int64
 	scripts   map[string]bool // the script cache: loaded SHAs
 	stats     stats
@@ -119,6 +125,13 @@ type stats struct {
 	expiredKeys     int64
 	loadKeysLoaded  int64
 	loadKeysExpired int64
+	// syncFull, syncPartialOK and syncPartialErr count the synchronisations
+	// this node served as a master (R 7.2.4 src/replication.c:1016-1035,
+	// syncCommand: a PSYNC with a replication id that cannot continue is a
+	// partial error as well as a full sync; PSYNC ? -1 is a full sync only).
+	syncFull       int64
+	syncPartialOK  int64
+	syncPartialErr int64
 }
 
 // execCtx describes the execution unit in progress.

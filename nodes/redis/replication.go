@@ -40,13 +40,29 @@ const replBacklogTTL = 60 * 60
 // feedReplicas sends an execution unit down the replication stream and
 // advances the replication offset (replicationFeedSlaves). Without a
 // backlog (a master that never had a replica) the offset does not move.
-// Simplification: no SELECT is emitted.
+// The first data command after slaveseldb was reset is preceded by
+// SELECT 0 (the node has one database; MULTI, EXEC and PING carry no
+// database, dictid -1, R 7.2.4 src/server.c:3365-3376 and
+// src/replication.c:3768-3785, and do not trigger it).
 func (n *Node) feedReplicas(cmds []Cmd) {
 	// A replica never feeds its own writes (a writable replica's local
 	// writes) to sub-replicas; it only proxies its master's stream
 	// (R 7.2.4 src/replication.c:450).
 	if !n.backlog || n.isReplica() {
 		return
+	}
+	if !n.selected {
+		for i, c := range cmds {
+			switch strings.ToLower(c[0]) {
+			case "multi", "exec", "ping":
+				continue
+			}
+			with := make([]Cmd, 0, len(cmds)+1)
+			with = append(append(append(with, cmds[:i]...), Cmd{"SELECT", "0"}), cmds[i:]...)
+			cmds = with
+			n.selected = true
+			break
+		}
 	}
 	start := n.offset
 	for _, c := range cmds {
@@ -121,6 +137,7 @@ func (n *Node) onSyncRequest(from sim.ProcID, m SyncRequest) {
 	}
 	n.dropReplica(from, 0)
 	if n.canContinue(m.ReplID, m.Offset) {
+		n.stats.syncPartialOK++
 		// Partial resynchronisation: +CONTINUE and the backlog from the
 		// replica's offset.
 		n.replicas = append(n.replicas, &replicaLink{id: from, session: m.Session, ackOff: m.Offset, ackTime: n.wallSec()})
@@ -133,6 +150,11 @@ func (n *Node) onSyncRequest(from sim.ProcID, m SyncRequest) {
 		n.refreshGoodReplicas()
 		return
 	}
+	if m.ReplID != "" {
+		n.stats.syncPartialErr++ // not PSYNC ? -1
+	}
+	n.stats.syncFull++
+	n.selected = false // replicationSetupSlaveForFullResync (:720)
 	n.replicas = append(n.replicas, &replicaLink{id: from, session: m.Session, ackTime: n.wallSec()})
 	if !n.backlog {
 		// The first replica creates the backlog, with a new replication id
@@ -566,6 +588,7 @@ func (n *Node) promote() {
 	n.replID2, n.secondOffset = n.replID, n.offset+1
 	n.replID = randHex(n.env)
 	n.disconnectReplicas()
+	n.selected = false // replicationUnsetMaster (:3088)
 	n.logfAttrs(EventPromoted, []sim.Attr{sim.Str("was_replica_of", old), sim.Str("replid", n.replID), sim.Int64("offset", n.offset)}, "was replica of %s; replid %s offset %d", old, n.replID, n.offset)
 }
 
