@@ -75,17 +75,17 @@ func (f MatrixFamily) Targets(s *scenarios.Scenario) []string {
 		return nil
 	}
 	if f.Failover {
-		return []string{s.Sentinel.Master}
+		return []string{s.Sentinel().Master}
 	}
 	var out []string
-	for _, r := range s.Redis {
+	for _, r := range s.Redis() {
 		out = append(out, r.Name)
 	}
 	if f.Servers {
 		return out
 	}
-	if s.ZK != nil {
-		out = append(out, s.ZK.Name)
+	if s.ZK() != nil {
+		out = append(out, s.ZK().Name)
 	}
 	for _, c := range s.Clients {
 		out = append(out, c.Name)
@@ -148,10 +148,10 @@ func MatrixRows() []MatrixRow {
 
 // Applies tells whether a family applies to a world.
 func (f MatrixFamily) Applies(s *scenarios.Scenario) bool {
-	if f.Failover && s.Sentinel == nil {
+	if f.Failover && s.Sentinel() == nil {
 		return false
 	}
-	if f.Servers && len(s.Redis) == 0 {
+	if f.Servers && len(s.Redis()) == 0 {
 		return false
 	}
 	return true

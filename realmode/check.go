@@ -29,16 +29,16 @@ type roles struct {
 
 func rolesOf(s *scenarios.Scenario) roles {
 	r := roles{redis: map[string]scenarios.RedisSpec{}, sentinel: map[string]bool{}, group: map[string]string{}}
-	for _, n := range s.Redis {
+	for _, n := range s.Redis() {
 		r.redis[n.Name] = n
 		r.group[n.Name] = n.Name
 	}
-	for _, n := range s.Redis {
+	for _, n := range s.Redis() {
 		if n.ReplicaOf != "" {
 			r.group[n.Name] = r.group[n.ReplicaOf]
 		}
 	}
-	if sp := s.Sentinel; sp != nil {
+	if sp := s.Sentinel(); sp != nil {
 		for _, n := range sp.Names {
 			r.sentinel[n] = true
 			r.group[n] = r.group[sp.Master]

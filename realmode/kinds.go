@@ -45,7 +45,7 @@ var launchers = map[string]launcher{
 
 // checkRedis: the proxy delays the replication stream by one fixed amount.
 func checkRedis(s *scenarios.Scenario) error {
-	for _, n := range s.Redis {
+	for _, n := range s.Redis() {
 		if n.ReplicationDelay.Hi != n.ReplicationDelay.Lo {
 			return &UnsupportedError{Where: "redis " + n.Name + ".replication_delay", Why: "the model draws a delay per message from the range; the proxy delays every byte by one fixed amount, so real mode takes a fixed replication_delay only"}
 		}

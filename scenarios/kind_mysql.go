@@ -26,19 +26,24 @@ var mysqlFields = map[string]string{
 	"flush_log_at_trx_commit": "innodb_flush_log_at_trx_commit",
 }
 
+// mysqlSection is the kind's top-level field and the key of its parsed section.
+const mysqlSection = "mysql"
+
 // mysqlKind: the mysql: list of MySQL/InnoDB servers with their lock
 // tables. A lock-table row is durable with innodb_flush_log_at_trx_commit
 // = 1; row locks belong to transactions and die with their connection.
 var mysqlKind = &ProcKind{
-	Name: "mysql", Section: "mysql", What: "a MySQL server",
+	Name: "mysql", Section: mysqlSection, What: "a MySQL server",
 	read: func(r *reader, top *obj, s *Scenario) {
-		for i, n := range top.list("mysql") {
-			s.MySQL = append(s.MySQL, r.mysql(n, fmt.Sprintf("mysql[%d]", i)))
+		var out []MySQLSpec
+		for i, n := range top.list(mysqlSection) {
+			out = append(out, r.mysql(n, fmt.Sprintf("mysql[%d]", i)))
 		}
+		setSection(s, mysqlSection, out)
 	},
 	procs: func(s *Scenario) []Proc {
 		var out []Proc
-		for i, m := range s.MySQL {
+		for i, m := range s.MySQL() {
 			var tables []string
 			for _, t := range m.Config.Tables {
 				tables = append(tables, t.Name)
@@ -52,7 +57,7 @@ var mysqlKind = &ProcKind{
 		return out
 	},
 	check: func(x *xref, s *Scenario) {
-		for i, m := range s.MySQL {
+		for i, m := range s.MySQL() {
 			if m.Config.ReplicaOf == "" {
 				continue
 			}
@@ -63,7 +68,7 @@ var mysqlKind = &ProcKind{
 		}
 	},
 	build: func(b *builder) error {
-		for _, m := range b.s.MySQL {
+		for _, m := range b.s.MySQL() {
 			cfg := m.Config
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("mysql %s: %w", m.Name, err)
@@ -75,6 +80,9 @@ var mysqlKind = &ProcKind{
 		return nil
 	},
 }
+
+// MySQL returns the scenario's MySQL servers, in file order.
+func (s *Scenario) MySQL() []MySQLSpec { return sectionOf[[]MySQLSpec](s, mysqlSection) }
 
 func (r *reader) mysql(n *yaml.Node, path string) MySQLSpec {
 	s := MySQLSpec{Config: mysql.DefaultConfig()}

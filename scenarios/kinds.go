@@ -132,6 +132,24 @@ func (s *Scenario) Processes() []string {
 	return out
 }
 
+// sectionOf returns the parsed section called section (a kind's Section)
+// in s, T's zero value when the scenario has none. Each kind's file wraps it
+// in a typed accessor (Scenario.Redis, ...). Keyed by the section's name,
+// not the *ProcKind, so that a kind's own functions can read it without an
+// initialization cycle.
+func sectionOf[T any](s *Scenario, section string) T {
+	v, _ := s.sections[section].(T)
+	return v
+}
+
+// setSection stores a kind's parsed section in s (the kind's read does).
+func setSection(s *Scenario, section string, v any) {
+	if s.sections == nil {
+		s.sections = map[string]any{}
+	}
+	s.sections[section] = v
+}
+
 // builder is what a kind's build sees: the kernel, the scenario and the
 // Sentinel discovery that clients of a monitored master use.
 type builder struct {

@@ -154,9 +154,9 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 
 	// Faults.
 	replicas := map[string]bool{}
-	for _, rs := range s.Redis {
-		if rs.ReplicaOf != "" {
-			replicas[rs.Name] = true
+	for _, p := range s.Servers() {
+		if p.Role == RoleReplica {
+			replicas[p.Name] = true
 		}
 	}
 	for i, f := range s.Faults {
