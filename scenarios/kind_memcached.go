@@ -9,6 +9,12 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
+// Process kind and lane role of the memcached kind.
+const (
+	KindMemcached      = "memcached"
+	RoleMemcached Role = "memcached"
+)
+
 // MemcachedSpec is one memcached server (nodes/memcached).
 type MemcachedSpec struct {
 	Name string
@@ -30,7 +36,7 @@ const memcachedSection = "memcached"
 // clients' (seconds; over 30 days, memcached's REALTIME_MAXDELTA, an
 // absolute Unix time on the server's start-up wall clock).
 var memcachedKind = &ProcKind{
-	Name: "memcached", Section: memcachedSection, What: "a memcached server",
+	Name: KindMemcached, Section: memcachedSection, What: "a memcached server",
 	read: func(r *reader, top *obj, s *Scenario) {
 		var out []MemcachedSpec
 		for i, n := range top.list(memcachedSection) {

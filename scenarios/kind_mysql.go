@@ -11,6 +11,12 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
+// Process kind and lane role of the mysql kind.
+const (
+	KindMySQL      = "mysql"
+	RoleMySQL Role = "mysql"
+)
+
 // MySQLSpec is one MySQL/InnoDB server (nodes/mysql).
 type MySQLSpec struct {
 	Name string
@@ -33,7 +39,7 @@ const mysqlSection = "mysql"
 // tables. A lock-table row is durable with innodb_flush_log_at_trx_commit
 // = 1; row locks belong to transactions and die with their connection.
 var mysqlKind = &ProcKind{
-	Name: "mysql", Section: mysqlSection, What: "a MySQL server",
+	Name: KindMySQL, Section: mysqlSection, What: "a MySQL server",
 	read: func(r *reader, top *obj, s *Scenario) {
 		var out []MySQLSpec
 		for i, n := range top.list(mysqlSection) {
@@ -62,7 +68,7 @@ var mysqlKind = &ProcKind{
 				continue
 			}
 			path := fmt.Sprintf("mysql[%d].replica_of", i)
-			if x.ref(path, m.Config.ReplicaOf, "mysql") && m.Config.ReplicaOf == m.Name {
+			if x.ref(path, m.Config.ReplicaOf, KindMySQL) && m.Config.ReplicaOf == m.Name {
 				x.r.errf(x.at(path), path, "a server cannot replicate itself")
 			}
 		}

@@ -12,12 +12,19 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
+// Process kind and lane roles of the redis kind.
+const (
+	KindRedis        = clients.NodeRedis
+	RoleRedis   Role = "redis"
+	RoleReplica Role = "replica"
+)
+
 // redisSection is the kind's top-level field and the key of its parsed section.
 const redisSection = "redis"
 
 // redisKind: the redis: list of Redis servers (nodes/redis).
 var redisKind = &ProcKind{
-	Name: clients.NodeRedis, Section: redisSection, What: "a Redis server",
+	Name: KindRedis, Section: redisSection, What: "a Redis server",
 	TriggerEvents: faults.NodeEvents,
 	read: func(r *reader, top *obj, s *Scenario) {
 		var out []RedisSpec
@@ -43,7 +50,7 @@ var redisKind = &ProcKind{
 				continue
 			}
 			path := fmt.Sprintf("redis[%d].replicaof", i)
-			if x.ref(path, rs.ReplicaOf, clients.NodeRedis) && rs.ReplicaOf == rs.Name {
+			if x.ref(path, rs.ReplicaOf, KindRedis) && rs.ReplicaOf == rs.Name {
 				x.r.errf(x.at(path), path, "a server cannot replicate itself")
 			}
 		}

@@ -10,6 +10,12 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
+// Process kind and lane role of the sentinel kind.
+const (
+	KindSentinel      = "sentinel"
+	RoleSentinel Role = "sentinel"
+)
+
 // sentinelSection is the kind's top-level field and the key of its parsed section.
 const sentinelSection = "sentinel"
 
@@ -17,7 +23,7 @@ const sentinelSection = "sentinel"
 // Redis master (nodes/sentinel). Clients whose lock uses the monitored
 // master discover it through them.
 var sentinelKind = &ProcKind{
-	Name: "sentinel", Section: sentinelSection, What: "a sentinel",
+	Name: KindSentinel, Section: sentinelSection, What: "a sentinel",
 	read: func(r *reader, top *obj, s *Scenario) {
 		if n := top.get(sentinelSection); n != nil {
 			setSection(s, sentinelSection, r.sentinel(n))
@@ -36,7 +42,7 @@ var sentinelKind = &ProcKind{
 	},
 	check: func(x *xref, s *Scenario) {
 		sp := s.Sentinel()
-		if sp == nil || !x.ref("sentinel.master", sp.Master, clients.NodeRedis) {
+		if sp == nil || !x.ref("sentinel.master", sp.Master, KindRedis) {
 			return
 		}
 		for _, rs := range s.Redis() {

@@ -10,13 +10,19 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
+// Process kind and lane role of the zookeeper kind.
+const (
+	KindZooKeeper      = clients.NodeZooKeeper
+	RoleZooKeeper Role = "zookeeper"
+)
+
 // zookeeperSection is the kind's top-level field and the key of its parsed section.
 const zookeeperSection = "zookeeper"
 
 // zookeeperKind: the zookeeper: block, the session service standing for an
 // ensemble (nodes/zookeeper). A zookeeper lock without node uses it.
 var zookeeperKind = &ProcKind{
-	Name: clients.NodeZooKeeper, Section: zookeeperSection, What: "the ZooKeeper service",
+	Name: KindZooKeeper, Section: zookeeperSection, What: "the ZooKeeper service",
 	DefaultLockNode: true,
 	read: func(r *reader, top *obj, s *Scenario) {
 		if n := top.get(zookeeperSection); n != nil {

@@ -58,16 +58,7 @@ type Proc struct {
 // Role says what a process's lane in a report stands for.
 type Role string
 
-// Roles of the server lanes.
-const (
-	RoleRedis     Role = "redis"
-	RoleReplica   Role = "replica"
-	RoleSentinel  Role = "sentinel"
-	RoleZooKeeper Role = "zookeeper"
-	RoleMemcached Role = "memcached"
-	RoleMySQL     Role = "mysql"
-	RoleStorage   Role = "storage"
-)
+// The roles of server lanes are declared with their kinds (kind_*.go).
 
 // kinds is the one list of process kinds, in build order: process ids and
 // random streams follow it, so a new kind goes before storage (existing
