@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/realmode/clockshift"
 	"github.com/locksim/locksim/realmode/launch"
@@ -488,22 +489,21 @@ func portOf(a string) string { _, p := splitAddr(a); return p }
 func clocksOf(s *scenarios.Scenario) map[string]scenarios.ClockSpec {
 	out := map[string]scenarios.ClockSpec{}
 	real := map[string]scenarios.ClockSpec{}
-	for _, r := range s.Redis() {
-		real[r.Name] = r.Clock
-		if r.Clock != (scenarios.ClockSpec{}) {
-			out[r.Name] = r.Clock
+	// The real processes: those of every kind whose launcher starts real
+	// servers (kinds.go).
+	for _, k := range scenarios.Kinds() {
+		if l, ok := launchers[k.Name]; !ok || l.start == nil {
+			continue
 		}
-	}
-	if sp := s.Sentinel(); sp != nil {
-		for _, n := range sp.Names {
-			real[n] = sp.Clock
-			if sp.Clock != (scenarios.ClockSpec{}) {
-				out[n] = sp.Clock
+		for _, p := range s.ServersOf(k) {
+			real[p.Name] = p.Clock
+			if p.Clock != (scenarios.ClockSpec{}) {
+				out[p.Name] = p.Clock
 			}
 		}
 	}
 	for _, f := range s.Faults {
-		if cs, ok := real[f.Node]; ok && (f.Kind == "clock-jump" || f.Kind == "clock-drift") {
+		if cs, ok := real[f.Node]; ok && (f.Kind == faults.KindClockJump || f.Kind == faults.KindClockDrift) {
 			out[f.Node] = cs
 		}
 	}
