@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -62,10 +63,10 @@ const matrixMaxFaults = 3
 var MatrixFamilies = []MatrixFamily{
 	{Name: "clock jump", Kind: faults.KindClockJump, Node: true, Note: "clock jump: 1–3 wall-clock steps of up to 3 ttl (forward two times in three) of a lock server or a client"},
 	{Name: "clock drift", Kind: faults.KindClockDrift, Node: true, Note: "clock drift: 1–3 rate changes to ±0.1% to ±20% of a lock server or a client"},
-	{Name: "pause", Kind: faults.KindPause, Node: true, Note: "pause: 1–3 pauses (GC, SIGSTOP) of up to 3 ttl of a lock server or a client"},
+	{Name: faults.KindPause, Kind: faults.KindPause, Node: true, Note: "pause: 1–3 pauses (GC, SIGSTOP) of up to 3 ttl of a lock server or a client"},
 	{Name: "crash (no fsync)", Kind: faults.KindCrash, Node: true, Servers: true, Note: "crash (no fsync): 1–3 crashes (process or power) of Redis servers that persist with RDB only, restarted within 2 ttl three times in four, losing what came after the last save; n/a for ZooKeeper (its service stands for a replicated ensemble)"},
 	{Name: "failover", Kind: faults.KindCrash, Node: true, Failover: true, Servers: true, Note: "failover: 1–3 crashes (process or power) of the Sentinel-monitored master, restarted within 2 ttl three times in four; Sentinel promotes the replica; n/a without Sentinel"},
-	{Name: "partition", Kind: faults.KindPartition, Note: "partition: 1–3 random partitions (two or three sides) of every process, healed after up to 2 ttl three times in four"},
+	{Name: faults.KindPartition, Kind: faults.KindPartition, Note: "partition: 1–3 random partitions (two or three sides) of every process, healed after up to 2 ttl three times in four"},
 	{Name: "message delay", Kind: faults.KindDelay, Note: "message delay: 1–3 extra delays of up to 1 ttl on a one-way link (two times in three between a client and a server), for up to 2 ttl"},
 }
 
@@ -77,20 +78,34 @@ func (f MatrixFamily) Targets(s *scenarios.Scenario) []string {
 	if f.Failover {
 		return []string{s.Sentinel().Master}
 	}
+	// The lock servers, from the process kinds: processes of a kind that
+	// some lock algorithm keeps its locks on (clients.Algorithm.NodeKind),
+	// in build order; a family that crashes servers leaves out a kind that
+	// stands for an ensemble (scenarios.ProcKind.Ensemble).
 	var out []string
-	for _, r := range s.Redis() {
-		out = append(out, r.Name)
+	for _, p := range s.Servers() {
+		if lockServerKind(p.Kind.Name) && !(f.Servers && p.Kind.Ensemble) {
+			out = append(out, p.Name)
+		}
 	}
 	if f.Servers {
 		return out
-	}
-	if s.ZK() != nil {
-		out = append(out, s.ZK().Name)
 	}
 	for _, c := range s.Clients {
 		out = append(out, c.Name)
 	}
 	return out
+}
+
+// lockServerKind reports whether some lock algorithm keeps its locks on
+// servers of the process kind called kind.
+func lockServerKind(kind string) bool {
+	for _, name := range clients.Algorithms {
+		if clients.Lookup(name).NodeKind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // matrixWorld renders a base world. Three clients contend continuously for
@@ -126,12 +141,12 @@ func MatrixRows() []MatrixRow {
 		name, servers, lock, token string
 	}
 	bases := []base{
-		{"redis-single", sentinelWorld, "algorithm: redis-single, node: M, ttl: 5s", "incr"},
-		{"redis-single WAIT 1", sentinelWorld, "algorithm: redis-single, node: M, ttl: 5s, wait_replicas: 1", "incr"},
-		{"redlock", fiveMasters, "algorithm: redlock, nodes: [A, B, C, D, E], ttl: 5s", "incr"},
-		{"redsync", fiveMasters, "algorithm: redsync, nodes: [A, B, C, D, E], ttl: 5s", "incr"},
-		{"redisson", sentinelWorld, "algorithm: redisson, node: M, lease: 5s", "incr"},
-		{"zookeeper", zkWorld, "algorithm: zookeeper, node: zk, session_timeout: 5s", "zxid"},
+		{clients.RedisSingle, sentinelWorld, "algorithm: " + clients.RedisSingle + ", node: M, ttl: 5s", "incr"},
+		{clients.RedisSingle + " WAIT 1", sentinelWorld, "algorithm: " + clients.RedisSingle + ", node: M, ttl: 5s, wait_replicas: 1", "incr"},
+		{clients.Redlock, fiveMasters, "algorithm: " + clients.Redlock + ", nodes: [A, B, C, D, E], ttl: 5s", "incr"},
+		{clients.Redsync, fiveMasters, "algorithm: " + clients.Redsync + ", nodes: [A, B, C, D, E], ttl: 5s", "incr"},
+		{clients.Redisson, sentinelWorld, "algorithm: " + clients.Redisson + ", node: M, lease: 5s", "incr"},
+		{clients.ZooKeeper, zkWorld, "algorithm: " + clients.ZooKeeper + ", node: zk, session_timeout: 5s", "zxid"},
 	}
 	var out []MatrixRow
 	for _, b := range bases {
@@ -151,7 +166,7 @@ func (f MatrixFamily) Applies(s *scenarios.Scenario) bool {
 	if f.Failover && s.Sentinel() == nil {
 		return false
 	}
-	if f.Servers && len(s.Redis()) == 0 {
+	if f.Servers && len(f.Targets(s)) == 0 {
 		return false
 	}
 	return true

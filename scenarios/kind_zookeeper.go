@@ -23,7 +23,7 @@ const zookeeperSection = "zookeeper"
 // ensemble (nodes/zookeeper). A zookeeper lock without node uses it.
 var zookeeperKind = &ProcKind{
 	Name: KindZooKeeper, Section: zookeeperSection, What: "the ZooKeeper service",
-	DefaultLockNode: true,
+	DefaultLockNode: true, Ensemble: true,
 	read: func(r *reader, top *obj, s *Scenario) {
 		if n := top.get(zookeeperSection); n != nil {
 			setSection(s, zookeeperSection, r.zookeeper(n))

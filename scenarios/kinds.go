@@ -28,6 +28,10 @@ type ProcKind struct {
 	// DefaultLockNode: a lock of this kind that names no node uses the
 	// kind's first process (ZooKeeper's session service).
 	DefaultLockNode bool
+	// Ensemble: the kind's process stands for a replicated ensemble that
+	// one crash does not take down (ZooKeeper, nodes/zookeeper doc), so
+	// fault families that crash lock servers leave it out (simrun matrix).
+	Ensemble bool
 
 	// read reads the kind's section of the top-level mapping into s.
 	read func(r *reader, top *obj, s *Scenario)
