@@ -30,11 +30,10 @@ type Scenario struct {
 	// topology (a client near some servers and far from others), not a
 	// fault, so liveness is judged with them in place.
 	Links []LinkSpec
-	// sections holds each process kind's parsed section, keyed by its
-	// Section (kinds.go): a kind adds no field here; its file declares a
-	// typed accessor (Scenario.Redis, Scenario.ZK, ...). Never iterated:
-	// kinds gives the order.
-	sections map[string]any
+	// sections holds each process kind's parsed section, by its Section
+	// (kinds.go): a kind adds no field here; its file declares a typed
+	// accessor (Scenario.Redis, Scenario.ZK, ...).
+	sections []parsedSection
 	Clients  []ClientSpec
 	Resource ResourceSpec
 	Faults   []faults.Spec

@@ -42,7 +42,9 @@ var memcachedKind = &ProcKind{
 		for i, n := range top.list(memcachedSection) {
 			out = append(out, r.memcached(n, fmt.Sprintf("memcached[%d]", i)))
 		}
-		setSection(s, memcachedSection, out)
+		if len(out) > 0 {
+			setSection(s, memcachedSection, out)
+		}
 	},
 	procs: func(s *Scenario) []Proc {
 		var out []Proc

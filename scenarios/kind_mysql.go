@@ -45,7 +45,9 @@ var mysqlKind = &ProcKind{
 		for i, n := range top.list(mysqlSection) {
 			out = append(out, r.mysql(n, fmt.Sprintf("mysql[%d]", i)))
 		}
-		setSection(s, mysqlSection, out)
+		if len(out) > 0 {
+			setSection(s, mysqlSection, out)
+		}
 	},
 	procs: func(s *Scenario) []Proc {
 		var out []Proc

@@ -31,7 +31,9 @@ var redisKind = &ProcKind{
 		for i, n := range top.list(redisSection) {
 			out = append(out, r.redis(n, fmt.Sprintf("redis[%d]", i)))
 		}
-		setSection(s, redisSection, out)
+		if len(out) > 0 {
+			setSection(s, redisSection, out)
+		}
 	},
 	procs: func(s *Scenario) []Proc {
 		var out []Proc

@@ -133,16 +133,33 @@ func (s *Scenario) Processes() []string {
 // not the *ProcKind, so that a kind's own functions can read it without an
 // initialization cycle.
 func sectionOf[T any](s *Scenario, section string) T {
-	v, _ := s.sections[section].(T)
-	return v
+	for _, sec := range s.sections {
+		if sec.name == section {
+			v, _ := sec.v.(T)
+			return v
+		}
+	}
+	var zero T
+	return zero
 }
 
-// setSection stores a kind's parsed section in s (the kind's read does).
+// setSection stores a kind's parsed section in s (the kind's read does,
+// when the scenario has the section). A short slice, not a map: most
+// scenarios have one or two sections, and fuzzing parses one per run.
 func setSection(s *Scenario, section string, v any) {
-	if s.sections == nil {
-		s.sections = map[string]any{}
+	for i := range s.sections {
+		if s.sections[i].name == section {
+			s.sections[i].v = v
+			return
+		}
 	}
-	s.sections[section] = v
+	s.sections = append(s.sections, parsedSection{name: section, v: v})
+}
+
+// parsedSection is one kind's parsed section in a Scenario.
+type parsedSection struct {
+	name string
+	v    any
 }
 
 // builder is what a kind's build sees: the kernel, the scenario and the
