@@ -18,8 +18,8 @@ const KindFiller sim.Kind = "filler"
 
 // Node kinds a cache filler writes to.
 const (
-	FillRedis     = "redis"
-	FillMemcached = "memcached"
+	FillRedis     = NodeRedis
+	FillMemcached = NodeMemcached
 )
 
 // FillerConfig configures a cache filler: the "cache workload" of the

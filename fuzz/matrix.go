@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -65,10 +66,10 @@ const matrixMaxFaults = 3
 var MatrixFamilies = []MatrixFamily{
 	{Name: "clock jump", Kind: faults.KindClockJump, Node: true, Note: "clock jump: 1–3 wall-clock steps of up to 3 ttl (forward two times in three) of a lock server or a client"},
 	{Name: "clock drift", Kind: faults.KindClockDrift, Node: true, Note: "clock drift: 1–3 rate changes to ±0.1% to ±20% of a lock server or a client"},
-	{Name: "pause", Kind: faults.KindPause, Node: true, Note: "pause: 1–3 pauses (GC, SIGSTOP) of up to 3 ttl of a lock server or a client"},
+	{Name: faults.KindPause, Kind: faults.KindPause, Node: true, Note: "pause: 1–3 pauses (GC, SIGSTOP) of up to 3 ttl of a lock server or a client"},
 	{Name: "crash (no fsync)", Kind: faults.KindCrash, Node: true, Servers: true, Note: "crash (no fsync): 1–3 crashes (process or power) of the lock's servers, restarted within 2 ttl three times in four: Redis servers that persist with RDB only lose what came after the last save, memcached loses everything, MySQL (innodb_flush_log_at_trx_commit 1) keeps its committed rows; n/a for ZooKeeper (its service stands for a replicated ensemble)"},
 	{Name: "failover", Kind: faults.KindCrash, Node: true, Failover: true, Servers: true, Note: "failover: 1–3 crashes (process or power) of the Sentinel-monitored master, restarted within 2 ttl three times in four; Sentinel promotes the replica; n/a without Sentinel"},
-	{Name: "partition", Kind: faults.KindPartition, Note: "partition: 1–3 random partitions (two or three sides) of every process, healed after up to 2 ttl three times in four"},
+	{Name: faults.KindPartition, Kind: faults.KindPartition, Note: "partition: 1–3 random partitions (two or three sides) of every process, healed after up to 2 ttl three times in four"},
 	{Name: "message delay", Kind: faults.KindDelay, Note: "message delay: 1–3 extra delays of up to 1 ttl on a one-way link (two times in three between a client and a server), for up to 2 ttl"},
 }
 
@@ -78,29 +79,36 @@ func (f MatrixFamily) Targets(s *scenarios.Scenario) []string {
 		return nil
 	}
 	if f.Failover {
-		return []string{s.Sentinel.Master}
+		return []string{s.Sentinel().Master}
 	}
+	// The lock servers, from the process kinds: processes of a kind that
+	// some lock algorithm keeps its locks on (clients.Algorithm.NodeKind),
+	// in build order; a family that crashes servers leaves out a kind that
+	// stands for an ensemble (scenarios.ProcKind.Ensemble).
 	var out []string
-	for _, r := range s.Redis {
-		out = append(out, r.Name)
-	}
-	// The lock servers of issue 13's kinds.
-	for _, m := range s.Memcached {
-		out = append(out, m.Name)
-	}
-	for _, m := range s.MySQL {
-		out = append(out, m.Name)
+	for _, p := range s.Servers() {
+		if lockServerKind(p.Kind.Name) && !(f.Servers && p.Kind.Ensemble) {
+			out = append(out, p.Name)
+		}
 	}
 	if f.Servers {
 		return out
-	}
-	if s.ZK != nil {
-		out = append(out, s.ZK.Name)
 	}
 	for _, c := range s.Clients {
 		out = append(out, c.Name)
 	}
 	return out
+}
+
+// lockServerKind reports whether some lock algorithm keeps its locks on
+// servers of the process kind called kind.
+func lockServerKind(kind string) bool {
+	for _, name := range clients.Algorithms {
+		if clients.Lookup(name).NodeKind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // matrixWorld renders a base world. Three clients contend continuously for
@@ -142,20 +150,20 @@ func MatrixRows() []MatrixRow {
 		name, servers, lock, token string
 	}
 	bases := []base{
-		{"redis-single", sentinelWorld, "algorithm: redis-single, node: M, ttl: 5s", "incr"},
-		{"redis-single WAIT 1", sentinelWorld, "algorithm: redis-single, node: M, ttl: 5s, wait_replicas: 1", "incr"},
-		{"redlock", fiveMasters, "algorithm: redlock, nodes: [A, B, C, D, E], ttl: 5s", "incr"},
-		{"redsync", fiveMasters, "algorithm: redsync, nodes: [A, B, C, D, E], ttl: 5s", "incr"},
-		{"redisson", sentinelWorld, "algorithm: redisson, node: M, lease: 5s", "incr"},
-		{"zookeeper", zkWorld, "algorithm: zookeeper, node: zk, session_timeout: 5s", "zxid"},
+		{clients.RedisSingle, sentinelWorld, "algorithm: " + clients.RedisSingle + ", node: M, ttl: 5s", "incr"},
+		{clients.RedisSingle + " WAIT 1", sentinelWorld, "algorithm: " + clients.RedisSingle + ", node: M, ttl: 5s, wait_replicas: 1", "incr"},
+		{clients.Redlock, fiveMasters, "algorithm: " + clients.Redlock + ", nodes: [A, B, C, D, E], ttl: 5s", "incr"},
+		{clients.Redsync, fiveMasters, "algorithm: " + clients.Redsync + ", nodes: [A, B, C, D, E], ttl: 5s", "incr"},
+		{clients.Redisson, sentinelWorld, "algorithm: " + clients.Redisson + ", node: M, lease: 5s", "incr"},
+		{clients.ZooKeeper, zkWorld, "algorithm: " + clients.ZooKeeper + ", node: zk, session_timeout: 5s", "zxid"},
 		// Issue 13's locks; their lifetime is matrixTTL too, except that the
 		// MySQL locks never expire.
-		{"memcached-add", memcachedWorld, "algorithm: memcached-add, node: MC, exptime: 5s", "incr"},
-		{"mysql-insert", mysqlWorld, "algorithm: mysql-insert, node: DB", ""},
-		{"mysql-for-update", mysqlWorld, "algorithm: mysql-for-update, node: DB", ""},
-		{"redis-getset", sentinelWorld, "algorithm: redis-getset, node: M, timeout: 5s", "incr"},
-		{"redis-reentrant", sentinelWorld, "algorithm: redis-reentrant, node: M, ttl: 5s", "incr"},
-		{"redis-reentrant-hash", sentinelWorld, "algorithm: redis-reentrant-hash, node: M, ttl: 5s", "incr"},
+		{clients.MemcachedAdd, memcachedWorld, "algorithm: " + clients.MemcachedAdd + ", node: MC, exptime: 5s", "incr"},
+		{clients.MySQLInsert, mysqlWorld, "algorithm: " + clients.MySQLInsert + ", node: DB", ""},
+		{clients.MySQLForUpdate, mysqlWorld, "algorithm: " + clients.MySQLForUpdate + ", node: DB", ""},
+		{clients.RedisGetSet, sentinelWorld, "algorithm: " + clients.RedisGetSet + ", node: M, timeout: 5s", "incr"},
+		{clients.RedisReentrant, sentinelWorld, "algorithm: " + clients.RedisReentrant + ", node: M, ttl: 5s", "incr"},
+		{clients.RedisReentrantHash, sentinelWorld, "algorithm: " + clients.RedisReentrantHash + ", node: M, ttl: 5s", "incr"},
 	}
 	var out []MatrixRow
 	for g, b := range bases {
@@ -184,10 +192,10 @@ var matrixGroups = func() []int {
 
 // Applies tells whether a family applies to a world.
 func (f MatrixFamily) Applies(s *scenarios.Scenario) bool {
-	if f.Failover && s.Sentinel == nil {
+	if f.Failover && s.Sentinel() == nil {
 		return false
 	}
-	if f.Servers && len(s.Redis)+len(s.Memcached)+len(s.MySQL) == 0 {
+	if f.Servers && len(f.Targets(s)) == 0 {
 		return false
 	}
 	return true

@@ -86,3 +86,44 @@ func TestSlugOf(t *testing.T) {
 	assert.Equal(t, "redis-single-wait-1-fencing", Slug("redis-single WAIT 1 +fencing"))
 	assert.Equal(t, "crash-no-fsync", Slug("crash (no fsync)"))
 }
+
+// TestMatrixTargets pins each family's targets in each base world: the lock
+// servers come from the process kinds (not sentinels, not the storage
+// service; ZooKeeper's ensemble is not crashed) and then the clients.
+func TestMatrixTargets(t *testing.T) {
+	byName := map[string]MatrixFamily{}
+	for _, f := range MatrixFamilies {
+		byName[f.Name] = f
+	}
+	worlds := map[string]string{}
+	for _, r := range MatrixRows() {
+		worlds[r.Name] = r.YAML
+	}
+	tests := []struct {
+		world, family string
+		applies       bool
+		want          []string
+	}{
+		{"redis-single", "pause", true, []string{"M", "R", "c1", "c2", "c3"}},
+		{"redis-single", "crash (no fsync)", true, []string{"M", "R"}},
+		{"redis-single", "failover", true, []string{"M"}},
+		{"redis-single", "partition", true, nil},
+		{"redlock", "clock jump", true, []string{"A", "B", "C", "D", "E", "c1", "c2", "c3"}},
+		{"redlock", "failover", false, nil},
+		{"zookeeper", "pause", true, []string{"zk", "c1", "c2", "c3"}},
+		{"zookeeper", "crash (no fsync)", false, nil},
+		{"zookeeper +fencing", "failover", false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.world+"/"+tt.family, func(t *testing.T) {
+			s, err := scenarios.Parse("w.yaml", []byte(worlds[tt.world]))
+			require.NoError(t, err)
+			f, ok := byName[tt.family]
+			require.True(t, ok)
+			require.Equal(t, tt.applies, f.Applies(s))
+			if tt.applies {
+				assert.Equal(t, tt.want, f.Targets(s))
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -20,28 +21,21 @@ func (e *UnsupportedError) Error() string {
 
 // roles of the processes of a scenario in real mode.
 type roles struct {
-	redis    map[string]scenarios.RedisSpec
-	sentinel map[string]bool
+	// watcher marks processes that exchange messages with every member of
+	// their group (sentinels monitor their master and its replicas).
+	watcher map[string]bool
 	// group is the replication group of a real process: its master's name
 	// (a master is its own group); sentinels join their master's group.
 	group map[string]string
 }
 
+// rolesOf asks each kind's launcher (kinds.go), in build order, to place
+// its processes in groups.
 func rolesOf(s *scenarios.Scenario) roles {
-	r := roles{redis: map[string]scenarios.RedisSpec{}, sentinel: map[string]bool{}, group: map[string]string{}}
-	for _, n := range s.Redis {
-		r.redis[n.Name] = n
-		r.group[n.Name] = n.Name
-	}
-	for _, n := range s.Redis {
-		if n.ReplicaOf != "" {
-			r.group[n.Name] = r.group[n.ReplicaOf]
-		}
-	}
-	if sp := s.Sentinel; sp != nil {
-		for _, n := range sp.Names {
-			r.sentinel[n] = true
-			r.group[n] = r.group[sp.Master]
+	r := roles{watcher: map[string]bool{}, group: map[string]string{}}
+	for _, k := range scenarios.Kinds() {
+		if l, ok := launchers[k.Name]; ok && l.group != nil {
+			l.group(s, &r)
 		}
 	}
 	return r
@@ -58,7 +52,7 @@ func (r roles) talk(a, b string) bool {
 	if !oka || !okb || a == b || ga != gb {
 		return false
 	}
-	return r.sentinel[a] || r.sentinel[b] || len(r.groupMembers(ga)) > 1
+	return r.watcher[a] || r.watcher[b] || len(r.groupMembers(ga)) > 1
 }
 
 func (r roles) groupMembers(g string) []string {
@@ -96,12 +90,15 @@ func Check(s *scenarios.Scenario) error {
 		if f.On != nil && f.On.Event == "promoted" {
 			return &UnsupportedError{Where: where, Why: "real mode cannot observe when a real server is promoted by Sentinel (trigger on promoted)"}
 		}
-		switch f.Kind {
-		case "crash":
-			if spec, ok := r.redis[f.Node]; ok && f.Mode == "power" && spec.AppendOnly && spec.AppendFsync != "always" {
-				return &UnsupportedError{Where: where, Why: fmt.Sprintf("power loss with appendfsync %s loses writes that a kill keeps (they sit in the page cache); it needs a filesystem that drops unsynced data, so real mode refuses it (a power loss equals a kill only without AOF or with appendfsync always)", fsyncName(spec.AppendFsync))}
+		for _, k := range scenarios.Kinds() {
+			if l, ok := launchers[k.Name]; ok && l.checkFault != nil {
+				if why := l.checkFault(s, f); why != "" {
+					return &UnsupportedError{Where: where, Why: why}
+				}
 			}
-		case "drop":
+		}
+		switch f.Kind {
+		case faults.KindDrop:
 			if r.talk(f.From, f.To) {
 				return &UnsupportedError{Where: where, Why: fmt.Sprintf("dropping the next %d messages on the link %s->%s between two real servers has no TCP counterpart (a lost segment is retransmitted); use a partition (the proxy holds the bytes) or a delay", f.Count, f.From, f.To)}
 			}

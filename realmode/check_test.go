@@ -3,6 +3,7 @@ package realmode
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -134,4 +135,39 @@ func TestCheckRefusesKindsWithoutLauncher(t *testing.T) {
 	for name := range launchers {
 		assert.NotNil(t, scenarios.KindNamed(name), "launcher for an unknown kind %q", name)
 	}
+}
+
+// TestRolesAndClocksFromLaunchers: the replication groups and the shifted
+// clocks come from the launchers' per-kind facts (kinds.go).
+func TestRolesAndClocksFromLaunchers(t *testing.T) {
+	s, err := scenarios.Parse("groups.yaml", []byte(`
+name: groups
+duration: 10s
+redis:
+  - name: M
+  - name: R
+    replicaof: M
+  - name: X
+    clock: {offset: 2s}
+sentinel: {master: M, count: 2, clock: {drift: 0.01}}
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: X, ttl: 5s}
+faults:
+  - {at: 1s, kind: clock-jump, node: M, by: +1s}
+  - {at: 1s, kind: clock-jump, node: c1, by: +1s}
+`))
+	require.NoError(t, err)
+	r := rolesOf(s)
+	assert.Equal(t, map[string]string{"M": "M", "R": "M", "X": "X", "s1": "M", "s2": "M"}, r.group)
+	assert.True(t, r.talk("M", "R"))
+	assert.True(t, r.talk("s1", "M"))
+	assert.False(t, r.talk("X", "M"))
+	assert.False(t, r.real("c1"))
+	assert.Equal(t, map[string]scenarios.ClockSpec{
+		"M":  {},
+		"X":  {Offset: 2 * time.Second},
+		"s1": {Drift: 0.01},
+		"s2": {Drift: 0.01},
+	}, clocksOf(s))
 }

@@ -1,10 +1,11 @@
 package realmode
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/realmode/launch"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -23,6 +24,13 @@ type launcher struct {
 	// driven by the kernel in real time (the storage service, which is
 	// locksim's own).
 	start func(rt *runtime, s *scenarios.Scenario, env *startEnv) error
+	// group places the kind's real processes in replication groups (nil:
+	// none); called in build order, so a kind may join another's group.
+	group func(s *scenarios.Scenario, r *roles)
+	// checkFault says why real mode cannot apply fault f to one of the
+	// kind's servers, or "" (nil: it can apply any the proxy and the clock
+	// library can).
+	checkFault func(s *scenarios.Scenario, f faults.Spec) string
 }
 
 // startEnv is what launchers share: loopback addresses, the data directory
@@ -38,14 +46,51 @@ type startEnv struct {
 // launcher. The next kind with a real server (memcached, MariaDB) adds one
 // entry and its start function.
 var launchers = map[string]launcher{
-	clients.NodeRedis: {real: "redis-server", check: checkRedis, start: startRedis},
-	"sentinel":        {real: "redis-sentinel", start: startSentinels},
-	"storage":         {real: "locksim's storage service"},
+	scenarios.KindRedis:    {real: "redis-server", check: checkRedis, start: startRedis, group: groupRedis, checkFault: checkRedisFault},
+	scenarios.KindSentinel: {real: "redis-sentinel", start: startSentinels, group: groupSentinels},
+	scenarios.KindStorage:  {real: "locksim's storage service"},
+}
+
+// groupRedis: a master is its own group, a replica joins its master's.
+func groupRedis(s *scenarios.Scenario, r *roles) {
+	for _, n := range s.Redis() {
+		r.group[n.Name] = n.Name
+	}
+	for _, n := range s.Redis() {
+		if n.ReplicaOf != "" {
+			r.group[n.Name] = r.group[n.ReplicaOf]
+		}
+	}
+}
+
+// groupSentinels: sentinels join their master's group and talk to all of
+// it.
+func groupSentinels(s *scenarios.Scenario, r *roles) {
+	if sp := s.Sentinel(); sp != nil {
+		for _, n := range sp.Names {
+			r.watcher[n] = true
+			r.group[n] = r.group[sp.Master]
+		}
+	}
+}
+
+// checkRedisFault: a power loss with AOF and a lazy fsync loses what the
+// page cache held, which killing a real process does not.
+func checkRedisFault(s *scenarios.Scenario, f faults.Spec) string {
+	if f.Kind != faults.KindCrash || f.Mode != "power" {
+		return ""
+	}
+	for _, spec := range s.Redis() {
+		if spec.Name == f.Node && spec.AppendOnly && spec.AppendFsync != "always" {
+			return fmt.Sprintf("power loss with appendfsync %s loses writes that a kill keeps (they sit in the page cache); it needs a filesystem that drops unsynced data, so real mode refuses it (a power loss equals a kill only without AOF or with appendfsync always)", fsyncName(spec.AppendFsync))
+		}
+	}
+	return ""
 }
 
 // checkRedis: the proxy delays the replication stream by one fixed amount.
 func checkRedis(s *scenarios.Scenario) error {
-	for _, n := range s.Redis {
+	for _, n := range s.Redis() {
 		if n.ReplicationDelay.Hi != n.ReplicationDelay.Lo {
 			return &UnsupportedError{Where: "redis " + n.Name + ".replication_delay", Why: "the model draws a delay per message from the range; the proxy delays every byte by one fixed amount, so real mode takes a fixed replication_delay only"}
 		}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/realmode/clockshift"
 	"github.com/locksim/locksim/realmode/launch"
@@ -286,13 +287,13 @@ func (rt *runtime) startServers(s *scenarios.Scenario, dir, srvBin, sentBin stri
 // waits until every replica is in sync.
 func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 	pool, dir, srvBin := env.pool, env.dir, env.serverBin
-	order := make([]scenarios.RedisSpec, 0, len(s.Redis))
-	for _, r := range s.Redis {
+	order := make([]scenarios.RedisSpec, 0, len(s.Redis()))
+	for _, r := range s.Redis() {
 		if r.ReplicaOf == "" {
 			order = append(order, r)
 		}
 	}
-	for _, r := range s.Redis {
+	for _, r := range s.Redis() {
 		if r.ReplicaOf != "" {
 			order = append(order, r)
 		}
@@ -331,7 +332,7 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 	// connects from its once-a-second replicationCron and then waits for a
 	// full sync (repl-diskless-sync-delay 5 in Redis 7.0), so the run
 	// starts only when every replica reports its link up.
-	for _, r := range s.Redis {
+	for _, r := range s.Redis() {
 		if r.ReplicaOf == "" {
 			continue
 		}
@@ -350,7 +351,7 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 // each knows the replicas and the other sentinels.
 func startSentinels(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 	pool, dir, sentBin := env.pool, env.dir, env.sentinelBin
-	sp := s.Sentinel
+	sp := s.Sentinel()
 	if sp == nil {
 		return nil
 	}
@@ -379,7 +380,7 @@ func startSentinels(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 	// the start; real ones learn them from INFO (every 10s) and hello
 	// messages (every 2s; sentinel.c sentinelSendPeriodicCommands).
 	replicas := 0
-	for _, r := range s.Redis {
+	for _, r := range s.Redis() {
 		if r.ReplicaOf == sp.Master {
 			replicas++
 		}
@@ -500,22 +501,21 @@ func portOf(a string) string { _, p := splitAddr(a); return p }
 func clocksOf(s *scenarios.Scenario) map[string]scenarios.ClockSpec {
 	out := map[string]scenarios.ClockSpec{}
 	real := map[string]scenarios.ClockSpec{}
-	for _, r := range s.Redis {
-		real[r.Name] = r.Clock
-		if r.Clock != (scenarios.ClockSpec{}) {
-			out[r.Name] = r.Clock
+	// The real processes: those of every kind whose launcher starts real
+	// servers (kinds.go).
+	for _, k := range scenarios.Kinds() {
+		if l, ok := launchers[k.Name]; !ok || l.start == nil {
+			continue
 		}
-	}
-	if sp := s.Sentinel; sp != nil {
-		for _, n := range sp.Names {
-			real[n] = sp.Clock
-			if sp.Clock != (scenarios.ClockSpec{}) {
-				out[n] = sp.Clock
+		for _, p := range s.ServersOf(k) {
+			real[p.Name] = p.Clock
+			if p.Clock != (scenarios.ClockSpec{}) {
+				out[p.Name] = p.Clock
 			}
 		}
 	}
 	for _, f := range s.Faults {
-		if cs, ok := real[f.Node]; ok && (f.Kind == "clock-jump" || f.Kind == "clock-drift") {
+		if cs, ok := real[f.Node]; ok && (f.Kind == faults.KindClockJump || f.Kind == faults.KindClockDrift) {
 			out[f.Node] = cs
 		}
 	}

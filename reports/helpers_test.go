@@ -40,7 +40,7 @@ func setupOf(t *testing.T, s *scenarios.Scenario) Setup {
 		}
 		clock(c.Name, c.Clock)
 	}
-	for _, r := range s.Redis {
+	for _, r := range s.Redis() {
 		srv := Server{Name: r.Name, Role: RoleRedis, AOF: r.AppendOnly}
 		if r.ReplicaOf != "" {
 			srv.Role, srv.Note = RoleReplica, "replica of "+r.ReplicaOf
@@ -48,13 +48,13 @@ func setupOf(t *testing.T, s *scenarios.Scenario) Setup {
 		st.Servers = append(st.Servers, srv)
 		clock(r.Name, r.Clock)
 	}
-	if sp := s.Sentinel; sp != nil {
+	if sp := s.Sentinel(); sp != nil {
 		for _, n := range sp.Names {
 			st.Servers = append(st.Servers, Server{Name: n, Role: RoleSentinel, Note: "sentinel"})
 		}
 	}
-	if s.ZK != nil {
-		st.Servers = append(st.Servers, Server{Name: s.ZK.Name, Role: RoleZooKeeper, Note: "zookeeper"})
+	if s.ZK() != nil {
+		st.Servers = append(st.Servers, Server{Name: s.ZK().Name, Role: RoleZooKeeper, Note: "zookeeper"})
 	}
 	st.Servers = append(st.Servers, Server{Name: s.Resource.Name, Role: RoleStorage})
 	text, err := s.Marshal()

@@ -208,6 +208,9 @@ type builder struct {
 	partOrder []string
 	partRow   map[string]int
 	delays    map[string]int
+	// laneKeys is the held-key drawing of each server lane whose role has
+	// one (timeline_kinds.go).
+	laneKeys map[string]laneKeys
 }
 
 type partRef struct {
@@ -243,6 +246,7 @@ func BuildTimeline(run *Run) (*Timeline, error) {
 		parts:    map[string][]partRef{},
 		partRow:  map[string]int{},
 		delays:   map[string]int{},
+		laneKeys: map[string]laneKeys{},
 	}
 	for _, c := range clocks {
 		b.clocks[c.Proc] = c
@@ -256,11 +260,9 @@ func BuildTimeline(run *Run) (*Timeline, error) {
 	}
 	for _, s := range run.Setup.Servers {
 		b.addLane(s.Name, clockNote(run.Setup, s.Name, s.Note), LaneServer)
-		if s.Role == RoleRedis || s.Role == RoleReplica {
-			b.redis[s.Name] = &redisState{db: map[string]*keyRec{}, aofWritten: map[string]*keyRec{}, aofSynced: map[string]*keyRec{}, rdb: map[string]*keyRec{}, aof: s.AOF}
-		}
-		if s.Role == RoleZooKeeper {
-			b.znodes[s.Name] = map[string]*znode{}
+		if lk, ok := laneKeysOf[s.Role]; ok {
+			lk.init(b, s)
+			b.laneKeys[s.Name] = lk
 		}
 	}
 	b.addLane(networkLane, "partitions", LaneNetwork)
@@ -437,13 +439,15 @@ func (b *builder) event(e sim.Event) {
 		b.heal(e)
 	case sim.KindLinkFault:
 		b.linkFault(e)
-	case "key-set", "key-del", "key-evicted", "key-expired", "loaded", "aof-write", "aof-fsync", "rdb-save", "replica-sync", "promoted":
-		b.redisEvent(e)
-	case "znode-created", "znode-deleted", "lock-delay", "session-open", "session-expired":
-		b.zkEvent(e)
 	case "switch-master":
 		if to, ok := e.Fields.String("to"); ok {
 			b.mark(e.Proc, Mark{Kind: MarkSwitch, At: e.At, Label: "master → " + to})
+		}
+	default:
+		// A server's own events: its kind's held-key drawing
+		// (timeline_kinds.go).
+		if lk, ok := b.laneKeys[e.Proc]; ok {
+			lk.event(b, e)
 		}
 	}
 }
@@ -546,6 +550,19 @@ func (b *builder) crash(e sim.Event) {
 		}
 		b.closeSections(p, e.At)
 	}
+	if lk, ok := b.laneKeys[p]; ok {
+		lk.crash(b, e, mode)
+	}
+	if _, on := b.downs[p]; !on {
+		b.downs[p] = b.open(p, Span{Kind: SpanDown, Start: e.At, Label: "down"})
+	}
+}
+
+// redisCrash: the keys a Redis server restores come from its RDB or,
+// with AOF, from what reached the file (process crash) or the disk (power
+// loss); its held keys end.
+func (b *builder) redisCrash(e sim.Event, mode string) {
+	p := e.Proc
 	if r := b.redis[p]; r != nil {
 		r.restore = map[string]*keyRec{}
 		src := r.rdb
@@ -566,15 +583,17 @@ func (b *builder) crash(e sim.Event) {
 		}
 		r.db = map[string]*keyRec{}
 	}
+}
+
+// zkCrash: the service's znodes end.
+func (b *builder) zkCrash(e sim.Event) {
+	p := e.Proc
 	if zs := b.znodes[p]; zs != nil {
 		// Simplification (as the model): a crash loses every znode.
 		for _, key := range b.run.Setup.LockKeys {
 			b.zkHold(p, key, e.At, true)
 		}
 		b.znodes[p] = map[string]*znode{}
-	}
-	if _, on := b.downs[p]; !on {
-		b.downs[p] = b.open(p, Span{Kind: SpanDown, Start: e.At, Label: "down"})
 	}
 }
 

@@ -158,7 +158,7 @@ func validateLock(x *xref, s *Scenario, c *ClientSpec, path string) {
 	}
 	if alg.NodeKind == clients.NodeMySQL && l.Table != "" {
 		// The lock table must be one of its node's tables.
-		for _, m := range s.MySQL {
+		for _, m := range s.MySQL() {
 			if m.Name != l.Node {
 				continue
 			}

@@ -18,7 +18,7 @@ func TestWithSetsFields(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 5*time.Second, v.Faults[1].By)
 	assert.Equal(t, 20*time.Second, v.Clients[0].Lock.TTL)
-	assert.Equal(t, 0.05, v.Redis[2].Clock.Drift)
+	assert.Equal(t, 0.05, v.Redis()[2].Clock.Drift)
 	assert.Equal(t, uint64(9), v.Seed)
 	// The original is untouched.
 	assert.Equal(t, 30*time.Second, s.Faults[1].By)

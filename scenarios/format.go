@@ -30,17 +30,14 @@ type Scenario struct {
 	// topology (a client near some servers and far from others), not a
 	// fault, so liveness is judged with them in place.
 	Links []LinkSpec
-	// The processes of each kind (kinds.go; one field per kind).
-	Redis     []RedisSpec
-	Sentinel  *SentinelSpec
-	ZK        *ZKSpec
-	Memcached []MemcachedSpec
-	MySQL     []MySQLSpec
-	Fillers   []FillerSpec
-	Clients   []ClientSpec
-	Resource  ResourceSpec
-	Faults    []faults.Spec
-	Expect    Expect
+	// sections holds each process kind's parsed section, by its Section
+	// (kinds.go): a kind adds no field here; its file declares a typed
+	// accessor (Scenario.Redis, Scenario.ZK, ...).
+	sections []parsedSection
+	Clients  []ClientSpec
+	Resource ResourceSpec
+	Faults   []faults.Spec
+	Expect   Expect
 
 	// File is where the scenario came from ("catalogue/NAME.yaml" for
 	// built-ins); Doc is its YAML tree, kept so that sweeps and fuzzing can

@@ -25,28 +25,38 @@ type FillerSpec struct {
 	Clock     ClockSpec
 }
 
-// RoleFiller is a cache filler's lane.
-const RoleFiller Role = "filler"
+// Process kind and lane role of the cache filler kind.
+const (
+	KindFiller      = "filler"
+	RoleFiller Role = "filler"
+)
+
+// fillerSection is the kind's top-level field and the key of its parsed section.
+const fillerSection = "fillers"
 
 // fillerKind: the fillers: list of cache fillers. Their node is a Redis or
 // memcached server; what they write follows from its kind.
 var fillerKind = &ProcKind{
-	Name: "filler", Section: "fillers", What: "a cache filler",
+	Name: KindFiller, Section: fillerSection, What: "a cache filler",
 	read: func(r *reader, top *obj, s *Scenario) {
-		for i, n := range top.list("fillers") {
-			s.Fillers = append(s.Fillers, r.filler(n, fmt.Sprintf("fillers[%d]", i)))
+		var out []FillerSpec
+		for i, n := range top.list(fillerSection) {
+			out = append(out, r.filler(n, fmt.Sprintf("fillers[%d]", i)))
+		}
+		if len(out) > 0 {
+			setSection(s, fillerSection, out)
 		}
 	},
 	procs: func(s *Scenario) []Proc {
 		var out []Proc
-		for i, f := range s.Fillers {
+		for i, f := range s.Fillers() {
 			note := fmt.Sprintf("cache filler of %s, %d-byte values every %v", f.Node, f.ValueSize, f.Every)
 			out = append(out, Proc{Name: f.Name, Path: fmt.Sprintf("fillers[%d].name", i), Clock: f.Clock, Role: RoleFiller, Note: note})
 		}
 		return out
 	},
 	check: func(x *xref, s *Scenario) {
-		for i, f := range s.Fillers {
+		for i, f := range s.Fillers() {
 			path := fmt.Sprintf("fillers[%d].node", i)
 			if !x.ref(path, f.Node, clients.NodeRedis, clients.NodeMemcached) {
 				continue
@@ -57,7 +67,7 @@ var fillerKind = &ProcKind{
 		}
 	},
 	build: func(b *builder) error {
-		for _, f := range b.s.Fillers {
+		for _, f := range b.s.Fillers() {
 			cfg := fillerConfig(b.s, f)
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("filler %s: %w", f.Name, err)
@@ -70,11 +80,16 @@ var fillerKind = &ProcKind{
 	},
 }
 
+// Fillers returns the scenario's cache fillers, in file order.
+func (s *Scenario) Fillers() []FillerSpec {
+	return sectionOf[[]FillerSpec](s, fillerSection)
+}
+
 // fillerConfig is the filler's configuration, its kind taken from its
 // node's.
 func fillerConfig(s *Scenario, f FillerSpec) clients.FillerConfig {
 	kind := clients.FillRedis
-	for _, m := range s.Memcached {
+	for _, m := range s.Memcached() {
 		if m.Name == f.Node {
 			kind = clients.FillMemcached
 		}

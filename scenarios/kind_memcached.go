@@ -2,11 +2,18 @@ package scenarios
 
 import (
 	"fmt"
+	"github.com/locksim/locksim/clients"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/locksim/locksim/nodes/memcached"
 	"github.com/locksim/locksim/sim"
+)
+
+// Process kind and lane role of the memcached kind.
+const (
+	KindMemcached      = clients.NodeMemcached
+	RoleMemcached Role = "memcached"
 )
 
 // MemcachedSpec is one memcached server (nodes/memcached).
@@ -22,20 +29,27 @@ type MemcachedSpec struct {
 // exabytes; the model allocates nothing up front, so any real size works.
 const memcachedMaxMB = 1 << 20
 
+// memcachedSection is the kind's top-level field and the key of its parsed section.
+const memcachedSection = "memcached"
+
 // memcachedKind: the memcached: list of memcached servers. No persistence:
 // a restart loses every item (nodes/memcached). Exptimes are the lock
 // clients' (seconds; over 30 days, memcached's REALTIME_MAXDELTA, an
 // absolute Unix time on the server's start-up wall clock).
 var memcachedKind = &ProcKind{
-	Name: "memcached", Section: "memcached", What: "a memcached server",
+	Name: KindMemcached, Section: memcachedSection, What: "a memcached server",
 	read: func(r *reader, top *obj, s *Scenario) {
-		for i, n := range top.list("memcached") {
-			s.Memcached = append(s.Memcached, r.memcached(n, fmt.Sprintf("memcached[%d]", i)))
+		var out []MemcachedSpec
+		for i, n := range top.list(memcachedSection) {
+			out = append(out, r.memcached(n, fmt.Sprintf("memcached[%d]", i)))
+		}
+		if len(out) > 0 {
+			setSection(s, memcachedSection, out)
 		}
 	},
 	procs: func(s *Scenario) []Proc {
 		var out []Proc
-		for i, m := range s.Memcached {
+		for i, m := range s.Memcached() {
 			note := fmt.Sprintf("memcached, -m %d", m.Config.MaxBytes>>20)
 			if !m.Config.EvictToFree {
 				note += " -M"
@@ -45,7 +59,7 @@ var memcachedKind = &ProcKind{
 		return out
 	},
 	build: func(b *builder) error {
-		for _, m := range b.s.Memcached {
+		for _, m := range b.s.Memcached() {
 			cfg := m.Config
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("memcached %s: %w", m.Name, err)
@@ -56,6 +70,11 @@ var memcachedKind = &ProcKind{
 		}
 		return nil
 	},
+}
+
+// Memcached returns the scenario's memcached servers, in file order.
+func (s *Scenario) Memcached() []MemcachedSpec {
+	return sectionOf[[]MemcachedSpec](s, memcachedSection)
 }
 
 func (r *reader) memcached(n *yaml.Node, path string) MemcachedSpec {

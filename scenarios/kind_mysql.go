@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"github.com/locksim/locksim/clients"
 	"strings"
 	"time"
 
@@ -9,6 +10,12 @@ import (
 
 	"github.com/locksim/locksim/nodes/mysql"
 	"github.com/locksim/locksim/sim"
+)
+
+// Process kind and lane role of the mysql kind.
+const (
+	KindMySQL      = clients.NodeMySQL
+	RoleMySQL Role = "mysql"
 )
 
 // MySQLSpec is one MySQL/InnoDB server (nodes/mysql).
@@ -26,19 +33,26 @@ var mysqlFields = map[string]string{
 	"flush_log_at_trx_commit": "innodb_flush_log_at_trx_commit",
 }
 
+// mysqlSection is the kind's top-level field and the key of its parsed section.
+const mysqlSection = "mysql"
+
 // mysqlKind: the mysql: list of MySQL/InnoDB servers with their lock
 // tables. A lock-table row is durable with innodb_flush_log_at_trx_commit
 // = 1; row locks belong to transactions and die with their connection.
 var mysqlKind = &ProcKind{
-	Name: "mysql", Section: "mysql", What: "a MySQL server",
+	Name: KindMySQL, Section: mysqlSection, What: "a MySQL server",
 	read: func(r *reader, top *obj, s *Scenario) {
-		for i, n := range top.list("mysql") {
-			s.MySQL = append(s.MySQL, r.mysql(n, fmt.Sprintf("mysql[%d]", i)))
+		var out []MySQLSpec
+		for i, n := range top.list(mysqlSection) {
+			out = append(out, r.mysql(n, fmt.Sprintf("mysql[%d]", i)))
+		}
+		if len(out) > 0 {
+			setSection(s, mysqlSection, out)
 		}
 	},
 	procs: func(s *Scenario) []Proc {
 		var out []Proc
-		for i, m := range s.MySQL {
+		for i, m := range s.MySQL() {
 			var tables []string
 			for _, t := range m.Config.Tables {
 				tables = append(tables, t.Name)
@@ -52,18 +66,18 @@ var mysqlKind = &ProcKind{
 		return out
 	},
 	check: func(x *xref, s *Scenario) {
-		for i, m := range s.MySQL {
+		for i, m := range s.MySQL() {
 			if m.Config.ReplicaOf == "" {
 				continue
 			}
 			path := fmt.Sprintf("mysql[%d].replica_of", i)
-			if x.ref(path, m.Config.ReplicaOf, "mysql") && m.Config.ReplicaOf == m.Name {
+			if x.ref(path, m.Config.ReplicaOf, KindMySQL) && m.Config.ReplicaOf == m.Name {
 				x.r.errf(x.at(path), path, "a server cannot replicate itself")
 			}
 		}
 	},
 	build: func(b *builder) error {
-		for _, m := range b.s.MySQL {
+		for _, m := range b.s.MySQL() {
 			cfg := m.Config
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("mysql %s: %w", m.Name, err)
@@ -75,6 +89,9 @@ var mysqlKind = &ProcKind{
 		return nil
 	},
 }
+
+// MySQL returns the scenario's MySQL servers, in file order.
+func (s *Scenario) MySQL() []MySQLSpec { return sectionOf[[]MySQLSpec](s, mysqlSection) }
 
 func (r *reader) mysql(n *yaml.Node, path string) MySQLSpec {
 	s := MySQLSpec{Config: mysql.DefaultConfig()}

@@ -12,18 +12,32 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
+// Process kind and lane roles of the redis kind.
+const (
+	KindRedis        = clients.NodeRedis
+	RoleRedis   Role = "redis"
+	RoleReplica Role = "replica"
+)
+
+// redisSection is the kind's top-level field and the key of its parsed section.
+const redisSection = "redis"
+
 // redisKind: the redis: list of Redis servers (nodes/redis).
 var redisKind = &ProcKind{
-	Name: clients.NodeRedis, Section: "redis", What: "a Redis server",
+	Name: KindRedis, Section: redisSection, What: "a Redis server",
 	TriggerEvents: faults.NodeEvents,
 	read: func(r *reader, top *obj, s *Scenario) {
-		for i, n := range top.list("redis") {
-			s.Redis = append(s.Redis, r.redis(n, fmt.Sprintf("redis[%d]", i)))
+		var out []RedisSpec
+		for i, n := range top.list(redisSection) {
+			out = append(out, r.redis(n, fmt.Sprintf("redis[%d]", i)))
+		}
+		if len(out) > 0 {
+			setSection(s, redisSection, out)
 		}
 	},
 	procs: func(s *Scenario) []Proc {
 		var out []Proc
-		for i, rs := range s.Redis {
+		for i, rs := range s.Redis() {
 			p := Proc{Name: rs.Name, Path: fmt.Sprintf("redis[%d].name", i), Clock: rs.Clock, Role: RoleRedis, AOF: rs.AppendOnly}
 			if rs.ReplicaOf != "" {
 				p.Role, p.Note = RoleReplica, "replica of "+rs.ReplicaOf
@@ -33,19 +47,19 @@ var redisKind = &ProcKind{
 		return out
 	},
 	check: func(x *xref, s *Scenario) {
-		for i, rs := range s.Redis {
+		for i, rs := range s.Redis() {
 			if rs.ReplicaOf == "" {
 				continue
 			}
 			path := fmt.Sprintf("redis[%d].replicaof", i)
-			if x.ref(path, rs.ReplicaOf, clients.NodeRedis) && rs.ReplicaOf == rs.Name {
+			if x.ref(path, rs.ReplicaOf, KindRedis) && rs.ReplicaOf == rs.Name {
 				x.r.errf(x.at(path), path, "a server cannot replicate itself")
 			}
 		}
 		validateReplicationCycles(x.r, s, x.at)
 	},
 	build: func(b *builder) error {
-		for _, r := range b.s.Redis {
+		for _, r := range b.s.Redis() {
 			cfg := redis.DefaultConfig()
 			cfg.AppendOnly = r.AppendOnly
 			cfg.AppendFsync = redis.FsyncPolicy(r.AppendFsync)
@@ -108,10 +122,14 @@ func (r *reader) redis(n *yaml.Node, path string) RedisSpec {
 	return s
 }
 
+// Redis returns the scenario's Redis servers (the redis: section), in file
+// order.
+func (s *Scenario) Redis() []RedisSpec { return sectionOf[[]RedisSpec](s, redisSection) }
+
 // replicasOf maps each Redis master to its replicas, in file order.
 func replicasOf(s *Scenario) map[string][]string {
 	out := map[string][]string{}
-	for _, r := range s.Redis {
+	for _, r := range s.Redis() {
 		if r.ReplicaOf != "" {
 			out[r.ReplicaOf] = append(out[r.ReplicaOf], r.Name)
 		}
@@ -126,14 +144,14 @@ func replicasOf(s *Scenario) map[string][]string {
 func validateReplicationCycles(r *reader, s *Scenario, at func(string) *yaml.Node) {
 	of := map[string]string{}
 	index := map[string]int{}
-	for i, rs := range s.Redis {
+	for i, rs := range s.Redis() {
 		index[rs.Name] = i
 		if rs.ReplicaOf != "" && rs.ReplicaOf != rs.Name {
 			of[rs.Name] = rs.ReplicaOf
 		}
 	}
 	reported := map[string]bool{}
-	for _, rs := range s.Redis {
+	for _, rs := range s.Redis() {
 		// Walk the chain from rs; a cycle through rs comes back to it.
 		chain := []string{rs.Name}
 		seen := map[string]bool{rs.Name: true}

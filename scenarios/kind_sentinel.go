@@ -10,38 +10,49 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
+// Process kind and lane role of the sentinel kind.
+const (
+	KindSentinel      = "sentinel"
+	RoleSentinel Role = "sentinel"
+)
+
+// sentinelSection is the kind's top-level field and the key of its parsed section.
+const sentinelSection = "sentinel"
+
 // sentinelKind: the sentinel: block, Sentinel processes monitoring one
 // Redis master (nodes/sentinel). Clients whose lock uses the monitored
 // master discover it through them.
 var sentinelKind = &ProcKind{
-	Name: "sentinel", Section: "sentinel", What: "a sentinel",
+	Name: KindSentinel, Section: sentinelSection, What: "a sentinel",
 	read: func(r *reader, top *obj, s *Scenario) {
-		if n := top.get("sentinel"); n != nil {
-			s.Sentinel = r.sentinel(n)
+		if n := top.get(sentinelSection); n != nil {
+			setSection(s, sentinelSection, r.sentinel(n))
 		}
 	},
 	procs: func(s *Scenario) []Proc {
-		if s.Sentinel == nil {
+		sp := s.Sentinel()
+		if sp == nil {
 			return nil
 		}
 		var out []Proc
-		for _, n := range s.Sentinel.Names {
-			out = append(out, Proc{Name: n, Path: "sentinel.names", Clock: s.Sentinel.Clock, Role: RoleSentinel, Note: "sentinel"})
+		for _, n := range sp.Names {
+			out = append(out, Proc{Name: n, Path: "sentinel.names", Clock: sp.Clock, Role: RoleSentinel, Note: "sentinel"})
 		}
 		return out
 	},
 	check: func(x *xref, s *Scenario) {
-		if s.Sentinel == nil || !x.ref("sentinel.master", s.Sentinel.Master, clients.NodeRedis) {
+		sp := s.Sentinel()
+		if sp == nil || !x.ref("sentinel.master", sp.Master, KindRedis) {
 			return
 		}
-		for _, rs := range s.Redis {
-			if rs.Name == s.Sentinel.Master && rs.ReplicaOf != "" {
+		for _, rs := range s.Redis() {
+			if rs.Name == sp.Master && rs.ReplicaOf != "" {
 				x.r.errf(x.at("sentinel.master"), "sentinel.master", "%q is a replica; Sentinel monitors a master", rs.Name)
 			}
 		}
 	},
 	build: func(b *builder) error {
-		sp := b.s.Sentinel
+		sp := b.s.Sentinel()
 		if sp == nil {
 			return nil
 		}
@@ -106,3 +117,6 @@ func (r *reader) sentinel(n *yaml.Node) *SentinelSpec {
 	}
 	return s
 }
+
+// Sentinel returns the scenario's sentinel: section, or nil.
+func (s *Scenario) Sentinel() *SentinelSpec { return sectionOf[*SentinelSpec](s, sentinelSection) }

@@ -9,10 +9,16 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
+// Process kind and lane role of the storage kind.
+const (
+	KindStorage      = "storage"
+	RoleStorage Role = "storage"
+)
+
 // storageKind: the resource: block, the protected storage service
 // (nodes/storage). Every scenario has one ("storage" unless named).
 var storageKind = &ProcKind{
-	Name: "storage", Section: "resource", What: "the storage service",
+	Name: KindStorage, Section: "resource", What: "the storage service",
 	read: func(r *reader, top *obj, s *Scenario) { s.Resource = r.resource(top.get("resource")) },
 	procs: func(s *Scenario) []Proc {
 		return []Proc{{Name: s.Resource.Name, Path: "resource.name", Role: RoleStorage, Note: "resource, fencing " + orNone(s.Resource.Fencing)}}

@@ -10,24 +10,34 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
+// Process kind and lane role of the zookeeper kind.
+const (
+	KindZooKeeper      = clients.NodeZooKeeper
+	RoleZooKeeper Role = "zookeeper"
+)
+
+// zookeeperSection is the kind's top-level field and the key of its parsed section.
+const zookeeperSection = "zookeeper"
+
 // zookeeperKind: the zookeeper: block, the session service standing for an
 // ensemble (nodes/zookeeper). A zookeeper lock without node uses it.
 var zookeeperKind = &ProcKind{
-	Name: clients.NodeZooKeeper, Section: "zookeeper", What: "the ZooKeeper service",
-	DefaultLockNode: true,
+	Name: KindZooKeeper, Section: zookeeperSection, What: "the ZooKeeper service",
+	DefaultLockNode: true, Ensemble: true,
 	read: func(r *reader, top *obj, s *Scenario) {
-		if n := top.get("zookeeper"); n != nil {
-			s.ZK = r.zookeeper(n)
+		if n := top.get(zookeeperSection); n != nil {
+			setSection(s, zookeeperSection, r.zookeeper(n))
 		}
 	},
 	procs: func(s *Scenario) []Proc {
-		if s.ZK == nil {
+		z := s.ZK()
+		if z == nil {
 			return nil
 		}
-		return []Proc{{Name: s.ZK.Name, Path: "zookeeper.name", Clock: s.ZK.Clock, Role: RoleZooKeeper, Note: "zookeeper"}}
+		return []Proc{{Name: z.Name, Path: "zookeeper.name", Clock: z.Clock, Role: RoleZooKeeper, Note: "zookeeper"}}
 	},
 	build: func(b *builder) error {
-		z := b.s.ZK
+		z := b.s.ZK()
 		if z == nil {
 			return nil
 		}
@@ -42,6 +52,9 @@ var zookeeperKind = &ProcKind{
 		return b.add(z.Name, z.Clock, func() sim.Process { return zookeeper.New(cfg) })
 	},
 }
+
+// ZK returns the scenario's zookeeper: section, or nil.
+func (s *Scenario) ZK() *ZKSpec { return sectionOf[*ZKSpec](s, zookeeperSection) }
 
 func (r *reader) zookeeper(n *yaml.Node) *ZKSpec {
 	s := &ZKSpec{Name: "zk"}

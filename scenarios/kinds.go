@@ -28,6 +28,10 @@ type ProcKind struct {
 	// DefaultLockNode: a lock of this kind that names no node uses the
 	// kind's first process (ZooKeeper's session service).
 	DefaultLockNode bool
+	// Ensemble: the kind's process stands for a replicated ensemble that
+	// one crash does not take down (ZooKeeper, nodes/zookeeper doc), so
+	// fault families that crash lock servers leave it out (simrun matrix).
+	Ensemble bool
 
 	// read reads the kind's section of the top-level mapping into s.
 	read func(r *reader, top *obj, s *Scenario)
@@ -58,16 +62,7 @@ type Proc struct {
 // Role says what a process's lane in a report stands for.
 type Role string
 
-// Roles of the server lanes.
-const (
-	RoleRedis     Role = "redis"
-	RoleReplica   Role = "replica"
-	RoleSentinel  Role = "sentinel"
-	RoleZooKeeper Role = "zookeeper"
-	RoleMemcached Role = "memcached"
-	RoleMySQL     Role = "mysql"
-	RoleStorage   Role = "storage"
-)
+// The roles of server lanes are declared with their kinds (kind_*.go).
 
 // kinds is the one list of process kinds, in build order: process ids and
 // random streams follow it, so a new kind goes before storage (existing
@@ -131,6 +126,41 @@ func (s *Scenario) Processes() []string {
 		out = append(out, c.Name)
 	}
 	return out
+}
+
+// sectionOf returns the parsed section called section (a kind's Section)
+// in s, T's zero value when the scenario has none. Each kind's file wraps it
+// in a typed accessor (Scenario.Redis, ...). Keyed by the section's name,
+// not the *ProcKind, so that a kind's own functions can read it without an
+// initialization cycle.
+func sectionOf[T any](s *Scenario, section string) T {
+	for _, sec := range s.sections {
+		if sec.name == section {
+			v, _ := sec.v.(T)
+			return v
+		}
+	}
+	var zero T
+	return zero
+}
+
+// setSection stores a kind's parsed section in s (the kind's read does,
+// when the scenario has the section). A short slice, not a map: most
+// scenarios have one or two sections, and fuzzing parses one per run.
+func setSection(s *Scenario, section string, v any) {
+	for i := range s.sections {
+		if s.sections[i].name == section {
+			s.sections[i].v = v
+			return
+		}
+	}
+	s.sections = append(s.sections, parsedSection{name: section, v: v})
+}
+
+// parsedSection is one kind's parsed section in a Scenario.
+type parsedSection struct {
+	name string
+	v    any
 }
 
 // builder is what a kind's build sees: the kernel, the scenario and the

@@ -58,15 +58,15 @@ func TestKindsRegistry(t *testing.T) {
 func TestMemcachedAndMySQLSections(t *testing.T) {
 	s, err := Parse("t.yaml", []byte(withServers))
 	require.NoError(t, err)
-	require.Len(t, s.Memcached, 1)
-	mc := s.Memcached[0].Config
+	require.Len(t, s.Memcached(), 1)
+	mc := s.Memcached()[0].Config
 	assert.Equal(t, int64(2<<20), mc.MaxBytes)
 	assert.False(t, mc.EvictToFree, "no_evictions is memcached -M")
 	assert.True(t, mc.UseCAS, "default")
 	assert.Equal(t, int64(1<<20), mc.ItemSizeMax, "default")
 
-	require.Len(t, s.MySQL, 2)
-	db := s.MySQL[0].Config
+	require.Len(t, s.MySQL(), 2)
+	db := s.MySQL()[0].Config
 	assert.Equal(t, "locksim", db.Database)
 	require.Len(t, db.Tables, 2)
 	assert.Equal(t, "locks", db.Tables[0].Name)
@@ -75,7 +75,7 @@ func TestMemcachedAndMySQLSections(t *testing.T) {
 	assert.Equal(t, 5*time.Second, db.LockWaitTimeout)
 	assert.Equal(t, 10*time.Second, db.WaitTimeout)
 	assert.Equal(t, 2, db.FlushLogAtTrxCommit)
-	db2 := s.MySQL[1].Config
+	db2 := s.MySQL()[1].Config
 	assert.Equal(t, "DB", db2.ReplicaOf)
 	assert.Equal(t, 50*time.Second, db2.LockWaitTimeout, "innodb_lock_wait_timeout default")
 	assert.Equal(t, 28800*time.Second, db2.WaitTimeout, "wait_timeout default")

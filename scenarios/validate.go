@@ -127,8 +127,14 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 		x.procs[name] = k
 		x.order = append(x.order, name)
 	}
+	// replicas are the Redis replicas, for fault fields that need one
+	// (faults.Field.Replica).
+	replicas := map[string]bool{}
 	for _, p := range s.Servers() {
 		add(p.Name, p.Kind, p.Path)
+		if p.Role == RoleReplica {
+			replicas[p.Name] = true
+		}
 	}
 	for i, c := range s.Clients {
 		add(c.Name, clientKind, fmt.Sprintf("clients[%d].name", i))
@@ -162,12 +168,6 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 	}
 
 	// Faults.
-	replicas := map[string]bool{}
-	for _, rs := range s.Redis {
-		if rs.ReplicaOf != "" {
-			replicas[rs.Name] = true
-		}
-	}
 	for i, f := range s.Faults {
 		path := fmt.Sprintf("faults[%d]", i)
 		if d, ok := faults.Lookup(f.Kind); ok {

@@ -1,0 +1,55 @@
+package reports
+
+import "github.com/locksim/locksim/sim"
+
+// laneKeys is a server kind's part of the timeline: how the lock keys its
+// lane holds are drawn from the typed fields of its own trace events. The
+// builder looks it up by the lane's role (Setup's servers, from the
+// process kinds), so a node kind whose keys the timeline should draw adds
+// an entry here and its handler; a kind without one gets a lane with its
+// faults, pauses and downtime but no held keys.
+type laneKeys struct {
+	// init sets up the lane's state.
+	init func(b *builder, s Server)
+	// event handles one of the server's own events, of any kind the
+	// builder's own switch does not take (it picks its kinds).
+	event func(b *builder, e sim.Event)
+	// crash ends what a crash of the server loses (mode: process, power
+	// or clean).
+	crash func(b *builder, e sim.Event, mode string)
+}
+
+// redisLaneKeys: a Redis master's or replica's keys, with what its RDB and
+// AOF would restore (redisEvent).
+var redisLaneKeys = laneKeys{
+	init: func(b *builder, s Server) {
+		b.redis[s.Name] = &redisState{db: map[string]*keyRec{}, aofWritten: map[string]*keyRec{}, aofSynced: map[string]*keyRec{}, rdb: map[string]*keyRec{}, aof: s.AOF}
+	},
+	event: func(b *builder, e sim.Event) {
+		switch e.Kind {
+		case "key-set", "key-del", "key-evicted", "key-expired", "loaded", "aof-write", "aof-fsync", "rdb-save", "replica-sync", "promoted":
+			b.redisEvent(e)
+		}
+	},
+	crash: func(b *builder, e sim.Event, mode string) { b.redisCrash(e, mode) },
+}
+
+// zkLaneKeys: the ZooKeeper service's lock znodes (zkEvent).
+var zkLaneKeys = laneKeys{
+	init: func(b *builder, s Server) { b.znodes[s.Name] = map[string]*znode{} },
+	event: func(b *builder, e sim.Event) {
+		switch e.Kind {
+		case "znode-created", "znode-deleted", "lock-delay", "session-open", "session-expired":
+			b.zkEvent(e)
+		}
+	},
+	crash: func(b *builder, e sim.Event, _ string) { b.zkCrash(e) },
+}
+
+// laneKeysOf maps a server lane's role to its held-key drawing. Only
+// looked up, never iterated.
+var laneKeysOf = map[Role]laneKeys{
+	RoleRedis:     redisLaneKeys,
+	RoleReplica:   redisLaneKeys,
+	RoleZooKeeper: zkLaneKeys,
+}
