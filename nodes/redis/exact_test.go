@@ -143,6 +143,13 @@ func runExact(t *testing.T, w *exactWorld, steps []step) []played {
 			set()
 			continue
 		}
+		if s.await != nil {
+			for i := 0; !s.await(); i++ {
+				require.Less(t, i, 3000, "waited 30 s for %s", s.awaitWhat)
+				time.Sleep(10 * time.Millisecond)
+			}
+			continue
+		}
 		v += time.Millisecond
 		set()
 		p := played{step: s, at: v}
