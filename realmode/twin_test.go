@@ -18,11 +18,21 @@ import (
 // under way of CPU for longer than a Redlock node timeout (50ms).
 const twinParallel = 10
 
+// twinReruns is how many times a scenario that disagreed (or could not run)
+// runs again on its own before it fails. NB: "on its own" holds within this
+// package only: under `go test ./...` the other packages' suites share the
+// machine, and real mode lives in real time (a Redlock node timeout is
+// 50 ms), so a second rerun covers a rerun that met another suite's peak.
+// Every disagreement is logged, and a scenario that agrees in none of its
+// 1+twinReruns runs fails: a story that is fragile in real time is fixed
+// in the scenario or the model, never here.
+const twinReruns = 2
+
 // TestTwinSuite runs simrun twin's comparison on every catalogue scenario
 // marked twin: true, twinParallel at a time, and fails on any scenario
 // whose real verdicts differ from the simulator's. A scenario that
-// disagrees is run once more on its own before it fails (real timing is
-// noisy under load; the first disagreement is logged either way). A
+// disagrees is run again on its own, up to twinReruns times, before it
+// fails (real timing is noisy under load; every disagreement is logged). A
 // disagreement is fixed in the model or in the scenario's story, never
 // here.
 func TestTwinSuite(t *testing.T) {
@@ -54,16 +64,15 @@ func TestTwinSuite(t *testing.T) {
 	}
 	wg.Wait()
 	for i, s := range marked {
-		switch r := results[i]; {
-		case errs[i] != nil:
-			t.Logf("%s could not run under load (%v); running it again on its own", s.Name, errs[i])
-		case !r.Agree:
-			t.Logf("%s disagreed under load (real %s/%s/%s: %s); running it again on its own",
-				s.Name, r.Real[0].LockSafety, r.Real[0].ResourceSafety, r.Real[0].Liveness, r.Real[0].Explanation)
-		default:
-			continue
+		for attempt := 1; attempt <= twinReruns && (errs[i] != nil || !results[i].Agree); attempt++ {
+			if r := results[i]; errs[i] != nil {
+				t.Logf("%s could not run (run %d: %v); running it again on its own", s.Name, attempt, errs[i])
+			} else {
+				t.Logf("%s disagreed (run %d: real %s/%s/%s: %s); running it again on its own",
+					s.Name, attempt, r.Real[0].LockSafety, r.Real[0].ResourceSafety, r.Real[0].Liveness, r.Real[0].Explanation)
+			}
+			results[i], errs[i] = Twin(context.Background(), s, 1, t.TempDir(), nil)
 		}
-		results[i], errs[i] = Twin(context.Background(), s, 1, t.TempDir(), nil)
 	}
 	for i, s := range marked {
 		t.Run(s.Name, func(t *testing.T) {

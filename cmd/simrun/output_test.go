@@ -275,7 +275,10 @@ clients:
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	time.Sleep(time.Second) // well into the run (the whole takes seconds)
+	// Well into the run (the whole takes about 13 s of CPU): half a second
+	// of the child's CPU time, not of wall time, so that a loaded machine
+	// cannot send the signal before the child installed its handler.
+	waitCPU(t, cmd.Process.Pid, 500*time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	err = cmd.Wait()
 	var ee *exec.ExitError

@@ -208,11 +208,14 @@ func TestShardsAsProcesses(t *testing.T) {
 		require.NoError(t, cmd.Start())
 		t.Cleanup(func() { _ = cmd.Process.Kill() })
 		// The folder appears just before the signal handler is installed
-		// and the runs start.
-		for i := 0; i < 200 && !campaignFileExists(dir); i++ {
+		// and the runs start. NB: conditions, not sleeps: a loaded machine
+		// may take longer than any fixed sleep to get there; a second of
+		// the child's CPU time is well into the runs whatever the load.
+		for i := 0; !campaignFileExists(dir); i++ {
+			require.Less(t, i, 2400, "the campaign folder did not appear in 2 minutes; stderr: %s", errb.String())
 			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(time.Second)
+		waitCPU(t, cmd.Process.Pid, time.Second)
 		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 		err := cmd.Wait()
 		var ee *exec.ExitError

@@ -8,8 +8,9 @@ package mysql
 // The real server is the specification.
 //
 // Timing: a statement expected to block is sent asynchronously; the script
-// then settles (200 ms real, 50 ms virtual) and records whether it is still
-// waiting. Lock wait timeouts are set to 1 s per session so waits end fast;
+// then settles (until the real server replies or shows the statement in a
+// lasting lock wait; 50 ms virtual) and records whether it is still
+// waiting. Lock wait timeouts are set to 3 s per session so waits end fast;
 // sleeps are real on the server and virtual in the model.
 //
 // mariadb-server must be installed (apt-get install -y mariadb-server). The
@@ -321,11 +322,67 @@ type script struct {
 }
 
 // Settle times after an async send: long enough for the statement to reach
-// its lock wait.
+// its lock wait. NB: on the real server the settle is a condition, not a
+// sleep (see settle): realSettle is only how long a lock wait must be seen
+// to last, so that a wait that the deadlock detector is about to end is not
+// taken for a lasting one.
 const (
 	realSettle  = 200 * time.Millisecond
 	modelSettle = 50 * time.Millisecond
 )
+
+// lockWaitQuery tells whether a connection's transaction waits for a lock:
+// INFORMATION_SCHEMA.INNODB_TRX shows trx_state 'LOCK WAIT' while
+// trx->lock.wait_lock is set (MariaDB 10.11 storage/innobase/trx/trx0i_s.cc
+// fill_trx_row: "LOCK WAIT" when trx->lock.wait_lock is set).
+const lockWaitQuery = "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'"
+
+// settle waits until a statement sent asynchronously either replied (done)
+// or waits for a lock, seen by the server, twice realSettle apart without a
+// reply in between (not done). Waiting on the server's own account instead
+// of sleeping a fixed settle time keeps the suite exact on a loaded machine,
+// where a statement that fails at once (a duplicate key, a deadlock victim)
+// may take longer than any fixed settle time to reply. What stays in real
+// time is the lock wait timeout of the scripts that set it (1 s, the wait
+// under test): the lock wait is seen within a few polls of its start, far
+// inside it.
+func settle(t *testing.T, admin *realConn, connID int64, done chan outcome) (outcome, bool) {
+	t.Helper()
+	waiting := func() bool {
+		var n int
+		require.NoError(t, admin.conn.QueryRowContext(context.Background(), lockWaitQuery, connID).Scan(&n))
+		return n > 0
+	}
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case o := <-done:
+			return o, true
+		case <-deadline:
+			t.Fatalf("real: a statement on connection %d neither replied nor waited for a lock within 30 s", connID)
+		default:
+		}
+		if waiting() {
+			time.Sleep(realSettle)
+			select {
+			case o := <-done:
+				return o, true
+			default:
+			}
+			if waiting() {
+				return outcome{}, false
+			}
+		}
+		time.Sleep(lockWaitPoll)
+	}
+}
+
+// lockWaitPoll spaces the polls of INNODB_TRX: InnoDB serves it from a
+// cache that is refreshed only when it was last read more than 0.1 s ago
+// (MariaDB 10.11 storage/innobase/trx/trx0i_s.cc CACHE_MIN_IDLE_TIME_US,
+// can_cache_be_updated), so faster polls would read one stale copy forever.
+// realSettle is longer too, so the second look of settle sees a fresh copy.
+const lockWaitPoll = 150 * time.Millisecond
 
 // runModel runs a script against the model.
 func runModel(t *testing.T, s script) []outcome {
@@ -487,13 +544,11 @@ func runReal(t *testing.T, m *mariadb, s script) []outcome {
 			a := &async{done: make(chan outcome, 1)}
 			pendingSends[i] = a
 			go func(rc *realConn, s Stmt) { a.done <- realExec(t, rc, s, 0) }(conns[st.conn], st.stmt)
-			time.Sleep(realSettle)
-			select {
-			case o := <-a.done:
+			o, done := settle(t, admin, conns[st.conn].id, a.done)
+			out[i] = outcome{Waiting: !done}
+			if done {
 				out[i] = o
 				a.done <- o
-			default:
-				out[i] = outcome{Waiting: true}
 			}
 		case opCollect:
 			select {
@@ -509,6 +564,7 @@ func runReal(t *testing.T, m *mariadb, s script) []outcome {
 		case opCrash:
 			m.crash()
 			m.start()
+			admin = m.connect(t)
 		case opReconnect:
 			conns[st.conn] = m.connect(t)
 		}
@@ -613,17 +669,20 @@ func conformanceScripts() []script {
 			collect(5),
 			do(1, Rollback{}),
 		}, nil},
+		// NB: a lock wait timeout is real time on the server: 3 s rather
+		// than the minimum of 1 s leaves a loaded machine ample time to see
+		// each statement waiting (settle) before its wait ends.
 		{"lock wait timeout rolls back only the statement", 2, []step{
 			do(0, ins("L", "free")),
 			do(0, ins("M", "free")),
-			do(1, lwt(1)),
+			do(1, lwt(3)),
 			do(0, Begin{}),
 			do(0, sfu("L")),
 			do(1, Begin{}),
 			do(1, sfu("M")),
 			send(1, sfu("L")),
 			collect(7),
-			do(0, lwt(1)),
+			do(0, lwt(3)),
 			send(0, sfu("M")), // b still holds M
 			collect(10),
 			do(1, Commit{}),
@@ -741,7 +800,11 @@ func conformanceScripts() []script {
 		}, nil},
 		{"wait_timeout closes an idle connection and releases its locks", 2, []step{
 			do(0, ins("L", "free")),
-			do(0, SetSession{Var: VarWaitTimeout, Value: 1}),
+			// NB: wait_timeout is real time on the server, counted from
+			// connection 0's last statement: 3 s rather than the minimum
+			// of 1 s leaves a loaded machine ample time to see connection
+			// 1 waiting (settle) before the idle connection is closed.
+			do(0, SetSession{Var: VarWaitTimeout, Value: 3}),
 			do(0, Begin{}),
 			do(0, sfu("L")),
 			do(0, ins("M", "a")),

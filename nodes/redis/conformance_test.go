@@ -5,15 +5,13 @@ package redis
 // against a real redis-server (through go-redis), and every reply is
 // compared. The real server's replies are the specification.
 //
-// Timing: each real command is sent at a measured instant; the model replays
-// every command at the same instant of virtual time (the midpoint of the real
-// round trip), with the node's wall clock set to the real clock at the start
-// of the sequence. Expiry and PTTL therefore see the same time on both sides;
-// PTTL-like integers are compared within a tolerance. Sequences are generated
-// with deadlines that expire only across explicit sleeps, and a randomized
-// sequence that mismatches is re-run (fresh timing) before it counts as a
-// failure, so that a command landing within a millisecond of a deadline
-// cannot make the suite flaky.
+// Timing: the suite runs in exact mode (exact_test.go): the real server's
+// wall clock is frozen with realmode/clockshift and stepped exactly as the
+// model's virtual time, every command at its own millisecond, a sleep a
+// clock step. Expiry and PTTL therefore see the same instant on both sides
+// whatever the machine's load, and every reply is compared exactly. What a
+// real server does in real time (a replica's sync) is awaited as a
+// condition, never slept for.
 //
 // redis-server must be installed (apt-get install -y redis-server). When it
 // is missing the suite skips loudly, and fails when CI=true.
@@ -188,6 +186,11 @@ type step struct {
 	crash   string        // "kill" (SIGKILL) or "shutdown" (SHUTDOWN) node
 	restart bool          // restart node on its data directory
 	block   time.Duration // the command blocks until this much wall time passes
+	// await, if set, is polled on the real servers, without stepping the
+	// clock, until it holds: what the servers do in real time (a replica's
+	// sync) finishes before the next step. The model does nothing.
+	await     func() bool
+	awaitWhat string
 }
 
 func cmd(args ...string) step              { return step{args: args} }
@@ -220,9 +223,9 @@ func roleFields(node int, idx ...int) step {
 	}}
 }
 
-// ttlTol is the tolerance for PTTL-like replies: the model replays a command
-// at the midpoint of the real round trip, so the two clocks agree within a
-// round trip and a millisecond of rounding; 25 ms is ample.
+// ttlTol marks PTTL-like replies that a real-time comparison would need a
+// tolerance for; exact mode (exactMismatches) compares them without one,
+// since both sides read the same frozen instant.
 const ttlTol = 25
 
 // resolveArgs replaces deadline placeholders using the wall clock now.
@@ -250,92 +253,6 @@ type played struct {
 	real Value
 }
 
-// runReal plays the steps on real servers, sequentially.
-func runReal(t *testing.T, servers []*realServer, steps []step) (time.Time, []played) {
-	start := time.Now()
-	var out []played
-	for _, s := range steps {
-		if s.sleep > 0 {
-			time.Sleep(s.sleep)
-			continue
-		}
-		sent := time.Now()
-		args := resolveArgs(s.args, sent)
-		v := servers[s.node].do(t, args)
-		got := time.Now()
-		p := played{step: s, at: sent.Sub(start) + got.Sub(sent)/2, real: v}
-		p.args = args
-		if s.margs != nil {
-			p.args = resolveArgs(s.margs, sent)
-		}
-		out = append(out, p)
-	}
-	return start, out
-}
-
-// driver is the model-side client: it sends each command at its recorded
-// instant, but never before the previous reply arrived (a real client's
-// commands are serialised on its connection).
-type driver struct {
-	plays   []played
-	targets []sim.ProcID
-	replies []Value
-	got     []bool
-	due     []bool
-	sent    int
-}
-
-func (d *driver) Init(env *sim.Env) {
-	d.replies = make([]Value, len(d.plays))
-	d.got = make([]bool, len(d.plays))
-	d.due = make([]bool, len(d.plays))
-	for i, p := range d.plays {
-		env.SetTimer(sim.Mono, int64(p.at), i)
-	}
-}
-
-func (d *driver) Fire(env *sim.Env, tag any) {
-	d.due[tag.(int)] = true
-	d.pump(env)
-}
-
-func (d *driver) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
-	if r, ok := msg.(Reply); ok {
-		d.replies[r.ID-1], d.got[r.ID-1] = r.Value, true
-		d.pump(env)
-	}
-}
-
-func (d *driver) pump(env *sim.Env) {
-	for d.sent < len(d.plays) && d.due[d.sent] && (d.sent == 0 || d.got[d.sent-1]) {
-		p := d.plays[d.sent]
-		d.sent++
-		env.Send(d.targets[p.node], Request{ID: uint64(d.sent), Args: p.args})
-	}
-}
-
-// runModel replays the recorded commands on simulated nodes whose wall
-// clocks read the real time of the sequence's start at true time 0.
-func runModel(t *testing.T, nodes []nodeSpec, start time.Time, plays []played) []Value {
-	k := sim.New(sim.Config{Seed: 7, Network: sim.NetConfig{Latency: sim.Fixed(0)}})
-	off := time.Duration(start.UnixNano() - sim.Epoch)
-	d := &driver{plays: plays}
-	for _, n := range nodes {
-		cfg := n.cfg
-		d.targets = append(d.targets, k.Add(n.name, func() sim.Process { return New(cfg) }, sim.ClockSpec{Offset: off}))
-	}
-	k.Add("client", func() sim.Process { return d }, sim.ClockSpec{})
-	var last time.Duration
-	if len(plays) > 0 {
-		last = plays[len(plays)-1].at
-	}
-	require.NoError(t, k.Run(sim.At(last+10*time.Second)))
-	for i := range plays {
-		require.True(t, d.got[i], "model gave no reply to %v", plays[i].args)
-	}
-	return d.replies
-}
-
 // mismatches compares the two runs and describes every difference.
 func mismatches(plays []played, model []Value) []string {
 	var out []string
@@ -353,16 +270,6 @@ func mismatches(plays []played, model []Value) []string {
 }
 
 func single() []nodeSpec { return []nodeSpec{{name: "A", cfg: DefaultConfig()}} }
-
-// checkSequence runs one fixed sequence on both sides and asserts equality.
-func checkSequence(t *testing.T, servers []*realServer, nodes []nodeSpec, steps []step) {
-	t.Helper()
-	start, plays := runReal(t, servers, steps)
-	model := runModel(t, nodes, start, plays)
-	for _, m := range mismatches(plays, model) {
-		t.Error(m)
-	}
-}
 
 // ---- fixed sequences ----
 
@@ -750,7 +657,8 @@ func TestConformanceReplication(t *testing.T) {
 	w := newExactWorld(t)
 	m := w.start(launch.RedisOptions{Name: "M"})
 	r := w.start(launch.RedisOptions{Name: "R", ReplicaOf: m.srv.Addr()})
-	deadline := time.Now().Add(10 * time.Second)
+	// A condition, not a sleep: generous for a loaded machine, bounded.
+	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(r.rs.do(t, []string{"INFO", "replication"}).Str, "master_link_status:up") {
 		require.True(t, time.Now().Before(deadline), "real replica did not sync")
 		time.Sleep(20 * time.Millisecond)
@@ -792,25 +700,36 @@ func TestConformanceReplication(t *testing.T) {
 }
 
 // TestConformanceMinReplicas checks NOREPLICAS with min-replicas-to-write 1
-// before and after a replica attaches.
+// before and after a replica attaches. It runs in exact mode: the replica's
+// sync is awaited as a condition (the link is up and the master counts a
+// good replica) rather than a real-time sleep, and the replica's lag, which
+// the master judges on its wall clock (src/replication.c
+// refreshGoodSlavesCount: server.unixtime - repl_ack_time), is 0 on the
+// frozen clock.
 func TestConformanceMinReplicas(t *testing.T) {
-	path := redisServerPath(t)
-	m := startReal(t, path, "--min-replicas-to-write", "1")
-	r := startReal(t, path)
+	w := newExactWorld(t)
+	m := w.start(launch.RedisOptions{Name: "M", MinReplicasToWrite: 1})
+	r := w.start(launch.RedisOptions{Name: "R"})
 	mcfg := DefaultConfig()
 	mcfg.MinReplicasToWrite = 1
 	nodes := []nodeSpec{{name: "M", cfg: mcfg}, {name: "R", cfg: DefaultConfig()}}
 	const M, R = 0, 1
+	info := func(n *exactNode, line string) bool {
+		return strings.Contains(n.rs.do(t, []string{"INFO", "replication"}).Str, line)
+	}
+	synced := func() bool { return info(r, "master_link_status:up") && info(m, "min_slaves_good_slaves:1") }
 	steps := []step{
 		on(M, "SET", "a", "1"), on(M, "GET", "a"), on(M, "INCR", "n"), on(M, "DEL", "a"),
 		on(M, ScriptCompareAndDelete.Eval([]string{"a"}, "1")...), on(M, ScriptRedissonLock.Eval([]string{"h"}, "1000", "c")...),
 		infoField(M, "replication", "min_slaves_good_slaves"),
-		{node: R, args: []string{"REPLICAOF", "127.0.0.1", strconv.Itoa(m.port)}, margs: []string{"REPLICAOF", "M", "6379"}},
-		sleep(1500 * time.Millisecond),
+		{node: R, args: []string{"REPLICAOF", "127.0.0.1", strconv.Itoa(m.srv.Port())}, margs: []string{"REPLICAOF", "M", "6379"}},
+		// The model's replica syncs in the virtual sleep; the real one in
+		// real time, however long the machine's load makes it take.
+		sleep(1500 * time.Millisecond), {await: synced, awaitWhat: "the real replica to sync and the master to count it"},
 		infoField(R, "replication", "master_link_status"), infoField(M, "replication", "min_slaves_good_slaves"),
 		on(M, "SET", "a", "1"), on(M, "WAIT", "1", "1000"), on(R, "GET", "a"),
 		on(M, ScriptRedissonLock.Eval([]string{"h"}, "100000", "c")...), on(M, "WAIT", "1", "1000"), on(R, "HGET", "h", "c"),
-		{node: R, args: []string{"REPLICAOF", "127.0.0.1", strconv.Itoa(m.port)}, margs: []string{"REPLICAOF", "M", "6379"}},
+		{node: R, args: []string{"REPLICAOF", "127.0.0.1", strconv.Itoa(m.srv.Port())}, margs: []string{"REPLICAOF", "M", "6379"}},
 	}
-	checkSequence(t, []*realServer{m, r}, nodes, steps)
+	checkExact(t, w, nodes, steps)
 }

@@ -1,7 +1,10 @@
 package redis
 
-// Differential tests of maxmemory eviction against a real redis-server,
-// reusing the conformance harness (redisServerPath, startReal). Real
+// Differential tests of maxmemory eviction against a real redis-server in
+// the exact mode of exact_test.go: the server's wall clock is frozen with
+// realmode/clockshift and stepped exactly as the model's virtual time, so
+// the idle times allkeys-lru compares do not depend on the machine's load.
+// Real
 // used_memory counts allocator size classes, buffers and the baseline of an
 // empty server, which the model's per-key account cannot match (memory.go),
 // so the real server gets maxmemory = its measured used_memory plus a
@@ -19,6 +22,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/realmode/launch"
 )
 
 // evSide is one side of an eviction test: the real server or the model.
@@ -35,32 +40,47 @@ type evSide struct {
 
 const evBudget = 120 * 1024
 
-func realEvSide(t *testing.T, path string, policy EvictionPolicy) evSide {
-	srv := startReal(t, path, "--maxmemory-policy", string(policy))
-	do := func(args ...string) Value { return srv.do(t, args) }
-	limit := func(slack int64) {
-		info := do("INFO", "memory").Str
-		var used int64
-		for _, l := range strings.Split(info, "\r\n") {
-			if v, ok := strings.CutPrefix(l, "used_memory:"); ok {
-				used, _ = strconv.ParseInt(v, 10, 64)
+func realEvSide(t *testing.T, policy EvictionPolicy) evSide {
+	w := newExactWorld(t)
+	n := w.start(launch.RedisOptions{Name: "A", ExtraConfig: []string{"maxmemory-policy " + string(policy)}})
+	do := func(args ...string) Value { return n.rs.do(t, args) }
+	field := func(section, name string) string {
+		for _, l := range strings.Split(do("INFO", section).Str, "\r\n") {
+			if v, ok := strings.CutPrefix(l, name+":"); ok {
+				return v
 			}
 		}
+		t.Fatalf("no %s in INFO %s", name, section)
+		return ""
+	}
+	limit := func(slack int64) {
+		used, _ := strconv.ParseInt(field("memory", "used_memory"), 10, 64)
 		require.Positive(t, used, "used_memory in INFO memory")
 		require.Equal(t, "OK", do("CONFIG", "SET", "maxmemory", strconv.FormatInt(used+slack, 10)).Str)
 	}
 	limit(evBudget)
 	evicted := func() int64 {
-		for _, l := range strings.Split(do("INFO", "stats").Str, "\r\n") {
-			if v, ok := strings.CutPrefix(l, "evicted_keys:"); ok {
-				n, _ := strconv.ParseInt(v, 10, 64)
-				return n
-			}
-		}
-		t.Fatal("no evicted_keys in INFO stats")
-		return 0
+		n, _ := strconv.ParseInt(field("stats", "evicted_keys"), 10, 64)
+		return n
 	}
-	return evSide{name: "real", do: do, advance: time.Sleep, limitNow: limit, evicted: evicted}
+	var v time.Duration
+	advance := func(d time.Duration) {
+		v += d
+		w.clock.Freeze(exactBase + int64(v))
+		// Commands stamp keys with the LRU clock that serverCron caches
+		// from the wall clock (Redis 7.0 src/server.c serverCron
+		// "server.lruclock = getLRUClock()", src/evict.c getLRUClock:
+		// mstime()/LRU_CLOCK_RESOLUTION, 1000 ms, masked to LRU_BITS 24).
+		// serverCron runs on the real monotonic clock, so wait until it
+		// has seen the stepped clock (INFO server lru_clock) instead of
+		// sleeping for a cron period that a loaded machine may stretch.
+		want := strconv.FormatInt((exactBase/int64(time.Millisecond)+v.Milliseconds())/1000&(1<<24-1), 10)
+		for i := 0; field("server", "lru_clock") != want; i++ {
+			require.Less(t, i, 6000, "redis-server's LRU clock never reached %s after the wall clock stepped", want)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return evSide{name: "real", do: do, advance: advance, limitNow: limit, evicted: evicted}
 }
 
 func modelEvSide(t *testing.T, policy EvictionPolicy, budget int64) evSide {
@@ -72,8 +92,7 @@ func modelEvSide(t *testing.T, policy EvictionPolicy, budget int64) evSide {
 // bothSides runs f on the real server and on the model (whose limit is
 // budget bytes of its dataset).
 func bothSides(t *testing.T, policy EvictionPolicy, budget int64, f func(t *testing.T, s evSide)) {
-	path := redisServerPath(t)
-	for _, s := range []evSide{realEvSide(t, path, policy), modelEvSide(t, policy, budget)} {
+	for _, s := range []evSide{realEvSide(t, policy), modelEvSide(t, policy, budget)} {
 		t.Run(s.name, func(t *testing.T) { f(t, s) })
 	}
 }

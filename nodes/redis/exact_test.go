@@ -47,6 +47,7 @@ const exactBase = int64(1_800_000_000_000) * int64(time.Millisecond)
 // exactWorld is a set of real servers sharing one frozen wall clock.
 type exactWorld struct {
 	t     *testing.T
+	dir   string // removed after the servers stop (see start)
 	clock *clockshift.Control
 	lib   string
 	group *launch.Group
@@ -76,7 +77,7 @@ func newExactWorld(t *testing.T) *exactWorld {
 	ctl, err := clockshift.NewControl(filepath.Join(dir, "clock"))
 	require.NoError(t, err)
 	ctl.Freeze(exactBase)
-	w := &exactWorld{t: t, clock: ctl, lib: lib, group: launch.NewGroup()}
+	w := &exactWorld{t: t, dir: dir, clock: ctl, lib: lib, group: launch.NewGroup()}
 	t.Cleanup(func() {
 		w.group.StopAll()
 		_ = ctl.Close()
@@ -85,11 +86,17 @@ func newExactWorld(t *testing.T) *exactWorld {
 }
 
 // start starts a real server under the world's clock; opts.Dir defaults to
-// a fresh temporary directory.
+// a fresh directory under the world's.
 func (w *exactWorld) start(opts launch.RedisOptions) *exactNode {
 	w.t.Helper()
 	if opts.Dir == "" {
-		opts.Dir = w.t.TempDir()
+		// NB: not t.TempDir(): cleanups run last-registered first, so a
+		// directory made now would be removed before the servers stop
+		// (newExactWorld's cleanup), failing the test with "directory not
+		// empty" when a server writes there meanwhile.
+		dir, err := os.MkdirTemp(w.dir, "redis")
+		require.NoError(w.t, err)
+		opts.Dir = dir
 	}
 	opts.Clock = &launch.Clock{Control: w.clock, Lib: w.lib}
 	opts.ExtraConfig = append([]string{"enable-debug-command yes", "repl-diskless-sync-delay 0"}, opts.ExtraConfig...)
@@ -141,6 +148,13 @@ func runExact(t *testing.T, w *exactWorld, steps []step) []played {
 		if s.sleep > 0 {
 			v += s.sleep
 			set()
+			continue
+		}
+		if s.await != nil {
+			for i := 0; !s.await(); i++ {
+				require.Less(t, i, 3000, "waited 30 s for %s", s.awaitWhat)
+				time.Sleep(10 * time.Millisecond)
+			}
 			continue
 		}
 		v += time.Millisecond

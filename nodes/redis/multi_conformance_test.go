@@ -2,17 +2,18 @@ package redis
 
 // Differential tests of transactions and counters (MULTI, EXEC, DISCARD,
 // WATCH, UNWATCH, INCR, DECR, INCRBY, DECRBY) against a real redis-server,
-// reusing the conformance harness (redisServerPath, startReal,
-// fromGoRedis, same). Transactions belong to a connection, so each
-// simulated client here is one go-redis client with a pool of one
-// connection on the real side and one process on the model side; the
-// steps of all clients run one after another, the model replaying each at
-// the instant it ran for real (the midpoint of its round trip), never
-// before the previous step's reply.
+// in the exact mode of exact_test.go: the server's wall clock is frozen
+// with realmode/clockshift and stepped exactly as the model's virtual time
+// (every command gets its own millisecond, a pause steps the clock without
+// sleeping), so the comparison is exact and does not depend on the
+// machine's load. Transactions belong to a connection, so each simulated
+// client here is one go-redis client with a pool of one connection on the
+// real side and one process on the model side; the steps of all clients
+// run one after another, the model replaying each at its virtual instant,
+// never before the previous step's reply.
 
 import (
 	"context"
-	"fmt"
 	"math/rand"
 	"strconv"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/realmode/launch"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -40,33 +42,39 @@ type txPlayed struct {
 	real Value
 }
 
-// runRealTx plays the steps on a real server, one connection per client.
-func runRealTx(t *testing.T, srv *realServer, clients int, steps []txStep) (time.Time, []txPlayed) {
+// runRealTx plays the steps on the world's one real server, one
+// connection per client, stepping the frozen clock: each command runs at
+// its own millisecond of virtual time, a pause advances the clock.
+func runRealTx(t *testing.T, w *exactWorld, clients int, steps []txStep) []txPlayed {
+	n := w.nodes[0]
 	conns := make([]*goredis.Client, clients)
 	for i := range conns {
-		conns[i] = goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", srv.port), Protocol: 2,
+		conns[i] = goredis.NewClient(&goredis.Options{Addr: n.srv.Addr(), Protocol: 2,
 			MaxRetries: -1, DisableIdentity: true, PoolSize: 1})
 		c := conns[i]
 		t.Cleanup(func() { _ = c.Close() })
 		require.NoError(t, c.Ping(context.Background()).Err())
 	}
-	start := time.Now()
+	var v time.Duration
+	set := func() { w.clock.Freeze(exactBase + int64(v)) }
+	set()
 	var out []txPlayed
 	for _, s := range steps {
 		if s.sleep > 0 {
-			time.Sleep(s.sleep)
+			v += s.sleep
+			set()
 			continue
 		}
+		v += time.Millisecond
+		set()
 		ia := make([]any, len(s.args))
 		for i, a := range s.args {
 			ia[i] = a
 		}
-		sent := time.Now()
 		res, err := conns[s.client].Do(context.Background(), ia...).Result()
-		got := time.Now()
-		out = append(out, txPlayed{txStep: s, at: sent.Sub(start) + got.Sub(sent)/2, real: fromGoRedis(t, res, err)})
+		out = append(out, txPlayed{txStep: s, at: v, real: fromGoRedis(t, res, err)})
 	}
-	return start, out
+	return out
 }
 
 // txDriver plays the recorded steps on the model: one process per client,
@@ -117,9 +125,11 @@ func (d *txDriver) pump() {
 	}
 }
 
-func runModelTx(t *testing.T, cfg Config, clients int, start time.Time, plays []txPlayed) []Value {
+// runModelTx replays the recorded steps on a model node whose wall clock
+// reads exactBase at virtual time 0, as the real server's frozen clock did.
+func runModelTx(t *testing.T, cfg Config, clients int, plays []txPlayed) []Value {
 	k := sim.New(sim.Config{Seed: 7, Network: sim.NetConfig{Latency: sim.Fixed(0)}})
-	off := time.Duration(start.UnixNano() - sim.Epoch)
+	off := time.Duration(exactBase - sim.Epoch)
 	d := &txDriver{plays: plays, envs: make([]*sim.Env, clients), replies: make([]Value, len(plays)),
 		got: make([]bool, len(plays)), due: make([]bool, len(plays))}
 	d.target = k.Add("A", func() sim.Process { return New(cfg) }, sim.ClockSpec{Offset: off})
@@ -138,12 +148,15 @@ func runModelTx(t *testing.T, cfg Config, clients int, start time.Time, plays []
 	return d.replies
 }
 
-// checkTx runs the steps on both sides and reports every difference; it
-// returns the number of differences.
-func checkTx(t *testing.T, srv *realServer, cfg Config, clients int, steps []txStep) int {
+// checkTx runs the steps on a fresh real server under a frozen clock and
+// on the model, and reports every difference; it returns the number of
+// differences.
+func checkTx(t *testing.T, cfg Config, clients int, steps []txStep) int {
 	t.Helper()
-	start, plays := runRealTx(t, srv, clients, steps)
-	model := runModelTx(t, cfg, clients, start, plays)
+	w := newExactWorld(t)
+	w.start(launch.RedisOptions{Name: "A"})
+	plays := runRealTx(t, w, clients, steps)
+	model := runModelTx(t, cfg, clients, plays)
 	bad := 0
 	for i, p := range plays {
 		if !same(model[i], p.real, 0) {
@@ -155,7 +168,6 @@ func checkTx(t *testing.T, srv *realServer, cfg Config, clients int, steps []txS
 }
 
 func TestConformanceTransactions(t *testing.T) {
-	path := redisServerPath(t)
 	cases := []struct {
 		name  string
 		steps []txStep
@@ -227,8 +239,7 @@ func TestConformanceTransactions(t *testing.T) {
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := startReal(t, path)
-			checkTx(t, srv, DefaultConfig(), 2, tt.steps)
+			checkTx(t, DefaultConfig(), 2, tt.steps)
 		})
 	}
 }
@@ -299,13 +310,10 @@ func genTx(rng *rand.Rand, n int) []txStep {
 }
 
 func TestConformanceTransactionsRandom(t *testing.T) {
-	path := redisServerPath(t)
 	for seed := int64(1); seed <= 10; seed++ {
 		t.Run("seed="+strconv.FormatInt(seed, 10), func(t *testing.T) {
-			srv := startReal(t, path)
 			steps := genTx(rand.New(rand.NewSource(seed)), 200)
-			// Every client ends its transaction before the next run.
-			checkTx(t, srv, DefaultConfig(), 2, steps)
+			checkTx(t, DefaultConfig(), 2, steps)
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,9 +42,18 @@ func needRedis(t *testing.T, bins ...string) {
 func alive(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil }
 
 // group returns a group stopped at the end of the test, which then checks
-// that no process survived.
+// that no process survived. NB: give its servers directories from
+// serverDir, not t.TempDir(): cleanups run last-registered first, so a
+// temporary directory made after the group would be removed while its
+// server still runs and writes there (a replica's RDB, a sentinel's
+// config), which fails the test with "directory not empty" on a loaded
+// machine.
 func group(t *testing.T) *Group {
+	base := t.TempDir() // removed after the group's cleanup below
 	g := NewGroup()
+	groupDirs.Lock()
+	groupDirs.m[g] = base
+	groupDirs.Unlock()
 	t.Cleanup(func() {
 		pids := g.PIDs()
 		g.StopAll()
@@ -52,6 +62,24 @@ func group(t *testing.T) *Group {
 		}
 	})
 	return g
+}
+
+var groupDirs = struct {
+	sync.Mutex
+	m map[*Group]string
+}{m: map[*Group]string{}}
+
+// serverDir returns a fresh directory for a server of g, removed only after
+// g's servers are stopped.
+func serverDir(t *testing.T, g *Group) string {
+	t.Helper()
+	groupDirs.Lock()
+	base := groupDirs.m[g]
+	groupDirs.Unlock()
+	require.NotEmpty(t, base, "serverDir needs a group made by group(t)")
+	dir, err := os.MkdirTemp(base, "server")
+	require.NoError(t, err)
+	return dir
 }
 
 func client(t *testing.T, s *Server) *goredis.Client {
@@ -148,7 +176,7 @@ func TestRedisLifecycle(t *testing.T) {
 	needRedis(t)
 	g := group(t)
 	ctx := context.Background()
-	s, err := g.StartRedis(RedisOptions{Name: "A", IP: nextIP(t, NewAddrPool()), Dir: t.TempDir(),
+	s, err := g.StartRedis(RedisOptions{Name: "A", IP: nextIP(t, NewAddrPool()), Dir: serverDir(t, g),
 		AppendOnly: true, AppendFsync: "always"})
 	require.NoError(t, err)
 	c := client(t, s)
@@ -202,7 +230,7 @@ func TestRDBSavePoints(t *testing.T) {
 	needRedis(t)
 	g := group(t)
 	ctx := context.Background()
-	dir := t.TempDir()
+	dir := serverDir(t, g)
 	s, err := g.StartRedis(RedisOptions{Dir: dir, IP: nextIP(t, NewAddrPool()), Save: []string{"3600 1"}})
 	require.NoError(t, err)
 	c := client(t, s)
@@ -252,11 +280,11 @@ func TestReplicaAndSentinelAddresses(t *testing.T) {
 	pool := NewAddrPool()
 	ctx := context.Background()
 	mIP, rIP, sIP, announce := nextIP(t, pool), nextIP(t, pool), nextIP(t, pool), nextIP(t, pool)
-	m, err := g.StartRedis(RedisOptions{Name: "m", IP: mIP, Dir: t.TempDir(), MinReplicasToWrite: 1, MinReplicasMaxLag: 5})
+	m, err := g.StartRedis(RedisOptions{Name: "m", IP: mIP, Dir: serverDir(t, g), MinReplicasToWrite: 1, MinReplicasMaxLag: 5})
 	require.NoError(t, err)
 	mc := client(t, m)
 	assert.ErrorContains(t, mc.Set(ctx, "k", "v", 0).Err(), "NOREPLICAS", "min-replicas-to-write applies")
-	r, err := g.StartRedis(RedisOptions{Name: "r", IP: rIP, Dir: t.TempDir(), ReplicaOf: m.Addr(),
+	r, err := g.StartRedis(RedisOptions{Name: "r", IP: rIP, Dir: serverDir(t, g), ReplicaOf: m.Addr(),
 		BindSourceAddr: rIP, AnnounceIP: announce, AnnouncePort: 7777})
 	require.NoError(t, err)
 	eventually(t, "the replica is online", func() bool {
@@ -269,7 +297,7 @@ func TestReplicaAndSentinelAddresses(t *testing.T) {
 	require.NoError(t, mc.Set(ctx, "k", "v", 0).Err())
 	eventually(t, "the write reaches the replica", func() bool { return client(t, r).Get(ctx, "k").Val() == "v" })
 
-	s, err := g.StartSentinel(SentinelOptions{IP: sIP, Dir: t.TempDir(), MasterAddr: m.Addr(), Quorum: 1,
+	s, err := g.StartSentinel(SentinelOptions{IP: sIP, Dir: serverDir(t, g), MasterAddr: m.Addr(), Quorum: 1,
 		DownAfter: time.Second, FailoverTimeout: 10 * time.Second, BindSourceAddr: sIP, AnnounceIP: sIP})
 	require.NoError(t, err)
 	sc := client(t, s)
@@ -301,7 +329,7 @@ func TestClockOption(t *testing.T) {
 	require.NoError(t, err)
 	defer ctl.Close()
 	g := group(t)
-	s, err := g.StartRedis(RedisOptions{Dir: t.TempDir(), IP: nextIP(t, NewAddrPool()), Clock: &Clock{Control: ctl, Lib: so}})
+	s, err := g.StartRedis(RedisOptions{Dir: serverDir(t, g), IP: nextIP(t, NewAddrPool()), Clock: &Clock{Control: ctl, Lib: so}})
 	require.NoError(t, err)
 	c := client(t, s)
 	ctx := context.Background()
@@ -375,9 +403,9 @@ func TestSentinelLifecycle(t *testing.T) {
 	g := group(t)
 	ctx := context.Background()
 	pool := NewAddrPool()
-	m, err := g.StartRedis(RedisOptions{Name: "m", IP: nextIP(t, pool), Dir: t.TempDir()})
+	m, err := g.StartRedis(RedisOptions{Name: "m", IP: nextIP(t, pool), Dir: serverDir(t, g)})
 	require.NoError(t, err)
-	dir := t.TempDir()
+	dir := serverDir(t, g)
 	s, err := g.StartSentinel(SentinelOptions{IP: nextIP(t, pool), Dir: dir, MasterName: "lockmaster",
 		MasterAddr: m.Addr(), Quorum: 1, DownAfter: 2 * time.Second})
 	require.NoError(t, err)
