@@ -210,7 +210,10 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 	b := t.begin(k.now, codeSend, KindSend, p.id, to, 0)
 	b = appendValue(b, m)
 	t.end(b, k.now, KindSend, p.id, to, id, k)
-	c := k.net.conn(p.id, to)
+	// One look-up of the pair serves the connection and the link (the
+	// hot path of every send).
+	pr := k.net.pairOf(p.id, to)
+	c := &pr.conn
 	var e uint32
 	if sd := &c.ends[side(p.id, to)]; sd.view != 0 && sd.vinc == p.inc {
 		e = sd.view // the connection it believes it has (the hot path)
@@ -219,15 +222,19 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 	}
 	i := k.newSlot(msgSlot{from: p.id, to: to, msg: m, id: id, epoch: e,
 		dstInc: c.ends[side(to, p.id)].inc, srcInc: p.inc, sentAt: k.now})
-	k.transmit(p.id, to, i)
+	k.transmitOn(p.id, to, i, &pr.links[side(p.id, to)])
 }
 
 // transmit sends message slot i over the link from -> to: behind what the
 // link holds for retransmission, into a stall if the path is down or the
 // segment is lost, and otherwise on its way with a drawn latency.
 func (k *Kernel) transmit(from, to ProcID, i int32) {
+	k.transmitOn(from, to, i, k.net.link(from, to))
+}
+
+// transmitOn is transmit on the link ln from -> to, already looked up.
+func (k *Kernel) transmitOn(from, to ProcID, i int32, ln *link) {
 	nw := &k.net
-	ln := nw.link(from, to)
 	if len(ln.stall) == 0 && len(nw.parts) == 0 && ln.oneWayCut == 0 && ln.dropNext == 0 && nw.cfg.Loss == 0 && k.hostsDown == 0 {
 		k.schedule(from, to, ln, i) // the hot path: nothing in the way
 		return
@@ -298,11 +305,12 @@ func (k *Kernel) deliver(i int32) {
 	m := &k.msgs[i]
 	from, to := m.from, m.to
 	nw := &k.net
-	ln := nw.link(from, to)
+	pr := nw.pairOf(from, to)
+	ln := &pr.links[side(from, to)]
 	if len(ln.stall) == 0 && len(nw.parts) == 0 && ln.oneWayCut == 0 && m.kind == slotData {
 		// The hot path: a segment of the live connection to the live
 		// incarnation, nothing in the way.
-		c, dst := nw.conn(from, to), k.procs[to]
+		c, dst := &pr.conn, k.procs[to]
 		if c.open && c.epoch == m.epoch && dst.state != stCrashed && dst.inc == m.dstInc {
 			if dst.waiting() {
 				dst.inbox = append(dst.inbox, pendingItem{kind: evDeliver, idx: i})
