@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/internal/simtest"
 )
 
 func TestArgs(t *testing.T) {
@@ -30,12 +30,7 @@ func TestArgs(t *testing.T) {
 // TestMeasure runs a short measurement on real servers and checks that
 // they are gone afterwards.
 func TestMeasure(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is not installed (CI installs it in .ci/run)")
-		}
-		t.Skip("SKIPPED: redis-server is not installed; the baseline needs real servers")
-	}
+	simtest.NeedBinaries(t, "the real-Redis baseline", "apt-get install -y redis-server", "redis-server")
 	var out, errb bytes.Buffer
 	require.Equal(t, 0, run([]string{"--cycles", "200", "--servers", "3", "--json"}, &out, &errb), errb.String())
 	var r Result

@@ -1,6 +1,8 @@
 package simtest
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -84,4 +86,48 @@ func TestWorldNamesEventsAndSince(t *testing.T) {
 	ok := w.RunUntil(5*time.Millisecond, func() bool { return false })
 	assert.False(t, ok)
 	assert.Equal(t, sim.At(5*time.Millisecond), w.K.Now())
+}
+
+// TestNeedBinaries: a program on PATH is found; a missing one fails under
+// CI=true and skips elsewhere.
+func TestNeedBinaries(t *testing.T) {
+	paths := NeedBinaries(t, "the test", "it is everywhere", "sh")
+	require.Len(t, paths, 1)
+	assert.Contains(t, paths[0], "sh")
+	for _, ci := range []string{"true", ""} {
+		t.Run("missing CI="+ci, func(t *testing.T) {
+			t.Setenv("CI", ci)
+			ft := &fakeT{TB: t}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				NeedBinaries(ft, "the suite", "apt-get install -y nothing", "sh", "no-such-program-locksim")
+			}()
+			<-done
+			if ci == "true" {
+				assert.True(t, ft.failed)
+				assert.Contains(t, ft.msg, "no-such-program-locksim not found: the suite must run under CI=true (apt-get install -y nothing)")
+			} else {
+				assert.True(t, ft.skipped)
+				assert.Contains(t, ft.msg, "the suite is SKIPPED")
+			}
+		})
+	}
+}
+
+// fakeT records Fatalf and Skipf and stops the goroutine, as testing does.
+type fakeT struct {
+	testing.TB
+	failed, skipped bool
+	msg             string
+}
+
+func (f *fakeT) Helper() {}
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.failed, f.msg = true, fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+func (f *fakeT) Skipf(format string, args ...any) {
+	f.skipped, f.msg = true, fmt.Sprintf(format, args...)
+	runtime.Goexit()
 }

@@ -44,20 +44,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
 )
 
 func memcachedPath(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("memcached")
-	if err != nil {
-		const install = "(install it with `apt-get install -y memcached`)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal("memcached not found in PATH and CI=true: the differential conformance suite against real memcached must run " + install)
-		}
-		t.Skip("memcached not found in PATH: the differential conformance suite against real memcached is SKIPPED " + install)
-	}
-	return path
+	return simtest.NeedBinaries(t, "the differential conformance suite against real memcached", "apt-get install -y memcached", "memcached")[0]
 }
 
 // realServer is a memcached process started by the test and one text

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -34,6 +33,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/realmode/launch"
 	"github.com/locksim/locksim/sim"
 )
@@ -42,15 +42,7 @@ import (
 
 func redisServerPath(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		const install = "(install it with `apt-get install -y redis-server`)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server not found in PATH and CI=true: the differential conformance suite against real Redis must run " + install)
-		}
-		t.Skip("redis-server not found in PATH: the differential conformance suite against real Redis is SKIPPED " + install)
-	}
-	return path
+	return simtest.NeedBinaries(t, "the differential conformance suite against real Redis", "apt-get install -y redis-server", "redis-server")[0]
 }
 
 type realServer struct {

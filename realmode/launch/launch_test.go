@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/realmode/clockshift"
 )
 
@@ -27,14 +28,7 @@ import (
 // is missing.
 func needRedis(t *testing.T, bins ...string) {
 	t.Helper()
-	for _, b := range append([]string{"redis-server"}, bins...) {
-		if _, err := exec.LookPath(b); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s not found in PATH and CI=true (apt-get install -y redis-server redis-sentinel)", b)
-			}
-			t.Skipf("%s not found in PATH: SKIPPING the real-server launch test (apt-get install -y redis-server redis-sentinel)", b)
-		}
-	}
+	simtest.NeedBinaries(t, "the real-server launch test", "apt-get install -y redis-server redis-sentinel", append([]string{"redis-server"}, bins...)...)
 }
 
 // alive reports whether a process with this PID exists (a reaped child

@@ -3,8 +3,6 @@ package proxy
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/realmode/launch"
 )
 
@@ -29,12 +28,7 @@ type replicated struct {
 
 func startReplicated(t *testing.T, masterExtra, replicaExtra []string) *replicated {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server not found and CI=true (apt-get install -y redis-server)")
-		}
-		t.Skip("redis-server not found: SKIPPING the proxy test with real Redis (apt-get install -y redis-server)")
-	}
+	simtest.NeedBinaries(t, "the proxy test with real Redis", "apt-get install -y redis-server", "redis-server")
 	pool := launch.NewAddrPool()
 	ip := func() string {
 		a, err := pool.Next()
