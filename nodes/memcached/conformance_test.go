@@ -45,6 +45,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksim/locksim/internal/simtest"
+	"github.com/locksim/locksim/realmode/launch"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -62,10 +63,8 @@ type realServer struct {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := launch.FreePort("127.0.0.1")
 	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
 	return port
 }
 
