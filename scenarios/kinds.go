@@ -74,6 +74,7 @@ var kinds = []*ProcKind{
 	memcachedKind,
 	mysqlKind,
 	fillerKind,
+	counterKind,
 	storageKind,
 }
 

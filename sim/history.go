@@ -20,6 +20,9 @@ type History struct {
 	Sections []Section
 	// Faults are the faults the fault schedule applied, in order.
 	Faults []FaultRecord
+	// Counter are the operations on stock counters (counter.go): loads,
+	// purchases and reads, in the order they began.
+	Counter []CounterOp
 	// End is the true time at which the run stopped.
 	End Time
 }
@@ -164,7 +167,7 @@ func (t Time) Duration() time.Duration { return time.Duration(t) }
 
 // Len is the number of records in the history.
 func (h *History) Len() int {
-	return len(h.Wants) + len(h.Attempts) + len(h.Beliefs) + len(h.Sections) + len(h.Faults)
+	return len(h.Wants) + len(h.Attempts) + len(h.Beliefs) + len(h.Sections) + len(h.Faults) + len(h.Counter)
 }
 
 // FaultLiveness is how a fault record bears on the liveness verdict

@@ -11,6 +11,7 @@ type openRecords struct {
 	wants    []int
 	attempts []int
 	beliefs  []int
+	counters []int
 }
 
 func removeInt(s []int, v int) []int {
@@ -199,6 +200,7 @@ func (k *Kernel) RecordFault(f FaultRecord) {
 // with reason "crashed" on a crash; at the end of the run they get End =
 // now and reason "run-end" and stay Open.
 func (k *Kernel) closeOpen(p *proc, reason BeliefEnd) {
+	k.closeCounters(p, reason)
 	for len(p.open.beliefs) > 0 {
 		id := p.open.beliefs[0]
 		k.endBelief(id, reason)
