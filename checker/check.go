@@ -213,6 +213,7 @@ func Check(h *sim.History, opts Options) Result {
 	lockV, resV := lockP.verdict, resP.verdict
 	live := CheckLiveness(h, opts)
 	tokV, tokViolations := CheckTokenOrder(h)
+	ctrV, ctrViolations := CheckCounters(h, timeout)
 
 	r := Result{
 		LockSafety:        lockV,
@@ -234,9 +235,10 @@ func Check(h *sim.History, opts Options) Result {
 		resViolations = explainResource(h)
 		r.Violations = append(r.Violations, resViolations...)
 	}
+	r.judgeCounters(h, ctrV, ctrViolations)
 	r.Violations = append(r.Violations, tokViolations...)
 	r.Violations = append(r.Violations, live.Violations...)
-	if lockV == Violated && resV == Holds {
+	if lockV == Violated && r.ResourceSafety == Holds {
 		r.Fencing = fencingStory(h, lockViolations)
 	}
 
@@ -517,4 +519,30 @@ func uniqueSorted(names []string) []string {
 		}
 	}
 	return out
+}
+
+// judgeCounters folds the stock counters' verdict into r (CheckCounters):
+// it is resource safety too, so a history with both critical sections and
+// counters is safe only if both are. A history with counters and no lock
+// client at all (issue 13's flash sale) has no lock to judge: lock safety
+// is NotUsed and liveness NotJudged, each with a reason, never a vacuous
+// holds.
+func (r *Result) judgeCounters(h *sim.History, v Verdict, vs []Violation) {
+	if v == NotUsed {
+		return
+	}
+	switch {
+	case len(h.Sections) == 0:
+		r.ResourceSafety = v
+	case v == Violated:
+		r.ResourceSafety = Violated
+	case v == Unknown && r.ResourceSafety == Holds:
+		r.ResourceSafety = Unknown
+	}
+	r.Violations = append(r.Violations, vs...)
+	if len(h.Wants) == 0 && len(h.Attempts) == 0 && len(h.Beliefs) == 0 {
+		r.LockSafety = NotUsed
+		r.Liveness = NotJudged
+		r.LivenessNote = "not judged: no client takes a lock (the stock counters are sold from without one)"
+	}
 }

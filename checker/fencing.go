@@ -7,8 +7,10 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-// NotUsed is a token-order verdict only: no write carried a fencing token,
-// so there was no order to keep.
+// NotUsed means there was nothing of the kind to judge: as the token-order
+// verdict, no write carried a fencing token, so there was no order to keep;
+// as the lock-safety verdict, no client took a lock (a history of stock
+// counters only, Result.judgeCounters).
 const NotUsed Verdict = "not-used"
 
 // KindTokenOrder is the kind of a token-order violation.

@@ -35,7 +35,10 @@ func (e *HistoryError) Error() string {
 //     workload writes the value it read plus one, so a write without a read,
 //     or after a refused read, has no value the resource model can check;
 //   - the storage node decided a section's write no earlier than it served
-//     its read, and the outcome is one of sim's WriteOutcome values.
+//     its read, and the outcome is one of sim's WriteOutcome values;
+//   - the counter operations are of a known kind and method, a sale wrote
+//     and had its reply and saw a stock it could sell from, and every key
+//     a client used had its stock declared (counterProblems).
 func ValidateHistory(h *sim.History) error {
 	h = orEmpty(h)
 	var problems []string
@@ -74,6 +77,7 @@ func ValidateHistory(h *sim.History) error {
 				x.ID, x.Client, x.Lock, x.Outcome, x.WriteAt, x.ReadAt)
 		}
 	}
+	problems = append(problems, counterProblems(h)...)
 	if len(problems) == 0 {
 		return nil
 	}
