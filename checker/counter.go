@@ -314,10 +314,27 @@ func explainCounter(h *sim.History, key string, ops []*sim.CounterOp) []Violatio
 		}
 		groups[i] = append(groups[i], s)
 	}
+	// Sales that a later sale on another server repeated are grouped by
+	// the two servers: writes the second never had (a failover).
+	type pair struct{ from, to string }
+	var pairs []pair
+	lostOn := map[pair][][2]*sim.CounterOp{}
 	for _, g := range groups {
-		if len(g) > 1 {
-			vs = append(vs, lostSales(h, key, g))
+		if len(g) < 2 {
+			continue
 		}
+		if j := otherNode(g); j > 0 {
+			p := pair{g[0].Node, g[j].Node}
+			if _, ok := lostOn[p]; !ok {
+				pairs = append(pairs, p)
+			}
+			lostOn[p] = append(lostOn[p], [2]*sim.CounterOp{g[0], g[j]})
+			continue
+		}
+		vs = append(vs, lostSales(key, g))
+	}
+	for _, p := range pairs {
+		vs = append(vs, lostInFailover(h, key, lostOn[p]))
 	}
 	if len(vs) > 0 {
 		return vs
@@ -342,7 +359,7 @@ func after(s *sim.CounterOp) int64 {
 
 // lostSales explains sales g (in return order) that left the stock at the
 // same value: all but one were lost.
-func lostSales(h *sim.History, key string, g []*sim.CounterOp) Violation {
+func lostSales(key string, g []*sim.CounterOp) Violation {
 	first := g[0]
 	// Milliseconds: the sales are told apart by their clients, not by
 	// their instants.
@@ -373,24 +390,63 @@ func lostSales(h *sim.History, key string, g []*sim.CounterOp) Violation {
 	}
 	var text string
 	if first.Method == "decr" {
-		text = fmt.Sprintf("%d acknowledged DECRs of %q all answered %d (%s): they left the same stock, so %s (lost decrement)", len(g), key, first.Observed, joinAnd(items), lost)
+		all := "all"
+		if len(g) == 2 {
+			all = "both"
+		}
+		text = fmt.Sprintf("%d acknowledged DECRs of %q %s answered %d (%s): they left the same stock, so %s (lost decrement)", len(g), key, all, first.Observed, joinAnd(items), lost)
 	} else {
 		text = fmt.Sprintf("%s all read %d of %q (%s) and all wrote %d: %s (lost update)", joinAnd(v.Clients), first.Observed, key, joinAnd(items), first.Observed-1, lost)
 		if len(v.Clients) == 2 {
 			text = strings.Replace(text, " all ", " both ", 2)
 		}
 	}
-	for _, s := range g[1:] {
-		if s.Node == first.Node {
-			continue
-		}
-		text += fmt.Sprintf("; %s's sale was acknowledged by %s at %s, but %s answered %s's at %s without it: %s never had that write",
-			first.Client, first.Node, at(first.Return), s.Node, s.Client, at(s.Return), s.Node)
-		text += "; " + faultClause(faultsBetween(h.Faults, first.Return, s.Call), []string{first.Node, s.Node}, first.Return, s.Call, "the second sale")
-		break
-	}
 	v.Explanation = text + "."
 	return v
+}
+
+// otherNode returns the index of the first sale of g answered by another
+// server than g[0]'s, or 0.
+func otherNode(g []*sim.CounterOp) int {
+	for j, s := range g {
+		if s.Node != g[0].Node {
+			return j
+		}
+	}
+	return 0
+}
+
+// lostInFailover explains sales acknowledged by one server that another
+// server, later answering for the same stock, never had: each pair is a
+// sale on the first and a later sale on the second that left the same
+// value.
+func lostInFailover(h *sim.History, key string, ps [][2]*sim.CounterOp) Violation {
+	at := func(t sim.Time) string { return fmtAt(t, milliDigits) }
+	from, to := ps[0][0].Node, ps[0][1].Node
+	var lostNames, againNames []string
+	var values []string
+	start, end := ps[0][0].Call, ps[0][1].Return
+	firstAck, lastAck, firstAgain := ps[0][0].Return, ps[0][0].Return, ps[0][1].Call
+	for _, p := range ps {
+		lostNames = append(lostNames, p[0].Client)
+		againNames = append(againNames, p[1].Client)
+		values = append(values, fmt.Sprint(after(p[0])))
+		start, end = minTime(start, p[0].Call), maxTime(end, p[1].Return)
+		firstAck, lastAck = minTime(firstAck, p[0].Return), maxTime(lastAck, p[0].Return)
+		firstAgain = minTime(firstAgain, p[1].Call)
+	}
+	what := "sale"
+	if len(ps) > 1 {
+		what = "sales"
+	}
+	text := fmt.Sprintf("%d acknowledged %s of %q on %s (by %s, from %s to %s, leaving %s) were never on %s: from %s, %s answered for the stock and sold the same items again to %s",
+		len(ps), what, key, from, joinAnd(uniqueInOrder(lostNames)), at(firstAck), at(lastAck), joinAnd(values), to, at(firstAgain), to, joinAnd(uniqueInOrder(againNames)))
+	if len(ps) == 1 {
+		text = strings.Replace(text, " were never ", " was never ", 1)
+	}
+	text += "; " + faultClause(faultsBetween(h.Faults, firstAck, firstAgain), []string{from, to}, lastAck, firstAgain, "the first repeated sale")
+	clients := uniqueInOrder(append(lostNames, againNames...))
+	return Violation{Kind: KindResourceSafety, Lock: key, Clients: clients, Windows: []Window{{Start: start, End: end}}, Explanation: text + " (lost in the failover)."}
 }
 
 // faultsBetween keeps the faults applied from..to.

@@ -15,7 +15,7 @@ import "strconv"
 
 // KindCounter is the trace kind of the counter records (a stock loaded, a
 // purchase or a read done).
-const KindCounter Kind = "counter"
+const KindCounter Kind = "counter-op"
 
 // CounterOpKind says what a counter operation was.
 type CounterOpKind uint8
@@ -157,6 +157,9 @@ func (op CounterOp) Text() string {
 		b = append(b, "no value"...)
 	}
 	b = append(append(b, ", "...), op.Outcome()...)
+	if op.Conflicts > 0 {
+		b = append(strconv.AppendInt(append(b, " after "...), int64(op.Conflicts), 10), " conflicts"...)
+	}
 	if op.Why != "" {
 		b = append(append(append(b, " ("...), op.Why...), ')')
 	}
