@@ -84,3 +84,77 @@ func TestIssue13Errors(t *testing.T) {
 		})
 	}
 }
+
+// withCounter is a stock counter on a master with a replica.
+const withCounter = `name: t
+duration: 5s
+redis:
+  - name: A
+  - name: R
+    replicaof: A
+memcached:
+  - name: MC
+counters:
+  - name: stock
+    node: A
+    stock: 18
+    clients:
+      - {name: b1, method: watch, purchases: 2, retries: 5}
+      - {name: b2, method: decr}
+`
+
+func TestCounterSection(t *testing.T) {
+	s, err := Parse("t.yaml", []byte(withCounter))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"A", "R", "MC", "stock", "b1", "b2", "storage"}, s.Processes())
+	require.Len(t, s.Counters(), 1)
+	c := s.Counters()[0]
+	assert.Equal(t, "stock", c.Key, "the key defaults to the counter's name")
+	assert.Equal(t, int64(18), c.Stock)
+	assert.Equal(t, 5, c.Clients[0].Retries)
+	o, err := Run(s, 1, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "holds", string(o.ResourceSafety))
+	assert.Equal(t, "not-used", string(o.LockSafety))
+	var loads, purchases, reads int
+	for _, op := range o.History.Counter {
+		switch op.Kind.String() {
+		case "load":
+			loads++
+			assert.Equal(t, int64(18), op.Observed, "the declared stock reaches the checker through the history")
+		case "purchase":
+			purchases++
+		case "read":
+			reads++
+		}
+	}
+	assert.Equal(t, []int{1, 3, 2}, []int{loads, purchases, reads})
+}
+
+// Bad counter input names its file:line and field (exit 2 in simrun).
+func TestCounterErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		old, new string
+		want     string
+	}{
+		{"unknown method", "method: decr", "method: cas", `t.yaml:15: counters[0].clients[1].method: unknown counter method "cas" (known: get-set, decr, watch)`},
+		{"negative stock", "stock: 18", "stock: -1", "t.yaml:12: counters[0].stock: must be 0 or more items, got -1"},
+		{"no stock", "    stock: 18\n", "", "t.yaml:10: counters[0].stock: required field is missing"},
+		{"counter on memcached", "node: A", "node: MC", `t.yaml:11: counters[0].node: "MC" is a memcached server; expected a Redis server`},
+		{"counter on a replica", "node: A", "node: R", `counters[0].node: "R" is a replica of A`},
+		{"unknown node", "node: A", "node: X", `counters[0].node: unknown process "X"`},
+		{"retries on decr", "{name: b2, method: decr}", "{name: b2, method: decr, retries: 3}", "counters[0].clients[1].retries: only the watch method retries"},
+		{"zero purchases", "purchases: 2", "purchases: 0", "counters[0].clients[0].purchases: must be at least 1"},
+		{"no clients", "    clients:\n      - {name: b1, method: watch, purchases: 2, retries: 5}\n      - {name: b2, method: decr}\n", "", "counters[0].clients: a counter needs at least one client"},
+		{"duplicate name", "name: b2", "name: b1", `counters[0].clients[1].name: name "b1" is already used`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Contains(t, withCounter, tt.old)
+			_, err := Parse("t.yaml", []byte(strings.Replace(withCounter, tt.old, tt.new, 1)))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
