@@ -500,8 +500,8 @@ func staleObservation(h *sim.History, key string, ops []*sim.CounterOp) (Violati
 			return Violation{
 				Kind: KindResourceSafety, Lock: key, Clients: []string{op.Client},
 				Windows: []Window{{Start: op.Call, End: op.Return}},
-				Explanation: fmt.Sprintf("%s's %s %d of %q at %s, but after the sales acknowledged by then the stock could only be between %d and %d.",
-					op.Client, what, op.Observed, key, op.Call, lo, hi),
+				Explanation: fmt.Sprintf("%s's %s %d of %q at %s, but after the sales acknowledged by then the stock could only be between %d and %d; %s.",
+					op.Client, what, op.Observed, key, op.Call, lo, hi, faultClause(h.Faults, []string{op.Node, op.Client}, 0, op.Call, "the wrong value")),
 			}, true
 		}
 	}
