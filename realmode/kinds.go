@@ -49,6 +49,9 @@ var launchers = map[string]launcher{
 	scenarios.KindRedis:    {real: "redis-server", check: checkRedis, start: startRedis, group: groupRedis, checkFault: checkRedisFault},
 	scenarios.KindSentinel: {real: "redis-sentinel", start: startSentinels, group: groupSentinels},
 	scenarios.KindStorage:  {real: "locksim's storage service"},
+	// Counter loaders and clients are clients, not servers: models driven
+	// in real time, talking to the real Redis through its gateway.
+	scenarios.KindCounter: {real: "locksim's counter clients"},
 }
 
 // groupRedis: a master is its own group, a replica joins its master's.
