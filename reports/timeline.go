@@ -87,6 +87,13 @@ const (
 	// MarkRead is a resource read that the resource answered: Label gives
 	// the value read and the fencing token sent ("r=0 t=33").
 	MarkRead
+	// MarkSale is a counter purchase the client counts as a sale, MarkNoSale
+	// one that sold nothing (sold out, refused, gave up), MarkSaleUnknown
+	// one whose write had no reply; Label gives the value the client saw
+	// (issue 13's stock counters, sim.CounterOp).
+	MarkSale
+	MarkNoSale
+	MarkSaleUnknown
 )
 
 // Mark is a point event on a lane.
@@ -398,6 +405,8 @@ func (b *builder) event(e sim.Event) {
 		}
 	case "resource-applied", "resource-rejected":
 		b.storage(e)
+	case sim.KindCounter:
+		b.counterOp(e)
 	case sim.KindPause:
 		d, ok := e.Fields.Duration("for")
 		if ignored(e) || !ok {
@@ -1127,4 +1136,23 @@ func (t *Timeline) String() string {
 
 func spanKindName(k SpanKind) string {
 	return [...]string{"group", "attempt", "belief", "section", "held", "tombstone", "down", "pause", "delay", "partition"}[k]
+}
+
+// counterOp marks a stock counter operation on its client's lane: a sale,
+// a purchase that sold nothing, one whose outcome the client never learned,
+// or a read ("=7": the value the client saw).
+func (b *builder) counterOp(e sim.Event) {
+	outcome, _ := e.Fields.String("outcome")
+	v, _ := e.Fields.Int("observed")
+	label := "=" + strconv.FormatInt(v, 10)
+	switch outcome {
+	case "sold":
+		b.mark(e.Proc, Mark{Kind: MarkSale, At: e.At, Label: label, Owner: e.Proc})
+	case "not-sold":
+		b.mark(e.Proc, Mark{Kind: MarkNoSale, At: e.At, Label: label, Owner: e.Proc})
+	case "unknown":
+		b.mark(e.Proc, Mark{Kind: MarkSaleUnknown, At: e.At, Label: "?", Owner: e.Proc})
+	case "read", "loaded":
+		b.mark(e.Proc, Mark{Kind: MarkRead, At: e.At, Label: "r" + label, Owner: e.Proc})
+	}
 }

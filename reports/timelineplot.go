@@ -438,6 +438,15 @@ func (a *timelineArtist) drawMark(c draw.Canvas, m Mark, x, yc, h vg.Length) (la
 	case MarkRead:
 		glyph(c, draw.RingGlyph{}, shadeOf(a.clientColour(m.Owner), 0.3), r-0.5, x, yc)
 		lb.prio, lb.clr = 2, shadeOf(a.clientColour(m.Owner), 0.4)
+	case MarkSale:
+		glyph(c, draw.CircleGlyph{}, a.clientColour(m.Owner), r-0.5, x, yc)
+		lb.prio, lb.clr = 2, shadeOf(a.clientColour(m.Owner), 0.4)
+	case MarkNoSale:
+		glyph(c, bar{}, grey, 0.16*h, x, yc)
+		lb.prio, lb.clr = 2, grey
+	case MarkSaleUnknown:
+		c.DrawGlyphNoClip(draw.GlyphStyle{Color: black, Radius: r, Shape: draw.RingGlyph{}}, vg.Point{X: x, Y: yc})
+		lb.prio = 1
 	default:
 		return label{}, false
 	}
@@ -685,6 +694,9 @@ func timelineLegend(tl *Timeline) []legendItem {
 	glyphItem(MarkDrop, "messages dropped (arrow: to)", thickCross{}, red)
 	glyphItem(MarkPromoted, "promoted to master", draw.PyramidGlyph{}, purple)
 	glyphItem(MarkSessionExpired, "session expired", draw.RingGlyph{}, red)
+	glyphItem(MarkSale, "counter sale (=value seen)", draw.CircleGlyph{}, c0)
+	glyphItem(MarkNoSale, "counter purchase, nothing sold", bar{}, grey)
+	glyphItem(MarkSaleUnknown, "counter purchase, outcome unknown", draw.RingGlyph{}, black)
 	seen := map[string]bool{}
 	for _, s := range tl.Shades {
 		if seen[s.Kind] {
