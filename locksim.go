@@ -44,7 +44,8 @@ import (
 // Verdict is the outcome of one property: Holds, Violated, Unknown (the
 // checker ran out of time), NotJudged (liveness with no fault-free window
 // long enough to judge) or NotUsed (token order when no write carried a
-// fencing token).
+// fencing token; lock safety when no client takes a lock, as in the stock
+// counter stories, whose resource safety judges the counter).
 type Verdict string
 
 // Verdicts.

@@ -114,3 +114,18 @@ func TestFacadeWriteReport(t *testing.T) {
 }
 
 func yamlUnmarshal(data []byte, v any) error { return yaml.Unmarshal(data, v) }
+
+// A stock counter story through the facade: no lock to judge, the counter
+// is the resource.
+func TestFacadeCounter(t *testing.T) {
+	s, err := Builtin("redis-counter-get-set")
+	require.NoError(t, err)
+	r, err := Run(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, NotUsed, r.LockSafety)
+	assert.Equal(t, Violated, r.ResourceSafety)
+	assert.Equal(t, NotJudged, r.Liveness)
+	require.NotEmpty(t, r.Explanations)
+	assert.Contains(t, r.Explanations[0], "(lost update)")
+	assert.True(t, r.Matched)
+}

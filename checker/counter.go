@@ -283,7 +283,7 @@ func oversold(h *sim.History, key string) *Violation {
 		Lock:    key,
 		Clients: uniqueInOrder(names),
 		Windows: []Window{{Start: first.Call, End: last.Return}},
-		Explanation: fmt.Sprintf("%d sales acknowledged of %d items of %q: oversold (sale %d, %s's at %s, was one more than the stock)",
+		Explanation: fmt.Sprintf("%d sales acknowledged of %d items of %q: oversold (sale %d, %s's at %s, was one more than the stock).",
 			len(sales), stock, key, stock+1, first.Client, first.Return),
 	}
 }
