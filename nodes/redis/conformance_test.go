@@ -386,6 +386,21 @@ func TestConformance(t *testing.T) {
 			cmd(ScriptRedissonUnlock.Eval([]string{"h", "ch", "latch:9"}, "0", "30000", "c:1", "publish")...),
 			cmd(ScriptRedissonRenew.Eval([]string{"h", "h"}, "1000", "c:1")...),
 		}},
+		// Issue 13's stock script: Lua's tonumber on every kind of stored
+		// string, and DECR's errors on those it accepts.
+		{"stock-decrement", func() []step {
+			st := []string{"stock"}
+			sell := func() step { return cmd(ScriptStockDecrement.Eval(st)...) }
+			steps := []step{sell(), cmd("EXISTS", "stock"), cmd("SET", "stock", "2"), sell(), sell(), sell(), cmd("GET", "stock"),
+				cmd(ScriptStockDecrement.EvalSHA(st)...), cmd("HSET", "h", "f", "1"), cmd(ScriptStockDecrement.Eval([]string{"h"})...),
+				cmd(ScriptStockDecrement.Eval(nil)...)}
+			for _, v := range []string{"-3", "0", "1", "007", "+5", " 5", "5 ", "\t5\n", "1.5", "0.5", "-0.5", "1e2", "1E2", "1e", ".5", "5.",
+				"0x10", "0X1f", "0x", "0x1p4", "0x.8", "inf", "-inf", "Infinity", "nan", "NAN", "nan(1)", "abc", "5abc", "", " ", "9223372036854775807",
+				"-9223372036854775808", "1e400", "-1e400", "1_000"} {
+				steps = append(steps, cmd("SET", "stock", v), sell(), cmd("GET", "stock"))
+			}
+			return steps
+		}()},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {

@@ -162,6 +162,7 @@ return result;
 var Scripts = []Script{
 	ScriptCompareAndDelete, ScriptRedsyncDelete, ScriptRedsyncTouch, ScriptRedsyncTouchSetNX,
 	ScriptRedissonLock, ScriptRedissonUnlock, ScriptRedissonRenew,
+	ScriptStockDecrement,
 }
 
 var scriptsBySHA = func() map[string]Script {

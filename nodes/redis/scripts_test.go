@@ -43,6 +43,16 @@ func TestScripts(t *testing.T) {
 		name  string
 		calls []call
 	}{
+		{"stock-decrement", []call{
+			{ScriptStockDecrement.Eval([]string{"stock"}), Int(-1)},
+			{[]string{"SET", "stock", "2"}, OK()},
+			{ScriptStockDecrement.Eval([]string{"stock"}), Int(1)},
+			{ScriptStockDecrement.Eval([]string{"stock"}), Int(0)},
+			{ScriptStockDecrement.Eval([]string{"stock"}), Int(-1)},
+			{[]string{"GET", "stock"}, Bulk("0")},
+			{[]string{"SET", "stock", " 0x10 "}, OK()},
+			{ScriptStockDecrement.Eval([]string{"stock"}), Err("ERR value is not an integer or out of range script: " + ScriptStockDecrement.SHA + ", on @user_script:3.")},
+		}},
 		{"compare-and-delete", []call{
 			{ScriptCompareAndDelete.Eval(lock, "a"), Int(0)},
 			{[]string{"SET", "lock", "a", "PX", "1000"}, OK()},
