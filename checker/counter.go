@@ -26,7 +26,8 @@ import (
 // the state is v, and a sale applies its decrement there: get-set and watch
 // observe the GET reply and set v-1; DECR observes its reply r, so the state
 // was r+1 and becomes r, sold or not (a sold-out DECR takes the stock below
-// zero). A purchase that wrote nothing, or whose write the server refused,
+// zero); the stock script's reply r >= 0 is a sale from r+1, and its -1
+// (nothing sold) needs a stock of 0 or less. A purchase that wrote nothing, or whose write the server refused,
 // changes nothing but must still have seen the state. A read must equal the
 // state.
 //
@@ -76,6 +77,28 @@ func counterSteps(state int64, op *sim.CounterOp) []int64 {
 			return []int64{state}
 		}
 		return nil
+	}
+	if op.Method == "script" {
+		// The stock script decrements only a positive stock and answers
+		// the new stock, or -1 without writing.
+		switch {
+		case unknown:
+			if state > 0 {
+				return []int64{state, state - 1}
+			}
+			return []int64{state}
+		case op.HasObserved && op.Sold:
+			if state == op.Observed+1 {
+				return []int64{op.Observed}
+			}
+			return nil
+		case op.HasObserved:
+			if state <= 0 {
+				return []int64{state}
+			}
+			return nil
+		}
+		return []int64{state} // refused: no effect
 	}
 	if op.Method == "decr" {
 		switch {
@@ -351,11 +374,16 @@ func explainCounter(h *sim.History, key string, ops []*sim.CounterOp) []Violatio
 
 // after is the stock's value after sale s, as its client saw it.
 func after(s *sim.CounterOp) int64 {
-	if s.Method == "decr" {
+	if repliesNewStock(s) {
 		return s.Observed
 	}
 	return s.Observed - 1
 }
+
+// repliesNewStock reports whether a purchase's observation is the stock
+// after its sale (DECR and the stock script answer it) rather than before
+// (the GET of get-set and watch).
+func repliesNewStock(op *sim.CounterOp) bool { return op.Method == "decr" || op.Method == "script" }
 
 // lostSales explains sales g (in return order) that left the stock at the
 // same value: all but one were lost.
@@ -374,7 +402,7 @@ func lostSales(key string, g []*sim.CounterOp) Violation {
 		start, end = minTime(start, s.Call), maxTime(end, s.Return)
 		if i < maxListed || len(g) == maxListed+1 {
 			t := s.Call
-			if s.Method == "decr" {
+			if repliesNewStock(s) {
 				t = s.Return
 			}
 			items = append(items, fmt.Sprintf("%s at %s", s.Client, at(t)))
@@ -389,12 +417,16 @@ func lostSales(key string, g []*sim.CounterOp) Violation {
 		lost = fmt.Sprintf("%d of these %d sales were lost", n, len(g))
 	}
 	var text string
-	if first.Method == "decr" {
+	if repliesNewStock(first) {
 		all := "all"
 		if len(g) == 2 {
 			all = "both"
 		}
-		text = fmt.Sprintf("%d acknowledged DECRs of %q %s answered %d (%s): they left the same stock, so %s (lost decrement)", len(g), key, all, first.Observed, joinAnd(items), lost)
+		what := "DECRs"
+		if first.Method == "script" {
+			what = "stock scripts"
+		}
+		text = fmt.Sprintf("%d acknowledged %s of %q %s answered %d (%s): they left the same stock, so %s (lost decrement)", len(g), what, key, all, first.Observed, joinAnd(items), lost)
 	} else {
 		text = fmt.Sprintf("%s all read %d of %q (%s) and all wrote %d: %s (lost update)", joinAnd(v.Clients), first.Observed, key, joinAnd(items), first.Observed-1, lost)
 		if len(v.Clients) == 2 {
@@ -469,7 +501,7 @@ func staleObservation(h *sim.History, key string, ops []*sim.CounterOp) (Violati
 		return Violation{}, false
 	}
 	for _, op := range ops {
-		if op.Kind == sim.CounterLoad || !op.HasObserved || (op.Wrote && !op.Known) {
+		if op.Kind == sim.CounterLoad || !op.HasObserved || (op.Wrote && !op.Known) || (op.Method == "script" && !op.Sold) {
 			continue
 		}
 		// The sales acknowledged before op was called, and those in flight.
@@ -489,7 +521,7 @@ func staleObservation(h *sim.History, key string, ops []*sim.CounterOp) (Violati
 			}
 		}
 		seen := op.Observed
-		if op.Kind == sim.CounterPurchase && op.Method == "decr" {
+		if op.Kind == sim.CounterPurchase && repliesNewStock(op) {
 			seen++
 		}
 		if seen < lo || seen > hi {
@@ -529,13 +561,13 @@ func counterProblems(h *sim.History) []string {
 			}
 		case sim.CounterPurchase:
 			switch op.Method {
-			case "get-set", "watch", "script":
+			case "get-set", "watch":
 				if op.Sold && (!op.HasObserved || op.Observed <= 0) {
 					add(op, "a %s sale that did not read a positive stock", op.Method)
 				}
-			case "decr":
+			case "decr", "script":
 				if op.Sold && (!op.HasObserved || op.Observed < 0) {
-					add(op, "a decr sale without a reply of 0 or more")
+					add(op, "a %s sale without a reply of 0 or more", op.Method)
 				}
 			default:
 				add(op, "unknown counter method %q", op.Method)

@@ -28,6 +28,13 @@ func decr(client string, call, ret sim.Time, r int64) sim.CounterOp {
 		Observed: r, HasObserved: true, Wrote: true, Known: true, Sold: r >= 0, Attempts: 1}
 }
 
+// script is a known stock-script purchase that answered r (-1: sold out).
+func script(client string, call, ret sim.Time, r int64) sim.CounterOp {
+	op := decr(client, call, ret, r)
+	op.Method = "script"
+	return op
+}
+
 // read is a GET of the stock that saw v.
 func read(client string, call, ret sim.Time, v int64) sim.CounterOp {
 	return sim.CounterOp{Client: client, Node: "A", Key: "stock", Kind: sim.CounterRead, Call: call, Return: ret, Observed: v, HasObserved: true, Attempts: 1}
@@ -36,7 +43,7 @@ func read(client string, call, ret sim.Time, v int64) sim.CounterOp {
 // unknown makes op's write outcome unknown (no reply came).
 func unknown(op sim.CounterOp) sim.CounterOp {
 	op.Known, op.Sold, op.Wrote = false, false, true
-	if op.Method == "decr" {
+	if op.Method == "decr" || op.Method == "script" {
 		op.HasObserved, op.Observed = false, 0
 	}
 	return op
@@ -76,6 +83,11 @@ func TestCheckCounters(t *testing.T) {
 		{"decr answered the same twice", []sim.CounterOp{load(4), decr("c1", ms(10), ms(12), 3), decr("c2", ms(20), ms(22), 3)}, Violated, "2 acknowledged DECRs of \"stock\" both answered 3"},
 		{"a read of a value that never existed", []sim.CounterOp{load(4), decr("c1", ms(10), ms(12), 3), read("c2", ms(20), ms(22), 7)}, Violated, "c2's read 7"},
 		{"a read of the stock before the sale", []sim.CounterOp{load(4), decr("c1", ms(10), ms(12), 3), read("c2", ms(20), ms(22), 4)}, Violated, "between 3 and 3"},
+		{"script sales, then sold out", []sim.CounterOp{load(2), script("c1", ms(10), ms(12), 1), script("c2", ms(11), ms(13), 0), script("c1", ms(20), ms(22), -1), read("c2", ms(30), ms(31), 0)}, Holds, ""},
+		{"script sold out while stock remains", []sim.CounterOp{load(2), script("c1", ms(10), ms(12), 1), script("c2", ms(20), ms(22), -1)}, Violated, ""},
+		{"script answered the same twice", []sim.CounterOp{load(4), script("c1", ms(10), ms(12), 3), script("c2", ms(20), ms(22), 3)}, Violated, "2 acknowledged stock scripts of \"stock\" both answered 3"},
+		{"unknown script, either way", []sim.CounterOp{load(3), unknown(script("c1", ms(10), ms(12), 0)), read("c2", ms(20), ms(22), 2), script("c2", ms(30), ms(32), 1)}, Holds, ""},
+		{"unknown script on an empty stock changes nothing", []sim.CounterOp{load(0), unknown(script("c1", ms(10), ms(12), 0)), read("c2", ms(20), ms(22), -1)}, Violated, ""},
 		{"oversold", []sim.CounterOp{load(1), buy("c1", "get-set", ms(10), ms(12), 1), buy("c2", "get-set", ms(11), ms(13), 1)}, Violated, "2 sales acknowledged of 1 items of \"stock\": oversold"},
 		{"unknown decr applied", []sim.CounterOp{load(5), unknown(decr("c1", ms(10), ms(12), 0)), decr("c2", ms(20), ms(22), 3)}, Holds, ""},
 		{"unknown decr not applied", []sim.CounterOp{load(5), unknown(decr("c1", ms(10), ms(12), 0)), decr("c2", ms(20), ms(22), 4)}, Holds, ""},

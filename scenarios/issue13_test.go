@@ -138,7 +138,7 @@ func TestCounterErrors(t *testing.T) {
 		old, new string
 		want     string
 	}{
-		{"unknown method", "method: decr", "method: cas", `t.yaml:15: counters[0].clients[1].method: unknown counter method "cas" (known: get-set, decr, watch)`},
+		{"unknown method", "method: decr", "method: cas", `t.yaml:15: counters[0].clients[1].method: unknown counter method "cas" (known: get-set, decr, watch, script)`},
 		{"negative stock", "stock: 18", "stock: -1", "t.yaml:12: counters[0].stock: must be 0 or more items, got -1"},
 		{"no stock", "    stock: 18\n", "", "t.yaml:10: counters[0].stock: required field is missing"},
 		{"counter on memcached", "node: A", "node: MC", `t.yaml:11: counters[0].node: "MC" is a memcached server; expected a Redis server`},
