@@ -532,8 +532,8 @@ func staleObservation(h *sim.History, key string, ops []*sim.CounterOp) (Violati
 			return Violation{
 				Kind: KindResourceSafety, Lock: key, Clients: []string{op.Client},
 				Windows: []Window{{Start: op.Call, End: op.Return}},
-				Explanation: fmt.Sprintf("%s's %s %d of %q at %s, but after the sales acknowledged by then the stock could only be between %d and %d; %s.",
-					op.Client, what, op.Observed, key, op.Call, lo, hi, faultClause(h.Faults, []string{op.Node, op.Client}, 0, op.Call, "the wrong value")),
+				Explanation: fmt.Sprintf("%s's %s %d of %q %s, but after the sales acknowledged by then the stock could only be between %d and %d; %s.",
+					op.Client, what, op.Observed, key, opSpan(op), lo, hi, faultClause(h.Faults, []string{op.Node, op.Client}, 0, op.Return, "the wrong value")),
 			}, true
 		}
 	}
@@ -590,4 +590,14 @@ func counterProblems(h *sim.History) []string {
 		}
 	}
 	return out
+}
+
+// opSpan renders when an operation ran: "at 1.200s", or "between 0.155s and
+// 3.215s" when it lasted longer than a millisecond (a retried WATCH sees its
+// value at its last attempt).
+func opSpan(op *sim.CounterOp) string {
+	if op.Return-op.Call < sim.Time(time.Millisecond) {
+		return "at " + op.Call.String()
+	}
+	return fmt.Sprintf("between %s and %s", op.Call, op.Return)
 }

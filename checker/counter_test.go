@@ -206,3 +206,19 @@ func TestValidateHistoryCounters(t *testing.T) {
 		})
 	}
 }
+
+// A retried WATCH purchase sees its value at its last attempt: the
+// explanation of a value no replay explains names the faults up to the
+// purchase's return, not its call (found by simrun fuzz redis-counter-watch:
+// the stock vanished in a power loss while the purchase retried).
+func TestCounterStaleObservationNamesLaterFaults(t *testing.T) {
+	long := buy("c2", "watch", ms(155), ms(3220), 0)
+	long.Sold, long.Wrote, long.Known = false, false, false
+	h := counterHistory(load(10), buy("c1", "watch", ms(100), ms(110), 10), long)
+	h.Faults = []sim.FaultRecord{{At: ms(208), Kind: "crash", Targets: []string{"A"}, Text: "A crashed (power)", Until: ms(2570), Liveness: sim.LiveCrash}}
+	v, vs := CheckCounters(h, 0)
+	require.Equal(t, Violated, v)
+	require.Len(t, vs, 1)
+	assert.Contains(t, vs[0].Explanation, "c2's watch purchase saw 0 of \"stock\" between 0.155s and 3.220s")
+	assert.Contains(t, vs[0].Explanation, "A crashed (power)")
+}
