@@ -113,6 +113,18 @@
 //   - The cache filler writes without waiting for replies and notes only the
 //     changes between accepted and refused writes.
 //
+// # Stock counters (issue 13, counter.go)
+//
+// A counter client takes no lock: it makes purchases from a stock counter
+// kept in Redis with one counter method (get-set, decr, watch, script), then
+// reads the stock once, recording one sim.CounterOp per operation with
+// client-side times; a counter loader SETs the declared stock at 0s, once
+// per run. They reuse the lock clients' go-redis plumbing (read timeouts
+// that close the connection, requests failed when their connection ends,
+// Sentinel discovery). Simplification: a purchase that failed is not
+// retried (go-redis would retry a command up to MaxRetries times); the
+// client goes on with its next purchase after think.
+//
 // Package clients imports sim and the message types of nodes/redis,
 // nodes/storage, nodes/zookeeper, nodes/memcached and nodes/mysql (and the
 // zookeeper.Session helper).

@@ -18,7 +18,8 @@
 // package's own. The lock scripts are exported as Script values
 // (ScriptCompareAndDelete, ScriptRedsyncDelete, ScriptRedsyncTouch,
 // ScriptRedsyncTouchSetNX, ScriptRedissonLock, ScriptRedissonUnlock,
-// ScriptRedissonRenew) with their Lua Source and SHA; send
+// ScriptRedissonRenew, and issue 13's ScriptStockDecrement for the stock
+// counters) with their Lua Source and SHA; send
 // s.EvalSHA(keys, args...) and, on NOSCRIPT (IsNoScript), s.Eval(...).
 //
 // # Commands
