@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -221,4 +222,32 @@ func TestCounterStaleObservationNamesLaterFaults(t *testing.T) {
 	require.Len(t, vs, 1)
 	assert.Contains(t, vs[0].Explanation, "c2's watch purchase saw 0 of \"stock\" between 0.155s and 3.220s")
 	assert.Contains(t, vs[0].Explanation, "A crashed (power)")
+}
+
+// counterBenchHistory is n DECR sales by four overlapping clients from a
+// stock of n, with the first k of them unknown (no reply).
+func counterBenchHistory(n, k int) *sim.History {
+	ops := []sim.CounterOp{load(int64(n))}
+	for i := 0; i < n; i++ {
+		call := ms(int64(10 + 2*i))
+		op := decr(fmt.Sprintf("c%d", i%4), call, call+ms(3), int64(n-1-i))
+		if i < k {
+			op = unknown(op)
+		}
+		ops = append(ops, op)
+	}
+	return counterHistory(ops...)
+}
+
+func BenchmarkCheckCounters(b *testing.B) {
+	for _, bc := range []struct{ n, k int }{{1000, 0}, {1000, 4}, {1000, 12}} {
+		h := counterBenchHistory(bc.n, bc.k)
+		b.Run(fmt.Sprintf("sales=%d/unknown=%d", bc.n, bc.k), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if v, _ := CheckCounters(h, 0); v != Holds {
+					b.Fatalf("verdict %s", v)
+				}
+			}
+		})
+	}
 }
