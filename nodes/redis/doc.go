@@ -96,8 +96,10 @@
 //     or a timeout it retries from the cron, as Redis does. Chained replicas
 //     get the stream proxied.
 //   - A writable replica (replica-read-only no) expires its own keys only on
-//     write access (no expireSlaveKeys). MULTI/EXEC is not implemented
-//     (Sentinel sends REPLICAOF and CONFIG REWRITE as separate requests).
+//     write access (no expireSlaveKeys). MULTI/EXEC/WATCH are modelled
+//     (multi.go), but the Sentinel model sends REPLICAOF and CONFIG REWRITE
+//     as separate requests, where sentinel.c's sentinelSendSlaveOf wraps
+//     them in one MULTI/EXEC.
 //   - One database (db 0); strings and hashes only. Clean shutdown does not
 //     wait for replicas. INFO has a subset of fields.
 //   - NB: SET with a PXAT/EXAT deadline already in the past stores the key (it
