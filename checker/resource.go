@@ -151,6 +151,15 @@ func CheckResource(h *sim.History, timeout time.Duration) Verdict {
 // points, each piece from the value the resource held at its cut (see
 // pieceMinOps for why that is exact).
 func checkResource(h *sim.History, timeout time.Duration, verbose bool) pieceCheck {
+	return checkResourceFrom(h, timeout, verbose, nil)
+}
+
+// checkResourceFrom is checkResource with each resource starting from the
+// value start gives it (0 if missing): the value it held at the start of
+// h, a piece of a longer history cut at a quiet point (stream.go). When
+// start is not nil it receives the value each resource of h holds at h's
+// end: the start value plus the accepted writes.
+func checkResourceFrom(h *sim.History, timeout time.Duration, verbose bool, start map[string]int64) pieceCheck {
 	secs := checkedSections(h)
 	ids := clientIDs(sectionClients(secs))
 	var buf []porcupine.Operation
@@ -167,7 +176,7 @@ func checkResource(h *sim.History, timeout time.Duration, verbose bool) pieceChe
 	var value int64
 	model := func(from, to int) porcupine.Model {
 		if from == 0 || secs[from].Lock != secs[from-1].Lock {
-			value = 0
+			value = start[secs[from].Lock]
 		}
 		m := ResourceModel
 		m.Partition = nil // a piece holds one resource
@@ -177,6 +186,9 @@ func checkResource(h *sim.History, timeout time.Duration, verbose bool) pieceChe
 			if s.Outcome == sim.WriteAccepted {
 				value++
 			}
+		}
+		if start != nil {
+			start[secs[from].Lock] = value
 		}
 		return m
 	}

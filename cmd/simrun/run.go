@@ -302,7 +302,9 @@ func runOnce(s *scenarios.Scenario, f runFlags, visualize bool, stream func(*sim
 	}
 	keep := visualize || (f.traceOut != "" && stream == nil) || f.determ
 	keys = newKeyEvents(f.events)
-	opt := scenarios.Options{KeepTrace: keep}
+	// Without --out nothing reads the whole history: it goes to the
+	// checker in pieces as the run goes (issue 15).
+	opt := scenarios.Options{KeepTrace: keep, Stream: !visualize}
 	switch {
 	case keep:
 	case stream != nil:
