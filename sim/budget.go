@@ -73,8 +73,8 @@ func (e *ErrMemory) Error() string {
 		consumer = fmt.Sprintf("%d history records (the trace is not kept)", e.History)
 	}
 	if e.Streamed {
-		consumer += fmt.Sprintf("; the history goes to the checker in pieces cut where no lock is held, wanted or in use, and %d of these records are the piece in progress "+
-			"(a piece grows while some client always holds or waits for a lock), %d more are kept by the checker", e.History, e.SinkHeld)
+		consumer += fmt.Sprintf("; the history goes to the checker in pieces cut at quiet points (no lock held, wanted or in use), "+
+			"and no quiet point came for these %d records (some client always held or waited for a lock); the checker keeps %d more", e.History, e.SinkHeld)
 	}
 	return fmt.Sprintf("memory budget of %s exceeded: %s of heap in use at true time %s after %d events; held: %s. "+
 		"Shorten the scenario's duration, or raise the budget with --max-memory (0 turns it off)",

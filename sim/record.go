@@ -235,6 +235,7 @@ func (e *Env) SectionWriteDecided(id int, outcome WriteOutcome) {
 func (e *Env) SectionResult(id int) {
 	if s := e.k.section(id); s != nil {
 		s.ResultAt = e.k.now
+		e.k.maybeFlush()
 	}
 }
 

@@ -70,22 +70,22 @@ func (h *History) records() int {
 
 // settled reports whether section s can no longer change: its read was
 // served or refused (a read still on its way, or lost by the network, keeps
-// it open: the storage node may serve it later), and either its write was
-// decided, or it was never written and its client will not write it any
-// more: the client ended the belief by releasing (the client's release
-// comes after the write's reply or timeout, never between the check and the
-// write), or began something else, or crashed. NB: a belief that ended
-// because the client learned it lost the lock does not settle the section:
-// the loss can arrive between the client's check and its write, which then
-// still goes out.
+// it open: the storage node may serve it later); its write, if sent, was
+// decided; and its client is done with it: it learned the write's outcome,
+// or it ended the belief by releasing (the client releases after the
+// write's reply or timeout, and never between its check and its write), or
+// began something else, or crashed. NB: a belief that ended because the
+// client learned it lost the lock does not settle the section: the loss can
+// arrive between the client's check and its write, which then still goes
+// out, and the write's reply can come after it.
 func (k *Kernel) settled(s *Section, moved bool) bool {
 	if !s.Read && !s.ReadRejected {
 		return false
 	}
-	if s.Written {
-		return s.Outcome != WriteNone
+	if s.Written && s.Outcome == WriteNone {
+		return false
 	}
-	if moved {
+	if moved || s.Written && s.ResultAt != 0 {
 		return true
 	}
 	if i := s.BeliefID - k.hs.beliefs; s.BeliefID >= 0 && i >= 0 && i < len(k.hist.Beliefs) {
