@@ -146,3 +146,19 @@ func TestStreamKeepsPiecesWhileACrashAwaitsItsRestart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Check(h, Options{DefaultMaxWait: 5 * time.Second}), got)
 }
+
+// TestCheckBoundsViolations: a history broken over and over lists the
+// first MaxViolations violations in full and counts the rest.
+func TestCheckBoundsViolations(t *testing.T) {
+	for _, n := range []int{MaxViolations - 1, MaxViolations, MaxViolations + 50} {
+		var bs []sim.Belief
+		for i := int64(0); i < int64(n); i++ {
+			bs = append(bs, bel("c1", s(10*i+1), s(10*i+1), s(10*i+3)), bel("c2", s(10*i+2), s(10*i+2), s(10*i+4)))
+		}
+		r := Check(history(s(10*int64(n)+10), bs, nil), Options{})
+		require.Equal(t, Violated, r.LockSafety)
+		assert.Len(t, r.Violations, min(n, MaxViolations))
+		assert.Equal(t, max(0, n-MaxViolations), r.ViolationsOmitted)
+		assert.Equal(t, s(2), r.Violations[0].Windows[0].Start, "the first violations are kept")
+	}
+}

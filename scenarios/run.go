@@ -66,12 +66,15 @@ type Outcome struct {
 	Liveness       checker.Verdict     `json:"liveness"`
 	TokenOrder     checker.Verdict     `json:"token_order"`
 	Violations     []checker.Violation `json:"violations"`
-	Fencing        string              `json:"fencing,omitempty"`
-	LivenessNote   string              `json:"liveness_note,omitempty"`
-	LongestWait    string              `json:"longest_wait,omitempty"`
-	LongestWaiter  string              `json:"longest_wait_client,omitempty"`
-	Expected       map[string]string   `json:"expected"`
-	Matched        bool                `json:"matched"`
+	// ViolationsOmitted counts the violations beyond the first
+	// checker.MaxViolations, which Violations lists.
+	ViolationsOmitted int               `json:"violations_omitted,omitempty"`
+	Fencing           string            `json:"fencing,omitempty"`
+	LivenessNote      string            `json:"liveness_note,omitempty"`
+	LongestWait       string            `json:"longest_wait,omitempty"`
+	LongestWaiter     string            `json:"longest_wait_client,omitempty"`
+	Expected          map[string]string `json:"expected"`
+	Matched           bool              `json:"matched"`
 	// Inconclusive is true when a verdict that mattered is unknown (a
 	// checker timeout).
 	Inconclusive bool `json:"inconclusive"`

@@ -565,6 +565,9 @@ func printSummary(w io.Writer, s *scenarios.Scenario, o *scenarios.Outcome, keys
 		for _, v := range o.Violations {
 			fmt.Fprintf(w, "  - %s\n", v.Explanation)
 		}
+		if o.ViolationsOmitted > 0 {
+			fmt.Fprintf(w, "  - and %d more violations, not listed (the first %d are)\n", o.ViolationsOmitted, checker.MaxViolations)
+		}
 	}
 	if o.Fencing != "" {
 		fmt.Fprintf(w, "  fencing: %s\n", o.Fencing)
