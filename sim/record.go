@@ -14,6 +14,9 @@ type openRecords struct {
 	// waiting lists the locks the process still waits for after a want
 	// that gave up (a liveness wait runs on until it gets the lock).
 	waiting []string
+	// moves counts the times the process moved on from its critical
+	// sections (see pendSection).
+	moves uint32
 }
 
 // startWaiting and stopWaiting keep openRecords.waiting and the kernel's
@@ -57,7 +60,7 @@ func (e *Env) WantBegin(lock string) int {
 	e.p.open.wants = append(e.p.open.wants, id)
 	e.k.hs.open++
 	e.k.startWaiting(&e.p.open, lock)
-	e.k.movedOn(e.p.id)
+	e.k.movedOn(e.p)
 	return id
 }
 
@@ -92,7 +95,7 @@ func (e *Env) AttemptBegin(lock string) int {
 	h.Attempts = append(h.Attempts, Attempt{Client: e.p.name, Lock: lock, Start: e.k.now, Open: true})
 	e.p.open.attempts = append(e.p.open.attempts, id)
 	e.k.hs.open++
-	e.k.movedOn(e.p.id)
+	e.k.movedOn(e.p)
 	e.k.logLockID(KindAcquireStart, e.p.id, lock, " attempt ", "attempt", int64(id))
 	return id
 }
@@ -194,10 +197,10 @@ func (e *Env) Believes(id int) bool {
 func (e *Env) SectionBegin(lock string, belief int, token int64, hasToken bool) int {
 	h := &e.k.hist
 	id := e.k.hs.sections + len(h.Sections)
-	e.k.movedOn(e.p.id)
+	e.k.movedOn(e.p)
 	h.Sections = append(h.Sections, Section{ID: id, Client: e.p.name, Lock: lock, BeliefID: belief, Token: token, HasToken: hasToken, ReadSent: e.k.now})
 	if e.k.hs.sink != nil {
-		e.k.hs.pend = append(e.k.hs.pend, pendSection{id: id, proc: e.p.id})
+		e.k.hs.pend = append(e.k.hs.pend, pendSection{id: id, proc: e.p.id, moves: e.p.open.moves})
 	}
 	e.k.logLockID(KindResourceRead, e.p.id, lock, " section ", "section", int64(id))
 	return id
@@ -310,7 +313,7 @@ func (k *Kernel) closeOpen(p *proc, reason BeliefEnd) {
 		for len(p.open.waiting) > 0 {
 			k.stopWaiting(&p.open, p.open.waiting[0])
 		}
-		k.movedOn(p.id)
+		k.movedOn(p)
 	}
 }
 

@@ -50,9 +50,12 @@ type histStream struct {
 
 // pendSection is a critical section that was not settled when last seen.
 type pendSection struct {
-	id    int
-	proc  ProcID
-	moved bool // its client has begun another want, attempt or section, or crashed
+	id   int
+	proc ProcID
+	// moves is its client's openRecords.moves when it began: the client
+	// has moved on (begun another want, attempt or section, or crashed)
+	// once that count is higher.
+	moves uint32
 }
 
 // SetHistorySink makes the kernel hand the history to sink in pieces of at
@@ -95,14 +98,10 @@ func (k *Kernel) settled(s *Section, moved bool) bool {
 	return false
 }
 
-// movedOn marks the pending sections of p as left behind by their client.
-func (k *Kernel) movedOn(p ProcID) {
-	for i := range k.hs.pend {
-		if k.hs.pend[i].proc == p {
-			k.hs.pend[i].moved = true
-		}
-	}
-}
+// movedOn marks the pending sections of p as left behind by their client:
+// O(1), a count, not a scan of the pending sections (which, while no quiet
+// point comes, are every section of the piece).
+func (k *Kernel) movedOn(p *proc) { p.open.moves++ }
 
 // maybeFlush hands the piece in progress to the sink if this is a quiet
 // point and the piece is large enough. It is O(1) while a record is open.
@@ -113,7 +112,8 @@ func (k *Kernel) maybeFlush() {
 	}
 	kept := hs.pend[:0]
 	for _, ps := range hs.pend {
-		if !k.settled(&k.hist.Sections[ps.id-hs.sections], ps.moved) {
+		moved := k.procs[ps.proc].open.moves > ps.moves
+		if !k.settled(&k.hist.Sections[ps.id-hs.sections], moved) {
 			kept = append(kept, ps)
 		}
 	}
