@@ -266,10 +266,17 @@ func (s *Stream) Pieces() int { return s.pieces }
 
 // concat joins consecutive pieces into the history they were cut from.
 func concat(ps []*sim.History, faults []sim.FaultRecord, end sim.Time) *sim.History {
-	if len(ps) == 1 {
+	switch len(ps) {
+	case 0:
+		return &sim.History{Faults: faults, End: end}
+	case 1:
 		return ps[0]
 	}
-	h := &sim.History{Faults: faults, End: end}
+	// From the last piece, so that a record kind the kernel does not
+	// split (it keeps those until the end of the run) comes along whole.
+	last := *ps[len(ps)-1]
+	h := &last
+	h.Faults, h.End = faults, end
 	var nw, na, nb, ns int
 	for _, p := range ps {
 		nw, na, nb, ns = nw+len(p.Wants), na+len(p.Attempts), nb+len(p.Beliefs), ns+len(p.Sections)
