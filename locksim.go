@@ -177,7 +177,9 @@ func Run(s *Scenario, opt Options) (*Result, error) {
 	if opt.Seed != 0 {
 		seed = opt.Seed
 	}
-	sopt := scenarios.Options{KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout}
+	// Without KeepTrace nothing reads the whole history: it goes to the
+	// checker in pieces as the run goes (issue 15).
+	sopt := scenarios.Options{KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout, Stream: !opt.KeepTrace}
 	if opt.KeepTrace {
 		// The checker writes its pages into a private folder; they are
 		// kept in memory for WriteReport.

@@ -166,6 +166,9 @@ type Result struct {
 	// then liveness violations, each group in true-time order. A property whose verdict is
 	// not Violated contributes none.
 	Violations []Violation `json:"violations"`
+	// ViolationsOmitted is the number of violations left out of
+	// Violations beyond the first MaxViolations.
+	ViolationsOmitted int `json:"violations_omitted,omitempty"`
 
 	// LongestWait is the longest wait measured for liveness and
 	// LongestWaitClient the client that waited it (empty if nobody waited).
@@ -194,6 +197,12 @@ type Result struct {
 	Visualizations   []string `json:"visualizations,omitempty"`
 	VisualizationErr error    `json:"-"`
 }
+
+// MaxViolations is how many violations a Result lists in full: a long run
+// that keeps failing (a lock broken every cycle for hours) would otherwise
+// print one explanation per cycle. The rest are counted in
+// ViolationsOmitted. The visualizations annotate every violation.
+const MaxViolations = 100
 
 // Check judges a history: lock safety and resource safety with porcupine,
 // token order and liveness directly, and explains every violation in words.
@@ -240,6 +249,9 @@ func Check(h *sim.History, opts Options) Result {
 	r.Violations = append(r.Violations, live.Violations...)
 	if lockV == Violated && r.ResourceSafety == Holds {
 		r.Fencing = fencingStory(h, lockViolations)
+	}
+	if n := len(r.Violations) - MaxViolations; n > 0 {
+		r.Violations, r.ViolationsOmitted = r.Violations[:MaxViolations:MaxViolations], n
 	}
 
 	if verbose {

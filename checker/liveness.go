@@ -95,20 +95,59 @@ type wait struct {
 // stretch exceeded its bound and Holds otherwise.
 func CheckLiveness(h *sim.History, opts Options) LivenessReport {
 	h = orEmpty(h)
-	var r LivenessReport
 	spans := activeSpans(h, opts)
-	r.Windows = complement(spans, 0, h.End)
-	held := heldByLock(h)
+	windows := complement(spans, 0, h.End)
 	ws := waits(h)
+	longest, vs := judgeWaits(h, opts, spans, windows, ws)
+	return livenessReport(h, opts, windows, waitClients(ws), longest, vs)
+}
 
-	bound := largestBound(opts, ws)
-	for _, w := range r.Windows {
-		if bound > 0 && w.End.Sub(w.Start) > bound {
-			r.From = w.Start
-			break
-		}
+// waitPick is the longest free stretch of a wait found so far, with the
+// wait's (client, lock, start), the order in which CheckLiveness visits the
+// waits: on a tie the first in that order is kept.
+type waitPick struct {
+	d      time.Duration
+	client string
+	lock   string
+	start  sim.Time
+	found  bool
+}
+
+// better reports whether b should replace a as the longest wait.
+func (a waitPick) better(b waitPick) bool {
+	switch {
+	case !b.found:
+		return false
+	case !a.found || b.d > a.d:
+		return true
+	case b.d < a.d:
+		return false
 	}
+	if a.client != b.client {
+		return b.client < a.client
+	}
+	if a.lock != b.lock {
+		return b.lock < a.lock
+	}
+	return b.start < a.start
+}
 
+// waitClients returns the sorted names of the clients of ws.
+func waitClients(ws []wait) []string {
+	names := make([]string, 0, len(ws))
+	for _, w := range ws {
+		names = append(names, w.client)
+	}
+	return uniqueSorted(names)
+}
+
+// judgeWaits measures the waits ws of h against the fault-free windows:
+// the longest free stretch of any wait, and a violation per wait whose
+// free stretch exceeded its bound (unsorted).
+func judgeWaits(h *sim.History, opts Options, spans, windows []Window, ws []wait) (waitPick, []Violation) {
+	held := heldByLock(h)
+	var best waitPick
+	var vs []Violation
 	// Per lock, the stretches in which it was free and no fault acted,
 	// computed once: each wait then asks for the longest of those inside
 	// it and the first longer than its bound, in O(log n) (n log n in the
@@ -116,14 +155,16 @@ func CheckLiveness(h *sim.History, opts Options) LivenessReport {
 	freeOf := map[string]*freeStretches{}
 	for _, w := range ws {
 		if _, ok := freeOf[w.lock]; !ok {
-			freeOf[w.lock] = newFreeStretches(intersect(r.Windows, complement(held[w.lock], 0, h.End)))
+			freeOf[w.lock] = newFreeStretches(intersect(windows, complement(held[w.lock], 0, h.End)))
 		}
 	}
 	var spanSet map[Window]bool // the fault spans, built for the first violation
 	for _, w := range ws {
 		free := freeOf[w.lock]
-		if d, ok := free.longest(w.start, w.end); ok && (d > r.LongestWait || r.LongestWaitClient == "") {
-			r.LongestWait, r.LongestWaitClient = d, w.client
+		if d, ok := free.longest(w.start, w.end); ok {
+			if p := (waitPick{d: d, client: w.client, lock: w.lock, start: w.start, found: true}); best.better(p) {
+				best = p
+			}
 		}
 		if b := boundOf(opts, w.client); b > 0 {
 			if worst, ok := free.firstOver(w.start, w.end, b); ok {
@@ -133,11 +174,28 @@ func CheckLiveness(h *sim.History, opts Options) LivenessReport {
 						spanSet[s] = true
 					}
 				}
-				r.Violations = append(r.Violations, livenessViolation(h, spanSet, w, worst, b))
+				vs = append(vs, livenessViolation(h, spanSet, w, worst, b))
 			}
 		}
 	}
+	return best, vs
+}
 
+// livenessReport makes the report from the fault-free windows of the run,
+// the names of the clients that waited, the longest wait and the
+// violations.
+func livenessReport(h *sim.History, opts Options, windows []Window, waited []string, longest waitPick, vs []Violation) LivenessReport {
+	r := LivenessReport{Windows: windows, Violations: vs}
+	if longest.found {
+		r.LongestWait, r.LongestWaitClient = longest.d, longest.client
+	}
+	bound := largestBound(opts, waited)
+	for _, w := range r.Windows {
+		if bound > 0 && w.End.Sub(w.Start) > bound {
+			r.From = w.Start
+			break
+		}
+	}
 	switch {
 	case !anyBound(opts):
 		r.Verdict, r.Violations = NotJudged, nil
@@ -190,10 +248,10 @@ func anyBound(opts Options) bool {
 // largestBound is the largest positive bound of the clients that waited, or
 // of all clients if nobody waited: a window must be longer than it to show
 // that every waiting client would have been served.
-func largestBound(opts Options, ws []wait) time.Duration {
+func largestBound(opts Options, clients []string) time.Duration {
 	var out time.Duration
-	for _, w := range ws {
-		if b := boundOf(opts, w.client); b > out {
+	for _, c := range clients {
+		if b := boundOf(opts, c); b > out {
 			out = b
 		}
 	}

@@ -202,24 +202,80 @@ func checkLock(h *sim.History, timeout time.Duration, verbose bool) pieceCheck {
 	bs := sortedBeliefs(h)
 	ids := clientIDs(beliefClients(h))
 	var buf []porcupine.Operation
+	var ins []LockInput
 	ops := func(from, to int, meta bool) []porcupine.Operation {
 		if meta {
 			return appendLockOps(nil, bs[from:to], from, ids, h.End, true)
 		}
-		buf = appendLockOps(buf[:0], bs[from:to], from, ids, h.End, false)
+		buf, ins = appendLockOpsFast(buf[:0], ins[:0], bs[from:to], from, ids, h.End)
 		return buf
 	}
-	plain := LockModel
-	plain.Partition = nil // a piece holds one lock
-	model := func(from, to int) porcupine.Model {
-		if !verbose {
-			return plain
-		}
-		m := lockModelNamed(bs)
-		m.Partition = nil
-		return m
-	}
+	full := lockModelNamed(bs)
+	full.Partition = nil // a piece holds one lock
+	model := func(from, to int) (porcupine.Model, porcupine.Model) { return lockModelFast, full }
 	return checkPieces(len(bs), lockCuts(bs, h.End, pieceMinOps), timeout, verbose, ops, model)
+}
+
+// The fast path of the lock check allocates nothing per operation beyond
+// porcupine's own: inputs are pointers into one slice per piece (boxing a
+// pointer does not allocate, boxing a LockInput does), and the state is the
+// acquire's input of the owning grant (a pointer) or lockFree, not the
+// grant's number (which, above 255, Go boxes on the heap at every step).
+
+// lockFree is lockModelFast's state of a free lock.
+var lockFree = &LockInput{Grant: free}
+
+// lockModelFast is LockModel over appendLockOpsFast's operations: the same
+// rules, for one lock (no partition).
+var lockModelFast = porcupine.Model{
+	Init: func() interface{} { return lockFree },
+	Step: func(state, input, output interface{}) (bool, interface{}) {
+		owner, in := state.(*LockInput), input.(*LockInput)
+		switch in.Op {
+		case Acquire:
+			if !output.(LockOutput).OK {
+				return true, owner
+			}
+			if owner != lockFree {
+				return false, owner
+			}
+			return true, in
+		case Release:
+			if owner.Grant != in.Grant {
+				return false, owner
+			}
+			return true, lockFree
+		}
+		return false, owner
+	},
+	// Equal is ==: one pointer per grant (its acquire's input).
+	Hash: func(state interface{}) uint64 { return uint64(state.(*LockInput).Grant + 1) },
+}
+
+// appendLockOpsFast appends the operations of bs as appendLockOps does
+// without metadata, with pointer inputs kept in ins (reused: its old
+// contents must no longer be in use).
+func appendLockOpsFast(ops []porcupine.Operation, ins []LockInput, bs []*sim.Belief, first int, ids map[string]int, runEnd sim.Time) ([]porcupine.Operation, []LockInput) {
+	if cap(ins) < 2*len(bs) {
+		ins = make([]LockInput, 0, 2*len(bs))
+	}
+	for k, b := range bs {
+		grant := first + k
+		id := ids[b.Client]
+		start, end := b.Start, beliefEnd(*b, runEnd)
+		call := b.AttemptStart
+		if call > start || call < 0 {
+			call = start
+		}
+		ins = append(ins,
+			LockInput{Op: Acquire, Client: id, Name: b.Client, Lock: b.Lock, Grant: grant},
+			LockInput{Op: Release, Client: id, Name: b.Client, Lock: b.Lock, Grant: grant})
+		acq, rel := &ins[len(ins)-2], &ins[len(ins)-1]
+		ops = append(ops,
+			porcupine.Operation{ClientId: id, Input: acq, Call: int64(call), Output: granted, Return: int64(start)},
+			porcupine.Operation{ClientId: id, Input: rel, Call: int64(end), Output: granted, Return: int64(end)})
+	}
+	return ops, ins
 }
 
 // beliefEnd is the end of b in true time: a belief still open when the run

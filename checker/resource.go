@@ -151,36 +151,100 @@ func CheckResource(h *sim.History, timeout time.Duration) Verdict {
 // points, each piece from the value the resource held at its cut (see
 // pieceMinOps for why that is exact).
 func checkResource(h *sim.History, timeout time.Duration, verbose bool) pieceCheck {
+	return checkResourceFrom(h, timeout, verbose, nil)
+}
+
+// checkResourceFrom is checkResource with each resource starting from the
+// value start gives it (0 if missing): the value it held at the start of
+// h, a piece of a longer history cut at a quiet point (stream.go). When
+// start is not nil it receives the value each resource of h holds at h's
+// end: the start value plus the accepted writes.
+func checkResourceFrom(h *sim.History, timeout time.Duration, verbose bool, start map[string]int64) pieceCheck {
 	secs := checkedSections(h)
 	ids := clientIDs(sectionClients(secs))
 	var buf []porcupine.Operation
+	var outs []ResourceOutput
 	ops := func(from, to int, meta bool) []porcupine.Operation {
 		if meta {
 			return appendResourceOps(nil, secs[from:to], ids, true)
 		}
-		buf = appendResourceOps(buf[:0], secs[from:to], ids, false)
+		buf, outs = appendResourceOpsFast(buf[:0], outs[:0], secs[from:to], ids)
 		return buf
 	}
 	// value is the resource's value at the start of the next piece: 0 (the
 	// storage node's initial value) at a new resource, then the value
 	// carried over plus the piece's accepted writes, whatever their order.
 	var value int64
-	model := func(from, to int) porcupine.Model {
+	model := func(from, to int) (porcupine.Model, porcupine.Model) {
 		if from == 0 || secs[from].Lock != secs[from-1].Lock {
-			value = 0
+			value = start[secs[from].Lock]
 		}
-		m := ResourceModel
-		m.Partition = nil // a piece holds one resource
+		full := ResourceModel
+		full.Partition = nil // a piece holds one resource
 		init := value
-		m.Init = func() interface{} { return init }
+		full.Init = func() interface{} { return init }
 		for _, s := range secs[from:to] {
 			if s.Outcome == sim.WriteAccepted {
 				value++
 			}
 		}
-		return m
+		if start != nil {
+			start[secs[from].Lock] = value
+		}
+		return resourceModelFast(init, to-from), full
 	}
 	return checkPieces(len(secs), resourceCuts(secs, pieceMinOps), timeout, verbose, ops, model)
+}
+
+// resourceModelFast is ResourceModel for one piece of n operations of one
+// resource starting at value init, over appendResourceOpsFast's operations,
+// allocating nothing per step: a state is a pointer to a cell of a table of
+// the values init..init+n (a step adds at most one, so no path leaves it),
+// one cell per value, so that == on states compares values (boxing an
+// int64 above 255 allocates at every step, boxing a pointer does not).
+func resourceModelFast(init int64, n int) porcupine.Model {
+	vals := make([]int64, n+1)
+	for i := range vals {
+		vals[i] = init + int64(i)
+	}
+	return porcupine.Model{
+		Init: func() interface{} { return &vals[0] },
+		Step: func(state, input, output interface{}) (bool, interface{}) {
+			v, out := state.(*int64), output.(*ResourceOutput)
+			if out.Read != *v {
+				return false, v
+			}
+			if out.Write == Accepted {
+				return true, &vals[*v-init+1]
+			}
+			return true, v
+		},
+		Hash: func(state interface{}) uint64 { return uint64(*state.(*int64)) },
+	}
+}
+
+// appendResourceOpsFast appends the operations of secs as
+// appendResourceOps does without metadata, with no input (the model reads
+// none) and pointer outputs kept in outs (reused: its old contents must no
+// longer be in use).
+func appendResourceOpsFast(ops []porcupine.Operation, outs []ResourceOutput, secs []*sim.Section, ids map[string]int) ([]porcupine.Operation, []ResourceOutput) {
+	if cap(outs) < len(secs) {
+		outs = make([]ResourceOutput, 0, len(secs))
+	}
+	for _, s := range secs {
+		w := Accepted
+		if s.Outcome == sim.WriteRejected {
+			w = Rejected
+		}
+		outs = append(outs, ResourceOutput{Read: s.ReadValue, Write: w})
+		ops = append(ops, porcupine.Operation{
+			ClientId: ids[s.Client],
+			Call:     int64(s.ReadAt),
+			Output:   &outs[len(outs)-1],
+			Return:   int64(s.WriteAt),
+		})
+	}
+	return ops, outs
 }
 
 // checked reports whether s becomes a resource-model operation: it read the

@@ -92,32 +92,33 @@ func (p pieceCheck) pieceNote() porcupine.Annotation {
 }
 
 // checkPieces checks pieces [cuts[i], cuts[i+1]) of a sorted list of n
-// items one by one with porcupine. ops builds the operations of a piece
-// (with metadata when verbose) and model the model to check it with; both
-// are called in piece order, so model may carry state from one piece to the
-// next.
+// items one by one with porcupine. ops builds the operations of a piece:
+// plain, for the fast model, or with metadata and value inputs and outputs
+// for the full model a visualization describes. model returns the two
+// models to check a piece with; it is called once per piece, in piece
+// order, so it may carry state from one piece to the next.
 func checkPieces(n int, cuts []int, timeout time.Duration, verbose bool,
-	ops func(from, to int, verbose bool) []porcupine.Operation,
-	model func(from, to int) porcupine.Model) pieceCheck {
+	ops func(from, to int, meta bool) []porcupine.Operation,
+	model func(from, to int) (fast, full porcupine.Model)) pieceCheck {
 	out := pieceCheck{verdict: Holds, count: len(cuts)}
 	for i, from := range cuts {
 		to := n
 		if i+1 < len(cuts) {
 			to = cuts[i+1]
 		}
-		m := model(from, to)
-		res, _ := linearize(m, ops(from, to, false), timeout, false)
+		fast, full := model(from, to)
+		res, _ := linearize(fast, ops(from, to, false), timeout, false)
 		switch verdictOf(res) {
 		case Violated:
 			out.verdict, out.index = Violated, i+1
 			if verbose {
 				// Again, with the metadata and the partial
 				// linearizations a visualization shows: only this piece.
-				full := ops(from, to, true)
-				out.from, out.to = spanOf(full)
-				res, info := linearize(m, full, timeout, true)
+				ops := ops(from, to, true)
+				out.from, out.to = spanOf(ops)
+				res, info := linearize(full, ops, timeout, true)
 				if verdictOf(res) == Violated {
-					out.info, out.model = info, m
+					out.info, out.model = info, full
 				} else {
 					out.index = 0 // no visualization rather than a wrong one
 				}

@@ -295,7 +295,9 @@ func runOne(cfg Config, w faults.GenWorld, run int) runResult {
 		rr.err = fmt.Errorf("generated schedule failed validation (a generator bug): %v", err)
 		return rr
 	}
-	o, err := scenarios.Run(s, seed, scenarios.Options{CheckTimeout: cfg.CheckTimeout})
+	// The history goes to the checker in pieces (issue 15): a fuzz run
+	// keeps no more of it than the checker needs.
+	o, err := scenarios.Run(s, seed, scenarios.Options{CheckTimeout: cfg.CheckTimeout, Stream: true})
 	if err != nil {
 		rr.err = fmt.Errorf("internal error: %v", err)
 		return rr

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/nodes/redis"
@@ -18,6 +19,9 @@ type World struct {
 	// Settle is the settling time of instantaneous faults for liveness: the
 	// longest lease of the clients (checker.Options.Settle).
 	Settle time.Duration
+	// stream, when set, receives the history in pieces as the run goes
+	// (Options.Stream); Judge asks it for the verdicts.
+	stream *checker.Stream
 }
 
 // operatorName is the hidden process that performs operator actions (a

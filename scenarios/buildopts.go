@@ -34,36 +34,47 @@ func (o BuildOptions) substitute(name string, model func() sim.Process) func() s
 // place where a run is judged, so both modes are judged alike. An error
 // means the history broke an invariant the checker relies on (an internal
 // error, exit 3).
+//
+// When the history went to a stream (Options.Stream), the stream judges it;
+// a *checker.NeedWhole error then means the run must be made again keeping
+// the whole history (Run does so), and Outcome.History is nil when the
+// stream forgot pieces.
 func Judge(s *Scenario, w *World, seed uint64, opt Options) (*Outcome, error) {
 	h := w.Kernel.Finish()
-	res := checker.Check(h, checker.Options{
-		Timeout:     opt.CheckTimeout,
-		MaxWait:     w.MaxWait,
-		Settle:      w.Settle,
-		NetworkLoss: s.Network.Loss,
-		OutDir:      opt.OutDir,
-	})
+	var res checker.Result
+	if w.stream != nil {
+		var err error
+		if res, h, err = w.stream.Result(); err != nil {
+			return nil, err
+		}
+	} else {
+		res = checker.Check(h, checkOptions(s, w, opt))
+	}
 	if res.HistoryErr != nil {
 		return nil, fmt.Errorf("seed %d: %w", seed, res.HistoryErr)
 	}
 	o := &Outcome{
-		Scenario:       s.Name,
-		File:           s.File,
-		Seed:           seed,
-		TraceHash:      sim.HashString(w.Kernel.TraceHash()),
-		Events:         int64(w.Kernel.TraceEvents()),
-		VirtualTime:    s.Duration.String(),
-		LockSafety:     res.LockSafety,
-		ResourceSafety: res.ResourceSafety,
-		Liveness:       res.Liveness,
-		TokenOrder:     res.TokenOrder,
-		Violations:     res.Violations,
-		Fencing:        res.Fencing,
-		LivenessNote:   res.LivenessNote,
-		LongestWaiter:  res.LongestWaitClient,
-		History:        h,
-		Trace:          w.Kernel.Trace(),
-		Result:         res,
+		Scenario:          s.Name,
+		File:              s.File,
+		Seed:              seed,
+		TraceHash:         sim.HashString(w.Kernel.TraceHash()),
+		Events:            int64(w.Kernel.TraceEvents()),
+		VirtualTime:       s.Duration.String(),
+		LockSafety:        res.LockSafety,
+		ResourceSafety:    res.ResourceSafety,
+		Liveness:          res.Liveness,
+		TokenOrder:        res.TokenOrder,
+		Violations:        res.Violations,
+		ViolationsOmitted: res.ViolationsOmitted,
+		Fencing:           res.Fencing,
+		LivenessNote:      res.LivenessNote,
+		LongestWaiter:     res.LongestWaitClient,
+		History:           h,
+		Trace:             w.Kernel.Trace(),
+		Result:            res,
+	}
+	if w.stream != nil {
+		o.Pieces = w.stream.Pieces()
 	}
 	if o.Violations == nil {
 		o.Violations = []checker.Violation{}
@@ -73,4 +84,29 @@ func Judge(s *Scenario, w *World, seed uint64, opt Options) (*Outcome, error) {
 	}
 	o.Expected, o.Matched, o.Inconclusive = judge(s.Expect, res)
 	return o, nil
+}
+
+// checkOptions are the checker's options for a run of s in w.
+func checkOptions(s *Scenario, w *World, opt Options) checker.Options {
+	return checker.Options{
+		Timeout:     opt.CheckTimeout,
+		MaxWait:     w.MaxWait,
+		Settle:      w.Settle,
+		NetworkLoss: s.Network.Loss,
+		OutDir:      opt.OutDir,
+	}
+}
+
+// Streaming (Options.Stream): the kernel hands the history over in pieces
+// of at least streamPiece records, and the checker keeps up to
+// streamRetain records before it forgets pieces (tests lower both).
+var (
+	streamPiece  = 1024
+	streamRetain = checker.DefaultRetain
+)
+
+// startStream makes w's kernel hand its history to a checker stream.
+func startStream(s *Scenario, w *World, opt Options) {
+	w.stream = checker.NewStream(checkOptions(s, w, opt), streamRetain)
+	w.Kernel.SetHistorySink(w.stream, streamPiece)
 }

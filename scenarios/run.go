@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"time"
 
 	"github.com/locksim/locksim/checker"
@@ -25,6 +26,14 @@ type Options struct {
 	// if 0; negative turns it off). It bounds the heap of the whole
 	// process: runs in parallel share it.
 	MaxMemory int64
+	// Stream hands the history to the checker in pieces as the run goes,
+	// so that a long run's memory is the piece in progress, not the whole
+	// history (issue 15; checker.Stream). Outcome.History is then nil when
+	// the run was long enough for pieces to be forgotten; a run that
+	// violates a property after that is made a second time, keeping its
+	// history whole, to explain the violation. Ignored with OutDir, whose
+	// visualizations need the whole history.
+	Stream bool
 }
 
 // budgets returns the event and memory budgets of opt with defaults.
@@ -57,15 +66,25 @@ type Outcome struct {
 	Liveness       checker.Verdict     `json:"liveness"`
 	TokenOrder     checker.Verdict     `json:"token_order"`
 	Violations     []checker.Violation `json:"violations"`
-	Fencing        string              `json:"fencing,omitempty"`
-	LivenessNote   string              `json:"liveness_note,omitempty"`
-	LongestWait    string              `json:"longest_wait,omitempty"`
-	LongestWaiter  string              `json:"longest_wait_client,omitempty"`
-	Expected       map[string]string   `json:"expected"`
-	Matched        bool                `json:"matched"`
+	// ViolationsOmitted counts the violations beyond the first
+	// checker.MaxViolations, which Violations lists.
+	ViolationsOmitted int               `json:"violations_omitted,omitempty"`
+	Fencing           string            `json:"fencing,omitempty"`
+	LivenessNote      string            `json:"liveness_note,omitempty"`
+	LongestWait       string            `json:"longest_wait,omitempty"`
+	LongestWaiter     string            `json:"longest_wait_client,omitempty"`
+	Expected          map[string]string `json:"expected"`
+	Matched           bool              `json:"matched"`
 	// Inconclusive is true when a verdict that mattered is unknown (a
 	// checker timeout).
 	Inconclusive bool `json:"inconclusive"`
+
+	// Pieces is the number of pieces of the history the checker judged
+	// and forgot during the run (Options.Stream; 0 when it judged the
+	// whole history), and Rerun is true when a violation made Run run the
+	// scenario a second time to judge it whole.
+	Pieces int  `json:"-"`
+	Rerun  bool `json:"-"`
 
 	History *sim.History   `json:"-"`
 	Trace   []sim.Event    `json:"-"`
@@ -75,6 +94,21 @@ type Outcome struct {
 // Run builds the scenario's world with the given seed, simulates it for the
 // scenario's duration and checks the history.
 func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
+	o, err := run(s, seed, opt)
+	var nw *checker.NeedWhole
+	if errors.As(err, &nw) {
+		// Deterministic: the same run again, its history kept whole. The
+		// trace sink saw every event the first time.
+		opt.Stream, opt.TraceSink = false, nil
+		o, err = run(s, seed, opt)
+		if o != nil {
+			o.Rerun = true
+		}
+	}
+	return o, err
+}
+
+func run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 	w, err := Build(s, seed, opt.KeepTrace)
 	if err != nil {
 		return nil, err
@@ -82,6 +116,9 @@ func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 	w.Kernel.SetBudgets(opt.budgets())
 	if opt.TraceSink != nil {
 		w.Kernel.SetTraceSink(opt.TraceSink)
+	}
+	if opt.Stream && opt.OutDir == "" {
+		startStream(s, w, opt)
 	}
 	if err := w.Kernel.Run(sim.At(s.Duration)); err != nil {
 		return nil, err

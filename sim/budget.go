@@ -56,6 +56,12 @@ type ErrMemory struct {
 	// History the number of history records: the two consumers a run
 	// controls.
 	Kept, History int
+	// Streamed is true when the history was handed to a sink in pieces
+	// (Kernel.SetHistorySink): History then counts the piece in progress
+	// (which grows without bound when no quiet point comes) and SinkHeld
+	// the records the sink keeps.
+	Streamed bool
+	SinkHeld int
 }
 
 func (e *ErrMemory) Error() string {
@@ -65,6 +71,10 @@ func (e *ErrMemory) Error() string {
 		consumer = fmt.Sprintf("%d trace events kept in memory and %d history records", e.Kept, e.History)
 	default:
 		consumer = fmt.Sprintf("%d history records (the trace is not kept)", e.History)
+	}
+	if e.Streamed {
+		consumer += fmt.Sprintf("; the history goes to the checker in pieces cut at quiet points (no lock held, wanted or in use), "+
+			"and no quiet point came for these %d records (some client always held or waited for a lock); the checker keeps %d more", e.History, e.SinkHeld)
 	}
 	return fmt.Sprintf("memory budget of %s exceeded: %s of heap in use at true time %s after %d events; held: %s. "+
 		"Shorten the scenario's duration, or raise the budget with --max-memory (0 turns it off)",

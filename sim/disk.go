@@ -104,6 +104,19 @@ func (f *File) Replace(recs []any) {
 	f.synced = len(recs)
 }
 
+// Overwrite replaces the file's content with the single record rec and
+// makes it durable: a state written in place and fsynced, whose earlier
+// versions are dead. It reuses the file's memory, so a process that
+// persists its whole state on every change (the storage node) holds one
+// record, not one per change (issue 15: a long run's file grew by a
+// record per lock cycle). A slice returned by Records before is no longer
+// valid.
+func (f *File) Overwrite(rec any) {
+	f.records = append(f.records[:0], rec)
+	f.written = append(f.written[:0], f.k.now)
+	f.synced = 1
+}
+
 // Records returns the file's current content as the OS would read it (page
 // cache included). The slice must not be modified.
 func (f *File) Records() []any { return f.records }

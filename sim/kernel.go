@@ -164,6 +164,7 @@ type Kernel struct {
 	hostsDown int
 	tr        *tracer
 	hist      History
+	hs        histStream // the history handed over in pieces (stream.go)
 	events    int64
 	// staleTimers counts (from above) the queued events of timers that were
 	// cancelled or re-planned: they stay in the heap until compactTimers
@@ -342,7 +343,7 @@ func (k *Kernel) Run(until Time) error {
 		if k.cfg.MaxMemory > 0 && k.events&memCheckMask == 0 {
 			if used := heapInUse(); used > k.cfg.MaxMemory {
 				return &ErrMemory{Budget: k.cfg.MaxMemory, InUse: used, At: k.now, Events: k.events,
-					Kept: len(k.tr.events), History: k.hist.Len()}
+					Kept: len(k.tr.events), History: k.hist.Len(), Streamed: k.hs.sink != nil, SinkHeld: k.heldBySink()}
 			}
 		}
 		e := k.q.pop()

@@ -12,6 +12,35 @@ type openRecords struct {
 	attempts []int
 	beliefs  []int
 	counters []int
+	// waiting lists the locks the process still waits for after a want
+	// that gave up (a liveness wait runs on until it gets the lock).
+	waiting []string
+	// moves counts the times the process moved on from its critical
+	// sections (see pendSection).
+	moves uint32
+}
+
+// startWaiting and stopWaiting keep openRecords.waiting and the kernel's
+// count of waits in progress (a piece of a streamed history never ends
+// inside a wait).
+func (k *Kernel) startWaiting(o *openRecords, lock string) {
+	for _, l := range o.waiting {
+		if l == lock {
+			return
+		}
+	}
+	o.waiting = append(o.waiting, lock)
+	k.hs.waiting++
+}
+
+func (k *Kernel) stopWaiting(o *openRecords, lock string) {
+	for i, l := range o.waiting {
+		if l == lock {
+			o.waiting = append(o.waiting[:i], o.waiting[i+1:]...)
+			k.hs.waiting--
+			return
+		}
+	}
 }
 
 func removeInt(s []int, v int) []int {
@@ -27,34 +56,47 @@ func removeInt(s []int, v int) []int {
 // want's id.
 func (e *Env) WantBegin(lock string) int {
 	h := &e.k.hist
-	id := len(h.Wants)
+	id := e.k.hs.wants + len(h.Wants)
 	h.Wants = append(h.Wants, Want{Client: e.p.name, Lock: lock, Start: e.k.now, Open: true})
 	e.p.open.wants = append(e.p.open.wants, id)
+	e.k.hs.open++
+	e.k.startWaiting(&e.p.open, lock)
+	e.k.movedOn(e.p)
 	return id
 }
 
 // WantEnd records that the want ended: got tells whether with the lock;
 // otherwise reason says why ("gave-up").
 func (e *Env) WantEnd(id int, got bool, reason string) {
-	w := &e.k.hist.Wants[id]
+	k := e.k
+	i := id - k.hs.wants
+	if i < 0 || i >= len(k.hist.Wants) {
+		return // handed over with a piece: closed long ago
+	}
+	w := &k.hist.Wants[i]
 	if !w.Open {
 		return
 	}
-	w.End, w.Got, w.Open, w.Reason = e.k.now, got, false, reason
+	w.End, w.Got, w.Open, w.Reason = k.now, got, false, reason
+	o := k.owner(w.Client)
 	if got {
 		w.Reason = ""
+		k.stopWaiting(&o.open, w.Lock)
 	}
-	o := e.k.owner(w.Client)
 	o.open.wants = removeInt(o.open.wants, id)
+	k.hs.open--
+	k.maybeFlush()
 }
 
 // AttemptBegin records the start of an acquire attempt (and emits
 // acquire-start); it returns the attempt's id.
 func (e *Env) AttemptBegin(lock string) int {
 	h := &e.k.hist
-	id := len(h.Attempts)
+	id := e.k.hs.attempts + len(h.Attempts)
 	h.Attempts = append(h.Attempts, Attempt{Client: e.p.name, Lock: lock, Start: e.k.now, Open: true})
 	e.p.open.attempts = append(e.p.open.attempts, id)
+	e.k.hs.open++
+	e.k.movedOn(e.p)
 	e.k.logLockID(KindAcquireStart, e.p.id, lock, " attempt ", "attempt", int64(id))
 	return id
 }
@@ -62,16 +104,23 @@ func (e *Env) AttemptBegin(lock string) int {
 // AttemptEnd records the outcome of an attempt. A failed attempt emits
 // acquire-failed; a successful one is followed by BeliefBegin.
 func (e *Env) AttemptEnd(id int, ok bool) {
-	a := &e.k.hist.Attempts[id]
+	k := e.k
+	i := id - k.hs.attempts
+	if i < 0 || i >= len(k.hist.Attempts) {
+		return // handed over with a piece: closed long ago
+	}
+	a := &k.hist.Attempts[i]
 	if !a.Open {
 		return
 	}
-	a.End, a.OK, a.Open = e.k.now, ok, false
-	o := e.k.owner(a.Client)
+	a.End, a.OK, a.Open = k.now, ok, false
+	o := k.owner(a.Client)
 	o.open.attempts = removeInt(o.open.attempts, id)
+	k.hs.open--
 	if !ok {
-		e.k.logLockID(KindAcquireFailed, e.p.id, a.Lock, " attempt ", "attempt", int64(id))
+		k.logLockID(KindAcquireFailed, e.p.id, a.Lock, " attempt ", "attempt", int64(id))
 	}
+	k.maybeFlush()
 }
 
 // BeliefBegin records that the client now believes it holds lock, as the
@@ -79,13 +128,14 @@ func (e *Env) AttemptEnd(id int, ok bool) {
 // acquired and returns the belief's id.
 func (e *Env) BeliefBegin(lock string, attempt int, token int64, hasToken bool) int {
 	h := &e.k.hist
-	id := len(h.Beliefs)
+	id := e.k.hs.beliefs + len(h.Beliefs)
 	start := e.k.now
-	if attempt >= 0 && attempt < len(h.Attempts) {
-		start = h.Attempts[attempt].Start
+	if i := attempt - e.k.hs.attempts; attempt >= 0 && i >= 0 && i < len(h.Attempts) {
+		start = h.Attempts[i].Start
 	}
 	h.Beliefs = append(h.Beliefs, Belief{ID: id, Client: e.p.name, Lock: lock, AttemptStart: start, Start: e.k.now, Open: true, Token: token, HasToken: hasToken})
 	e.p.open.beliefs = append(e.p.open.beliefs, id)
+	e.k.hs.open++
 	if hasToken {
 		e.k.logLockID(KindAcquired, e.p.id, lock, " token ", "token", token)
 	} else {
@@ -107,13 +157,19 @@ func (e *Env) BeliefEnd(id int, reason BeliefEnd) {
 func (k *Kernel) owner(client string) *proc { return k.procs[k.byName[client]] }
 
 func (k *Kernel) endBelief(id int, reason BeliefEnd) {
-	b := &k.hist.Beliefs[id]
+	i := id - k.hs.beliefs
+	if i < 0 || i >= len(k.hist.Beliefs) {
+		return // handed over with a piece: closed long ago
+	}
+	b := &k.hist.Beliefs[i]
 	if !b.Open {
 		return
 	}
 	b.End, b.Open, b.Reason = k.now, false, reason
 	p := k.owner(b.Client)
 	p.open.beliefs = removeInt(p.open.beliefs, id)
+	k.hs.open--
+	defer k.maybeFlush()
 	var kind Kind
 	switch reason {
 	case EndReleased:
@@ -131,7 +187,8 @@ func (k *Kernel) endBelief(id int, reason BeliefEnd) {
 
 // Believes reports whether belief id is still open.
 func (e *Env) Believes(id int) bool {
-	return id >= 0 && id < len(e.k.hist.Beliefs) && e.k.hist.Beliefs[id].Open
+	i := id - e.k.hs.beliefs
+	return id >= 0 && i >= 0 && i < len(e.k.hist.Beliefs) && e.k.hist.Beliefs[i].Open
 }
 
 // SectionBegin records that the client sends the read of a critical section
@@ -140,8 +197,12 @@ func (e *Env) Believes(id int) bool {
 // can record its ground truth.
 func (e *Env) SectionBegin(lock string, belief int, token int64, hasToken bool) int {
 	h := &e.k.hist
-	id := len(h.Sections)
+	id := e.k.hs.sections + len(h.Sections)
+	e.k.movedOn(e.p)
 	h.Sections = append(h.Sections, Section{ID: id, Client: e.p.name, Lock: lock, BeliefID: belief, Token: token, HasToken: hasToken, ReadSent: e.k.now})
+	if e.k.hs.sink != nil {
+		e.k.hs.pend = append(e.k.hs.pend, pendSection{id: id, proc: e.p.id, moves: e.p.open.moves})
+	}
 	e.k.logLockID(KindResourceRead, e.p.id, lock, " section ", "section", int64(id))
 	return id
 }
@@ -151,6 +212,7 @@ func (e *Env) SectionBegin(lock string, belief int, token int64, hasToken bool) 
 func (e *Env) SectionRead(id int, value int64, rejected bool) {
 	if s := e.k.section(id); s != nil {
 		s.ReadAt, s.Read, s.ReadValue, s.ReadRejected = e.k.now, !rejected, value, rejected
+		e.k.maybeFlush()
 	}
 }
 
@@ -169,6 +231,7 @@ func (e *Env) SectionWriteSent(id int, value int64) {
 func (e *Env) SectionWriteDecided(id int, outcome WriteOutcome) {
 	if s := e.k.section(id); s != nil {
 		s.WriteAt, s.Outcome = e.k.now, outcome
+		e.k.maybeFlush()
 	}
 }
 
@@ -176,14 +239,21 @@ func (e *Env) SectionWriteDecided(id int, outcome WriteOutcome) {
 func (e *Env) SectionResult(id int) {
 	if s := e.k.section(id); s != nil {
 		s.ResultAt = e.k.now
+		e.k.maybeFlush()
 	}
 }
 
 func (k *Kernel) section(id int) *Section {
-	if id < 0 || id >= len(k.hist.Sections) {
+	i := id - k.hs.sections
+	if id < 0 || i >= len(k.hist.Sections) {
 		panic(fmt.Sprintf("sim: unknown section id %d", id))
 	}
-	return &k.hist.Sections[id]
+	if i < 0 {
+		// Handed over with a piece, so settled: nothing can change it
+		// (settled), and a late call has nothing to record.
+		return nil
+	}
+	return &k.hist.Sections[i]
 }
 
 // RecordFault adds a fault to the history (fault schedules call it when
@@ -200,6 +270,15 @@ func (k *Kernel) RecordFault(f FaultRecord) {
 // with reason "crashed" on a crash; at the end of the run they get End =
 // now and reason "run-end" and stay Open.
 func (k *Kernel) closeOpen(p *proc, reason BeliefEnd) {
+	// The records close together: no piece is handed over halfway.
+	sink := k.hs.sink
+	k.hs.sink = nil
+	defer func() {
+		k.hs.sink = sink
+		if reason == EndCrashed {
+			k.maybeFlush()
+		}
+	}()
 	k.closeCounters(p, reason)
 	for len(p.open.beliefs) > 0 {
 		id := p.open.beliefs[0]
@@ -207,17 +286,21 @@ func (k *Kernel) closeOpen(p *proc, reason BeliefEnd) {
 		p.open.beliefs = removeInt(p.open.beliefs, id) // in case it was not open
 	}
 	for _, id := range p.open.attempts {
-		if a := &k.hist.Attempts[id]; a.Open {
+		// An attempt that never finished stays Open (with End = now), but
+		// it can change no more.
+		if a := &k.hist.Attempts[id-k.hs.attempts]; a.Open {
 			a.End = k.now
+			k.hs.open--
 		}
 	}
 	p.open.attempts = p.open.attempts[:0]
 	for _, id := range p.open.wants {
-		w := &k.hist.Wants[id]
+		w := &k.hist.Wants[id-k.hs.wants]
 		if !w.Open {
 			continue
 		}
 		w.End = k.now
+		k.hs.open--
 		if reason == EndCrashed {
 			w.Open, w.Reason = false, "crashed"
 		} else {
@@ -225,6 +308,15 @@ func (k *Kernel) closeOpen(p *proc, reason BeliefEnd) {
 		}
 	}
 	p.open.wants = p.open.wants[:0]
+	if reason == EndCrashed {
+		// A crash ends the client's waits (the liveness check ends a wait
+		// at a crashed want) and its sections: the next incarnation starts
+		// afresh.
+		for len(p.open.waiting) > 0 {
+			k.stopWaiting(&p.open, p.open.waiting[0])
+		}
+		k.movedOn(p)
+	}
 }
 
 // Finish ends the run at the current time: beliefs still open end with
@@ -245,6 +337,13 @@ func (k *Kernel) Finish() *History {
 			}
 		}
 		k.hist.End = k.now
+		if k.hs.sink != nil {
+			// The last piece: everything left, settled or not (the run is
+			// over, nothing can change).
+			last := k.hist
+			last.Faults = last.Faults[:len(last.Faults):len(last.Faults)]
+			k.hs.sink.Piece(&last)
+		}
 	}
 	return &k.hist
 }

@@ -25,6 +25,11 @@ func TestBudgets(t *testing.T) {
 	}{
 		{"event budget", []string{"run", "redlock-clock-jump", "--max-events", "1000"}, exitInconclusive,
 			[]string{"event budget of 1000 events exhausted", "--max-events"}},
+		// Some client always holds or waits for the lock: the history
+		// never comes to a quiet point, the piece in progress grows, and
+		// the budget names it.
+		{"no quiet point", []string{"run", "testdata/contend-forever.yaml", "--json", "--max-memory", "24MiB"}, exitInconclusive,
+			[]string{"memory budget of 24.0 MiB exceeded", "no quiet point came for these", "history records", "--max-memory"}},
 		{"no memory budget", []string{"run", "redlock-clock-jump", "--max-memory", "0"}, exitOK, nil},
 		{"zero events", []string{"run", "redlock-clock-jump", "--max-events", "0"}, exitBadInput, []string{"--max-events: must be a positive number"}},
 		{"bad size", []string{"run", "redlock-clock-jump", "--max-memory", "lots"}, exitBadInput, []string{`--max-memory: "lots" is not a size`}},

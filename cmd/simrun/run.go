@@ -302,7 +302,9 @@ func runOnce(s *scenarios.Scenario, f runFlags, visualize bool, stream func(*sim
 	}
 	keep := visualize || (f.traceOut != "" && stream == nil) || f.determ
 	keys = newKeyEvents(f.events)
-	opt := scenarios.Options{KeepTrace: keep}
+	// Without --out nothing reads the whole history: it goes to the
+	// checker in pieces as the run goes (issue 15).
+	opt := scenarios.Options{KeepTrace: keep, Stream: !visualize}
 	switch {
 	case keep:
 	case stream != nil:
@@ -562,6 +564,9 @@ func printSummary(w io.Writer, s *scenarios.Scenario, o *scenarios.Outcome, keys
 		fmt.Fprintln(w, "explanation:")
 		for _, v := range o.Violations {
 			fmt.Fprintf(w, "  - %s\n", v.Explanation)
+		}
+		if o.ViolationsOmitted > 0 {
+			fmt.Fprintf(w, "  - and %d more violations, not listed (the first %d are)\n", o.ViolationsOmitted, checker.MaxViolations)
 		}
 	}
 	if o.Fencing != "" {

@@ -1,0 +1,303 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// Judging a history handed over in pieces (issue 15: a 24-hour Redlock run
+// leaves 10 million records). The kernel cuts the history at quiet points
+// (sim/stream.go: every want, attempt and belief closed, no wait running
+// on, every critical section settled) and hands each piece to a Stream.
+//
+// A Stream keeps the pieces as long as they are few (Retain records): a
+// run that stays under it (every catalogue scenario, every fuzz run) is
+// judged by Check on the whole history, exactly as before. Past it, the
+// Stream judges the pieces it holds one after the other and forgets them,
+// carrying across pieces only what the properties need:
+//
+//   - lock safety: nothing. Two overlapping beliefs are never separated by a
+//     quiet point, and the pieces are legal iff the whole is (split.go);
+//   - resource safety: each resource's value at the cut, the start of the
+//     next piece's counter (split.go);
+//   - token order: per lock, the first accepted write of the highest token.
+//     A later write is in order iff its token is higher, or equal and of the
+//     same grant; any other is a violation, whatever came before;
+//   - liveness: the longest wait so far and the clients that waited. A wait
+//     never spans a quiet point, so its free stretches lie in its piece;
+//     the fault-free windows come from the faults, which are kept whole.
+//     A crash that may still be followed by a restart makes the windows
+//     after it provisional: pieces are then kept until the restart comes or
+//     the run ends.
+//
+// What it cannot carry is what explains a violation: an explanation may
+// reach back into forgotten pieces (the writes a stale read lost, the first
+// grant of a duplicated token, the newer token that fenced a write off). So
+// a piece that is anything but clean (a violation of any property, a
+// porcupine timeout, a history the checker cannot interpret) stops the
+// forgetting: if nothing was forgotten yet, the Stream keeps everything and
+// Check judges the whole history at the end; if pieces were forgotten,
+// Result returns a *NeedWhole error and the caller runs the simulation
+// again, keeping the whole history (the run is deterministic: the same seed
+// gives the same history). A long clean run is judged in memory linear in
+// its largest piece; a long run with a violation costs a second run and
+// the whole history, which the memory budget bounds.
+type Stream struct {
+	opts   Options
+	retain int
+
+	kept  []*sim.History // the pieces held, in order
+	keptN int            // their records (faults aside)
+	// dropped: pieces were judged and forgotten; suspicious: a piece was
+	// not clean (why says how), so the whole history decides.
+	dropped, suspicious bool
+	why                 string
+
+	faults []sim.FaultRecord // every fault so far (the latest piece's)
+	end    sim.Time          // the end of the latest piece
+
+	// Carried across forgotten pieces.
+	value   map[string]int64       // each resource's value at the last cut
+	highest map[string]sim.Section // per lock, the first accepted write of the highest token
+	tokens  bool                   // some accepted write carried a token
+	waited  map[string]bool        // clients that waited
+	longest waitPick
+	pieces  int // pieces judged and forgotten
+}
+
+// DefaultRetain is the number of records (wants, attempts, beliefs,
+// sections) a Stream keeps before it judges and forgets pieces: about 16 MB
+// of records, more than any catalogue scenario or fuzz run leaves, so those
+// are judged whole.
+const DefaultRetain = 1 << 17
+
+// NewStream returns a Stream that judges with opts and keeps up to retain
+// records before it starts forgetting (DefaultRetain if retain < 0; 0
+// forgets every piece as soon as it comes, which tests use).
+func NewStream(opts Options, retain int) *Stream {
+	if retain < 0 {
+		retain = DefaultRetain
+	}
+	return &Stream{opts: opts, retain: retain,
+		value: map[string]int64{}, highest: map[string]sim.Section{}, waited: map[string]bool{}}
+}
+
+// NeedWhole is the error of Stream.Result when pieces were forgotten and a
+// later one needs them: run again keeping the whole history.
+type NeedWhole struct {
+	Why string
+}
+
+func (e *NeedWhole) Error() string {
+	return "checker: the streamed history needs judging whole: " + e.Why
+}
+
+// Held is the number of records the Stream keeps (sim.HistorySink).
+func (s *Stream) Held() int { return s.keptN }
+
+// Piece receives the next piece of the history (sim.HistorySink).
+func (s *Stream) Piece(p *sim.History) {
+	s.faults, s.end = p.Faults, p.End
+	if s.dropped && s.suspicious {
+		return // the run will be judged again, whole
+	}
+	s.kept = append(s.kept, p)
+	s.keptN += records(p)
+	if s.keptN > s.retain && !s.suspicious && !s.crashPending() {
+		s.judgeKept()
+	}
+}
+
+// records counts the records of h that pieces split: faults aside.
+func records(h *sim.History) int {
+	return len(h.Wants) + len(h.Attempts) + len(h.Beliefs) + len(h.Sections)
+}
+
+// judgeKept judges the pieces held, in order, and forgets them if they are
+// clean.
+func (s *Stream) judgeKept() {
+	for _, p := range s.kept {
+		if !s.clean(p) {
+			s.suspicious = true
+			if s.dropped {
+				s.kept, s.keptN = nil, 0
+			}
+			return
+		}
+	}
+	s.pieces += len(s.kept)
+	s.kept, s.keptN, s.dropped = nil, 0, true
+}
+
+// crashPending reports whether a crash recorded so far may still be
+// followed by the restart that would end its span (activeSpans): until
+// then the fault-free windows after it are not known.
+func (s *Stream) crashPending() bool {
+	var later *laterFaults
+	for i, f := range s.faults {
+		if f.Liveness == sim.LiveCrash && f.Until == 0 {
+			if later == nil {
+				later = newLaterFaults(s.faults)
+			}
+			if _, ok := later.restart(i, f); !ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// clean judges piece p with what was carried from the pieces before it,
+// updates what is carried, and reports whether every property holds on it
+// without a word of explanation needed.
+func (s *Stream) clean(p *sim.History) bool {
+	// The faults known now: later ones only end earlier spans, never
+	// inside p (see Stream).
+	h := *p
+	h.Faults = s.faults
+	fail := func(format string, args ...any) bool {
+		s.why = fmt.Sprintf("piece ending at %s: ", p.End) + fmt.Sprintf(format, args...)
+		return false
+	}
+	if err := ValidateHistory(&h); err != nil {
+		return fail("%v", err)
+	}
+	timeout := withDefault(s.opts.Timeout)
+	if v := checkLock(&h, timeout, false).verdict; v != Holds {
+		return fail("lock safety %s", v)
+	}
+	if v := checkResourceFrom(&h, timeout, false, s.value).verdict; v != Holds {
+		return fail("resource safety %s", v)
+	}
+	if !s.tokensInOrder(&h) {
+		return fail("token order violated")
+	}
+	// The kernel keeps the stock counters' records whole until the end of
+	// the run (they are not cut into pieces), so they all arrive with the
+	// last piece and are judged here, whole.
+	if len(h.Counter) > 0 {
+		if v, _ := CheckCounters(&h, timeout); v != Holds && v != NotUsed {
+			return fail("resource safety (stock counters) %s", v)
+		}
+	}
+	spans := activeSpans(&h, s.opts)
+	ws := waits(&h)
+	longest, vs := judgeWaits(&h, s.opts, spans, complement(spans, 0, h.End), ws)
+	if len(vs) > 0 {
+		return fail("liveness violated")
+	}
+	if s.longest.better(longest) {
+		s.longest = longest
+	}
+	for _, c := range waitClients(ws) {
+		s.waited[c] = true
+	}
+	return true
+}
+
+// tokensInOrder judges the accepted writes of h with tokens against the
+// highest token of each lock so far (CheckTokenOrder's rule, carried).
+func (s *Stream) tokensInOrder(h *sim.History) bool {
+	var writes []*sim.Section
+	for i := range h.Sections {
+		if x := &h.Sections[i]; x.Written && x.Outcome == sim.WriteAccepted && x.HasToken {
+			writes = append(writes, x)
+		}
+	}
+	sort.SliceStable(writes, func(i, j int) bool {
+		a, b := writes[i], writes[j]
+		if a.Lock != b.Lock {
+			return a.Lock < b.Lock
+		}
+		if a.WriteAt != b.WriteAt {
+			return a.WriteAt < b.WriteAt
+		}
+		return a.ID < b.ID
+	})
+	for _, w := range writes {
+		s.tokens = true
+		hi, ok := s.highest[w.Lock]
+		switch {
+		case !ok || w.Token > hi.Token:
+			s.highest[w.Lock] = *w
+		case w.Token < hi.Token || !sameGrant(hi, *w):
+			return false
+		}
+	}
+	return true
+}
+
+// Result judges what is left and returns the verdicts, with the whole
+// history when nothing was forgotten (nil otherwise). Call it once, after
+// the last piece (sim.Kernel.Finish hands it over). A *NeedWhole error
+// means the run must be judged again, whole.
+func (s *Stream) Result() (Result, *sim.History, error) {
+	if !s.dropped {
+		whole := concat(s.kept, s.faults, s.end)
+		return Check(whole, s.opts), whole, nil
+	}
+	if !s.suspicious {
+		s.judgeKept()
+	}
+	if s.suspicious {
+		return Result{}, nil, &NeedWhole{Why: s.why}
+	}
+	h := &sim.History{Faults: s.faults, End: s.end}
+	spans := activeSpans(h, s.opts)
+	waited := make([]string, 0, len(s.waited))
+	for c := range s.waited {
+		waited = append(waited, c)
+	}
+	sort.Strings(waited)
+	live := livenessReport(h, s.opts, complement(spans, 0, s.end), waited, s.longest, nil)
+	r := Result{
+		LockSafety:        Holds,
+		ResourceSafety:    Holds,
+		Liveness:          live.Verdict,
+		TokenOrder:        NotUsed,
+		LongestWait:       live.LongestWait,
+		LongestWaitClient: live.LongestWaitClient,
+		LivenessFrom:      live.From,
+		LivenessWindows:   live.Windows,
+		LivenessNote:      live.Note,
+	}
+	if s.tokens {
+		r.TokenOrder = Holds
+	}
+	return r, nil, nil
+}
+
+// Pieces is the number of pieces judged and forgotten.
+func (s *Stream) Pieces() int { return s.pieces }
+
+// concat joins consecutive pieces into the history they were cut from.
+func concat(ps []*sim.History, faults []sim.FaultRecord, end sim.Time) *sim.History {
+	switch len(ps) {
+	case 0:
+		return &sim.History{Faults: faults, End: end}
+	case 1:
+		return ps[0]
+	}
+	// From the last piece, so that a record kind the kernel does not
+	// split (it keeps those until the end of the run) comes along whole.
+	last := *ps[len(ps)-1]
+	h := &last
+	h.Faults, h.End = faults, end
+	var nw, na, nb, ns int
+	for _, p := range ps {
+		nw, na, nb, ns = nw+len(p.Wants), na+len(p.Attempts), nb+len(p.Beliefs), ns+len(p.Sections)
+	}
+	h.Wants = make([]sim.Want, 0, nw)
+	h.Attempts = make([]sim.Attempt, 0, na)
+	h.Beliefs = make([]sim.Belief, 0, nb)
+	h.Sections = make([]sim.Section, 0, ns)
+	for _, p := range ps {
+		h.Wants = append(h.Wants, p.Wants...)
+		h.Attempts = append(h.Attempts, p.Attempts...)
+		h.Beliefs = append(h.Beliefs, p.Beliefs...)
+		h.Sections = append(h.Sections, p.Sections...)
+	}
+	return h
+}

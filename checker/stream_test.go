@@ -1,0 +1,164 @@
+package checker
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// cutAt splits h into pieces at the given quiet points (true times): a
+// record goes to the first piece whose end is at or after its start, IDs
+// unchanged, each piece with every fault recorded by its end.
+func cutAt(h *sim.History, cuts ...sim.Time) []*sim.History {
+	ends := append(append([]sim.Time(nil), cuts...), h.End)
+	ps := make([]*sim.History, len(ends))
+	for i, e := range ends {
+		ps[i] = &sim.History{End: e}
+		for _, f := range h.Faults {
+			if f.At <= e {
+				ps[i].Faults = append(ps[i].Faults, f)
+			}
+		}
+	}
+	at := func(t sim.Time) int {
+		for i, e := range ends {
+			if t <= e {
+				return i
+			}
+		}
+		return len(ends) - 1
+	}
+	for _, w := range h.Wants {
+		ps[at(w.Start)].Wants = append(ps[at(w.Start)].Wants, w)
+	}
+	for _, b := range h.Beliefs {
+		ps[at(b.AttemptStart)].Beliefs = append(ps[at(b.AttemptStart)].Beliefs, b)
+	}
+	for _, x := range h.Sections {
+		ps[at(x.ReadSent)].Sections = append(ps[at(x.ReadSent)].Sections, x)
+	}
+	return ps
+}
+
+// streamOf feeds the pieces to a Stream that forgets each piece at once
+// (retain 0) or keeps them all.
+func streamOf(opts Options, retain int, ps []*sim.History) (Result, *sim.History, error) {
+	st := NewStream(opts, retain)
+	for _, p := range ps {
+		st.Piece(p)
+	}
+	return st.Result()
+}
+
+func TestStream(t *testing.T) {
+	opts := Options{DefaultMaxWait: 5 * time.Second}
+	tests := []struct {
+		name string
+		h    *sim.History
+		cuts []sim.Time
+		// whole: the Stream must give up and ask for the whole history.
+		whole bool
+	}{
+		{"resource value carried",
+			history(s(30), []sim.Belief{bel("c1", s(1), s(1), s(2)), bel("c2", s(11), s(11), s(12))},
+				[]sim.Section{sect("c1", 1, ms(1100), ms(1200), 0, sim.WriteAccepted), sect("c2", 2, ms(11100), ms(11200), 1, sim.WriteAccepted)}),
+			[]sim.Time{s(10)}, false},
+		{"stale read after the cut",
+			history(s(30), []sim.Belief{bel("c1", s(1), s(1), s(2)), bel("c2", s(11), s(11), s(12))},
+				[]sim.Section{sect("c1", 1, ms(1100), ms(1200), 0, sim.WriteAccepted), sect("c2", 2, ms(11100), ms(11200), 0, sim.WriteAccepted)}),
+			[]sim.Time{s(10)}, true},
+		{"token higher after the cut",
+			history(s(30), []sim.Belief{withToken(bel("c1", s(1), s(1), s(2)), 5), withToken(bel("c2", s(11), s(11), s(12)), 6)},
+				[]sim.Section{sect("c1", 5, ms(1100), ms(1200), 0, sim.WriteAccepted), sect("c2", 6, ms(11100), ms(11200), 1, sim.WriteAccepted)}),
+			[]sim.Time{s(10)}, false},
+		{"token lower after the cut",
+			history(s(30), []sim.Belief{withToken(bel("c1", s(1), s(1), s(2)), 5), withToken(bel("c2", s(11), s(11), s(12)), 3)},
+				[]sim.Section{sect("c1", 5, ms(1100), ms(1200), 0, sim.WriteAccepted), sect("c2", 3, ms(11100), ms(11200), 1, sim.WriteAccepted)}),
+			[]sim.Time{s(10)}, true},
+		{"token repeated after the cut",
+			history(s(30), []sim.Belief{withToken(bel("c1", s(1), s(1), s(2)), 5), withToken(bel("c2", s(11), s(11), s(12)), 5)},
+				[]sim.Section{sect("c1", 5, ms(1100), ms(1200), 0, sim.WriteAccepted), sect("c2", 5, ms(11100), ms(11200), 1, sim.WriteAccepted)}),
+			[]sim.Time{s(10)}, true},
+		{"overlap after the cut",
+			history(s(30), []sim.Belief{bel("c1", s(1), s(1), s(2)), bel("c1", s(11), s(11), s(14)), bel("c2", s(12), s(12), s(13))}, nil),
+			[]sim.Time{s(10)}, true},
+		{"longest wait in a later piece",
+			func() *sim.History {
+				h := history(s(30), []sim.Belief{bel("c1", s(1), s(1), s(2)), bel("c2", s(11), s(14), s(15))}, nil)
+				h.Wants = []sim.Want{want("c1", s(1), s(1), true, ""), want("c2", s(11), s(14), true, "")}
+				return h
+			}(),
+			[]sim.Time{s(10)}, false},
+		{"liveness violated after the cut",
+			func() *sim.History {
+				h := history(s(30), []sim.Belief{bel("c1", s(1), s(1), s(2)), bel("c2", s(11), s(20), s(21))}, nil)
+				h.Wants = []sim.Want{want("c1", s(1), s(1), true, ""), want("c2", s(11), s(20), true, "")}
+				return h
+			}(),
+			[]sim.Time{s(10)}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := cutAt(tt.h, tt.cuts...)
+			want := Check(tt.h, opts)
+
+			// Nothing forgotten: Check on the joined pieces.
+			got, h, err := streamOf(opts, 1<<20, ps)
+			require.NoError(t, err)
+			require.NotNil(t, h)
+			assert.Equal(t, want, got)
+
+			// Every piece forgotten at once.
+			got, h, err = streamOf(opts, 0, ps)
+			if tt.whole {
+				var nw *NeedWhole
+				require.True(t, errors.As(err, &nw), "want a NeedWhole error, got %v", err)
+				assert.NotEmpty(t, nw.Why)
+				return
+			}
+			require.NoError(t, err)
+			assert.Nil(t, h)
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+// TestStreamKeepsPiecesWhileACrashAwaitsItsRestart: a crash recorded
+// without an end may still be ended by a restart the schedule applies
+// later, which changes the fault-free windows before it: the Stream keeps
+// the pieces until the run ends.
+func TestStreamKeepsPiecesWhileACrashAwaitsItsRestart(t *testing.T) {
+	h := history(s(30), []sim.Belief{bel("c1", s(1), s(1), s(2)), bel("c1", s(11), s(11), s(12))}, nil)
+	h.Faults = []sim.FaultRecord{fault(s(3), 0, "crash", "A crashed", "A"), fault(s(20), 0, "restart", "A restarted", "A")}
+	ps := cutAt(h, s(10), s(15))
+	st := NewStream(Options{DefaultMaxWait: 5 * time.Second}, 0)
+	st.Piece(ps[0])
+	st.Piece(ps[1])
+	assert.Equal(t, 2, st.Held(), "pieces were forgotten before the restart was known")
+	st.Piece(ps[2])
+	assert.Equal(t, 0, st.Held())
+	got, _, err := st.Result()
+	require.NoError(t, err)
+	assert.Equal(t, Check(h, Options{DefaultMaxWait: 5 * time.Second}), got)
+}
+
+// TestCheckBoundsViolations: a history broken over and over lists the
+// first MaxViolations violations in full and counts the rest.
+func TestCheckBoundsViolations(t *testing.T) {
+	for _, n := range []int{MaxViolations - 1, MaxViolations, MaxViolations + 50} {
+		var bs []sim.Belief
+		for i := int64(0); i < int64(n); i++ {
+			bs = append(bs, bel("c1", s(10*i+1), s(10*i+1), s(10*i+3)), bel("c2", s(10*i+2), s(10*i+2), s(10*i+4)))
+		}
+		r := Check(history(s(10*int64(n)+10), bs, nil), Options{})
+		require.Equal(t, Violated, r.LockSafety)
+		assert.Len(t, r.Violations, min(n, MaxViolations))
+		assert.Equal(t, max(0, n-MaxViolations), r.ViolationsOmitted)
+		assert.Equal(t, s(2), r.Violations[0].Windows[0].Start, "the first violations are kept")
+	}
+}

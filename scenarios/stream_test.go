@@ -1,0 +1,207 @@
+package scenarios_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// outcomeJSON is what a run's judging produced, as the JSON of simrun run
+// --json and the checker's full result (liveness windows, token order).
+func outcomeJSON(t *testing.T, o *scenarios.Outcome) string {
+	t.Helper()
+	a, err := json.Marshal(o)
+	require.NoError(t, err)
+	b, err := json.Marshal(o.Result)
+	require.NoError(t, err)
+	return string(a) + "\n" + string(b)
+}
+
+// streamed runs s both ways: judged whole after the run, and handed to the
+// checker in pieces as small as quiet points allow, every piece forgotten
+// at once (the most demanding setting of Options.Stream).
+func streamed(t *testing.T, s *scenarios.Scenario, seed uint64) (whole, stream *scenarios.Outcome) {
+	t.Helper()
+	var err error
+	whole, err = scenarios.Run(s, seed, scenarios.Options{})
+	require.NoError(t, err)
+	restore := scenarios.SetStreamSizes(1, 0)
+	defer restore()
+	stream, err = scenarios.Run(s, seed, scenarios.Options{Stream: true})
+	require.NoError(t, err)
+	return whole, stream
+}
+
+// tally counts how the streamed runs were judged: from forgotten pieces
+// alone, or again whole after a violation; the test needs both kinds.
+type tally struct{ pieces, reruns, runs int }
+
+func (c *tally) add(o *scenarios.Outcome) {
+	c.runs++
+	if o.Rerun {
+		c.reruns++
+	} else if o.Pieces > 1 {
+		c.pieces++
+	}
+}
+
+// TestStreamedJudgingMatchesWhole is the equivalence of issue 15: judging
+// the history piece by piece as the run goes gives byte for byte the
+// verdicts, violations, explanations, liveness note and longest wait of
+// judging the whole history after the run, and the same trace hash, on
+// every catalogue scenario.
+func TestStreamedJudgingMatchesWhole(t *testing.T) {
+	cat, err := scenarios.Catalogue()
+	require.NoError(t, err)
+	var c tally
+	for _, s := range cat {
+		t.Run(s.Name, func(t *testing.T) {
+			whole, stream := streamed(t, s, s.Seed)
+			assert.Equal(t, outcomeJSON(t, whole), outcomeJSON(t, stream))
+			c.add(stream)
+		})
+	}
+	t.Logf("%d runs: %d judged from forgotten pieces, %d again whole", c.runs, c.pieces, c.reruns)
+	assert.GreaterOrEqual(t, c.pieces, 8, "too few runs were judged from pieces: the test would not see a difference")
+	assert.GreaterOrEqual(t, c.reruns, 3, "too few runs violated a property after forgetting pieces")
+}
+
+// The fuzz-generated schedules of the tests: fuzzPerBase runs of simrun
+// fuzz's generator (campaign seed 7, every applicable kind, up to 6
+// faults) on each base.
+var fuzzBases = []string{"fenced-baseline", "redlock-clock-jump", "single-gc-pause", "redlock-pause-in-flight-no-check", "zk-session-expiry-pause"}
+
+const fuzzPerBase = 40
+
+// TestStreamedJudgingMatchesWholeFuzzed is the same equivalence on
+// fuzz-generated fault schedules (the schedules of simrun fuzz's runs).
+func TestStreamedJudgingMatchesWholeFuzzed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 200 fuzzed schedules twice")
+	}
+	var c tally
+	for i, x := range fuzzed(t) {
+		t.Run(fmt.Sprintf("%s/%d", x.s.Name, i%fuzzPerBase), func(t *testing.T) {
+			whole, stream := streamed(t, x.s, x.seed)
+			assert.Equal(t, outcomeJSON(t, whole), outcomeJSON(t, stream),
+				"fuzz base %s, campaign seed 7, run %d", x.s.Name, i%fuzzPerBase)
+			c.add(stream)
+		})
+	}
+	t.Logf("%d runs: %d judged from forgotten pieces, %d again whole", c.runs, c.pieces, c.reruns)
+	assert.Equal(t, len(fuzzBases)*fuzzPerBase, c.runs)
+	assert.Greater(t, c.pieces, 20)
+	t.Logf("(violations come early in these short runs, mostly before a piece was forgotten: the catalogue test covers the reruns)")
+}
+
+// collector is a sim.HistorySink that keeps every piece.
+type collector struct{ pieces []*sim.History }
+
+func (c *collector) Piece(p *sim.History) { c.pieces = append(c.pieces, p) }
+func (c *collector) Held() int            { return 0 }
+
+// TestHistoryPieces: the pieces the kernel hands over, joined, are the
+// history it records without a sink, record for record; every piece but
+// the last ends at a quiet point (nothing open, every section decided or
+// never written), and each piece's records are numbered on from the last.
+func TestHistoryPieces(t *testing.T) {
+	cat, err := scenarios.Catalogue()
+	require.NoError(t, err)
+	split := 0
+	for _, s := range cat {
+		t.Run(s.Name, func(t *testing.T) {
+			if checkPieces(t, s, s.Seed) > 1 {
+				split++
+			}
+		})
+	}
+	assert.Greater(t, split, 20, "too few scenarios came to a quiet point")
+	for _, s := range fuzzed(t) {
+		t.Run(s.s.Name, func(t *testing.T) { checkPieces(t, s.s, s.seed) })
+	}
+}
+
+type seeded struct {
+	s    *scenarios.Scenario
+	seed uint64
+}
+
+// fuzzed returns the fuzz-generated schedules of the equivalence test.
+func fuzzed(t *testing.T) []seeded {
+	var out []seeded
+	for _, name := range fuzzBases {
+		base, err := scenarios.Builtin(name)
+		require.NoError(t, err)
+		w := fuzz.WorldOf(base)
+		for run := 0; run < fuzzPerBase; run++ {
+			seed := fuzz.RunSeed(7, run)
+			_, specs := fuzz.Schedule(w, seed, faults.Applicable(w), 6)
+			s, err := base.WithFaults(specs)
+			require.NoError(t, err)
+			out = append(out, seeded{s, seed})
+		}
+	}
+	return out
+}
+
+// checkPieces runs s with and without a history sink and compares; it
+// returns the number of pieces.
+func checkPieces(t *testing.T, s *scenarios.Scenario, seed uint64) int {
+	w, err := scenarios.Build(s, seed, false)
+	require.NoError(t, err)
+	require.NoError(t, w.Kernel.Run(sim.At(s.Duration)))
+	whole := w.Kernel.Finish()
+
+	w2, err := scenarios.Build(s, seed, false)
+	require.NoError(t, err)
+	var c collector
+	w2.Kernel.SetHistorySink(&c, 1)
+	require.NoError(t, w2.Kernel.Run(sim.At(s.Duration)))
+	w2.Kernel.Finish()
+	require.NotEmpty(t, c.pieces)
+
+	last := c.pieces[len(c.pieces)-1]
+	joined := &sim.History{Faults: last.Faults, End: last.End}
+	for i, p := range c.pieces {
+		if i < len(c.pieces)-1 {
+			for _, x := range p.Wants {
+				assert.False(t, x.Open, "piece %d holds an open want", i)
+			}
+			// An attempt cut short by a crash stays Open (it never
+			// finished) but changes no more: the join below sees it.
+			for _, x := range p.Beliefs {
+				assert.False(t, x.Open, "piece %d holds an open belief", i)
+			}
+			for _, x := range p.Sections {
+				assert.True(t, x.Read || x.ReadRejected, "piece %d: section %d not served", i, x.ID)
+				assert.True(t, !x.Written || x.Outcome != sim.WriteNone, "piece %d: section %d in flight", i, x.ID)
+			}
+			assert.LessOrEqual(t, p.End, c.pieces[i+1].End)
+		}
+		for k, b := range p.Beliefs {
+			assert.Equal(t, len(joined.Beliefs)+k, b.ID)
+		}
+		joined.Wants = append(joined.Wants, p.Wants...)
+		joined.Attempts = append(joined.Attempts, p.Attempts...)
+		joined.Beliefs = append(joined.Beliefs, p.Beliefs...)
+		joined.Sections = append(joined.Sections, p.Sections...)
+	}
+	norm := func(h *sim.History) {
+		if len(h.Faults) == 0 {
+			h.Faults = nil
+		}
+	}
+	norm(whole)
+	norm(joined)
+	assert.Equal(t, *whole, *joined)
+	assert.Equal(t, w.Kernel.TraceHash(), w2.Kernel.TraceHash())
+	return len(c.pieces)
+}

@@ -1,0 +1,152 @@
+package sim
+
+// Streaming the history (issue 15). A long run's history does not fit in
+// memory (a Redlock lock cycle leaves four records, about 400 bytes: a
+// 24-hour run 1 GB before the checker starts). With a HistorySink set, the
+// kernel hands the history over in pieces as the run goes and forgets them:
+// it keeps only the open records and the piece in progress.
+//
+// A piece ends at a quiet point: a moment at which no record can change any
+// more and none that is still to come can reach back before it. That is when
+// every want, attempt and belief is closed, no client is still waiting for a
+// lock after giving up (a liveness wait runs on across its wants until the
+// client gets the lock), and every critical section is settled (see
+// settled). Judging the pieces one after the other is then exact (the
+// checker's split.go and stream.go say why for each property), and the IDs
+// of the records stay those of the whole history: a piece is the whole
+// history's records from one ID on, Faults are kept whole (a fault schedule
+// applies few) and every piece carries all those recorded so far.
+//
+// A new record kind plugs in by saying when it is open (counted in
+// histStream.open while it is) and when it settles; the flush waits for
+// both.
+
+// HistorySink receives the history of a run in pieces (Kernel.SetHistorySink).
+type HistorySink interface {
+	// Piece receives a finished piece: a History whose records are closed
+	// and settled, numbered as in the whole history, with every fault
+	// recorded so far and End the true time of the quiet point (the end of
+	// the run for the last piece). The sink owns it; the kernel never
+	// touches it again.
+	Piece(p *History)
+	// Held is the number of history records the sink keeps, for the
+	// memory budget's message.
+	Held() int
+}
+
+// histStream is the kernel's side of a history stream.
+type histStream struct {
+	sink     HistorySink
+	minPiece int // records a piece holds at least before it is handed over
+	// The ID of the first record of each kind in k.hist (0 until a piece
+	// was handed over).
+	wants, attempts, beliefs, sections int
+	// open counts the open wants, attempts and beliefs, and waiting the
+	// (client, lock) pairs whose wait runs on after a want that gave up.
+	open, waiting int
+	// pend lists the sections in k.hist that may still change.
+	pend []pendSection
+}
+
+// pendSection is a critical section that was not settled when last seen.
+type pendSection struct {
+	id   int
+	proc ProcID
+	// moves is its client's openRecords.moves when it began: the client
+	// has moved on (begun another want, attempt or section, or crashed)
+	// once that count is higher.
+	moves uint32
+}
+
+// SetHistorySink makes the kernel hand the history to sink in pieces of at
+// least minPiece records (wants, attempts, beliefs and sections), cut at
+// quiet points, and forget them. Set it before Run. Finish hands over the
+// last piece and returns it.
+func (k *Kernel) SetHistorySink(sink HistorySink, minPiece int) {
+	k.hs.sink, k.hs.minPiece = sink, minPiece
+}
+
+// records is the number of records in the piece in progress.
+func (h *History) records() int {
+	return len(h.Wants) + len(h.Attempts) + len(h.Beliefs) + len(h.Sections)
+}
+
+// settled reports whether section s can no longer change: its read was
+// served or refused (a read still on its way, or lost by the network, keeps
+// it open: the storage node may serve it later); its write, if sent, was
+// decided; and its client is done with it: it learned the write's outcome,
+// or it ended the belief by releasing (the client releases after the
+// write's reply or timeout, and never between its check and its write), or
+// began something else, or crashed. NB: a belief that ended because the
+// client learned it lost the lock does not settle the section: the loss can
+// arrive between the client's check and its write, which then still goes
+// out, and the write's reply can come after it.
+func (k *Kernel) settled(s *Section, moved bool) bool {
+	if !s.Read && !s.ReadRejected {
+		return false
+	}
+	if s.Written && s.Outcome == WriteNone {
+		return false
+	}
+	if moved || s.Written && s.ResultAt != 0 {
+		return true
+	}
+	if i := s.BeliefID - k.hs.beliefs; s.BeliefID >= 0 && i >= 0 && i < len(k.hist.Beliefs) {
+		b := &k.hist.Beliefs[i]
+		return !b.Open && (b.Reason == EndReleased || b.Reason == EndCrashed || b.Reason == EndRunEnd)
+	}
+	return false
+}
+
+// movedOn marks the pending sections of p as left behind by their client:
+// O(1), a count, not a scan of the pending sections (which, while no quiet
+// point comes, are every section of the piece).
+func (k *Kernel) movedOn(p *proc) { p.open.moves++ }
+
+// maybeFlush hands the piece in progress to the sink if this is a quiet
+// point and the piece is large enough. It is O(1) while a record is open.
+func (k *Kernel) maybeFlush() {
+	hs := &k.hs
+	if hs.sink == nil || hs.open > 0 || hs.waiting > 0 || k.hist.records() < hs.minPiece {
+		return
+	}
+	kept := hs.pend[:0]
+	for _, ps := range hs.pend {
+		moved := k.procs[ps.proc].open.moves > ps.moves
+		if !k.settled(&k.hist.Sections[ps.id-hs.sections], moved) {
+			kept = append(kept, ps)
+		}
+	}
+	hs.pend = kept
+	if len(kept) > 0 {
+		return
+	}
+	k.flush()
+}
+
+// flush hands the piece in progress to the sink and starts a new one.
+func (k *Kernel) flush() {
+	h := &k.hist
+	p := &History{Wants: h.Wants, Attempts: h.Attempts, Beliefs: h.Beliefs, Sections: h.Sections,
+		Faults: h.Faults[:len(h.Faults):len(h.Faults)], End: k.now}
+	k.hs.wants += len(h.Wants)
+	k.hs.attempts += len(h.Attempts)
+	k.hs.beliefs += len(h.Beliefs)
+	k.hs.sections += len(h.Sections)
+	// Fresh slices: the sink owns the old ones. A piece is about as large
+	// as the last one, so start there.
+	h.Wants = make([]Want, 0, cap(h.Wants))
+	h.Attempts = make([]Attempt, 0, cap(h.Attempts))
+	h.Beliefs = make([]Belief, 0, cap(h.Beliefs))
+	h.Sections = make([]Section, 0, cap(h.Sections))
+	k.hs.pend = k.hs.pend[:0]
+	k.hs.sink.Piece(p)
+}
+
+// heldBySink is the number of records the sink keeps (0 without one).
+func (k *Kernel) heldBySink() int {
+	if k.hs.sink == nil {
+		return 0
+	}
+	return k.hs.sink.Held()
+}
