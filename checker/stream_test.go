@@ -162,3 +162,42 @@ func TestCheckBoundsViolations(t *testing.T) {
 		assert.Equal(t, s(2), r.Violations[0].Windows[0].Start, "the first violations are kept")
 	}
 }
+
+// TestStreamJudgesCountersWithTheLastPiece: the kernel keeps the stock
+// counters' records whole until the end of the run, so they arrive with the
+// last piece; a run whose lock pieces were forgotten must still judge them
+// (a lost sale sends the run back to be judged whole, as any violation).
+func TestStreamJudgesCountersWithTheLastPiece(t *testing.T) {
+	opts := Options{DefaultMaxWait: 5 * time.Second}
+	for _, tt := range []struct {
+		name  string
+		ops   []sim.CounterOp
+		whole bool
+	}{
+		{"sales in turn", []sim.CounterOp{load(3), buy("c3", "get-set", ms(10), ms(12), 3), buy("c4", "get-set", ms(13), ms(15), 2)}, false},
+		{"a lost sale", []sim.CounterOp{load(7), buy("c3", "get-set", ms(10), ms(20), 7), buy("c4", "get-set", ms(11), ms(21), 7)}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := history(s(30), []sim.Belief{bel("c1", s(1), s(1), s(2)), bel("c2", s(11), s(11), s(12))},
+				[]sim.Section{sect("c1", 1, ms(1100), ms(1200), 0, sim.WriteAccepted), sect("c2", 2, ms(11100), ms(11200), 1, sim.WriteAccepted)})
+			for i, op := range tt.ops {
+				op.ID = i
+				h.Counter = append(h.Counter, op)
+			}
+			ps := cutAt(h, s(10))
+			ps[len(ps)-1].Counter = h.Counter
+			want := Check(h, opts)
+			got, _, err := streamOf(opts, 0, ps)
+			if tt.whole {
+				require.Equal(t, Violated, want.ResourceSafety)
+				var nw *NeedWhole
+				require.True(t, errors.As(err, &nw), "want a NeedWhole error, got %v", err)
+				assert.Contains(t, nw.Why, "stock counters")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, want.ResourceSafety, got.ResourceSafety)
+			assert.Equal(t, want.LockSafety, got.LockSafety)
+		})
+	}
+}

@@ -185,6 +185,7 @@ func checkPieces(t *testing.T, s *scenarios.Scenario, seed uint64) int {
 				assert.True(t, !x.Written || x.Outcome != sim.WriteNone, "piece %d: section %d in flight", i, x.ID)
 			}
 			assert.LessOrEqual(t, p.End, c.pieces[i+1].End)
+			assert.Empty(t, p.Counter, "piece %d: stock counter records are kept whole for the last piece", i)
 		}
 		for k, b := range p.Beliefs {
 			assert.Equal(t, len(joined.Beliefs)+k, b.ID)
@@ -194,6 +195,7 @@ func checkPieces(t *testing.T, s *scenarios.Scenario, seed uint64) int {
 		joined.Beliefs = append(joined.Beliefs, p.Beliefs...)
 		joined.Sections = append(joined.Sections, p.Sections...)
 	}
+	joined.Counter = last.Counter
 	norm := func(h *sim.History) {
 		if len(h.Faults) == 0 {
 			h.Faults = nil
