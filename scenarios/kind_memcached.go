@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/faults"
 
 	"gopkg.in/yaml.v3"
 
@@ -38,6 +39,13 @@ const memcachedSection = "memcached"
 // absolute Unix time on the server's start-up wall clock).
 var memcachedKind = &ProcKind{
 	Name: KindMemcached, Section: memcachedSection, What: "a memcached server",
+	// nodes/memcached logs item-stored for every store (set, add, replace,
+	// cas, incr/decr) and item-evicted when the LRU evicts a live item.
+	TriggerEvents: []faults.NodeEvent{
+		{Name: "key-set", Trace: memcached.KindItemStored, Means: "the server stored an item (set, add, replace, cas, incr/decr)"},
+		{Name: "key-evicted", Trace: memcached.KindItemEvicted, Means: "the LRU evicted a live item to make room"},
+	},
+	LockServer: true,
 	read: func(r *reader, top *obj, s *Scenario) {
 		var out []MemcachedSpec
 		for i, n := range top.list(memcachedSection) {
