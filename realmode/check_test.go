@@ -114,7 +114,6 @@ func TestBracketed(t *testing.T) {
 // while the rest is real.
 func TestCheckRefusesKindsWithoutLauncher(t *testing.T) {
 	tests := []struct{ section, yaml, what string }{
-		{"memcached", "memcached:\n  - name: MC\n", "a memcached server"},
 		{"mysql", "mysql:\n  - name: DB\n", "a MySQL server"},
 	}
 	for _, tt := range tests {
@@ -126,7 +125,7 @@ func TestCheckRefusesKindsWithoutLauncher(t *testing.T) {
 			require.ErrorAs(t, err, &ue)
 			assert.Equal(t, tt.section, ue.Where)
 			assert.Contains(t, ue.Why, tt.what+" is not supported yet")
-			assert.Contains(t, ue.Why, "redis-sentinel and redis-server")
+			assert.Contains(t, ue.Why, "real mode runs memcached, redis-sentinel, redis-server only")
 		})
 	}
 	s, err := scenarios.Parse("t.yaml", []byte(sprintf(checkBase, "no", "everysec")))

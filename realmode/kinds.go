@@ -43,12 +43,28 @@ type startEnv struct {
 }
 
 // launchers maps a process kind's name (scenarios.ProcKind.Name) to its
-// launcher. The next kind with a real server (memcached, MariaDB) adds one
-// entry and its start function.
+// launcher. A kind with a real server adds one entry and its start
+// function.
 var launchers = map[string]launcher{
 	scenarios.KindRedis:    {real: "redis-server", check: checkRedis, start: startRedis, group: groupRedis, checkFault: checkRedisFault},
 	scenarios.KindSentinel: {real: "redis-sentinel", start: startSentinels, group: groupSentinels},
 	scenarios.KindStorage:  {real: "locksim's storage service"},
+	// memcached: Debian's memcached; the section's every field maps to a
+	// flag (-m, -I, -M, -C), so nothing is refused; a restart starts an
+	// empty cache, as the model's does.
+	scenarios.KindMemcached: {real: launch.MemcachedProgram, start: startMemcached, group: ownGroup(scenarios.KindMemcached)},
+	// Cache fillers are locksim's own processes, driven by the kernel in
+	// real time; their writes go through the server's gateway.
+	scenarios.KindFiller: {real: "locksim's cache filler"},
+}
+
+// ownGroup: each server of kind is a group of its own (no replication).
+func ownGroup(kind string) func(s *scenarios.Scenario, r *roles) {
+	return func(s *scenarios.Scenario, r *roles) {
+		for _, p := range s.ServersOf(scenarios.KindNamed(kind)) {
+			r.group[p.Name] = p.Name
+		}
+	}
 }
 
 // groupRedis: a master is its own group, a replica joins its master's.
@@ -107,5 +123,5 @@ func realKinds() string {
 		}
 	}
 	sort.Strings(out)
-	return strings.Join(out, " and ")
+	return strings.Join(out, ", ")
 }

@@ -129,9 +129,14 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 	if err := Check(s); err != nil {
 		return nil, err
 	}
-	srvBin, sentBin, err := Binaries()
-	if err != nil {
-		return nil, err
+	// Redis's binaries are needed only by scenarios with Redis servers or
+	// sentinels; other kinds' launchers find their own.
+	var srvBin, sentBin string
+	var err error
+	if len(s.Redis()) > 0 || s.Sentinel() != nil {
+		if srvBin, sentBin, err = Binaries(); err != nil {
+			return nil, err
+		}
 	}
 	dir := opt.Dir
 	if dir == "" {
@@ -299,7 +304,7 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 		}
 	}
 	for _, r := range order {
-		srv := &server{name: r.Name}
+		srv := &server{name: r.Name, codec: respCodec{}}
 		ip, port, err := rt.front(pool, srv)
 		if err != nil {
 			return err
@@ -347,6 +352,36 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 	return nil
 }
 
+// startMemcached starts one memcached per memcached server, with the
+// section's memory limit (-m), item size limit (-I), -M and -C.
+func startMemcached(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
+	for _, m := range s.Memcached() {
+		bin, err := launch.MemcachedBinary("")
+		if err != nil {
+			return startErr(m.Name, err)
+		}
+		srv := &server{name: m.Name, codec: memcachedCodec{}}
+		ip, port, err := rt.front(env.pool, srv)
+		if err != nil {
+			return err
+		}
+		clock, err := rt.clockFor(srv, env.dir)
+		if err != nil {
+			return err
+		}
+		ls, err := rt.group.StartMemcached(launch.MemcachedOptions{
+			Name: m.Name, Bin: bin, IP: ip, Port: port, Dir: filepath.Join(env.dir, m.Name),
+			MemoryMB: int(m.Config.MaxBytes >> 20), ItemSizeMax: int(m.Config.ItemSizeMax),
+			NoEvictions: !m.Config.EvictToFree, NoCAS: !m.Config.UseCAS, Clock: clock,
+		})
+		if err != nil {
+			return startErr(m.Name, err)
+		}
+		rt.addServer(srv, ls)
+	}
+	return nil
+}
+
 // startSentinels starts one redis-sentinel per sentinel and waits until
 // each knows the replicas and the other sentinels.
 func startSentinels(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
@@ -356,7 +391,7 @@ func startSentinels(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 		return nil
 	}
 	for _, n := range sp.Names {
-		srv := &server{name: n, sentinel: true}
+		srv := &server{name: n, sentinel: true, codec: respCodec{sentinel: true}}
 		ip, port, err := rt.front(pool, srv)
 		if err != nil {
 			return err

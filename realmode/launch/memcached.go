@@ -39,11 +39,14 @@ type MemcachedOptions struct {
 	StartTimeout time.Duration
 }
 
+// MemcachedProgram is memcached's binary, looked up on PATH.
+const MemcachedProgram = "memcached"
+
 // MemcachedBinary returns the path of memcached, or an error wrapping
 // ErrNoBinary that says how to install it.
 func MemcachedBinary(bin string) (string, error) {
 	if bin == "" {
-		bin = "memcached"
+		bin = MemcachedProgram
 	}
 	p, err := exec.LookPath(bin)
 	if err != nil {
@@ -59,7 +62,7 @@ func MemcachedBinary(bin string) (string, error) {
 // clean exit.
 func StartMemcached(o MemcachedOptions) (*Server, error) {
 	if o.Name == "" {
-		o.Name = "memcached"
+		o.Name = MemcachedProgram
 	}
 	bin, err := MemcachedBinary(o.Bin)
 	if err != nil {
