@@ -103,3 +103,12 @@ func (g *Group) StopOnSignal() (release func()) {
 		})
 	}
 }
+
+// StartMariaDB starts a mariadbd and tracks it.
+func (g *Group) StartMariaDB(o MariaDBOptions) (*Server, error) {
+	s, err := StartMariaDB(o)
+	if s != nil {
+		g.Add(s)
+	}
+	return s, err
+}
