@@ -23,7 +23,7 @@ func TestMariaDBLifecycle(t *testing.T) {
 	g := group(t)
 	ip := nextIP(t, NewAddrPool())
 	s, err := g.StartMariaDB(MariaDBOptions{Name: "D", IP: ip, Dir: serverDir(t, g), Database: "locksim",
-		Tables: []MariaDBTable{{Name: "locks", KeyName: "PRIMARY"}, {Name: "leases", KeyName: "lease_name"}},
+		Tables:          []MariaDBTable{{Name: "locks", KeyName: "PRIMARY"}, {Name: "leases", KeyName: "lease_name"}},
 		LockWaitTimeout: 7 * time.Second, WaitTimeout: 9 * time.Second, FlushLogAtTrxCommit: 1})
 	require.NoError(t, err)
 	assert.Equal(t, ip, s.IP())
