@@ -72,6 +72,14 @@ func (g *gateway) close() {
 	}
 }
 
+// gatewayProc is a gateway process of either shape (gateway, mysqlGateway).
+type gatewayProc interface {
+	sim.Process
+	// close ends the instance's real connections: its server was killed
+	// or shut down.
+	close()
+}
+
 // KindReal marks trace events that only real mode records (a dial that
 // failed, a request dropped).
 const KindReal sim.Kind = "real"

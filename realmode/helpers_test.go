@@ -31,19 +31,27 @@ func alive(pid int) bool {
 }
 
 // haveServers reports whether the real servers of s's kinds beyond Redis
-// (memcached) are installed: under CI=true a missing one fails the test,
-// elsewhere the scenario is skipped loudly.
+// (memcached, MariaDB) are installed: under CI=true a missing one fails the
+// test, elsewhere the scenario is skipped loudly.
 func haveServers(t *testing.T, s *scenarios.Scenario) bool {
 	t.Helper()
-	if len(s.Memcached()) == 0 {
-		return true
+	var missing []string
+	if len(s.Memcached()) > 0 {
+		if _, err := launch.MemcachedBinary(""); err != nil {
+			missing = append(missing, "memcached")
+		}
 	}
-	if _, err := launch.MemcachedBinary(""); err == nil {
+	if len(s.MySQL()) > 0 {
+		if _, _, err := launch.MariaDBBinaries("", ""); err != nil {
+			missing = append(missing, "mariadb-server")
+		}
+	}
+	if len(missing) == 0 {
 		return true
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s needs memcached, required under CI=true (apt-get install memcached)", s.Name)
+		t.Fatalf("%s needs %v, required under CI=true (apt-get install %v)", s.Name, missing, missing)
 	}
-	t.Logf("SKIPPED: %s needs memcached (apt-get install memcached)", s.Name)
+	t.Logf("SKIPPED: %s needs %v (apt-get install %v)", s.Name, missing, missing)
 	return false
 }

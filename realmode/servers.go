@@ -18,8 +18,11 @@ import (
 // of the scenario.
 type server struct {
 	name string
-	// codec is the protocol its gateway speaks to it.
+	// codec is the protocol its gateway speaks to it (nil for mariadbd,
+	// whose gateway is a mysqlGateway).
 	codec codec
+	// database is mariadbd's schema of lock tables ("": not a mariadbd).
+	database string
 	// sentinel is true for a redis-sentinel.
 	sentinel bool
 	ls       *launch.Server

@@ -345,35 +345,21 @@ func realExec(t *testing.T, rc *realConn, s Stmt, killID int64) outcome {
 		err  error
 		rows *sql.Rows
 	)
-	switch s := s.(type) {
-	case Begin:
-		_, err = rc.conn.ExecContext(ctx, "BEGIN")
-	case Commit:
-		_, err = rc.conn.ExecContext(ctx, "COMMIT")
-	case Rollback:
-		_, err = rc.conn.ExecContext(ctx, "ROLLBACK")
+	switch st := s.(type) {
 	case Ping:
 		err = rc.conn.PingContext(ctx)
-	case Insert:
-		res, err = rc.conn.ExecContext(ctx, "INSERT INTO "+s.Table+" (name, owner) VALUES (?, ?)", s.Key, s.Value)
-	case Delete:
-		res, err = rc.conn.ExecContext(ctx, "DELETE FROM "+s.Table+" WHERE name = ?", s.Key)
-	case Update:
-		res, err = rc.conn.ExecContext(ctx, "UPDATE "+s.Table+" SET owner = ? WHERE name = ?", s.Value, s.Key)
-	case Select:
-		rows, err = rc.conn.QueryContext(ctx, "SELECT owner FROM "+s.Table+" WHERE name = ?", s.Key)
-	case SelectForUpdate:
-		rows, err = rc.conn.QueryContext(ctx, "SELECT owner FROM "+s.Table+" WHERE name = ? FOR UPDATE", s.Key)
-	case SetSession:
-		_, err = rc.conn.ExecContext(ctx, "SET SESSION "+s.Var+" = "+strconv.FormatInt(s.Value, 10))
 	case Kill:
-		q := "KILL "
-		if s.Query {
-			q += "QUERY "
-		}
-		_, err = rc.conn.ExecContext(ctx, q+strconv.FormatInt(killID, 10))
+		_, err = rc.conn.ExecContext(ctx, KillSQL(st, killID))
 	default:
-		panic(fmt.Sprintf("realExec: %T", s))
+		q, args, isRows, ok := SQL(s)
+		if !ok {
+			panic(fmt.Sprintf("realExec: %T", s))
+		}
+		if isRows {
+			rows, err = rc.conn.QueryContext(ctx, q, args...)
+		} else {
+			res, err = rc.conn.ExecContext(ctx, q, args...)
+		}
 	}
 	if err == nil && rows != nil {
 		var o outcome

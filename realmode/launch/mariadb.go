@@ -24,6 +24,9 @@ const (
 	MariaDBInstallProgram = "mariadb-install-db"
 )
 
+// SQLDriver is go-sql-driver/mysql's database/sql driver name.
+const SQLDriver = "mysql"
+
 // MariaDBTable is one lock table: a unique key column "name" (the lock's
 // name) and a value column "owner", as nodes/mysql models it.
 type MariaDBTable struct {
@@ -182,7 +185,7 @@ func StartMariaDB(o MariaDBOptions) (*Server, error) {
 
 // createTables creates the database and its lock tables.
 func createTables(addr, database string, tables []MariaDBTable, timeout time.Duration) error {
-	db, err := sql.Open("mysql", "root@tcp("+addr+")/?timeout="+timeout.String())
+	db, err := sql.Open(SQLDriver, "root@tcp("+addr+")/?timeout="+timeout.String())
 	if err != nil {
 		return err
 	}

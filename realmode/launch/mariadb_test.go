@@ -29,7 +29,7 @@ func TestMariaDBLifecycle(t *testing.T) {
 	assert.Equal(t, ip, s.IP())
 	ctx := context.Background()
 	open := func() *sql.DB {
-		db, err := sql.Open("mysql", "root@tcp("+s.Addr()+")/locksim")
+		db, err := sql.Open(SQLDriver, "root@tcp("+s.Addr()+")/locksim")
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = db.Close() })
 		return db
