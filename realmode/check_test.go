@@ -193,6 +193,7 @@ clients:
 		{"clock", "  - name: E\n", "  - name: E\n    clock: {offset: 1s}\n", "mysql[1] (E).clock", "does not shift mariadbd's clock"},
 		{"clock jump", "", "faults:\n  - {at: 1s, kind: clock-jump, node: D, by: 5s}\n", "faults[0] (clock-jump", "does not shift mariadbd's clock"},
 		{"power loss without flush at commit", "innodb_flush_log_at_trx_commit: 1", "innodb_flush_log_at_trx_commit: 2", "faults[0] (crash", "innodb_flush_log_at_trx_commit 2 loses commits"},
+		{"a trigger no reply shows", "", "faults:\n  - {on: {event: conn-closed, node: D}, kind: pause, node: c1, for: 1s}\n", "faults[0] (pause", "cannot observe event conn-closed of D (a MySQL server): its gateway sees only what replies show (row-locked, committed)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,7 +215,7 @@ clients:
 			assert.Contains(t, ue.Why, tt.why)
 		})
 	}
-	s, err := scenarios.Parse("t.yaml", []byte(base+"faults:\n  - {at: 1s, kind: crash, node: D, mode: power}\n  - {at: 2s, kind: pause, node: E, for: 1s}\n"))
+	s, err := scenarios.Parse("t.yaml", []byte(base+"faults:\n  - {at: 1s, kind: crash, node: D, mode: power}\n  - {at: 2s, kind: pause, node: E, for: 1s}\n  - {on: {event: row-locked, node: D}, kind: pause, node: c1, for: 1s}\n"))
 	require.NoError(t, err)
-	assert.NoError(t, Check(s), "a power loss with innodb_flush_log_at_trx_commit 1 equals a kill; a pause is SIGSTOP")
+	assert.NoError(t, Check(s), "a power loss with innodb_flush_log_at_trx_commit 1 equals a kill; a pause is SIGSTOP; the gateway sees row-locked")
 }

@@ -31,6 +31,10 @@ type launcher struct {
 	// kind's servers, or "" (nil: it can apply any the proxy and the clock
 	// library can).
 	checkFault func(s *scenarios.Scenario, f faults.Spec) string
+	// seen are the kind's trigger events (scenarios.ProcKind
+	// TriggerEvents) that its gateway logs, from the replies that show
+	// them; a trigger on another is refused.
+	seen []string
 }
 
 // startEnv is what launchers share: loopback addresses, the data directory
@@ -46,16 +50,17 @@ type startEnv struct {
 // launcher. A kind with a real server adds one entry and its start
 // function.
 var launchers = map[string]launcher{
-	scenarios.KindRedis:    {real: "redis-server", check: checkRedis, start: startRedis, group: groupRedis, checkFault: checkRedisFault},
+	scenarios.KindRedis:    {real: "redis-server", check: checkRedis, start: startRedis, group: groupRedis, checkFault: checkRedisFault, seen: []string{"key-set"}},
 	scenarios.KindSentinel: {real: "redis-sentinel", start: startSentinels, group: groupSentinels},
 	scenarios.KindStorage:  {real: "locksim's storage service"},
 	// memcached: Debian's memcached; the section's every field maps to a
 	// flag (-m, -I, -M, -C), so nothing is refused; a restart starts an
 	// empty cache, as the model's does.
-	scenarios.KindMemcached: {real: launch.MemcachedProgram, start: startMemcached, group: ownGroup(scenarios.KindMemcached)},
+	scenarios.KindMemcached: {real: launch.MemcachedProgram, start: startMemcached, group: ownGroup(scenarios.KindMemcached), seen: []string{"key-set"}},
 	// MySQL: Debian's mariadb-server (mariadbd); see checkMySQL for what
 	// real mode refuses.
-	scenarios.KindMySQL: {real: launch.MariaDBServerProgram, check: checkMySQL, start: startMySQL, group: ownGroup(scenarios.KindMySQL), checkFault: checkMySQLFault},
+	scenarios.KindMySQL: {real: launch.MariaDBServerProgram, check: checkMySQL, start: startMySQL, group: ownGroup(scenarios.KindMySQL), checkFault: checkMySQLFault,
+		seen: []string{"row-locked", "committed"}},
 	// Cache fillers are locksim's own processes, driven by the kernel in
 	// real time; their writes go through the server's gateway.
 	scenarios.KindFiller: {real: "locksim's cache filler"},
