@@ -214,6 +214,10 @@ func (g *mysqlGateway) run(c *sqlConn) {
 		select {
 		case <-c.quit:
 			return
+		case <-g.rt.done:
+			// The run ended before the connection was registered (or
+			// closed): nobody else will close it.
+			return
 		case req = <-c.stmts:
 		}
 		rep := g.exec(c, req.Stmt)
