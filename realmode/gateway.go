@@ -176,16 +176,19 @@ func (c *conn) read(nc net.Conn) {
 	br := bufio.NewReader(nc)
 	codec := c.g.srv.codec
 	for {
-		// The reply's shape may depend on its request (memcached's get
-		// ends with END), so the request is taken first; a reply without
-		// one (a server's own error line) is read with a nil request.
-		c.mu.Lock()
-		var req sim.Message
-		if c.nc == nc && len(c.pending) > 0 {
-			req = c.pending[0]
+		// The reply's framing may depend on its request (memcached's
+		// storage commands), which the codec asks for once the reply's
+		// first line is in (the request was sent before it): nil for a
+		// reply without one (a server's own error line).
+		pending := func() sim.Message {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.nc == nc && len(c.pending) > 0 {
+				return c.pending[0]
+			}
+			return nil
 		}
-		c.mu.Unlock()
-		v, err := codec.read(br, req)
+		v, err := codec.read(br, pending)
 		if err != nil {
 			c.drop(nc)
 			return
@@ -195,7 +198,7 @@ func (c *conn) read(nc net.Conn) {
 			c.mu.Unlock()
 			continue
 		}
-		req = c.pending[0]
+		req := c.pending[0]
 		c.pending = c.pending[1:]
 		c.mu.Unlock()
 		g, to := c.g, c.to
@@ -218,10 +221,10 @@ type codec interface {
 	accept(msg sim.Message) bool
 	// encode appends req as the protocol sends it.
 	encode(b []byte, req sim.Message) []byte
-	// read reads one reply to req (nil: no request is pending) and
-	// returns it as the kernel message the sender expects, its ID unset
-	// (replied sets it).
-	read(br *bufio.Reader, req sim.Message) (sim.Message, error)
+	// read reads one reply and returns it as the kernel message the
+	// sender expects, its ID unset (replied sets it); pending returns the
+	// request it answers (nil: none is pending).
+	read(br *bufio.Reader, pending func() sim.Message) (sim.Message, error)
 	// replied runs on the driver's goroutine once the reply arrived: it
 	// logs the trigger events the reply shows the server emitted and
 	// returns the reply to inject, answering req.
@@ -237,7 +240,7 @@ func (respCodec) encode(b []byte, req sim.Message) []byte {
 	return appendCommand(b, req.(redis.Request).Args)
 }
 
-func (respCodec) read(br *bufio.Reader, _ sim.Message) (sim.Message, error) {
+func (respCodec) read(br *bufio.Reader, _ func() sim.Message) (sim.Message, error) {
 	v, err := readValue(br)
 	return redis.Reply{Value: v}, err
 }
@@ -283,9 +286,12 @@ func (memcachedCodec) encode(b []byte, req sim.Message) []byte {
 }
 
 // read reads VALUE blocks until the line that ends the reply (END after
-// them; otherwise the only line). It does not need the request: only get
-// and gets answer with VALUE blocks, and they always end with END.
-func (memcachedCodec) read(br *bufio.Reader, _ sim.Message) (sim.Message, error) {
+// them; otherwise the only line): only get and gets answer with VALUE
+// blocks, and they always end with END. After refusing a storage
+// command's line with CLIENT_ERROR, memcached reads the data block as a
+// command line of its own and answers ERROR (the conformance suite saw
+// it): that line belongs to the same request and is skipped.
+func (memcachedCodec) read(br *bufio.Reader, pending func() sim.Message) (sim.Message, error) {
 	var rep memcached.Reply
 	for {
 		line, err := br.ReadString('\n')
@@ -295,6 +301,11 @@ func (memcachedCodec) read(br *bufio.Reader, _ sim.Message) (sim.Message, error)
 		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 		if !strings.HasPrefix(line, "VALUE ") {
 			rep.Status = line
+			if req, ok := pending().(memcached.Request); ok && req.Cmd.IsStorage() && strings.HasPrefix(line, "CLIENT_ERROR") {
+				if _, err := br.ReadString('\n'); err != nil {
+					return nil, err
+				}
+			}
 			return rep, nil
 		}
 		// VALUE <key> <flags> <bytes> [<cas unique>]
