@@ -200,7 +200,7 @@ func TestMemcachedAddLosesTheLock(t *testing.T) {
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
-			w.memcached("M", func(c *memcached.Config) { c.MaxBytes = 1 << 20 })
+			w.memcached("M", func(c *memcached.Config) { c.MaxBytes, c.ItemSizeMax = 1<<20, 1<<19 })
 			w.storage(storage.FencingNone)
 			wl1, wl2, retry := twoClients(100 * time.Millisecond)
 			w.lockClient("c1", MemcachedAdd, sim.ClockSpec{}, wl1, retry)
@@ -427,7 +427,7 @@ func TestFillerNotesRefusedWrites(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			w := newWorld(t)
 			w.redisWith("A", func(c *redis.Config) { c.MaxMemory = 1000; c.MaxMemoryPolicy = redis.NoEviction })
-			w.memcached("M", func(c *memcached.Config) { c.MaxBytes = 1 << 20; c.EvictToFree = false })
+			w.memcached("M", func(c *memcached.Config) { c.MaxBytes, c.ItemSizeMax = 1<<20, 1<<19; c.EvictToFree = false })
 			node, size := "A", 100
 			if kind == FillMemcached {
 				// 8 KB items: one 1 MB page of their class holds about 120.

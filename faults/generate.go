@@ -22,13 +22,21 @@ type Source interface {
 type GenWorld struct {
 	// Clients are the lock clients.
 	Clients []string
-	// Masters are the Redis servers that replicate from no one.
+	// Masters are the lock servers (the processes of every kind that holds
+	// lock state: Redis, memcached, MySQL) that replicate from no one.
 	Masters []string
-	// Replicas are the Redis replicas (the only targets of promote).
+	// Replicas are the lock servers' replicas that promote can target
+	// (Redis's: promote is REPLICAOF NO ONE).
 	Replicas []string
 	// Others are the remaining processes: sentinels, the ZooKeeper service,
-	// the storage service.
+	// fillers, the storage service, replicas promote cannot target.
 	Others []string
+	// Events maps a lock server to the node trigger events it emits (its
+	// kind's declaration, faults.NodeEvent); the first is the one the
+	// generator triggers on: the lock taken on the server (Redis's and
+	// memcached's key-set, MySQL's row-locked). A server missing from a
+	// non-nil map emits none; a nil map means key-set on every server.
+	Events map[string][]string
 	// Duration is the run's virtual time; timed faults fire before it.
 	Duration time.Duration
 	// TTL is the longest lock lifetime of the scenario's clients (ttl, a
@@ -95,7 +103,7 @@ type Swarm struct {
 	// triggered by an event rather than fired at a time.
 	Triggered int
 	// Focus narrows the targets of node faults (clock-jump, clock-drift,
-	// pause, crash): "servers" (Redis servers only), "clients", or ""
+	// pause, crash): "servers" (lock servers only), "clients", or ""
 	// (any process). Three clock jumps on three Redlock masters come up
 	// far more often under a servers focus.
 	Focus string
@@ -185,9 +193,9 @@ func Generate(src Source, w GenWorld, opts GenOptions) []Spec {
 // DrawSwarm draws one run's feature flags: each allowed kind is on with
 // probability 1/2 (at least one is), with a weight of 1 to 4; the number of
 // faults is uniform in 1..MaxFaults; the share of triggered faults is 0%,
-// 25%, 50%, 75% or 100%; when the world has both Redis servers and
+// 25%, 50%, 75% or 100%; when the world has both lock servers and
 // clients, node faults target servers only, clients only, or any process,
-// a third of the time each.
+// a third of the time each (servers: the lock servers of any kind).
 func DrawSwarm(src Source, w GenWorld, opts GenOptions) Swarm {
 	allowed := opts.Kinds
 	if allowed == nil {
@@ -295,12 +303,12 @@ func (g *gen) size(max time.Duration) time.Duration {
 
 func (g *gen) pick(names []string) string { return names[g.intn(len(names))] }
 
-// servers are the Redis servers, masters first.
+// servers are the lock servers, masters first.
 func (g *gen) servers() []string {
 	return append(append([]string(nil), g.w.Masters...), g.w.Replicas...)
 }
 
-// all returns every process: Redis servers, others, clients.
+// all returns every process: lock servers, others, clients.
 func (g *gen) all() []string {
 	return append(append(g.servers(), g.w.Others...), g.w.Clients...)
 }
@@ -319,7 +327,7 @@ func (g *gen) target() string {
 	return g.proc()
 }
 
-// proc picks a process: a Redis server or a client, each class half the
+// proc picks a process: a lock server or a client, each class half the
 // time when both exist, and now and then another process (a sentinel,
 // ZooKeeper, the storage service).
 func (g *gen) proc() string {
@@ -468,13 +476,37 @@ func (g *gen) at(s *Spec) {
 	s.At = &sim.Range{Lo: t, Hi: t}
 }
 
+// emitters are the lock servers that emit a node trigger event, masters
+// first.
+func (g *gen) emitters() []string {
+	if g.w.Events == nil {
+		return g.servers()
+	}
+	var out []string
+	for _, p := range g.servers() {
+		if len(g.w.Events[p]) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// serverEvent is the event the generator triggers on for server p: the
+// first its kind declares (GenWorld.Events).
+func (g *gen) serverEvent(p string) string {
+	if evs := g.w.Events[p]; len(evs) > 0 {
+		return evs[0]
+	}
+	return "key-set"
+}
+
 // trigger makes s a triggered fault: on a client event (mostly acquired or
-// resource-read), or on a Redis server's key-set; the first occurrence
-// half the time, else one of the first four; after no delay, a short one
-// or up to a ttl.
+// resource-read), or on a lock server's own event (the lock taken there:
+// a key stored, a row lock granted); the first occurrence half the time,
+// else one of the first four; after no delay, a short one or up to a ttl.
 func (g *gen) trigger(s *Spec) {
 	t := &Trigger{Count: 1}
-	servers := g.servers()
+	servers := g.emitters()
 	if len(g.w.Clients) > 0 && (len(servers) == 0 || g.intn(4) != 0) {
 		total := 0
 		for _, e := range clientTriggers {
@@ -490,10 +522,10 @@ func (g *gen) trigger(s *Spec) {
 		}
 		t.Proc = g.pick(g.w.Clients)
 	} else if len(servers) > 0 {
-		t.Event = "key-set"
 		t.Proc = g.pick(servers)
+		t.Event = g.serverEvent(t.Proc)
 	} else {
-		// No clients and no Redis: only a timed fault can fire.
+		// No clients and no lock server: only a timed fault can fire.
 		g.at(s)
 		return
 	}

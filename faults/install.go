@@ -14,6 +14,9 @@ type Hooks struct {
 	// Promote makes a replica a master (REPLICAOF NO ONE, as an operator
 	// would send it). Nil when the world has no Redis replicas.
 	Promote func(node sim.ProcID)
+	// Events returns the node trigger events a process emits (its kind's
+	// declaration); nil, or nil for a process, when it emits none.
+	Events func(proc sim.ProcID) []NodeEvent
 }
 
 // Install schedules specs on k. Names must already be validated; an unknown
@@ -44,7 +47,8 @@ func Install(k *sim.Kernel, specs []Spec, hooks Hooks) error {
 		if count <= 0 {
 			count = 1
 		}
-		in.triggers = append(in.triggers, armed{spec: s, proc: id, kind: eventKinds[s.On.Event], left: count})
+		kind, _ := in.traceKind(s.On, id)
+		in.triggers = append(in.triggers, armed{spec: s, proc: id, kind: kind, left: count})
 	}
 	if len(in.triggers) > 0 {
 		in.down = map[sim.ProcID]bool{}
@@ -78,6 +82,24 @@ type installer struct {
 	down map[sim.ProcID]bool
 }
 
+// traceKind resolves a trigger's event to the trace kind that proc logs
+// for it: a client or any-process event's, or the node event proc's kind
+// declares (Hooks.Events).
+func (in *installer) traceKind(t *Trigger, proc sim.ProcID) (sim.Kind, bool) {
+	if k, ok := eventKinds[t.Event]; ok {
+		return k, true
+	}
+	if in.hooks.Events == nil {
+		return "", false
+	}
+	for _, e := range in.hooks.Events(proc) {
+		if e.Name == t.Event {
+			return e.Trace, true
+		}
+	}
+	return "", false
+}
+
 func (in *installer) id(name string) (sim.ProcID, error) {
 	id, ok := in.k.Lookup(name)
 	if !ok {
@@ -105,14 +127,17 @@ func (in *installer) check(s *Spec) error {
 	case s.At == nil && s.On == nil:
 		return fmt.Errorf("needs at or on")
 	case s.On != nil:
-		if _, ok := eventKinds[s.On.Event]; !ok {
-			return fmt.Errorf("on.event: unknown event %q", s.On.Event)
-		}
 		names = append(names, s.On.Proc)
 	}
 	for _, n := range names {
 		if _, err := in.id(n); err != nil {
 			return err
+		}
+	}
+	if s.On != nil {
+		id, _ := in.id(s.On.Proc)
+		if _, ok := in.traceKind(s.On, id); !ok {
+			return fmt.Errorf("on.event: %s never emits event %q", s.On.Proc, s.On.Event)
 		}
 	}
 	if err := d.checkFields(s); err != nil {

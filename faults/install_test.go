@@ -394,6 +394,7 @@ func TestInstallTriggers(t *testing.T) {
 		{name: "an event the process never emits", spec: jump(faults.Trigger{Event: "released", Proc: "x"}, sim.Range{}), want: nil},
 		{name: "key-set", spec: jump(faults.Trigger{Event: "key-set", Proc: "x"}, sim.Range{}), want: []time.Duration{4 * s}},
 		{name: "promoted", spec: jump(faults.Trigger{Event: "promoted", Proc: "y"}, sim.Range{}), want: []time.Duration{5 * s}},
+		{name: "a node event under its kind's own trace kind", spec: jump(faults.Trigger{Event: "lock-granted", Proc: "y"}, sim.Range{}), want: []time.Duration{5 * s}},
 		{name: "lock-lost", spec: jump(faults.Trigger{Event: "lock-lost", Proc: "y"}, sim.Range{}), want: []time.Duration{6 * s}},
 		{
 			name:  "crashed",
@@ -535,7 +536,7 @@ func TestInstallErrors(t *testing.T) {
 		{name: "unknown to", spec: faults.Spec{At: at(s), Kind: "delay", From: "a", To: "zz", By: s, For: sim.Fixed(s)}, want: `unknown process "zz"`},
 		{name: "unknown group member", spec: faults.Spec{At: at(s), Kind: "partition", Groups: [][]string{{"a"}, {"b", "zz"}}}, want: `unknown process "zz"`},
 		{name: "unknown trigger process", spec: faults.Spec{On: &faults.Trigger{Event: "acquired", Proc: "zz"}, Kind: "heal"}, want: `unknown process "zz"`},
-		{name: "unknown trigger event", spec: faults.Spec{On: &faults.Trigger{Event: "exploded", Proc: "a"}, Kind: "heal"}, want: `on.event: unknown event "exploded"`},
+		{name: "unknown trigger event", spec: faults.Spec{On: &faults.Trigger{Event: "exploded", Proc: "a"}, Kind: "heal"}, want: `on.event: a never emits event "exploded"`},
 		{name: "unknown kind", spec: faults.Spec{At: at(s), Kind: "meteor", Node: "a"}, want: `kind: unknown fault kind "meteor"`},
 		{name: "unknown crash mode", spec: faults.Spec{At: at(s), Kind: "crash", Node: "a", Mode: "gentle"}, want: `mode: unknown crash mode "gentle"`},
 		{name: "drift that stops the clock", spec: faults.Spec{At: at(s), Kind: "clock-drift", Node: "a", Rate: -1}, want: "rate: drift -1 out of range"},
@@ -643,10 +644,22 @@ func (w *world) id(name string) sim.ProcID {
 	return id
 }
 
-// hooks returns Hooks whose Promote logs the promotion.
+// hooks returns Hooks whose Promote logs the promotion and whose Events
+// declare x and y servers that emit key-set and promoted, and y also
+// "lock-granted" under a trace kind of another name (its "promoted"), as a
+// kind maps its own names to its node's trace kinds.
 func (w *world) hooks() faults.Hooks {
+	redisLike := []faults.NodeEvent{{Name: "key-set", Trace: "key-set"}, {Name: "promoted", Trace: "promoted"}}
 	return faults.Hooks{Promote: func(node sim.ProcID) {
 		w.promoted = append(w.promoted, fmt.Sprintf("%v %s", w.k.Now().Duration(), w.k.Name(node)))
+	}, Events: func(p sim.ProcID) []faults.NodeEvent {
+		switch w.k.Name(p) {
+		case "x":
+			return redisLike
+		case "y":
+			return append(redisLike[:2:2], faults.NodeEvent{Name: "lock-granted", Trace: "promoted"})
+		}
+		return nil
 	}}
 }
 

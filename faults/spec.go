@@ -11,14 +11,16 @@ import (
 
 // Events are the trigger events (SCENARIO_FORMAT.md, "Triggers"), mapped to
 // the trace kinds that processes emit. ClientEvents are emitted by lock
-// clients, NodeEvents by servers; crashed and restarted by any process.
+// clients, crashed and restarted by any process. The servers' events are
+// declared with their process kinds (NodeEvent, scenarios.ProcKind
+// TriggerEvents), since each kind's node logs its own.
 var (
 	ClientEvents = []string{"acquire-start", "acquired", "released", "lock-lost", "resource-read", "resource-write"}
-	NodeEvents   = []string{"key-set", "promoted"}
 	AnyEvents    = []string{"crashed", "restarted"}
 )
 
-// eventKinds maps a trigger event name to the trace kind it matches.
+// eventKinds maps a client or any-process trigger event to the trace kind
+// it matches.
 var eventKinds = map[string]sim.Kind{
 	"acquire-start":  sim.KindAcquireStart,
 	"acquired":       sim.KindAcquired,
@@ -26,10 +28,20 @@ var eventKinds = map[string]sim.Kind{
 	"lock-lost":      sim.KindLockLost,
 	"resource-read":  sim.KindResourceRead,
 	"resource-write": sim.KindResourceWrite,
-	"key-set":        "key-set",  // nodes/redis emits it when it stores a lock key
-	"promoted":       "promoted", // nodes/redis emits it when a replica becomes master
 	"crashed":        sim.KindCrash,
 	"restarted":      sim.KindRestart,
+}
+
+// NodeEvent is a trigger event that the servers of one process kind emit,
+// declared with the kind (scenarios.ProcKind.TriggerEvents): the name
+// on: {event: Name, node: X} uses, the trace kind the kind's node logs for
+// it, and what it means (for docs and errors). Two kinds may declare the
+// same name for their own trace kinds ("key-set": Redis's key-set,
+// memcached's item-stored).
+type NodeEvent struct {
+	Name  string
+	Trace sim.Kind
+	Means string
 }
 
 // Trigger fires a fault when the Count-th event of kind Event is emitted by

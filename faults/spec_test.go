@@ -80,12 +80,14 @@ func TestSpecTargetsDoesNotReorderGroups(t *testing.T) {
 	assert.Equal(t, [][]string{{"c2", "B", "A"}}, spec.Groups)
 }
 
-// TestEventLists checks that every trigger event a scenario may name is one
-// Install accepts, and that the lists do not overlap.
+// TestEventLists checks that every client and any-process trigger event is
+// one Install accepts, that the lists do not overlap, and that a node
+// event is accepted only on a process whose kind declares it
+// (Hooks.Events), with an error naming the process and the event.
 func TestEventLists(t *testing.T) {
 	seen := map[string]bool{}
-	w := newWorld(1, []string{"a"}, nil)
-	for _, list := range [][]string{faults.ClientEvents, faults.NodeEvents, faults.AnyEvents} {
+	w := newWorld(1, []string{"a", "b"}, nil)
+	for _, list := range [][]string{faults.ClientEvents, faults.AnyEvents} {
 		for _, e := range list {
 			assert.False(t, seen[e], "event %q listed twice", e)
 			seen[e] = true
@@ -93,6 +95,19 @@ func TestEventLists(t *testing.T) {
 			assert.NoError(t, faults.Install(w.k, []faults.Spec{spec}, faults.Hooks{}), "event %q", e)
 		}
 	}
-	assert.Len(t, seen, 10, "SCENARIO_FORMAT.md lists ten core events")
+	assert.Len(t, seen, 8, "SCENARIO_FORMAT.md lists eight core client and process events (key-set and promoted are Redis's)")
 	assert.Len(t, faults.Kinds, 10, "SCENARIO_FORMAT.md lists ten core fault kinds")
+
+	hooks := faults.Hooks{Events: func(p sim.ProcID) []faults.NodeEvent {
+		if w.k.Name(p) == "a" {
+			return []faults.NodeEvent{{Name: "key-set", Trace: "item-stored"}}
+		}
+		return nil
+	}}
+	on := func(proc string) []faults.Spec {
+		return []faults.Spec{{On: &faults.Trigger{Event: "key-set", Proc: proc}, Kind: "heal"}}
+	}
+	assert.NoError(t, faults.Install(w.k, on("a"), hooks))
+	assert.EqualError(t, faults.Install(w.k, on("b"), hooks), `faults[0]: on.event: b never emits event "key-set"`)
+	assert.EqualError(t, faults.Install(w.k, on("a"), faults.Hooks{}), `faults[0]: on.event: a never emits event "key-set"`)
 }

@@ -6,21 +6,33 @@ import (
 )
 
 // WorldOf returns what the fault generator may touch in s: its clients,
-// Redis masters and replicas, other processes, its duration and the longest
-// lock lifetime of its clients.
+// lock servers (masters and replicas), other processes, the trigger events
+// of each lock server, its duration and the longest lock lifetime of its
+// clients.
 func WorldOf(s *scenarios.Scenario) faults.GenWorld {
-	w := faults.GenWorld{Duration: s.Duration}
-	// Processes by role, from the process kinds (scenarios.ProcKind):
-	// Redis masters and replicas are what persistence and failover faults
-	// act on; every other server is one of the others.
+	w := faults.GenWorld{Duration: s.Duration, Events: map[string][]string{}}
+	// Processes by role, from the process kinds (scenarios.ProcKind): the
+	// lock servers of every kind (LockServer) are what server faults and
+	// server triggers aim at, a master when it replicates from no one, a
+	// replica (promote's targets) when its kind can be promoted. Every
+	// other server is one of the others; so is a replica promote cannot
+	// reach (a MySQL replica), which crash, pause and clock faults still
+	// hit now and then.
 	for _, p := range s.Servers() {
-		switch p.Role {
-		case scenarios.RoleRedis:
+		switch {
+		case !p.Kind.LockServer:
+			w.Others = append(w.Others, p.Name)
+		case p.ReplicaOf == "":
 			w.Masters = append(w.Masters, p.Name)
-		case scenarios.RoleReplica:
+		case p.Kind.Promotable:
 			w.Replicas = append(w.Replicas, p.Name)
 		default:
 			w.Others = append(w.Others, p.Name)
+		}
+		if p.Kind.LockServer {
+			for _, e := range p.Kind.TriggerEvents {
+				w.Events[p.Name] = append(w.Events[p.Name], e.Name)
+			}
 		}
 	}
 	for _, c := range s.Clients {

@@ -23,18 +23,21 @@ func TestWorldOf(t *testing.T) {
 		}},
 		{name: "single-failover", want: faults.GenWorld{
 			Clients: []string{"c1", "c2"}, Masters: []string{"M"}, Replicas: []string{"R"}, Others: []string{"s1", "s2", "s3", "storage"},
+			Events: map[string][]string{"M": {"key-set", "promoted"}, "R": {"key-set", "promoted"}},
 		}},
 		{name: "memcached-add-restart", want: faults.GenWorld{
-			Clients: []string{"c1", "c2"}, Others: []string{"M", "storage"},
+			Clients: []string{"c1", "c2"}, Masters: []string{"M"}, Others: []string{"storage"},
+			Events: map[string][]string{"M": {"key-set", "key-evicted"}},
 		}},
 		{name: "mysql-for-update-pause", want: faults.GenWorld{
-			Clients: []string{"c1", "c2"}, Others: []string{"D", "storage"},
+			Clients: []string{"c1", "c2"}, Masters: []string{"D"}, Others: []string{"storage"},
+			Events: map[string][]string{"D": {"row-locked", "committed", "conn-closed"}},
 		}},
 		{name: "redis-eviction-volatile-lru", want: faults.GenWorld{
 			Clients: []string{"c1", "c2"}, Masters: []string{"A"}, Others: []string{"F", "storage"},
 		}},
 		{name: "zk-session-expiry-pause", want: faults.GenWorld{
-			Clients: []string{"c1", "c2"}, Others: []string{"zk", "storage"},
+			Clients: []string{"c1", "c2"}, Others: []string{"zk", "storage"}, Events: map[string][]string{},
 		}},
 	}
 	for _, tt := range tests {
@@ -46,6 +49,9 @@ func TestWorldOf(t *testing.T) {
 			assert.Equal(t, tt.want.Masters, w.Masters)
 			assert.Equal(t, tt.want.Replicas, w.Replicas)
 			assert.Equal(t, tt.want.Others, w.Others)
+			if tt.want.Events != nil {
+				assert.Equal(t, tt.want.Events, w.Events)
+			}
 			assert.Equal(t, s.Duration, w.Duration)
 			assert.Positive(t, w.TTL)
 			if tt.want.TTL > 0 {

@@ -59,11 +59,16 @@ func TestRealPortInUse(t *testing.T) {
 		{name: "real, a replica after its master", scenario: "failover-replica-clock-synced", victim: "R", before: 1},
 		{name: "real, a sentinel after the servers", scenario: "failover-replica-clock-synced", victim: "s1", before: 2},
 		{name: "twin", scenario: "get-del-release", victim: "A", before: 0, twin: true},
+		{name: "real, memcached", scenario: "memcached-add-restart", victim: "M", before: 0},
+		{name: "real, mariadbd", scenario: "mysql-insert-lock-no-expiry", victim: "D", before: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := scenarios.Builtin(tt.scenario)
 			require.NoError(t, err)
+			if !haveServers(t, s) {
+				return
+			}
 			p := &portTaker{t: t, victim: tt.victim}
 			opt := Options{Dir: t.TempDir(), BeforeStart: p.before, serverStarted: p.started}
 			if tt.twin {
@@ -84,4 +89,18 @@ func TestRealPortInUse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRealMissingMemcached: without memcached on PATH a memcached scenario
+// is ErrMissingBinary (exit 2 in simrun), saying what to install, and
+// nothing starts.
+func TestRealMissingMemcached(t *testing.T) {
+	s, err := scenarios.Builtin("memcached-add-restart")
+	require.NoError(t, err)
+	t.Setenv("PATH", t.TempDir())
+	_, err = run(context.Background(), s, 1, Options{Dir: t.TempDir()}, nil)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrMissingBinary)
+	assert.Contains(t, err.Error(), "M: ")
+	assert.Contains(t, err.Error(), "apt-get install -y memcached")
 }

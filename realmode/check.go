@@ -87,8 +87,10 @@ func Check(s *scenarios.Scenario) error {
 	r := rolesOf(s)
 	for i, f := range s.Faults {
 		where := fmt.Sprintf("faults[%d] (%s)", i, f.String())
-		if f.On != nil && f.On.Event == "promoted" {
-			return &UnsupportedError{Where: where, Why: "real mode cannot observe when a real server is promoted by Sentinel (trigger on promoted)"}
+		if f.On != nil {
+			if why := checkTrigger(s, f.On); why != "" {
+				return &UnsupportedError{Where: where, Why: why}
+			}
 		}
 		for _, k := range scenarios.Kinds() {
 			if l, ok := launchers[k.Name]; ok && l.checkFault != nil {
@@ -112,4 +114,39 @@ func fsyncName(p string) string {
 		return "everysec"
 	}
 	return strings.ToLower(p)
+}
+
+// checkTrigger says why real mode cannot fire a trigger on a server's
+// event: its gateway sees only the events its launcher lists (seen), those
+// a reply shows; "" when it can.
+func checkTrigger(s *scenarios.Scenario, t *faults.Trigger) string {
+	for _, p := range s.Servers() {
+		if p.Name != t.Proc {
+			continue
+		}
+		declared := false
+		for _, e := range p.Kind.TriggerEvents {
+			declared = declared || e.Name == t.Event
+		}
+		if !declared {
+			return "" // a client or any-process event (crashed, restarted)
+		}
+		for _, e := range launchers[p.Kind.Name].seen {
+			if e == t.Event {
+				return ""
+			}
+		}
+		if t.Event == "promoted" {
+			return "real mode cannot observe when a real server is promoted by Sentinel (trigger on promoted)"
+		}
+		return fmt.Sprintf("real mode cannot observe event %s of %s (%s): its gateway sees only what replies show (%s)", t.Event, t.Proc, p.Kind.What, seenList(launchers[p.Kind.Name].seen))
+	}
+	return ""
+}
+
+func seenList(seen []string) string {
+	if len(seen) == 0 {
+		return "none"
+	}
+	return strings.Join(seen, ", ")
 }

@@ -2,6 +2,7 @@ package realmode
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,8 +115,7 @@ func TestBracketed(t *testing.T) {
 // while the rest is real.
 func TestCheckRefusesKindsWithoutLauncher(t *testing.T) {
 	tests := []struct{ section, yaml, what string }{
-		{"memcached", "memcached:\n  - name: MC\n", "a memcached server"},
-		{"mysql", "mysql:\n  - name: DB\n", "a MySQL server"},
+		{"zookeeper", "zookeeper:\n  lock_delay: 0s\n", "the ZooKeeper service"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.section, func(t *testing.T) {
@@ -126,7 +126,7 @@ func TestCheckRefusesKindsWithoutLauncher(t *testing.T) {
 			require.ErrorAs(t, err, &ue)
 			assert.Equal(t, tt.section, ue.Where)
 			assert.Contains(t, ue.Why, tt.what+" is not supported yet")
-			assert.Contains(t, ue.Why, "redis-sentinel and redis-server")
+			assert.Contains(t, ue.Why, "real mode runs mariadbd, memcached, redis-sentinel, redis-server only")
 		})
 	}
 	s, err := scenarios.Parse("t.yaml", []byte(sprintf(checkBase, "no", "everysec")))
@@ -170,4 +170,52 @@ faults:
 		"s1": {Drift: 0.01},
 		"s2": {Drift: 0.01},
 	}, clocksOf(s))
+}
+
+// TestCheckMySQL: what of a MySQL section or fault real mode cannot
+// reproduce is refused, naming the field or fault and why (exit 2).
+func TestCheckMySQL(t *testing.T) {
+	const base = `name: t
+duration: 10s
+mysql:
+  - name: D
+    innodb_flush_log_at_trx_commit: 1
+  - name: E
+clients:
+  - name: c1
+    lock: {algorithm: mysql-insert, node: D, table: locks}
+`
+	tests := []struct {
+		name, old, new, where, why string
+	}{
+		{"replica", "  - name: E\n", "  - name: E\n    replica_of: D\n", "mysql[1] (E).replica_of", "starts no MariaDB replicas"},
+		{"read_only", "  - name: E\n", "  - name: E\n    read_only: true\n", "mysql[1] (E).read_only", "--skip-grant-tables"},
+		{"clock", "  - name: E\n", "  - name: E\n    clock: {offset: 1s}\n", "mysql[1] (E).clock", "does not shift mariadbd's clock"},
+		{"clock jump", "", "faults:\n  - {at: 1s, kind: clock-jump, node: D, by: 5s}\n", "faults[0] (clock-jump", "does not shift mariadbd's clock"},
+		{"power loss without flush at commit", "innodb_flush_log_at_trx_commit: 1", "innodb_flush_log_at_trx_commit: 2", "faults[0] (crash", "innodb_flush_log_at_trx_commit 2 loses commits"},
+		{"a trigger no reply shows", "", "faults:\n  - {on: {event: conn-closed, node: D}, kind: pause, node: c1, for: 1s}\n", "faults[0] (pause", "cannot observe event conn-closed of D (a MySQL server): its gateway sees only what replies show (row-locked, committed)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := base
+			if tt.name == "power loss without flush at commit" {
+				src += "faults:\n  - {at: 1s, kind: crash, node: D, mode: power}\n"
+			}
+			if tt.old == "" {
+				src += tt.new
+			} else {
+				require.Contains(t, src, tt.old)
+				src = strings.Replace(src, tt.old, tt.new, 1)
+			}
+			s, err := scenarios.Parse("t.yaml", []byte(src))
+			require.NoError(t, err)
+			var ue *UnsupportedError
+			require.ErrorAs(t, Check(s), &ue)
+			assert.True(t, strings.HasPrefix(ue.Where, tt.where), "where: %s", ue.Where)
+			assert.Contains(t, ue.Why, tt.why)
+		})
+	}
+	s, err := scenarios.Parse("t.yaml", []byte(base+"faults:\n  - {at: 1s, kind: crash, node: D, mode: power}\n  - {at: 2s, kind: pause, node: E, for: 1s}\n  - {on: {event: row-locked, node: D}, kind: pause, node: c1, for: 1s}\n"))
+	require.NoError(t, err)
+	assert.NoError(t, Check(s), "a power loss with innodb_flush_log_at_trx_commit 1 equals a kill; a pause is SIGSTOP; the gateway sees row-locked")
 }

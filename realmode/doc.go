@@ -1,10 +1,14 @@
-// Package realmode runs a locksim scenario against real redis-server and
-// redis-sentinel processes, in real time, and judges its history with the
-// same checker as a simulation (simrun real, simrun twin).
+// Package realmode runs a locksim scenario against real redis-server,
+// redis-sentinel, memcached and mariadbd processes, in real time, and judges
+// its history with the same checker as a simulation (simrun real, simrun
+// twin). Each process kind with real servers has a launcher (kinds.go);
+// gateways speak RESP or memcached's text protocol through a codec
+// (gateway.go), and MySQL's connections through go-sql-driver/mysql
+// (mysqlgw.go).
 //
 // The kernel (package sim) stays what it is: deterministic, single-threaded,
 // no slower. Real mode builds the scenario's world with gateways in place of
-// the Redis nodes and sentinels (scenarios.BuildWith) and drives it with a
+// the real servers (scenarios.BuildWith) and drives it with a
 // loop that lets virtual time follow real elapsed time: it runs the kernel up
 // to the real time elapsed, sleeps until the next event is due
 // (sim.Kernel.NextAt) or a reply arrives, and injects each reply as the

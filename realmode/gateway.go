@@ -2,20 +2,25 @@ package realmode
 
 import (
 	"bufio"
+	"fmt"
+	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/locksim/locksim/nodes/memcached"
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/sim"
 )
 
 // gateway is the kernel process that stands for a real server (a
-// redis-server or a redis-sentinel) under the server's own process name.
-// It forwards every redis.Request it receives to the real server over real
-// TCP, one connection per sender, and the driver injects each reply as the
-// gateway's message to that sender. A connection that breaks (the server
+// redis-server, a redis-sentinel, a memcached) under the server's own
+// process name. It forwards every request it receives (in the server's
+// protocol, its codec: redis.Request, memcached.Request) to the real server
+// over real TCP, one connection per sender, and the driver injects each
+// reply as the gateway's message to that sender. A connection that breaks (the server
 // was killed) loses the requests in flight, and their senders time out, as
 // the model's clients do when a crashed node never answers; the next
 // request dials again.
@@ -37,13 +42,13 @@ func (g *gateway) Init(env *sim.Env) {
 func (g *gateway) Fire(env *sim.Env, tag any) {}
 
 func (g *gateway) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
-	req, ok := msg.(redis.Request)
-	if !ok {
+	req := msg
+	if !g.srv.codec.accept(req) {
 		return
 	}
 	c := g.conns[from]
 	if c == nil {
-		c = &conn{g: g, to: from, ip: net.ParseIP(g.rt.clientIP[env.NameOf(from)]), reqs: make(chan redis.Request, 1024), quit: make(chan struct{})}
+		c = &conn{g: g, to: from, ip: net.ParseIP(g.rt.clientIP[env.NameOf(from)]), reqs: make(chan sim.Message, 1024), quit: make(chan struct{})}
 		g.conns[from] = c
 		g.rt.wg.Add(1)
 		go c.write()
@@ -54,7 +59,7 @@ func (g *gateway) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 		// NB: a client with a thousand requests outstanding to one paused
 		// server; the model would queue them all, real mode drops the rest
 		// (its sender times out).
-		env.Logf(KindReal, "request %d to %s dropped: 1024 requests already wait on this connection", req.ID, g.name)
+		env.Logf(KindReal, "a request to %s dropped: 1024 requests already wait on this connection", g.name)
 	}
 }
 
@@ -67,6 +72,14 @@ func (g *gateway) close() {
 	}
 }
 
+// gatewayProc is a gateway process of either shape (gateway, mysqlGateway).
+type gatewayProc interface {
+	sim.Process
+	// close ends the instance's real connections: its server was killed
+	// or shut down.
+	close()
+}
+
 // KindReal marks trace events that only real mode records (a dial that
 // failed, a request dropped).
 const KindReal sim.Kind = "real"
@@ -76,13 +89,13 @@ type conn struct {
 	g    *gateway
 	to   sim.ProcID
 	ip   net.IP // the client's loopback address (nil: any)
-	reqs chan redis.Request
+	reqs chan sim.Message
 	quit chan struct{}
 	once sync.Once
 
 	mu      sync.Mutex
 	nc      net.Conn
-	pending []redis.Request
+	pending []sim.Message
 }
 
 func (c *conn) close() {
@@ -101,7 +114,7 @@ func (c *conn) write() {
 	defer c.g.rt.wg.Done()
 	var buf []byte
 	for {
-		var req redis.Request
+		var req sim.Message
 		select {
 		case <-c.quit:
 			return
@@ -139,7 +152,7 @@ func (c *conn) write() {
 		c.mu.Lock()
 		c.pending = append(c.pending, req)
 		c.mu.Unlock()
-		buf = appendCommand(buf[:0], req.Args)
+		buf = c.g.srv.codec.encode(buf[:0], req)
 		if _, err := nc.Write(buf); err != nil {
 			c.drop(nc)
 		}
@@ -161,8 +174,21 @@ func (c *conn) drop(nc net.Conn) {
 func (c *conn) read(nc net.Conn) {
 	defer c.g.rt.wg.Done()
 	br := bufio.NewReader(nc)
+	codec := c.g.srv.codec
 	for {
-		v, err := readValue(br)
+		// The reply's framing may depend on its request (memcached's
+		// storage commands), which the codec asks for once the reply's
+		// first line is in (the request was sent before it): nil for a
+		// reply without one (a server's own error line).
+		pending := func() sim.Message {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.nc == nc && len(c.pending) > 0 {
+				return c.pending[0]
+			}
+			return nil
+		}
+		v, err := codec.read(br, pending)
 		if err != nil {
 			c.drop(nc)
 			return
@@ -180,22 +206,57 @@ func (c *conn) read(nc net.Conn) {
 	}
 }
 
-// reply runs on the driver's goroutine: it records what the real server
-// did that fault triggers watch for and injects the reply.
-func (g *gateway) reply(to sim.ProcID, req redis.Request, v redis.Value) {
+// reply runs on the driver's goroutine: the codec records what the real
+// server did that fault triggers watch for, and the reply is injected.
+func (g *gateway) reply(to sim.ProcID, req, rep sim.Message) {
 	if g.dead || g.rt.gateways[g.name] != g {
 		return // an earlier incarnation's connection
 	}
-	if isKeySet(req.Args, v) {
+	g.rt.k.Inject(g.env.ID(), to, g.srv.codec.replied(g, req, rep))
+}
+
+// codec is a real server's protocol as a gateway speaks it.
+type codec interface {
+	// accept reports whether msg is a request of the protocol.
+	accept(msg sim.Message) bool
+	// encode appends req as the protocol sends it.
+	encode(b []byte, req sim.Message) []byte
+	// read reads one reply and returns it as the kernel message the
+	// sender expects, its ID unset (replied sets it); pending returns the
+	// request it answers (nil: none is pending).
+	read(br *bufio.Reader, pending func() sim.Message) (sim.Message, error)
+	// replied runs on the driver's goroutine once the reply arrived: it
+	// logs the trigger events the reply shows the server emitted and
+	// returns the reply to inject, answering req.
+	replied(g *gateway, req, rep sim.Message) sim.Message
+}
+
+// respCodec is Redis's and Sentinel's RESP.
+type respCodec struct{ sentinel bool }
+
+func (respCodec) accept(msg sim.Message) bool { _, ok := msg.(redis.Request); return ok }
+
+func (respCodec) encode(b []byte, req sim.Message) []byte {
+	return appendCommand(b, req.(redis.Request).Args)
+}
+
+func (respCodec) read(br *bufio.Reader, _ func() sim.Message) (sim.Message, error) {
+	v, err := readValue(br)
+	return redis.Reply{Value: v}, err
+}
+
+func (c respCodec) replied(g *gateway, req, rep sim.Message) sim.Message {
+	r, v := req.(redis.Request), rep.(redis.Reply).Value
+	if isKeySet(r.Args, v) {
 		// The real server stored the key before it replied: the trigger
 		// "key-set" fires when real mode sees that reply (later than the
 		// model's event by the reply's way back).
-		g.env.Log(redis.EventKeySet, req.Args[1])
+		g.env.Log(redis.EventKeySet, r.Args[1])
 	}
-	if g.srv.sentinel {
+	if c.sentinel {
 		v = g.rt.names(v)
 	}
-	g.rt.k.Inject(g.env.ID(), to, redis.Reply{ID: req.ID, Value: v})
+	return redis.Reply{ID: r.ID, Value: v}
 }
 
 // isKeySet reports whether a reply says that a lock command stored its key:
@@ -211,4 +272,86 @@ func isKeySet(args []string, v redis.Value) bool {
 		return v.Kind == redis.KindInt && v.Int == 1
 	}
 	return false
+}
+
+// memcachedCodec is memcached's text protocol (doc/protocol.txt): the
+// request line as memcached.Request.Line renders it, and a reply of VALUE
+// blocks up to END or a single status line.
+type memcachedCodec struct{}
+
+func (memcachedCodec) accept(msg sim.Message) bool { _, ok := msg.(memcached.Request); return ok }
+
+func (memcachedCodec) encode(b []byte, req sim.Message) []byte {
+	return append(b, req.(memcached.Request).Line()...)
+}
+
+// read reads VALUE blocks until the line that ends the reply (END after
+// them; otherwise the only line): only get and gets answer with VALUE
+// blocks, and they always end with END. After refusing a storage
+// command's line with CLIENT_ERROR, memcached reads the data block as a
+// command line of its own and answers ERROR (the conformance suite saw
+// it): that line belongs to the same request and is skipped.
+func (memcachedCodec) read(br *bufio.Reader, pending func() sim.Message) (sim.Message, error) {
+	var rep memcached.Reply
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		if !strings.HasPrefix(line, "VALUE ") {
+			rep.Status = line
+			if req, ok := pending().(memcached.Request); ok && req.Cmd.IsStorage() && strings.HasPrefix(line, "CLIENT_ERROR") {
+				if _, err := br.ReadString('\n'); err != nil {
+					return nil, err
+				}
+			}
+			return rep, nil
+		}
+		// VALUE <key> <flags> <bytes> [<cas unique>]
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			return nil, fmt.Errorf("memcached: bad VALUE line %q", line)
+		}
+		flags, err1 := strconv.ParseUint(f[2], 10, 32)
+		n, err2 := strconv.Atoi(f[3])
+		if err1 != nil || err2 != nil || n < 0 {
+			return nil, fmt.Errorf("memcached: bad VALUE line %q", line)
+		}
+		it := memcached.Item{Key: f[1], Flags: uint32(flags)}
+		if len(f) >= 5 {
+			cas, err := strconv.ParseUint(f[4], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("memcached: bad VALUE line %q", line)
+			}
+			it.CAS, rep.Gets = cas, true
+		}
+		data := make([]byte, n+2)
+		if _, err := io.ReadFull(br, data); err != nil {
+			return nil, err
+		}
+		it.Value = string(data[:n])
+		rep.Items = append(rep.Items, it)
+	}
+}
+
+// replied logs item-stored (the trigger event key-set) when the reply says
+// the server stored the item: STORED to a storage command, a number to
+// incr/decr. NB: real mode sees it a reply's way back later than the
+// model's event, and without the model's CAS id and expiry in its text.
+func (memcachedCodec) replied(g *gateway, req, rep sim.Message) sim.Message {
+	r, p := req.(memcached.Request), rep.(memcached.Reply)
+	switch {
+	case r.Cmd.IsStorage() && p.Status == memcached.Stored:
+		g.env.Log(memcached.KindItemStored, r.Key+" "+strconv.Quote(r.Value))
+	case r.Cmd == memcached.CmdIncr || r.Cmd == memcached.CmdDecr:
+		if _, err := strconv.ParseUint(p.Status, 10, 64); err == nil {
+			g.env.Log(memcached.KindItemStored, r.Key)
+		}
+	}
+	if r.Cmd == memcached.CmdGets {
+		p.Gets = true
+	}
+	p.ID = r.ID
+	return p
 }

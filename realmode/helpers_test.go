@@ -5,6 +5,9 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+
+	"github.com/locksim/locksim/realmode/launch"
+	"github.com/locksim/locksim/scenarios"
 )
 
 // needServers skips (loudly) when redis-server is missing, and fails under
@@ -25,4 +28,30 @@ func needServers(t *testing.T) {
 // alive reports whether a process with this pid exists (signal 0).
 func alive(pid int) bool {
 	return pid > 0 && syscall.Kill(pid, 0) == nil
+}
+
+// haveServers reports whether the real servers of s's kinds beyond Redis
+// (memcached, MariaDB) are installed: under CI=true a missing one fails the
+// test, elsewhere the scenario is skipped loudly.
+func haveServers(t *testing.T, s *scenarios.Scenario) bool {
+	t.Helper()
+	var missing []string
+	if len(s.Memcached()) > 0 {
+		if _, err := launch.MemcachedBinary(""); err != nil {
+			missing = append(missing, "memcached")
+		}
+	}
+	if len(s.MySQL()) > 0 {
+		if _, _, err := launch.MariaDBBinaries("", ""); err != nil {
+			missing = append(missing, "mariadb-server")
+		}
+	}
+	if len(missing) == 0 {
+		return true
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s needs %v, required under CI=true (apt-get install %v)", s.Name, missing, missing)
+	}
+	t.Logf("SKIPPED: %s needs %v (apt-get install %v)", s.Name, missing, missing)
+	return false
 }

@@ -31,6 +31,10 @@ type launcher struct {
 	// kind's servers, or "" (nil: it can apply any the proxy and the clock
 	// library can).
 	checkFault func(s *scenarios.Scenario, f faults.Spec) string
+	// seen are the kind's trigger events (scenarios.ProcKind
+	// TriggerEvents) that its gateway logs, from the replies that show
+	// them; a trigger on another is refused.
+	seen []string
 }
 
 // startEnv is what launchers share: loopback addresses, the data directory
@@ -43,15 +47,35 @@ type startEnv struct {
 }
 
 // launchers maps a process kind's name (scenarios.ProcKind.Name) to its
-// launcher. The next kind with a real server (memcached, MariaDB) adds one
-// entry and its start function.
+// launcher. A kind with a real server adds one entry and its start
+// function.
 var launchers = map[string]launcher{
-	scenarios.KindRedis:    {real: "redis-server", check: checkRedis, start: startRedis, group: groupRedis, checkFault: checkRedisFault},
+	scenarios.KindRedis:    {real: "redis-server", check: checkRedis, start: startRedis, group: groupRedis, checkFault: checkRedisFault, seen: []string{"key-set"}},
 	scenarios.KindSentinel: {real: "redis-sentinel", start: startSentinels, group: groupSentinels},
 	scenarios.KindStorage:  {real: "locksim's storage service"},
 	// Counter loaders and clients are clients, not servers: models driven
 	// in real time, talking to the real Redis through its gateway.
 	scenarios.KindCounter: {real: "locksim's counter clients"},
+	// memcached: Debian's memcached; the section's every field maps to a
+	// flag (-m, -I, -M, -C), so nothing is refused; a restart starts an
+	// empty cache, as the model's does.
+	scenarios.KindMemcached: {real: launch.MemcachedProgram, start: startMemcached, group: ownGroup(scenarios.KindMemcached), seen: []string{"key-set"}},
+	// MySQL: Debian's mariadb-server (mariadbd); see checkMySQL for what
+	// real mode refuses.
+	scenarios.KindMySQL: {real: launch.MariaDBServerProgram, check: checkMySQL, start: startMySQL, group: ownGroup(scenarios.KindMySQL), checkFault: checkMySQLFault,
+		seen: []string{"row-locked", "committed"}},
+	// Cache fillers are locksim's own processes, driven by the kernel in
+	// real time; their writes go through the server's gateway.
+	scenarios.KindFiller: {real: "locksim's cache filler"},
+}
+
+// ownGroup: each server of kind is a group of its own (no replication).
+func ownGroup(kind string) func(s *scenarios.Scenario, r *roles) {
+	return func(s *scenarios.Scenario, r *roles) {
+		for _, p := range s.ServersOf(scenarios.KindNamed(kind)) {
+			r.group[p.Name] = p.Name
+		}
+	}
 }
 
 // groupRedis: a master is its own group, a replica joins its master's.
@@ -110,5 +134,45 @@ func realKinds() string {
 		}
 	}
 	sort.Strings(out)
-	return strings.Join(out, " and ")
+	return strings.Join(out, ", ")
+}
+
+// checkMySQL refuses what of a MySQL section real mode cannot reproduce:
+// replication (real mode starts no replicas), read_only (mariadbd runs with
+// --skip-grant-tables, where every client is privileged and read_only does
+// not apply to it), and a server clock offset or drift (real mode does not
+// shift mariadbd's clock).
+func checkMySQL(s *scenarios.Scenario) error {
+	for i, m := range s.MySQL() {
+		where := fmt.Sprintf("mysql[%d] (%s)", i, m.Name)
+		switch {
+		case m.Config.ReplicaOf != "":
+			return &UnsupportedError{Where: where + ".replica_of", Why: "real mode starts no MariaDB replicas (binlog replication is not set up)"}
+		case m.Config.ReadOnly:
+			return &UnsupportedError{Where: where + ".read_only", Why: "real mode runs mariadbd with --skip-grant-tables, where every client is privileged and read_only does not apply to it"}
+		case m.Clock != (scenarios.ClockSpec{}):
+			return &UnsupportedError{Where: where + ".clock", Why: "real mode does not shift mariadbd's clock"}
+		}
+	}
+	return nil
+}
+
+// checkMySQLFault: a clock fault on a MariaDB server (real mode does not
+// shift its clock), and a power loss with innodb_flush_log_at_trx_commit 0
+// or 2, which loses commits the page cache (2) or the log buffer (0) held
+// and a kill keeps (2) or loses only partly the same way (0): it needs a
+// filesystem that drops unsynced data.
+func checkMySQLFault(s *scenarios.Scenario, f faults.Spec) string {
+	for _, m := range s.MySQL() {
+		if m.Name != f.Node {
+			continue
+		}
+		switch {
+		case f.Kind == faults.KindClockJump || f.Kind == faults.KindClockDrift:
+			return "real mode does not shift mariadbd's clock"
+		case f.Kind == faults.KindCrash && f.Mode == "power" && m.Config.FlushLogAtTrxCommit != 1:
+			return fmt.Sprintf("power loss with innodb_flush_log_at_trx_commit %d loses commits that a kill keeps (the redo log is not flushed at commit); it needs a filesystem that drops unsynced data, so real mode refuses it (a power loss equals a kill only with innodb_flush_log_at_trx_commit 1)", m.Config.FlushLogAtTrxCommit)
+		}
+	}
+	return ""
 }

@@ -52,7 +52,7 @@ type runtime struct {
 	inj      chan func()
 	done     chan struct{}
 	wg       sync.WaitGroup
-	gateways map[string]*gateway // current incarnation by process name
+	gateways map[string]gatewayProc // current incarnation by process name
 	servers  map[string]*server
 	byAddr   map[string]string // "127.0.0.1:port" -> process name
 	ops      map[string]chan func()
@@ -129,9 +129,14 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 	if err := Check(s); err != nil {
 		return nil, err
 	}
-	srvBin, sentBin, err := Binaries()
-	if err != nil {
-		return nil, err
+	// Redis's binaries are needed only by scenarios with Redis servers or
+	// sentinels; other kinds' launchers find their own.
+	var srvBin, sentBin string
+	var err error
+	if len(s.Redis()) > 0 || s.Sentinel() != nil {
+		if srvBin, sentBin, err = Binaries(); err != nil {
+			return nil, err
+		}
 	}
 	dir := opt.Dir
 	if dir == "" {
@@ -149,7 +154,7 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 	rt := &runtime{
 		inj:      make(chan func(), 4096),
 		done:     make(chan struct{}),
-		gateways: map[string]*gateway{},
+		gateways: map[string]gatewayProc{},
 		servers:  map[string]*server{},
 		byAddr:   map[string]string{},
 		ops:      map[string]chan func(){},
@@ -177,6 +182,9 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 			srv := rt.servers[name]
 			if srv == nil {
 				return nil
+			}
+			if srv.database != "" {
+				return func() sim.Process { return &mysqlGateway{rt: rt, name: name, srv: srv} }
 			}
 			return func() sim.Process { return &gateway{rt: rt, name: name, srv: srv} }
 		},
@@ -299,7 +307,7 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 		}
 	}
 	for _, r := range order {
-		srv := &server{name: r.Name}
+		srv := &server{name: r.Name, codec: respCodec{}}
 		ip, port, err := rt.front(pool, srv)
 		if err != nil {
 			return err
@@ -347,6 +355,71 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 	return nil
 }
 
+// startMemcached starts one memcached per memcached server, with the
+// section's memory limit (-m), item size limit (-I), -M and -C.
+func startMemcached(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
+	for _, m := range s.Memcached() {
+		bin, err := launch.MemcachedBinary("")
+		if err != nil {
+			return startErr(m.Name, err)
+		}
+		srv := &server{name: m.Name, codec: memcachedCodec{}}
+		ip, port, err := rt.front(env.pool, srv)
+		if err != nil {
+			return err
+		}
+		clock, err := rt.clockFor(srv, env.dir)
+		if err != nil {
+			return err
+		}
+		ls, err := rt.group.StartMemcached(launch.MemcachedOptions{
+			Name: m.Name, Bin: bin, IP: ip, Port: port, Dir: filepath.Join(env.dir, m.Name),
+			MemoryMB: int(m.Config.MaxBytes >> 20), ItemSizeMax: int(m.Config.ItemSizeMax),
+			NoEvictions: !m.Config.EvictToFree, NoCAS: !m.Config.UseCAS, Clock: clock,
+		})
+		if err != nil {
+			return startErr(m.Name, err)
+		}
+		rt.addServer(srv, ls)
+	}
+	return nil
+}
+
+// startMySQL starts one mariadbd per MySQL server, with the section's
+// server variables (innodb_lock_wait_timeout, wait_timeout,
+// innodb_flush_log_at_trx_commit, innodb_rollback_on_timeout,
+// innodb_deadlock_detect) and its lock tables created before the clients
+// start.
+func startMySQL(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
+	for _, m := range s.MySQL() {
+		install, bin, err := launch.MariaDBBinaries("", "")
+		if err != nil {
+			return startErr(m.Name, err)
+		}
+		srv := &server{name: m.Name, database: m.Config.Database}
+		ip, port, err := rt.front(env.pool, srv)
+		if err != nil {
+			return err
+		}
+		var tables []launch.MariaDBTable
+		for _, t := range m.Config.Tables {
+			tables = append(tables, launch.MariaDBTable{Name: t.Name, KeyName: t.KeyName})
+		}
+		ls, err := rt.group.StartMariaDB(launch.MariaDBOptions{
+			Name: m.Name, InstallBin: install, ServerBin: bin, IP: ip, Port: port, Dir: filepath.Join(env.dir, m.Name),
+			Database: m.Config.Database, Tables: tables,
+			LockWaitTimeout: m.Config.LockWaitTimeout, WaitTimeout: m.Config.WaitTimeout,
+			FlushLogAtTrxCommit: m.Config.FlushLogAtTrxCommit, RollbackOnTimeout: m.Config.RollbackOnTimeout,
+			NoDeadlockDetect: !m.Config.DeadlockDetect,
+		})
+		if err != nil {
+			return startErr(m.Name, err)
+		}
+		rt.addServer(srv, ls)
+	}
+	return nil
+}
+
 // startSentinels starts one redis-sentinel per sentinel and waits until
 // each knows the replicas and the other sentinels.
 func startSentinels(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
@@ -356,7 +429,7 @@ func startSentinels(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 		return nil
 	}
 	for _, n := range sp.Names {
-		srv := &server{name: n, sentinel: true}
+		srv := &server{name: n, sentinel: true, codec: respCodec{sentinel: true}}
 		ip, port, err := rt.front(pool, srv)
 		if err != nil {
 			return err

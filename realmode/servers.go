@@ -13,10 +13,16 @@ import (
 	"github.com/locksim/locksim/realmode/launch"
 )
 
-// server is one real redis-server or redis-sentinel that real mode
-// started (through realmode/launch), under a process name of the scenario.
+// server is one real server (redis-server, redis-sentinel, memcached)
+// that real mode started (through realmode/launch), under a process name
+// of the scenario.
 type server struct {
 	name string
+	// codec is the protocol its gateway speaks to it (nil for mariadbd,
+	// whose gateway is a mysqlGateway).
+	codec codec
+	// database is mariadbd's schema of lock tables ("": not a mariadbd).
+	database string
 	// sentinel is true for a redis-sentinel.
 	sentinel bool
 	ls       *launch.Server
@@ -36,7 +42,8 @@ var ErrStart = errors.New("cannot start a real server")
 // startErr classifies launch's errors.
 func startErr(name string, err error) error {
 	if errors.Is(err, launch.ErrNoBinary) {
-		return fmt.Errorf("%s: %w: %v (install it: apt-get install redis-server redis-sentinel)", name, ErrMissingBinary, err)
+		// launch's message says what to install.
+		return fmt.Errorf("%s: %w: %v", name, ErrMissingBinary, err)
 	}
 	return fmt.Errorf("%w: %s: %w", ErrStart, name, err)
 }

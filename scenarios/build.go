@@ -84,9 +84,16 @@ func BuildWith(s *Scenario, seed uint64, opt BuildOptions) (*World, error) {
 	}
 	op := &operator{}
 	k.Add(operatorName, func() sim.Process { return op }, sim.ClockSpec{})
+	// The node trigger events each server emits, from its kind.
+	events := map[sim.ProcID][]faults.NodeEvent{}
+	for _, p := range s.Servers() {
+		if id, ok := k.Lookup(p.Name); ok && len(p.Kind.TriggerEvents) > 0 {
+			events[id] = p.Kind.TriggerEvents
+		}
+	}
 	hooks := faults.Hooks{Promote: func(node sim.ProcID) {
 		op.send(node, redis.Request{ID: op.next(), Args: []string{"REPLICAOF", "NO", "ONE"}})
-	}}
+	}, Events: func(p sim.ProcID) []faults.NodeEvent { return events[p] }}
 	if opt.SkipFaults {
 		return w, nil
 	}

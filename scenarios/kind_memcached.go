@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/faults"
 
 	"gopkg.in/yaml.v3"
 
@@ -38,6 +39,13 @@ const memcachedSection = "memcached"
 // absolute Unix time on the server's start-up wall clock).
 var memcachedKind = &ProcKind{
 	Name: KindMemcached, Section: memcachedSection, What: "a memcached server",
+	// nodes/memcached logs item-stored for every store (set, add, replace,
+	// cas, incr/decr) and item-evicted when the LRU evicts a live item.
+	TriggerEvents: []faults.NodeEvent{
+		{Name: "key-set", Trace: memcached.KindItemStored, Means: "the server stored an item (set, add, replace, cas, incr/decr)"},
+		{Name: "key-evicted", Trace: memcached.KindItemEvicted, Means: "the LRU evicted a live item to make room"},
+	},
+	LockServer: true,
 	read: func(r *reader, top *obj, s *Scenario) {
 		var out []MemcachedSpec
 		for i, n := range top.list(memcachedSection) {
@@ -90,12 +98,21 @@ func (r *reader) memcached(n *yaml.Node, path string) MemcachedSpec {
 	}
 	size := int(s.Config.ItemSizeMax)
 	if o.integer("item_size_max", &size) {
-		// The model keeps memcached's 1 MB slab pages, so -I is 1 KB to 1 MB
+		// memcached refuses -I below its 512 KB slab_chunk_max, and the
+		// model keeps its 1 MB slab pages, so -I is 512 KB to 1 MB
 		// (nodes/memcached Config.Validate).
-		if size < 1024 || size > memcached.SlabPageSize {
-			r.errf(o.get("item_size_max"), path+".item_size_max", "must be from 1024 to %d bytes (memcached -I with 1 MB pages), got %d", memcached.SlabPageSize, size)
+		if size < memcached.SlabChunkMax || size > memcached.SlabPageSize {
+			r.errf(o.get("item_size_max"), path+".item_size_max", "must be from %d to %d bytes (memcached -I: at least its slab_chunk_max, at most one 1 MB page), got %d", memcached.SlabChunkMax, memcached.SlabPageSize, size)
 		}
 		s.Config.ItemSizeMax = int64(size)
+	}
+	if s.Config.ItemSizeMax > s.Config.MaxBytes/2 && s.Config.MaxBytes > 0 && s.Config.ItemSizeMax <= memcached.SlabPageSize && s.Config.ItemSizeMax >= memcached.SlabChunkMax {
+		// memcached refuses to start then (nodes/memcached Config.Validate).
+		field := "memory_mb"
+		if o.has("item_size_max") {
+			field = "item_size_max"
+		}
+		r.errf(o.get(field), path+"."+field, "item_size_max (%d bytes) must be at most half of memory_mb (%d MB): memcached refuses to start otherwise (\"Cannot set item size limit higher than 1/2 of memory max.\"); with memory_mb 1 set item_size_max: 524288", s.Config.ItemSizeMax, s.Config.MaxBytes>>20)
 	}
 	var noEvict, noCAS bool
 	if o.boolean("no_evictions", &noEvict) {

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/faults"
 	"strings"
 	"time"
 
@@ -41,6 +42,16 @@ const mysqlSection = "mysql"
 // = 1; row locks belong to transactions and die with their connection.
 var mysqlKind = &ProcKind{
 	Name: KindMySQL, Section: mysqlSection, What: "a MySQL server",
+	// nodes/mysql logs mysql-row-locked when InnoDB grants a row lock (an
+	// INSERT's or DELETE's record lock, SELECT ... FOR UPDATE's),
+	// mysql-commit at each commit and mysql-conn-closed when the server
+	// ends a session (wait_timeout, KILL, a client that hung up).
+	TriggerEvents: []faults.NodeEvent{
+		{Name: "row-locked", Trace: mysql.KindRowLocked, Means: "InnoDB granted a row lock (INSERT, DELETE, SELECT ... FOR UPDATE)"},
+		{Name: "committed", Trace: mysql.KindCommit, Means: "a transaction committed"},
+		{Name: "conn-closed", Trace: mysql.KindConnClosed, Means: "the server ended a session (wait_timeout, KILL, a client that hung up)"},
+	},
+	LockServer: true,
 	read: func(r *reader, top *obj, s *Scenario) {
 		var out []MySQLSpec
 		for i, n := range top.list(mysqlSection) {
@@ -61,7 +72,7 @@ var mysqlKind = &ProcKind{
 			if m.Config.ReplicaOf != "" {
 				note = "mysql, replica of " + m.Config.ReplicaOf
 			}
-			out = append(out, Proc{Name: m.Name, Path: fmt.Sprintf("mysql[%d].name", i), Clock: m.Clock, Role: RoleMySQL, Note: note})
+			out = append(out, Proc{Name: m.Name, Path: fmt.Sprintf("mysql[%d].name", i), Clock: m.Clock, Role: RoleMySQL, Note: note, ReplicaOf: m.Config.ReplicaOf})
 		}
 		return out
 	},

@@ -25,7 +25,11 @@ const redisSection = "redis"
 // redisKind: the redis: list of Redis servers (nodes/redis).
 var redisKind = &ProcKind{
 	Name: KindRedis, Section: redisSection, What: "a Redis server",
-	TriggerEvents: faults.NodeEvents,
+	TriggerEvents: []faults.NodeEvent{
+		{Name: "key-set", Trace: redis.EventKeySet, Means: "the server stored a key (SET, SETNX, a script's SET, HSET/HINCRBY creating a hash)"},
+		{Name: "promoted", Trace: redis.EventPromoted, Means: "the replica became a master (REPLICAOF NO ONE)"},
+	},
+	LockServer: true, Promotable: true,
 	read: func(r *reader, top *obj, s *Scenario) {
 		var out []RedisSpec
 		for i, n := range top.list(redisSection) {
@@ -40,7 +44,7 @@ var redisKind = &ProcKind{
 		for i, rs := range s.Redis() {
 			p := Proc{Name: rs.Name, Path: fmt.Sprintf("redis[%d].name", i), Clock: rs.Clock, Role: RoleRedis, AOF: rs.AppendOnly}
 			if rs.ReplicaOf != "" {
-				p.Role, p.Note = RoleReplica, "replica of "+rs.ReplicaOf
+				p.Role, p.Note, p.ReplicaOf = RoleReplica, "replica of "+rs.ReplicaOf, rs.ReplicaOf
 			}
 			out = append(out, p)
 		}

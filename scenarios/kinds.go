@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -22,9 +23,19 @@ type ProcKind struct {
 	Section string
 	// What names one process of the kind in errors ("a Redis server").
 	What string
-	// TriggerEvents are the events (faults.NodeEvents) that a process of
-	// the kind emits, so that on: {event: E, node: X} can name it.
-	TriggerEvents []string
+	// TriggerEvents are the trigger events a process of the kind emits,
+	// each with the trace kind its node logs for it, so that on: {event: E,
+	// node: X} can name it; validation refuses an event X's kind does not
+	// declare. The fuzz generator triggers on the first (the lock taken on
+	// the server).
+	TriggerEvents []faults.NodeEvent
+	// LockServer: the kind's processes hold the lock state that clients
+	// lock on (Redis, memcached, MySQL), so the fuzz generator aims its
+	// server faults and triggers at them (fuzz.WorldOf).
+	LockServer bool
+	// Promotable: the promote fault applies to the kind's replicas
+	// (Redis's REPLICAOF NO ONE).
+	Promotable bool
 	// DefaultLockNode: a lock of this kind that names no node uses the
 	// kind's first process (ZooKeeper's session service).
 	DefaultLockNode bool
@@ -53,6 +64,8 @@ type Proc struct {
 	// errors.
 	Path  string
 	Clock ClockSpec
+	// ReplicaOf names the process it replicates from ("": none).
+	ReplicaOf string
 	// Role, Note and AOF describe its lane in reports.
 	Role Role
 	Note string
@@ -81,6 +94,22 @@ var kinds = []*ProcKind{
 // clientKind stands for lock clients in cross-reference checks; clients are
 // read by client.go, not by a kind.
 var clientKind = &ProcKind{Name: "client", Section: "clients", What: "a client"}
+
+// TriggerEvents returns every node trigger event name some kind declares,
+// once each, in kind order.
+func TriggerEvents() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range kinds {
+		for _, e := range k.TriggerEvents {
+			if !seen[e.Name] {
+				seen[e.Name] = true
+				out = append(out, e.Name)
+			}
+		}
+	}
+	return out
+}
 
 // Kinds returns the process kinds in build order.
 func Kinds() []*ProcKind { return append([]*ProcKind(nil), kinds...) }

@@ -115,7 +115,9 @@ func TestKindSectionErrors(t *testing.T) {
 		want string
 	}{
 		{"memory out of range", "memory_mb: 2", "memory_mb: 0", "t.yaml:7: memcached[0].memory_mb: must be from 1 to"},
-		{"item size over the page", "memory_mb: 2", "item_size_max: 2000000", "t.yaml:7: memcached[0].item_size_max: must be from 1024 to 1048576 bytes"},
+		{"item size over the page", "memory_mb: 2", "item_size_max: 2000000", "t.yaml:7: memcached[0].item_size_max: must be from 524288 to 1048576 bytes"},
+		{"item size under the chunk maximum", "memory_mb: 2", "item_size_max: 1024", "t.yaml:7: memcached[0].item_size_max: must be from 524288 to 1048576 bytes (memcached -I: at least its slab_chunk_max"},
+		{"item size over half the memory", "memory_mb: 2", "memory_mb: 1", "t.yaml:7: memcached[0].memory_mb: item_size_max (1048576 bytes) must be at most half of memory_mb (1 MB): memcached refuses to start"},
 		{"no_evictions not a boolean", "no_evictions: true", "no_evictions: maybe", "t.yaml:8: memcached[0].no_evictions"},
 		{"unknown memcached field", "no_evictions: true", "exptime: 10", "t.yaml:8: memcached[0].exptime: unknown field"},
 		{"no lock table", "tables: [locks, {name: leases, key_name: uk_name}]", "tables: []", "t.yaml:11: mysql[0].tables: a MySQL node needs at least one lock table"},

@@ -257,7 +257,7 @@ func (r *reader) fault(n *yaml.Node, path string) faults.Spec {
 func allEvents() []string {
 	var out []string
 	out = append(out, faults.ClientEvents...)
-	out = append(out, faults.NodeEvents...)
+	out = append(out, TriggerEvents()...)
 	return append(out, faults.AnyEvents...)
 }
 

@@ -232,17 +232,37 @@ func validateTrigger(x *xref, t *faults.Trigger, path string) {
 		if ref(procPath, t.Proc, clientKind.Name) && procPath != path+".client" {
 			r.errf(at(procPath), procPath, "event %s comes from a client: write client: %s", t.Event, t.Proc)
 		}
-	case isIn(faults.NodeEvents):
+	case isIn(TriggerEvents()):
 		// The kinds whose processes emit the event (ProcKind.TriggerEvents).
-		var emitters []string
+		var emitters []*ProcKind
 		for _, k := range kinds {
 			for _, e := range k.TriggerEvents {
-				if e == t.Event {
-					emitters = append(emitters, k.Name)
+				if e.Name == t.Event {
+					emitters = append(emitters, k)
 				}
 			}
 		}
-		ref(procPath, t.Proc, emitters...)
+		k, known := x.procs[t.Proc]
+		if !ref(procPath, t.Proc) || !known {
+			return
+		}
+		for _, e := range emitters {
+			if e == k {
+				return
+			}
+		}
+		var whats, own []string
+		for _, e := range emitters {
+			whats = append(whats, e.What)
+		}
+		for _, e := range k.TriggerEvents {
+			own = append(own, e.Name)
+		}
+		mine := "none"
+		if len(own) > 0 {
+			mine = strings.Join(own, ", ")
+		}
+		r.errf(at(path+".event"), path+".event", "%s never emits event %s: %q is %s (kind %s, whose events are: %s); %s is emitted by %s", t.Proc, t.Event, t.Proc, k.What, k.Name, mine, t.Event, strings.Join(whats, ", "))
 	case isIn(faults.AnyEvents):
 		ref(procPath, t.Proc)
 	default:

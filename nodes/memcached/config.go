@@ -61,14 +61,25 @@ func DefaultConfig() Config {
 
 // Validate reports the first bad field, naming it and what is allowed.
 func (c Config) Validate() error {
-	// memcached's -I accepts 1 KB and up, and a value above 1 MB also
-	// grows the slab page size; the model keeps 1 MB pages, so it accepts
-	// 1 KB to 1 MB.
-	if c.ItemSizeMax < 1024 || c.ItemSizeMax > SlabPageSize {
-		return fmt.Errorf("memcached config: ItemSizeMax: %d out of range (allowed: 1024..%d bytes)", c.ItemSizeMax, SlabPageSize)
+	// memcached's -I accepts 1 KB and up, but refuses to start when it is
+	// below slab_chunk_max (512 KB unless -o slab_chunk_max changes it:
+	// "slab_chunk_max (bytes: 524288) cannot be larger than -I
+	// (item_size_max 1024)", M 1.6.45 memcached.c main's option checks;
+	// found by real mode); a value above 1 MB also grows the slab page
+	// size. The model keeps the default chunk maximum and 1 MB pages, so
+	// it accepts 512 KB to 1 MB.
+	if c.ItemSizeMax < SlabChunkMax || c.ItemSizeMax > SlabPageSize {
+		return fmt.Errorf("memcached config: ItemSizeMax: %d out of range (allowed: %d..%d bytes)", c.ItemSizeMax, SlabChunkMax, SlabPageSize)
 	}
 	if c.MaxBytes <= 0 {
 		return fmt.Errorf("memcached config: MaxBytes: %d out of range (allowed: more than 0 bytes; memcached's -m is in megabytes)", c.MaxBytes)
+	}
+	// memcached refuses to start when -I exceeds half of -m ("Cannot set
+	// item size limit higher than 1/2 of memory max.", exit EX_USAGE; M
+	// 1.6.45 memcached.c main's option checks; found by real mode, whose
+	// memcached -m 1 did not start with the default -I 1m).
+	if c.ItemSizeMax > c.MaxBytes/2 {
+		return fmt.Errorf("memcached config: ItemSizeMax: %d is more than half of MaxBytes (%d), which memcached refuses at start-up", c.ItemSizeMax, c.MaxBytes)
 	}
 	return nil
 }

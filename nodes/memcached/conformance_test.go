@@ -34,8 +34,6 @@ import (
 	"io"
 	"math/rand"
 	"net"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,44 +59,32 @@ type realServer struct {
 	rd   *bufio.Reader
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	port, err := launch.FreePort("127.0.0.1")
-	require.NoError(t, err)
-	return port
-}
-
-// startReal starts memcached on a free loopback port with -m megabytes
-// and stops it (by PID) when the test ends.
+// startReal starts memcached (through realmode/launch, as real mode does)
+// on a free loopback port with -m megabytes and the extra flags (-M) and
+// stops it (by PID) when the test ends.
 func startReal(t *testing.T, megabytes int, extra ...string) *realServer {
 	t.Helper()
 	path := memcachedPath(t)
-	port := freePort(t)
-	args := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-m", strconv.Itoa(megabytes)}
-	if os.Geteuid() == 0 {
-		// memcached refuses to run as root without -u.
-		args = append(args, "-u", "root")
-	}
-	cmd := exec.Command(path, append(args, extra...)...)
-	cmd.Dir = t.TempDir()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			t.Cleanup(func() { _ = c.Close() })
-			return &realServer{conn: c, rd: bufio.NewReader(c)}
+	o := launch.MemcachedOptions{Bin: path, Dir: t.TempDir(), MemoryMB: megabytes}
+	for _, e := range extra {
+		switch e {
+		case "-M":
+			o.NoEvictions = true
+		case "-C":
+			o.NoCAS = true
+		default:
+			t.Fatalf("startReal: flag %q not supported", e)
 		}
-		require.True(t, time.Now().Before(deadline), "memcached on %s did not accept connections: %v; stderr: %s", addr, err, stderr.String())
-		time.Sleep(20 * time.Millisecond)
 	}
+	srv, err := launch.StartMemcached(o)
+	if srv != nil {
+		t.Cleanup(srv.Stop)
+	}
+	require.NoError(t, err)
+	c, err := net.Dial("tcp", srv.Addr())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return &realServer{conn: c, rd: bufio.NewReader(c)}
 }
 
 func (s *realServer) line(t *testing.T) string {

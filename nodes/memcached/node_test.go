@@ -200,6 +200,7 @@ func TestClocks(t *testing.T) {
 func smallConfig() Config {
 	c := DefaultConfig()
 	c.MaxBytes = SlabPageSize
+	c.ItemSizeMax = SlabPageSize / 2 // at most half of -m (Config.Validate)
 	return c
 }
 
@@ -334,6 +335,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"item size too small", func(c *Config) { c.ItemSizeMax = 10 }, "ItemSizeMax: 10 out of range"},
 		{"item size over a page", func(c *Config) { c.ItemSizeMax = 2 << 20 }, "ItemSizeMax: 2097152 out of range"},
+		{"item size over half the memory", func(c *Config) { c.MaxBytes = 1 << 20 }, "ItemSizeMax: 1048576 is more than half of MaxBytes (1048576)"},
 		{"no memory", func(c *Config) { c.MaxBytes = 0 }, "MaxBytes: 0 out of range"},
 	}
 	for _, tt := range tests {

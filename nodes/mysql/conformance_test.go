@@ -28,14 +28,10 @@ import (
 	"io"
 	"log"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -43,142 +39,44 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/internal/simtest"
+	"github.com/locksim/locksim/realmode/launch"
 	"github.com/locksim/locksim/sim"
 )
 
 // ---- the real server ----
 
+// mariadb is the real server, started through realmode/launch (as real
+// mode starts it).
 type mariadb struct {
-	t        *testing.T
-	mariadbd string
-	datadir  string
-	dir      string
-	port     int
-	proc     *exec.Cmd
-	exited   chan struct{}
+	t   *testing.T
+	srv *launch.Server
 }
 
-func mariadbBinaries(t *testing.T) (install, server string) {
-	t.Helper()
-	const how = "(install it with `apt-get install -y mariadb-server`)"
-	var missing []string
-	for _, name := range []string{"mariadb-install-db", "mariadbd"} {
-		p, err := exec.LookPath(name)
-		if err != nil {
-			// mariadbd lives in /usr/sbin, which a user's PATH may lack.
-			if _, serr := os.Stat(filepath.Join("/usr/sbin", name)); serr == nil {
-				p, err = filepath.Join("/usr/sbin", name), nil
-			}
-		}
-		if err != nil {
-			missing = append(missing, name)
-			continue
-		}
-		if name == "mariadbd" {
-			server = p
-		} else {
-			install = p
-		}
-	}
-	if len(missing) > 0 {
-		msg := strings.Join(missing, ", ") + " not found: the MariaDB conformance suite of nodes/mysql"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + " must run under CI=true " + how)
-		}
-		t.Skip(msg + " is SKIPPED " + how)
-	}
-	return install, server
-}
-
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	return port
-}
-
-// startMariaDB initialises a data directory and starts mariadbd on it.
+// startMariaDB initialises a data directory in t.TempDir() and starts
+// mariadbd on it with the lock table locksim.locks; it is stopped by PID
+// when the test ends.
 func startMariaDB(t *testing.T) *mariadb {
 	t.Helper()
-	install, server := mariadbBinaries(t)
+	if _, _, err := launch.MariaDBBinaries("", ""); err != nil {
+		simtest.NeedBinaries(t, "the MariaDB conformance suite of nodes/mysql", "apt-get install -y mariadb-server", launch.MariaDBInstallProgram, launch.MariaDBServerProgram)
+	}
 	// The driver logs dropped connections, which the suite causes on purpose.
 	require.NoError(t, gomysql.SetLogger(log.New(io.Discard, "", 0)))
-	dir := t.TempDir()
-	m := &mariadb{t: t, mariadbd: server, dir: dir, datadir: filepath.Join(dir, "data"), port: freeLoopbackPort(t)}
-	args := []string{"--no-defaults", "--auth-root-authentication-method=normal", "--datadir=" + m.datadir,
-		"--skip-test-db", "--innodb-log-file-size=8M"}
-	if os.Geteuid() == 0 {
-		args = append(args, "--user=root")
+	srv, err := launch.StartMariaDB(launch.MariaDBOptions{Dir: t.TempDir(), Database: "locksim",
+		Tables: []launch.MariaDBTable{{Name: tab, KeyName: "PRIMARY"}}, FlushLogAtTrxCommit: -1})
+	if srv != nil {
+		t.Cleanup(srv.Stop)
 	}
-	out, err := exec.Command(install, args...).CombinedOutput()
-	require.NoError(t, err, "mariadb-install-db: %s", out)
-	t.Cleanup(m.stop)
-	m.start()
-	db := m.open(t, "mysql")
-	_, err = db.Exec("CREATE DATABASE locksim")
 	require.NoError(t, err)
-	_, err = db.Exec("CREATE TABLE locksim.locks (name VARCHAR(64) NOT NULL PRIMARY KEY, owner VARCHAR(64)) ENGINE=InnoDB")
-	require.NoError(t, err)
-	return m
+	return &mariadb{t: t, srv: srv}
 }
 
-func (m *mariadb) start() {
-	t := m.t
-	t.Helper()
-	args := []string{"--no-defaults", "--datadir=" + m.datadir, "--socket=" + filepath.Join(m.dir, "mysqld.sock"),
-		"--port=" + strconv.Itoa(m.port), "--bind-address=127.0.0.1", "--skip-grant-tables",
-		"--pid-file=" + filepath.Join(m.dir, "mysqld.pid"), "--log-error=" + filepath.Join(m.dir, "error.log"),
-		"--innodb-buffer-pool-size=16M", "--innodb-log-file-size=8M", "--skip-name-resolve"}
-	if os.Geteuid() == 0 {
-		args = append(args, "--user=root")
-	}
-	m.proc = exec.Command(m.mariadbd, args...)
-	require.NoError(t, m.proc.Start())
-	m.exited = make(chan struct{})
-	go func(p *exec.Cmd, done chan struct{}) { _ = p.Wait(); close(done) }(m.proc, m.exited)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(m.port), time.Second)
-		if err == nil {
-			_ = c.Close()
-			return
-		}
-		select {
-		case <-m.exited:
-			log, _ := os.ReadFile(filepath.Join(m.dir, "error.log"))
-			t.Fatalf("mariadbd exited at start: %s", log)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("mariadbd did not listen within 30 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// start restarts mariadbd on the same data directory after crash.
+func (m *mariadb) start() { require.NoError(m.t, m.srv.Restart()) }
 
 // crash kills mariadbd with SIGKILL (kill -9) and waits for it to exit.
-func (m *mariadb) crash() {
-	require.NoError(m.t, m.proc.Process.Signal(syscall.SIGKILL))
-	<-m.exited
-	m.proc = nil
-}
-
-// stop stops mariadbd by its PID: SIGTERM, then SIGKILL after 20 s.
-func (m *mariadb) stop() {
-	if m.proc == nil {
-		return
-	}
-	_ = m.proc.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-m.exited:
-	case <-time.After(20 * time.Second):
-		_ = m.proc.Process.Kill()
-		<-m.exited
-	}
-	m.proc = nil
-}
+func (m *mariadb) crash() { require.NoError(m.t, m.srv.Kill()) }
 
 var dialSeq struct {
 	sync.Mutex
@@ -196,7 +94,7 @@ type realConn struct {
 }
 
 func (m *mariadb) open(t *testing.T, schema string) *sql.DB {
-	db, err := sql.Open("mysql", "root@tcp(127.0.0.1:"+strconv.Itoa(m.port)+")/"+schema+"?interpolateParams=true")
+	db, err := sql.Open("mysql", "root@tcp("+m.srv.Addr()+")/"+schema+"?interpolateParams=true")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	return db
@@ -220,7 +118,7 @@ func (m *mariadb) connect(t *testing.T) *realConn {
 		}
 		return c, err
 	})
-	db, err := sql.Open("mysql", "root@"+netName+"(127.0.0.1:"+strconv.Itoa(m.port)+")/locksim?interpolateParams=true")
+	db, err := sql.Open("mysql", "root@"+netName+"("+m.srv.Addr()+")/locksim?interpolateParams=true")
 	require.NoError(t, err)
 	db.SetMaxOpenConns(1)
 	rc.db = db
@@ -447,35 +345,21 @@ func realExec(t *testing.T, rc *realConn, s Stmt, killID int64) outcome {
 		err  error
 		rows *sql.Rows
 	)
-	switch s := s.(type) {
-	case Begin:
-		_, err = rc.conn.ExecContext(ctx, "BEGIN")
-	case Commit:
-		_, err = rc.conn.ExecContext(ctx, "COMMIT")
-	case Rollback:
-		_, err = rc.conn.ExecContext(ctx, "ROLLBACK")
+	switch st := s.(type) {
 	case Ping:
 		err = rc.conn.PingContext(ctx)
-	case Insert:
-		res, err = rc.conn.ExecContext(ctx, "INSERT INTO "+s.Table+" (name, owner) VALUES (?, ?)", s.Key, s.Value)
-	case Delete:
-		res, err = rc.conn.ExecContext(ctx, "DELETE FROM "+s.Table+" WHERE name = ?", s.Key)
-	case Update:
-		res, err = rc.conn.ExecContext(ctx, "UPDATE "+s.Table+" SET owner = ? WHERE name = ?", s.Value, s.Key)
-	case Select:
-		rows, err = rc.conn.QueryContext(ctx, "SELECT owner FROM "+s.Table+" WHERE name = ?", s.Key)
-	case SelectForUpdate:
-		rows, err = rc.conn.QueryContext(ctx, "SELECT owner FROM "+s.Table+" WHERE name = ? FOR UPDATE", s.Key)
-	case SetSession:
-		_, err = rc.conn.ExecContext(ctx, "SET SESSION "+s.Var+" = "+strconv.FormatInt(s.Value, 10))
 	case Kill:
-		q := "KILL "
-		if s.Query {
-			q += "QUERY "
-		}
-		_, err = rc.conn.ExecContext(ctx, q+strconv.FormatInt(killID, 10))
+		_, err = rc.conn.ExecContext(ctx, KillSQL(st, killID))
 	default:
-		panic(fmt.Sprintf("realExec: %T", s))
+		q, args, isRows, ok := SQL(s)
+		if !ok {
+			panic(fmt.Sprintf("realExec: %T", s))
+		}
+		if isRows {
+			rows, err = rc.conn.QueryContext(ctx, q, args...)
+		} else {
+			res, err = rc.conn.ExecContext(ctx, q, args...)
+		}
 	}
 	if err == nil && rows != nil {
 		var o outcome

@@ -42,6 +42,15 @@ func (g *Group) StartSentinel(o SentinelOptions) (*Server, error) {
 	return s, err
 }
 
+// StartMemcached starts a memcached and tracks it.
+func (g *Group) StartMemcached(o MemcachedOptions) (*Server, error) {
+	s, err := StartMemcached(o)
+	if s != nil {
+		g.Add(s)
+	}
+	return s, err
+}
+
 // Servers returns the tracked servers in start order.
 func (g *Group) Servers() []*Server {
 	g.mu.Lock()
@@ -93,4 +102,13 @@ func (g *Group) StopOnSignal() (release func()) {
 			close(quit)
 		})
 	}
+}
+
+// StartMariaDB starts a mariadbd and tracks it.
+func (g *Group) StartMariaDB(o MariaDBOptions) (*Server, error) {
+	s, err := StartMariaDB(o)
+	if s != nil {
+		g.Add(s)
+	}
+	return s, err
 }

@@ -86,6 +86,13 @@ type Server struct {
 	port    int
 	timeout time.Duration
 
+	// ready probes the server once it started (nil: Redis's PING); term
+	// stops it cleanly (nil: Redis's SHUTDOWN); logs are its log files
+	// (nil: Redis's and Sentinel's); kind names the program in errors.
+	ready func(addr string, timeout time.Duration) error
+	term  func(s *Server) error
+	logs  []string
+
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	done    chan struct{}
@@ -278,10 +285,23 @@ func quote(s string) string { return strconv.Quote(s) }
 // firstStart picks the port (retrying a free one that was taken in the
 // meantime), writes the configuration and starts the process.
 func (s *Server) firstStart(conf []string, file string, pre []string) error {
+	cfg := filepath.Join(s.dir, file)
+	return s.firstStartArgs(func() ([]string, error) {
+		all := append([]string{"bind " + s.ip, fmt.Sprintf("port %d", s.port)}, conf...)
+		if err := os.WriteFile(cfg, []byte(strings.Join(all, "\n")+"\n"), 0o644); err != nil {
+			return nil, fmt.Errorf("launch: %s: %w", s.name, err)
+		}
+		return append(append([]string{}, pre...), cfg), nil
+	})
+}
+
+// firstStartArgs starts the server with the arguments args makes for
+// s.port, picking a free port first when none was given (and another when
+// the server finds it taken, up to three times).
+func (s *Server) firstStartArgs(args func() ([]string, error)) error {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return fmt.Errorf("launch: %s: Dir: %w", s.name, err)
 	}
-	cfg := filepath.Join(s.dir, file)
 	pick := s.port == 0
 	for attempt := 0; ; attempt++ {
 		if pick {
@@ -293,12 +313,12 @@ func (s *Server) firstStart(conf []string, file string, pre []string) error {
 		} else if err := checkPort(s.ip, s.port); err != nil {
 			return fmt.Errorf("%w (server %s)", err, s.name)
 		}
-		all := append([]string{"bind " + s.ip, fmt.Sprintf("port %d", s.port)}, conf...)
-		if err := os.WriteFile(cfg, []byte(strings.Join(all, "\n")+"\n"), 0o644); err != nil {
-			return fmt.Errorf("launch: %s: %w", s.name, err)
+		a, err := args()
+		if err != nil {
+			return err
 		}
-		s.args = append(append([]string{}, pre...), cfg)
-		err := s.start()
+		s.args = a
+		err = s.start()
 		if err == nil || !pick || !errors.Is(err, ErrPortInUse) || attempt == 3 {
 			return err
 		}
@@ -337,18 +357,22 @@ func (s *Server) start() error {
 		select {
 		case <-done:
 			tail := s.logTail()
-			if strings.Contains(tail, "Address already in use") {
+			if strings.Contains(tail, "Address already in use") || strings.Contains(tail, "Can't start server: Bind on TCP/IP port") {
 				return fmt.Errorf("launch: %s: %s: %w", s.name, s.Addr(), ErrPortInUse)
 			}
 			return fmt.Errorf("launch: %s (%s) exited at start-up:\n%s", s.name, s.bin, tail)
 		default:
 		}
-		if line, err := command(s.Addr(), 500*time.Millisecond, "PING"); err == nil && line == "+PONG" {
+		if s.ready != nil {
+			if s.ready(s.Addr(), 500*time.Millisecond) == nil {
+				return nil
+			}
+		} else if line, err := command(s.Addr(), 500*time.Millisecond, "PING"); err == nil && line == "+PONG" {
 			return nil
 		}
 		if time.Now().After(deadline) {
 			s.kill()
-			return fmt.Errorf("launch: %s did not answer PING on %s within %v:\n%s", s.name, s.Addr(), s.timeout, s.logTail())
+			return fmt.Errorf("launch: %s was not ready on %s within %v:\n%s", s.name, s.Addr(), s.timeout, s.logTail())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -357,7 +381,11 @@ func (s *Server) start() error {
 // logTail returns the last lines of the server's logs, for errors.
 func (s *Server) logTail() string {
 	var b strings.Builder
-	for _, f := range []string{"stdout.log", "redis.log", "sentinel.log"} {
+	logs := s.logs
+	if logs == nil {
+		logs = []string{"redis.log", "sentinel.log"}
+	}
+	for _, f := range append([]string{"stdout.log"}, logs...) {
 		data, err := os.ReadFile(filepath.Join(s.dir, f))
 		if err != nil || len(data) == 0 {
 			continue
@@ -461,6 +489,9 @@ func (s *Server) Shutdown() error {
 	if !s.Running() {
 		return fmt.Errorf("launch: %s is not running", s.name)
 	}
+	if s.term != nil {
+		return s.term(s)
+	}
 	// On success the server closes the connection without a reply.
 	line, err := command(s.Addr(), s.timeout, "SHUTDOWN")
 	if err == nil && strings.HasPrefix(line, "-") {
@@ -498,4 +529,19 @@ func (s *Server) Stop() {
 	s.stopped = true
 	s.mu.Unlock()
 	s.kill()
+}
+
+// terminate stops a server with SIGTERM, its clean shutdown (memcached,
+// mariadbd), and waits; after the timeout it kills it and says so.
+func terminate(s *Server) error {
+	if err := s.signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case <-s.Exited():
+		return nil
+	case <-time.After(s.timeout):
+		s.kill()
+		return fmt.Errorf("launch: %s did not exit within %v of SIGTERM; killed", s.name, s.timeout)
+	}
 }
