@@ -113,6 +113,10 @@ func (c *client) Init(env *sim.Env) {
 // Receive handles replies and session traffic.
 func (c *client) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	switch m := msg.(type) {
+	case *redis.Reply:
+		// Pooled (resp/pool.go): recycled when Receive returns; complete
+		// copies the Value out and keeps nothing of m.
+		c.complete(m.ID, m.Value, nil)
 	case redis.Reply:
 		c.complete(m.ID, m.Value, nil)
 	case storage.ReadReply:

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/nodes/redis/resp"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -257,7 +258,7 @@ func (c *client) complete(id uint64, v redis.Value, msg sim.Message) {
 		id := c.newID()
 		s := p.script
 		p.script = nil
-		c.send(id, redis.Request{ID: id, Args: s.Eval(p.keys, p.args...)}, p)
+		c.send(id, resp.NewRequest(id, s.Eval(p.keys, p.args...)), p)
 		return
 	}
 	p.rcb.call(v, true)
@@ -271,9 +272,11 @@ func (c *client) cmd(to sim.ProcID, timeout time.Duration, cb func(v redis.Value
 
 // cmdTo is cmd with any callback. The request carries args itself: callers
 // may share one argv among the requests of a round (nobody mutates it).
+// Redis commands go out as pooled *Request (resp.NewRequest), which a node
+// answers with a pooled *Reply: no allocation per send (issue 15).
 func (c *client) cmdTo(to sim.ProcID, timeout time.Duration, cb callback, args []string) {
 	id := c.newID()
-	c.send(id, redis.Request{ID: id, Args: args}, pending{to: to, timeout: timeout, rcb: cb})
+	c.send(id, resp.NewRequest(id, args), pending{to: to, timeout: timeout, rcb: cb})
 }
 
 // evalsha runs a script the way the clients' drivers do: EVALSHA first,
@@ -286,7 +289,7 @@ func (c *client) evalsha(to sim.ProcID, timeout time.Duration, s *redis.Script, 
 // round over several nodes builds it once).
 func (c *client) evalshaTo(to sim.ProcID, timeout time.Duration, s *redis.Script, argv, keys, args []string, cb callback) {
 	id := c.newID()
-	c.send(id, redis.Request{ID: id, Args: argv}, pending{to: to, timeout: timeout, rcb: cb, script: s, keys: keys, args: args})
+	c.send(id, resp.NewRequest(id, argv), pending{to: to, timeout: timeout, rcb: cb, script: s, keys: keys, args: args})
 }
 
 // reply is one node's answer in a fan-out; OK is false on timeout.

@@ -37,8 +37,13 @@ func (g *gateway) Init(env *sim.Env) {
 func (g *gateway) Fire(env *sim.Env, tag any) {}
 
 func (g *gateway) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
-	req, ok := msg.(redis.Request)
-	if !ok {
+	var req redis.Request
+	switch m := msg.(type) {
+	case redis.Request:
+		req = m
+	case *redis.Request:
+		req = *m // pooled (resp/pool.go): recycled when Receive returns
+	default:
 		return
 	}
 	c := g.conns[from]

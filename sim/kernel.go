@@ -13,8 +13,34 @@ const NoProc ProcID = -1
 
 // Message is a value sent between processes. It must be an immutable value
 // without pointers (so its trace rendering is deterministic); implement
-// Tracer to render it without reflection.
+// Tracer to render it without reflection. The one exception is a pooled
+// message (Recycler): a pointer the sender took from a pool, which the
+// kernel hands back to its pool once the message is done with.
 type Message = any
+
+// Recycler is implemented by pooled messages: pointers to request and reply
+// structs that a sender takes from a pool instead of boxing a struct value
+// into a Message, which allocates on every send (issue 15: two of those per
+// Redis command were a third of a Redlock cycle's allocations). The kernel
+// calls Recycle exactly once per send, after the destination's Receive
+// returns, or when the message is lost (dropped, or its destination crashed
+// or restarted). The rules that make this safe:
+//   - a sender sends a pooled message once, and does not touch it after
+//     Send (the kernel renders it into the trace during Send);
+//   - a receiver does not keep the pointer (nor a pointer into it) after
+//     Receive returns: it copies out the fields it needs. Race builds
+//     poison recycled messages instead of reusing them, so a test that
+//     keeps one sees garbage (see nodes/redis/resp).
+type Recycler interface {
+	Recycle()
+}
+
+// recycle hands a pooled message back to its pool.
+func recycle(m Message) {
+	if r, ok := m.(Recycler); ok {
+		r.Recycle()
+	}
+}
 
 // Process is a simulated program: a deterministic state machine driven by
 // the kernel. The kernel calls Init when the process starts and again on a

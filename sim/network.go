@@ -289,7 +289,16 @@ func (k *Kernel) traceDrop(from, to ProcID, id uint64, why string) {
 	t.end(b, k.now, KindDrop, from, to, id, k)
 }
 
+// releaseMsg frees slot i of a message that will not be handled: a pooled
+// message goes back to its pool.
 func (k *Kernel) releaseMsg(i int32) {
+	m := k.msgs[i].msg
+	k.freeSlot(i)
+	recycle(m)
+}
+
+// freeSlot frees slot i (its message, if pooled, is the caller's to recycle).
+func (k *Kernel) freeSlot(i int32) {
 	k.msgs[i].msg = nil
 	k.freeMsg = append(k.freeMsg, i)
 }
@@ -391,7 +400,7 @@ func (k *Kernel) handle(dst *proc, i int32) {
 	sl := &k.msgs[i]
 	from, id, msg, epoch := sl.from, sl.id, sl.msg, sl.epoch
 	notice, why := sl.kind != slotData, sl.why
-	k.releaseMsg(i)
+	k.freeSlot(i)
 	t := k.tr
 	// The process's view of the connection follows what it handles, in
 	// order: a reply it sends now goes on the connection of the message it
@@ -414,6 +423,7 @@ func (k *Kernel) handle(dst *proc, i int32) {
 	sd.view, sd.vinc = epoch, dst.inc
 	t.end(t.begin(k.now, codeDeliver, KindDeliver, dst.id, from, id), k.now, KindDeliver, dst.id, from, id, k)
 	dst.p.Receive(&dst.env, from, msg)
+	recycle(msg)
 }
 
 // ---- network faults ----

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/nodes/redis/resp"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -138,6 +139,7 @@ type stats struct {
 type execCtx struct {
 	client      sim.ProcID
 	reqID       uint64
+	pooled      bool // the request was a *Request: answer with a *Reply
 	fromMaster  bool // applying the master's replication stream
 	inScript    bool
 	scriptDirty bool // SCRIPT_WRITE_DIRTY
@@ -212,8 +214,12 @@ func (n *Node) Init(env *sim.Env) {
 func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	n.env = env
 	switch m := msg.(type) {
+	case *Request:
+		// Pooled (resp/pool.go): the kernel recycles m when Receive
+		// returns; nothing below keeps m itself (Args may be kept).
+		n.handleRequest(from, m.ID, m.Args, true)
 	case Request:
-		n.handleRequest(from, m)
+		n.handleRequest(from, m.ID, m.Args, false)
 	case SyncRequest:
 		n.onSyncRequest(from, m)
 	case FullSync:
@@ -315,16 +321,27 @@ func (n *Node) beforeSleep() {
 	n.everysecFsync()
 }
 
-// handleRequest executes one client command and replies.
-func (n *Node) handleRequest(from sim.ProcID, req Request) {
+// handleRequest executes one client command and replies in the request's
+// form: a *Reply to a pooled *Request, a Reply to a Request.
+func (n *Node) handleRequest(from sim.ProcID, id uint64, args []string, pooled bool) {
 	n.now = n.env.WallMs()
-	n.cur = execCtx{client: from, reqID: req.ID}
-	v := n.process(req.Args)
+	n.cur = execCtx{client: from, reqID: id, pooled: pooled}
+	v := n.process(args)
 	n.endUnit(from)
 	if n.cur.blocked {
 		return
 	}
-	n.env.Send(from, Reply{ID: req.ID, Value: v})
+	n.reply(from, id, pooled, v)
+}
+
+// reply sends the answer to request id, pooled (resp.NewReply) if the
+// request was.
+func (n *Node) reply(to sim.ProcID, id uint64, pooled bool, v Value) {
+	if pooled {
+		n.env.Send(to, resp.NewReply(id, v))
+		return
+	}
+	n.env.Send(to, Reply{ID: id, Value: v})
 }
 
 // endUnit ends an execution unit: what it propagated goes to the AOF and to
