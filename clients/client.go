@@ -119,7 +119,13 @@ func (c *client) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 		c.complete(m.ID, m.Value, nil)
 	case redis.Reply:
 		c.complete(m.ID, m.Value, nil)
+	case *storage.ReadReply:
+		// Pooled (storage/pool.go): recycled when Receive returns; the
+		// request's callback copies what it needs (readReply).
+		c.complete(m.ID, redis.Value{}, msg)
 	case storage.ReadReply:
+		c.complete(m.ID, redis.Value{}, msg)
+	case *storage.WriteReply:
 		c.complete(m.ID, redis.Value{}, msg)
 	case storage.WriteReply:
 		c.complete(m.ID, redis.Value{}, msg)
@@ -271,13 +277,13 @@ func (c *client) use() {
 	sec := c.section
 	read := func() {
 		id := c.newID()
-		c.request(to, id, storage.ReadReq{ID: id, Section: sec, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}, c.resourceTimeout(), func(m sim.Message, ok bool) {
+		c.request(to, id, storage.NewReadReq(storage.ReadReq{ID: id, Section: sec, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}), c.resourceTimeout(), func(m sim.Message, ok bool) {
 			if !ok {
 				c.env.LogfAttrs(KindClient, []sim.Attr{sim.Int64("section", int64(sec)), sim.Str("abandoned", "read timed out")}, "section %d: read timed out; abandoned", sec)
 				c.release()
 				return
 			}
-			r := m.(storage.ReadReply)
+			r := readReply(m)
 			if !r.OK {
 				c.env.LogfAttrs(KindClient, []sim.Attr{sim.Int64("section", int64(sec)), sim.Str("abandoned", "read rejected")}, "section %d: read rejected (%s); abandoned", sec, r.Err)
 				c.release()
@@ -332,10 +338,10 @@ func (c *client) checkThenWrite(to sim.ProcID, sec int, value int64) {
 	c.after(0, whatWrite, func() {
 		c.env.SectionWriteSent(sec, value+1)
 		id := c.newID()
-		c.request(to, id, storage.WriteReq{ID: id, Section: sec, Value: value + 1, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}, c.resourceTimeout(), func(m sim.Message, ok bool) {
+		c.request(to, id, storage.NewWriteReq(storage.WriteReq{ID: id, Section: sec, Value: value + 1, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}), c.resourceTimeout(), func(m sim.Message, ok bool) {
 			if ok {
 				c.env.SectionResult(sec)
-				if r := m.(storage.WriteReply); !r.OK {
+				if r := writeReply(m); !r.OK {
 					c.env.Logf(KindClient, "section %d: write rejected (%s)", sec, r.Err)
 				}
 			} else {
@@ -344,6 +350,22 @@ func (c *client) checkThenWrite(to sim.ProcID, sec int, value int64) {
 			c.release()
 		})
 	})
+}
+
+// readReply copies a storage read reply out of its message, pooled or not.
+func readReply(m sim.Message) storage.ReadReply {
+	if p, ok := m.(*storage.ReadReply); ok {
+		return *p
+	}
+	return m.(storage.ReadReply)
+}
+
+// writeReply copies a storage write reply out of its message, pooled or not.
+func writeReply(m sim.Message) storage.WriteReply {
+	if p, ok := m.(*storage.WriteReply); ok {
+		return *p
+	}
+	return m.(storage.WriteReply)
 }
 
 // release ends the belief (the release is being sent) and runs the

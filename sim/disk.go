@@ -104,6 +104,16 @@ func (f *File) Replace(recs []any) {
 	f.synced = len(recs)
 }
 
+// Rewrite replaces the file's content with the one record rec and makes it
+// durable, as Replace([]any{rec}) does, reusing the file's memory: for a
+// model that writes and fsyncs its whole state on every change, whose file
+// would otherwise grow by a record per change (the storage node; issue 15).
+func (f *File) Rewrite(rec any) {
+	f.records = append(f.records[:0], rec)
+	f.written = append(f.written[:0], f.k.now)
+	f.synced = 1
+}
+
 // Records returns the file's current content as the OS would read it (page
 // cache included). The slice must not be modified.
 func (f *File) Records() []any { return f.records }
