@@ -120,6 +120,10 @@ type Node struct {
 	mem     memState  // maxmemory accounting and eviction (memory.go)
 	run     scriptRun // the script being run (reused: scripts do not nest)
 	scratch []byte    // reused buffer for rendering trace texts
+	// Entries of keys deleted during the current event, and entries free
+	// for reuse (db.go, recycleEntries).
+	deadEntries []*entry
+	freeEntries []*entry
 }
 
 type stats struct {
@@ -234,6 +238,7 @@ func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 		n.onReset(from, m)
 	}
 	n.beforeSleep()
+	n.recycleEntries()
 }
 
 // Fire handles the node's timers.
@@ -248,6 +253,7 @@ func (n *Node) Fire(env *sim.Env, tag any) {
 		n.drainQueue()
 	}
 	n.beforeSleep()
+	n.recycleEntries()
 }
 
 // Shutdown is a clean shutdown (SHUTDOWN, SIGTERM): flush and fsync the AOF
