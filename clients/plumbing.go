@@ -306,7 +306,24 @@ type fan struct {
 	parallel bool
 	issue    func(i int, cb callback)
 	done     func([]reply)
+	round    round    // instead of issue and done (fanoutRound)
 	buf      [5]reply // res for up to five nodes, without a second allocation
+}
+
+// round is a fan-out round kept in a struct its algorithm reuses, instead
+// of two closures made per round (issue 15): issue sends the request for
+// node i, done gets every node's answer (and must not keep the slice).
+type round interface {
+	issue(i int, cb callback)
+	done(res []reply)
+}
+
+func (f *fan) issueAt(i int, cb callback) {
+	if f.round != nil {
+		f.round.issue(i, cb)
+		return
+	}
+	f.issue(i, cb)
 }
 
 // finish hands every answer to done, then returns the fan to the client's
@@ -314,7 +331,11 @@ type fan struct {
 // refers to it any more, and done callbacks read the answers before they
 // return (they must not keep the slice).
 func (f *fan) finish() {
-	f.done(f.res)
+	if f.round != nil {
+		f.round.done(f.res)
+	} else {
+		f.done(f.res)
+	}
 	c := f.c
 	*f = fan{}
 	c.fanFree = append(c.fanFree, f)
@@ -334,7 +355,7 @@ func (f *fan) reply(i int, v redis.Value, ok bool) {
 		f.finish()
 		return
 	}
-	f.issue(i+1, callback{fan: f, idx: i + 1})
+	f.issueAt(i+1, callback{fan: f, idx: i + 1})
 }
 
 // fanout sends one request per node, one after the other (each waiting for
@@ -342,6 +363,16 @@ func (f *fan) reply(i int, v redis.Value, ok bool) {
 // node's answer once all have answered or timed out. issue(i, cb) sends the
 // request for node i.
 func (c *client) fanout(n int, parallel bool, issue func(i int, cb callback), done func([]reply)) {
+	c.startFan(fan{c: c, left: n, parallel: parallel, issue: issue, done: done})
+}
+
+// fanoutRound is fanout with a round's methods for issue and done.
+func (c *client) fanoutRound(n int, parallel bool, r round) {
+	c.startFan(fan{c: c, left: n, parallel: parallel, round: r})
+}
+
+// startFan starts the fan-out described by init (its res left out).
+func (c *client) startFan(init fan) {
 	var f *fan
 	if k := len(c.fanFree); k > 0 {
 		f = c.fanFree[k-1]
@@ -349,7 +380,8 @@ func (c *client) fanout(n int, parallel bool, issue func(i int, cb callback), do
 	} else {
 		f = new(fan)
 	}
-	*f = fan{c: c, left: n, parallel: parallel, issue: issue, done: done}
+	*f = init
+	n, parallel := f.left, f.parallel
 	if n <= len(f.buf) {
 		f.res = f.buf[:n]
 	} else {
@@ -361,11 +393,11 @@ func (c *client) fanout(n int, parallel bool, issue func(i int, cb callback), do
 	}
 	if parallel {
 		for i := 0; i < n; i++ {
-			issue(i, callback{fan: f, idx: i})
+			f.issueAt(i, callback{fan: f, idx: i})
 		}
 		return
 	}
-	issue(0, callback{fan: f, idx: 0})
+	f.issueAt(0, callback{fan: f, idx: 0})
 }
 
 // ms renders a duration as whole milliseconds for PX, PEXPIRE and scripts.
