@@ -87,8 +87,8 @@ type client struct {
 	// they are made; closures per step were a tenth of a Redlock cycle's
 	// allocations, issue 15).
 	startWantFn, nextTryFn, tryNowFn, holdFn, writeFn, releasedFn func()
-	acquiredFn                                                   func(bool)
-	onReadFn, onWriteFn                                          func(sim.Message, bool)
+	acquiredFn                                                    func(bool)
+	onReadFn, onWriteFn                                           func(sim.Message, bool)
 }
 
 // New returns a fresh client process for cfg (the kernel calls the factory
