@@ -89,6 +89,11 @@ type client struct {
 	startWantFn, nextTryFn, tryNowFn, holdFn, writeFn, releasedFn func()
 	acquiredFn                                                    func(bool)
 	onReadFn, onWriteFn                                           func(sim.Message, bool)
+	// The fencing token request (incrToken): its argv, made once, its
+	// continuation and the attempt's callback.
+	incrArgv  []string
+	onTokenFn func(redis.Value, bool)
+	tokenDone func(bool)
 }
 
 // New returns a fresh client process for cfg (the kernel calls the factory

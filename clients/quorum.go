@@ -40,7 +40,7 @@ func (q *quorumLock) init() {
 	q.keys = []string{q.cfg().Key}
 	q.ttlMs = ms(q.cfg().TTL)
 	q.acq.q, q.unl.q = q, q
-	q.acq.failedFn = q.acq.failed
+	q.acq.failedFn, q.acq.decideFn = q.acq.failed, q.acq.decide
 }
 
 // unlockScript is the release script: redsync's deleteScript answers -1
@@ -175,6 +175,7 @@ type acquireRound struct {
 	then     func(bool)    // the attempt's done
 	n, first int           // grants, and the first node that granted (-1: none)
 	failedFn func()        // then(false), made once
+	decideFn func(bool)    // decide, made once
 }
 
 func (r *acquireRound) issue(i int, cb callback) {
@@ -202,7 +203,7 @@ func (r *acquireRound) done(res []reply) {
 		// NB: not safe (Kleppmann, reference §6.1): the counter lives on
 		// one node, the first that granted the lock; another node's
 		// counter, or this one after a failover, may go backwards.
-		c.incrToken(c.addr(nodes[r.first]), r.timeout, r.decide)
+		c.incrToken(c.addr(nodes[r.first]), r.timeout, r.decideFn)
 		return
 	}
 	r.decide(true)
