@@ -3,6 +3,7 @@ package clients
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/nodes/storage"
@@ -94,6 +95,9 @@ type client struct {
 	incrArgv  []string
 	onTokenFn func(redis.Value, bool)
 	tokenDone func(bool)
+	// Slabs that lock values and argvs are carved from (uniqueValue, argv).
+	valueSlab []byte
+	argvSlab  []string
 }
 
 // New returns a fresh client process for cfg (the kernel calls the factory
@@ -439,6 +443,8 @@ func writeReply(m sim.Message) storage.WriteReply {
 // uniqueValue draws a lock value unique to this acquire: the distlock page
 // asks for "20 bytes from /dev/urandom"; locksim draws 64 bits from the
 // client's seeded stream and prefixes the client's name for the trace.
+// NB: the string's bytes are carved out of a slab the client fills and
+// never rewrites (valueSlab), one allocation per many values (issue 15).
 func (c *client) uniqueValue() string {
 	// fmt's "%s:%016x", rendered with appends.
 	const digits = "0123456789abcdef"
@@ -448,8 +454,33 @@ func (c *client) uniqueValue() string {
 		hex[i] = digits[v&0xf]
 		v >>= 4
 	}
-	return c.cfg.Name + ":" + string(hex[:])
+	n := len(c.cfg.Name) + 1 + len(hex)
+	if cap(c.valueSlab)-len(c.valueSlab) < n {
+		c.valueSlab = make([]byte, 0, max(slabBytes, n))
+	}
+	at := len(c.valueSlab)
+	c.valueSlab = append(append(append(c.valueSlab, c.cfg.Name...), ':'), hex[:]...)
+	return unsafe.String(&c.valueSlab[at], n)
 }
+
+// argv returns an empty argv with room for n strings, carved out of a slab
+// of argvs (argvSlab): argvs are made per lock value, and requests in
+// flight share them, so they are never rewritten; a new slab replaces a
+// full one, and the old one lives as long as an argv carved from it.
+func (c *client) argv(n int) []string {
+	if cap(c.argvSlab)-len(c.argvSlab) < n {
+		c.argvSlab = make([]string, 0, max(slabStrings, n))
+	}
+	at := len(c.argvSlab)
+	c.argvSlab = c.argvSlab[:at+n]
+	return c.argvSlab[at : at : at+n]
+}
+
+// Slab sizes: a few dozen lock values per allocation.
+const (
+	slabBytes   = 1024
+	slabStrings = 256
+)
 
 // logBytes records a client event whose text b was rendered into
 // c.scratch, and keeps the (possibly grown) buffer for the next one.

@@ -27,7 +27,7 @@ type quorumLock struct {
 	ttlMs   string
 
 	// Made once per lock value (argvs): the acquire command, the release
-	// script's ARGV and its EVALSHA argv, carved out of one allocation.
+	// script's ARGV and its EVALSHA argv, carved out of the client's argv slab.
 	// Immutable once sent (requests in flight share them).
 	setArgv, valArgs, unlockArgv []string
 	// The rounds in progress: an attempt's and an unlock's (an attempt's
@@ -52,9 +52,10 @@ func (q *quorumLock) unlockScript() *redis.Script {
 	return scriptCompareAndDelete
 }
 
-// argvs builds the commands of the lock value q.val in one allocation.
+// argvs builds the commands of the lock value q.val, in one piece of the
+// client's argv slab.
 func (q *quorumLock) argvs() {
-	buf := make([]string, 0, 6+1+3+len(q.keys)+1)
+	buf := q.c.argv(6 + 1 + 3 + len(q.keys) + 1)
 	buf = q.appendSetArgs(buf)
 	q.setArgv = buf[:len(buf):len(buf)]
 	at := len(buf)

@@ -27,7 +27,7 @@ type single struct {
 	relDone func()
 	// Made once: the script's KEYS and the TTL in milliseconds; per lock
 	// value (argvs), SET's argv and the release script's ARGV and argv,
-	// from one allocation and immutable once sent.
+	// from the client's argv slab and immutable once sent.
 	keys                      []string
 	ttlMs                     string
 	setArgv, relArgs, relArgv []string
@@ -48,10 +48,11 @@ func (s *single) init() {
 // cfg returns the lock's configuration (a pointer: the struct is large).
 func (s *single) cfg() *LockConfig { return &s.c.cfg.Lock }
 
-// argvs builds the commands of the lock value s.val in one allocation.
+// argvs builds the commands of the lock value s.val, in one piece of the
+// client's argv slab.
 func (s *single) argvs() {
 	cfg := s.cfg()
-	buf := make([]string, 0, 6+1+3+len(s.keys)+1)
+	buf := s.c.argv(6 + 1 + 3 + len(s.keys) + 1)
 	// "SET resource_name my_random_value NX PX 30000" (RD
 	// distributed-locks.md, "Correct Implementation with a Single Instance").
 	buf = append(buf, "SET", cfg.Key, s.val, "NX", "PX", s.ttlMs)
