@@ -456,7 +456,7 @@ func (c *client) uniqueValue() string {
 	}
 	n := len(c.cfg.Name) + 1 + len(hex)
 	if cap(c.valueSlab)-len(c.valueSlab) < n {
-		c.valueSlab = make([]byte, 0, max(slabBytes, n))
+		c.valueSlab = make([]byte, 0, max(min(2*cap(c.valueSlab), slabBytes), 4*n))
 	}
 	at := len(c.valueSlab)
 	c.valueSlab = append(append(append(c.valueSlab, c.cfg.Name...), ':'), hex[:]...)
@@ -469,14 +469,16 @@ func (c *client) uniqueValue() string {
 // full one, and the old one lives as long as an argv carved from it.
 func (c *client) argv(n int) []string {
 	if cap(c.argvSlab)-len(c.argvSlab) < n {
-		c.argvSlab = make([]string, 0, max(slabStrings, n))
+		c.argvSlab = make([]string, 0, max(min(2*cap(c.argvSlab), slabStrings), 4*n))
 	}
 	at := len(c.argvSlab)
 	c.argvSlab = c.argvSlab[:at+n]
 	return c.argvSlab[at : at : at+n]
 }
 
-// Slab sizes: a few dozen lock values per allocation.
+// Largest slab sizes: a few dozen lock values per allocation. Slabs start
+// at four values and double up to these, so that a client of a short run
+// does not hold a large slab.
 const (
 	slabBytes   = 1024
 	slabStrings = 256
