@@ -72,7 +72,7 @@ func (n *Node) deleteExpired(key string) {
 	n.removeKey(key)
 	if !n.quiet {
 		// "%q deadline=%d now=%d", rendered with appends.
-		b := strconv.AppendQuote(n.scratch[:0], key)
+		b := appendQuote(n.scratch[:0], key)
 		b = strconv.AppendInt(append(b, " deadline="...), e.exp, 10)
 		b = strconv.AppendInt(append(b, " now="...), n.now, 10)
 		n.logBytes(EventKeyExpired, b, sim.Str("key", key), sim.Int64("deadline", e.exp), sim.Int64("now", n.now))
@@ -161,12 +161,12 @@ func (n *Node) logKeySet(key string) {
 	e := n.db[key]
 	var fields [3]sim.Attr
 	fields[0] = sim.Str("key", key)
-	b := strconv.AppendQuote(n.scratch[:0], key)
+	b := appendQuote(n.scratch[:0], key)
 	if e.isHash {
 		b = append(b, " hash"...)
 		fields[1] = sim.Int64("hash", 1)
 	} else {
-		b = strconv.AppendQuote(append(b, ' '), e.str)
+		b = appendQuote(append(b, ' '), e.str)
 		fields[1] = sim.Str("value", e.str)
 	}
 	b = append(b, " deadline="...)
