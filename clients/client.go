@@ -318,7 +318,7 @@ func (c *client) use() {
 // readResource sends the section's read.
 func (c *client) readResource() {
 	id := c.newID()
-	c.request(c.secTo, id, storage.NewReadReq(storage.ReadReq{ID: id, Section: c.secID, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}), c.resourceTimeout(), c.onReadFn)
+	c.requestPooled(c.secTo, id, storage.NewReadReq(storage.ReadReq{ID: id, Section: c.secID, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}), c.resourceTimeout(), c.onReadFn)
 }
 
 // onRead handles the read's reply: hold, then check and write.
@@ -386,7 +386,7 @@ func (c *client) writeResource() {
 	sec, value := c.secID, c.secRead
 	c.env.SectionWriteSent(sec, value+1)
 	id := c.newID()
-	c.request(c.secTo, id, storage.NewWriteReq(storage.WriteReq{ID: id, Section: sec, Value: value + 1, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}), c.resourceTimeout(), c.onWriteFn)
+	c.requestPooled(c.secTo, id, storage.NewWriteReq(storage.WriteReq{ID: id, Section: sec, Value: value + 1, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}), c.resourceTimeout(), c.onWriteFn)
 }
 
 // onWrite handles the write's reply (or its timeout) and releases.

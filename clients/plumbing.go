@@ -226,17 +226,33 @@ func (c *client) newID() uint64 {
 
 // send sends msg (whose ID is id) as request p, with p's timeout.
 func (c *client) send(id uint64, msg sim.Message, p pending) {
+	c.track(id, p)
+	c.env.Send(p.to, msg)
+}
+
+// sendPooled is send for a pooled message (sim.Env.SendPooled).
+func (c *client) sendPooled(id uint64, msg sim.Recycler, p pending) {
+	c.track(id, p)
+	c.env.SendPooled(p.to, msg)
+}
+
+// track records request p (whose ID is id) and starts its timeout.
+func (c *client) track(id uint64, p pending) {
 	p.id = id
 	p.tag = c.newTag(whatTimeout, id)
 	p.timer = c.env.After(sim.Mono, p.timeout, p.tag)
 	c.calls = append(c.calls, p)
-	c.env.Send(p.to, msg)
 }
 
 // request sends msg (whose ID is id) and calls cb with the reply, or with
 // ok=false when timeout passes first.
 func (c *client) request(to sim.ProcID, id uint64, msg sim.Message, timeout time.Duration, cb func(msg sim.Message, ok bool)) {
 	c.send(id, msg, pending{to: to, timeout: timeout, mcb: cb})
+}
+
+// requestPooled is request for a pooled message.
+func (c *client) requestPooled(to sim.ProcID, id uint64, msg sim.Recycler, timeout time.Duration, cb func(msg sim.Message, ok bool)) {
+	c.sendPooled(id, msg, pending{to: to, timeout: timeout, mcb: cb})
 }
 
 // complete hands a reply to its waiting request: v for a Redis reply,
@@ -258,7 +274,7 @@ func (c *client) complete(id uint64, v redis.Value, msg sim.Message) {
 		id := c.newID()
 		s := p.script
 		p.script = nil
-		c.send(id, resp.NewRequest(id, s.Eval(p.keys, p.args...)), p)
+		c.sendPooled(id, resp.NewRequest(id, s.Eval(p.keys, p.args...)), p)
 		return
 	}
 	p.rcb.call(v, true)
@@ -276,7 +292,7 @@ func (c *client) cmd(to sim.ProcID, timeout time.Duration, cb func(v redis.Value
 // answers with a pooled *Reply: no allocation per send (issue 15).
 func (c *client) cmdTo(to sim.ProcID, timeout time.Duration, cb callback, args []string) {
 	id := c.newID()
-	c.send(id, resp.NewRequest(id, args), pending{to: to, timeout: timeout, rcb: cb})
+	c.sendPooled(id, resp.NewRequest(id, args), pending{to: to, timeout: timeout, rcb: cb})
 }
 
 // evalsha runs a script the way the clients' drivers do: EVALSHA first,
@@ -289,7 +305,7 @@ func (c *client) evalsha(to sim.ProcID, timeout time.Duration, s *redis.Script, 
 // round over several nodes builds it once).
 func (c *client) evalshaTo(to sim.ProcID, timeout time.Duration, s *redis.Script, argv, keys, args []string, cb callback) {
 	id := c.newID()
-	c.send(id, resp.NewRequest(id, argv), pending{to: to, timeout: timeout, rcb: cb, script: s, keys: keys, args: args})
+	c.sendPooled(id, resp.NewRequest(id, argv), pending{to: to, timeout: timeout, rcb: cb, script: s, keys: keys, args: args})
 }
 
 // reply is one node's answer in a fan-out; OK is false on timeout.

@@ -344,7 +344,7 @@ func (n *Node) handleRequest(from sim.ProcID, id uint64, args []string, pooled b
 // request was.
 func (n *Node) reply(to sim.ProcID, id uint64, pooled bool, v Value) {
 	if pooled {
-		n.env.Send(to, resp.NewReply(id, v))
+		n.env.SendPooled(to, resp.NewReply(id, v))
 		return
 	}
 	n.env.Send(to, Reply{ID: id, Value: v})

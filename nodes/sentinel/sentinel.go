@@ -284,7 +284,7 @@ func (s *Sentinel) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	switch m := msg.(type) {
 	case *resp.Request:
 		// A client's pooled request (resp/pool.go): answered in kind.
-		env.Send(from, resp.NewReply(m.ID, s.command(m.Args)))
+		env.SendPooled(from, resp.NewReply(m.ID, s.command(m.Args)))
 	case resp.Request:
 		env.Send(from, resp.Reply{ID: m.ID, Value: s.command(m.Args)})
 	case resp.Reply:

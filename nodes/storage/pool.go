@@ -4,9 +4,10 @@ import "sync"
 
 // Pooled reads and writes (issue 15), as nodes/redis/resp/pool.go: a
 // client's read or write request goes out as a *ReadReq or *WriteReq from
-// these pools, the node answers a pointer with a pooled *ReadReply or
-// *WriteReply (and a value with a value), and the kernel recycles each
-// after its Receive returns or when it is lost (sim.Recycler). A receiver
+// these pools (sim.Env.SendPooled), the node answers a pointer with a
+// pooled *ReadReply or *WriteReply (and a value with a value), and the
+// kernel recycles each after its Receive returns or when it is lost
+// (sim.Recycler). A receiver
 // must not keep the pointer past its Receive: it copies the fields out.
 // sync.Pool cannot change a result: every object is overwritten whole when
 // taken.

@@ -63,11 +63,11 @@ func (n *Node) Fire(env *sim.Env, tag any) {}
 func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	switch m := msg.(type) {
 	case *ReadReq:
-		env.Send(from, newReadReply(n.read(env, *m)))
+		env.SendPooled(from, newReadReply(n.read(env, *m)))
 	case ReadReq:
 		env.Send(from, n.read(env, m))
 	case *WriteReq:
-		env.Send(from, newWriteReply(n.write(env, *m)))
+		env.SendPooled(from, newWriteReply(n.write(env, *m)))
 	case WriteReq:
 		env.Send(from, n.write(env, m))
 	case SetLockReq:

@@ -93,16 +93,17 @@ func (c *script) Fire(env *sim.Env, tag any) {
 		msg = SetLockReq{ID: uint64(i), Section: id, LockValue: s.lock}
 	}
 	c.sent = append(c.sent, sentReq{id: uint64(i), msg: msg})
-	out := msg
 	if c.pooled {
 		switch m := msg.(type) {
 		case ReadReq:
-			out = NewReadReq(m)
+			env.SendPooled(c.server, NewReadReq(m))
+			return
 		case WriteReq:
-			out = NewWriteReq(m)
+			env.SendPooled(c.server, NewWriteReq(m))
+			return
 		}
 	}
-	env.Send(c.server, out)
+	env.Send(c.server, msg)
 }
 
 func (c *script) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {

@@ -4,11 +4,12 @@ import "sync"
 
 // Pooled requests and replies (issue 15). Boxing a Request or a Reply value
 // into a sim.Message allocates on every send; a *Request or *Reply taken
-// from these pools does not. The kernel calls Recycle once the message has
-// been handled or lost (sim.Recycler), so a sender must not touch a pooled
-// message after sending it and a receiver must not keep the pointer after
-// its Receive returns (copy out the fields instead: Args and Value hold no
-// pooled memory, they may be kept).
+// from these pools and sent with sim.Env.SendPooled does not. The kernel
+// calls Recycle once the message has been handled or lost (sim.Recycler),
+// so a sender must not touch a pooled message after sending it and a
+// receiver must not keep the pointer after its Receive returns (copy out
+// the fields instead: Args and Value hold no pooled memory, they may be
+// kept).
 //
 // The value forms (Request, Reply) stay valid messages: a Redis node
 // answers a *Request with a *Reply and a Request with a Reply, so a sender
