@@ -3,6 +3,7 @@ package clients
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/nodes/storage"
@@ -76,6 +77,27 @@ type client struct {
 
 	scratch []byte      // reused buffer for rendering trace texts
 	addrs   []addrEntry // process ids of the names addr resolved
+
+	// The critical section in progress (one at a time): the resource
+	// process, the section id and the value read. The continuations of the
+	// workload loop read them instead of capturing them in closures.
+	secTo   sim.ProcID
+	secID   int
+	secRead int64
+	// Continuations made once per client (method values allocate when
+	// they are made; closures per step were a tenth of a Redlock cycle's
+	// allocations, issue 15).
+	startWantFn, nextTryFn, tryNowFn, holdFn, writeFn, releasedFn func()
+	acquiredFn                                                    func(bool)
+	onReadFn, onWriteFn                                           func(sim.Message, bool)
+	// The fencing token request (incrToken): its argv, made once, its
+	// continuation and the attempt's callback.
+	incrArgv  []string
+	onTokenFn func(redis.Value, bool)
+	tokenDone func(bool)
+	// Slabs that lock values and argvs are carved from (uniqueValue, argv).
+	valueSlab []byte
+	argvSlab  []string
 }
 
 // New returns a fresh client process for cfg (the kernel calls the factory
@@ -87,6 +109,9 @@ func New(cfg Config) sim.Process {
 	}
 	c := &client{cfg: cfg, lock: cfg.Lock.Key, want: -1, belief: -1, section: -1}
 	c.alg = Lookup(cfg.Lock.Algorithm).build(c)
+	c.startWantFn, c.nextTryFn, c.tryNowFn = c.startWant, c.nextTry, c.tryNow
+	c.holdFn, c.writeFn, c.releasedFn = c.holdDone, c.writeResource, c.released
+	c.acquiredFn, c.onReadFn, c.onWriteFn = c.acquired, c.onRead, c.onWrite
 	return c
 }
 
@@ -106,16 +131,26 @@ func (c *client) Init(env *sim.Env) {
 	c.seq++
 	seq := c.seq
 	tag := c.newTag(whatStart, seq)
-	c.timers = append(c.timers, clientTimer{seq: seq, f: c.startWant, tag: tag})
+	c.timers = append(c.timers, clientTimer{seq: seq, f: c.startWantFn, tag: tag})
 	env.SetTimer(sim.Mono, int64(c.cfg.Workload.Start), tag)
 }
 
 // Receive handles replies and session traffic.
 func (c *client) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	switch m := msg.(type) {
+	case *redis.Reply:
+		// Pooled (resp/pool.go): recycled when Receive returns; complete
+		// copies the Value out and keeps nothing of m.
+		c.complete(m.ID, m.Value, nil)
 	case redis.Reply:
 		c.complete(m.ID, m.Value, nil)
+	case *storage.ReadReply:
+		// Pooled (storage/pool.go): recycled when Receive returns; the
+		// request's callback copies what it needs (readReply).
+		c.complete(m.ID, redis.Value{}, msg)
 	case storage.ReadReply:
+		c.complete(m.ID, redis.Value{}, msg)
+	case *storage.WriteReply:
 		c.complete(m.ID, redis.Value{}, msg)
 	case storage.WriteReply:
 		c.complete(m.ID, redis.Value{}, msg)
@@ -197,14 +232,15 @@ func (c *client) startWant() {
 
 // nextTry makes one acquire attempt (after asking the sentinels for the
 // master, when the lock uses discovery).
-func (c *client) nextTry() {
-	c.discover(func() {
-		c.attempt = c.env.AttemptBegin(c.lock)
-		c.token, c.hasToken = 0, false
-		try := c.try
-		c.try++
-		c.alg.acquire(try, c.acquired)
-	})
+func (c *client) nextTry() { c.discover(c.tryNowFn) }
+
+// tryNow begins the attempt.
+func (c *client) tryNow() {
+	c.attempt = c.env.AttemptBegin(c.lock)
+	c.token, c.hasToken = 0, false
+	try := c.try
+	c.try++
+	c.alg.acquire(try, c.acquiredFn)
 }
 
 // acquired ends an attempt.
@@ -219,13 +255,13 @@ func (c *client) acquired(ok bool) {
 		return
 	}
 	if t := c.cfg.Lock.Tries; t == 0 || c.try < t {
-		c.after(c.alg.retryDelay(), whatRetry, c.nextTry)
+		c.after(c.alg.retryDelay(), whatRetry, c.nextTryFn)
 		return
 	}
 	c.env.WantEnd(c.want, false, "gave-up")
 	c.want = -1
 	c.alg.giveUp()
-	c.after(c.cfg.Workload.Think, whatThink, c.startWant)
+	c.after(c.cfg.Workload.Think, whatThink, c.startWantFn)
 }
 
 // lost ends the belief because the client learned that it lost the lock
@@ -252,11 +288,7 @@ func (c *client) resourceTimeout() time.Duration {
 // resource, hold and check).
 func (c *client) use() {
 	if c.cfg.Resource == "" {
-		c.after(c.cfg.Workload.Hold, whatHold, func() {
-			if c.check() {
-				c.release()
-			}
-		})
+		c.after(c.cfg.Workload.Hold, whatHold, c.holdFn)
 		return
 	}
 	to, ok := c.env.Lookup(c.cfg.Resource)
@@ -264,30 +296,14 @@ func (c *client) use() {
 		panic("clients: unknown resource process " + c.cfg.Resource)
 	}
 	c.section = c.env.SectionBegin(c.lock, c.belief, c.token, c.hasToken)
-	sec := c.section
-	read := func() {
-		id := c.newID()
-		c.request(to, id, storage.ReadReq{ID: id, Section: sec, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}, c.resourceTimeout(), func(m sim.Message, ok bool) {
-			if !ok {
-				c.env.LogfAttrs(KindClient, []sim.Attr{sim.Int64("section", int64(sec)), sim.Str("abandoned", "read timed out")}, "section %d: read timed out; abandoned", sec)
-				c.release()
-				return
-			}
-			r := m.(storage.ReadReply)
-			if !r.OK {
-				c.env.LogfAttrs(KindClient, []sim.Attr{sim.Int64("section", int64(sec)), sim.Str("abandoned", "read rejected")}, "section %d: read rejected (%s); abandoned", sec, r.Err)
-				c.release()
-				return
-			}
-			c.after(c.cfg.Workload.Hold, whatHold, func() { c.checkThenWrite(to, sec, r.Value) })
-		})
-	}
+	c.secTo, c.secID = to, c.section
 	if c.cfg.ResourceFencing != storage.FencingTokenCAS {
-		read()
+		c.readResource()
 		return
 	}
 	// antirez's check-and-set: first set the resource's current-lock field
 	// to the lock's value, then read-modify-write (reference §6.2, point 3).
+	sec := c.secID
 	id := c.newID()
 	c.request(to, id, storage.SetLockReq{ID: id, Section: sec, LockValue: c.alg.value()}, c.resourceTimeout(), func(_ sim.Message, ok bool) {
 		if !ok {
@@ -295,8 +311,44 @@ func (c *client) use() {
 			c.release()
 			return
 		}
-		read()
+		c.readResource()
 	})
+}
+
+// readResource sends the section's read.
+func (c *client) readResource() {
+	id := c.newID()
+	c.requestPooled(c.secTo, id, storage.NewReadReq(storage.ReadReq{ID: id, Section: c.secID, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}), c.resourceTimeout(), c.onReadFn)
+}
+
+// onRead handles the read's reply: hold, then check and write.
+func (c *client) onRead(m sim.Message, ok bool) {
+	sec := c.secID
+	if !ok {
+		c.env.LogfAttrs(KindClient, []sim.Attr{sim.Int64("section", int64(sec)), sim.Str("abandoned", "read timed out")}, "section %d: read timed out; abandoned", sec)
+		c.release()
+		return
+	}
+	r := readReply(m)
+	if !r.OK {
+		c.env.LogfAttrs(KindClient, []sim.Attr{sim.Int64("section", int64(sec)), sim.Str("abandoned", "read rejected")}, "section %d: read rejected (%s); abandoned", sec, r.Err)
+		c.release()
+		return
+	}
+	c.secRead = r.Value
+	c.after(c.cfg.Workload.Hold, whatHold, c.holdFn)
+}
+
+// holdDone ends the hold: without a resource, check and release; with one,
+// check and write.
+func (c *client) holdDone() {
+	if c.cfg.Resource == "" {
+		if c.check() {
+			c.release()
+		}
+		return
+	}
+	c.checkThenWrite()
 }
 
 // check is the careful client's check before it writes: it reports whether
@@ -318,28 +370,37 @@ func (c *client) check() bool {
 	return true
 }
 
-// checkThenWrite checks, then writes value+1 in a separate kernel step (a
-// zero-length timer), so that a pause can fall between the check and the
-// write (Kleppmann's S1). The write step does not check again.
-func (c *client) checkThenWrite(to sim.ProcID, sec int, value int64) {
+// checkThenWrite checks, then writes the value read plus one in a separate
+// kernel step (a zero-length timer), so that a pause can fall between the
+// check and the write (Kleppmann's S1). The write step does not check
+// again.
+func (c *client) checkThenWrite() {
 	if !c.check() {
 		return
 	}
-	c.after(0, whatWrite, func() {
-		c.env.SectionWriteSent(sec, value+1)
-		id := c.newID()
-		c.request(to, id, storage.WriteReq{ID: id, Section: sec, Value: value + 1, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}, c.resourceTimeout(), func(m sim.Message, ok bool) {
-			if ok {
-				c.env.SectionResult(sec)
-				if r := m.(storage.WriteReply); !r.OK {
-					c.env.Logf(KindClient, "section %d: write rejected (%s)", sec, r.Err)
-				}
-			} else {
-				c.env.Logf(KindClient, "section %d: write timed out", sec)
-			}
-			c.release()
-		})
-	})
+	c.after(0, whatWrite, c.writeFn)
+}
+
+// writeResource sends the section's write.
+func (c *client) writeResource() {
+	sec, value := c.secID, c.secRead
+	c.env.SectionWriteSent(sec, value+1)
+	id := c.newID()
+	c.requestPooled(c.secTo, id, storage.NewWriteReq(storage.WriteReq{ID: id, Section: sec, Value: value + 1, Token: c.token, HasToken: c.hasToken, LockValue: c.alg.value()}), c.resourceTimeout(), c.onWriteFn)
+}
+
+// onWrite handles the write's reply (or its timeout) and releases.
+func (c *client) onWrite(m sim.Message, ok bool) {
+	sec := c.secID
+	if ok {
+		c.env.SectionResult(sec)
+		if r := writeReply(m); !r.OK {
+			c.env.Logf(KindClient, "section %d: write rejected (%s)", sec, r.Err)
+		}
+	} else {
+		c.env.Logf(KindClient, "section %d: write timed out", sec)
+	}
+	c.release()
 }
 
 // release ends the belief (the release is being sent) and runs the
@@ -349,20 +410,41 @@ func (c *client) release() {
 		c.env.BeliefEnd(c.belief, sim.EndReleased)
 	}
 	c.belief, c.section = -1, -1
-	c.alg.release(func() {
-		c.completed++
-		if n := c.cfg.Workload.Cycles; n > 0 && c.completed >= n {
-			c.stopped = true
-			c.env.Logf(KindClient, "workload done after %d cycles", c.completed)
-			return
-		}
-		c.after(c.cfg.Workload.Think, whatThink, c.startWant)
-	})
+	c.alg.release(c.releasedFn)
+}
+
+// released completes the cycle.
+func (c *client) released() {
+	c.completed++
+	if n := c.cfg.Workload.Cycles; n > 0 && c.completed >= n {
+		c.stopped = true
+		c.env.Logf(KindClient, "workload done after %d cycles", c.completed)
+		return
+	}
+	c.after(c.cfg.Workload.Think, whatThink, c.startWantFn)
+}
+
+// readReply copies a storage read reply out of its message, pooled or not.
+func readReply(m sim.Message) storage.ReadReply {
+	if p, ok := m.(*storage.ReadReply); ok {
+		return *p
+	}
+	return m.(storage.ReadReply)
+}
+
+// writeReply copies a storage write reply out of its message, pooled or not.
+func writeReply(m sim.Message) storage.WriteReply {
+	if p, ok := m.(*storage.WriteReply); ok {
+		return *p
+	}
+	return m.(storage.WriteReply)
 }
 
 // uniqueValue draws a lock value unique to this acquire: the distlock page
 // asks for "20 bytes from /dev/urandom"; locksim draws 64 bits from the
 // client's seeded stream and prefixes the client's name for the trace.
+// NB: the string's bytes are carved out of a slab the client fills and
+// never rewrites (valueSlab), one allocation per many values (issue 15).
 func (c *client) uniqueValue() string {
 	// fmt's "%s:%016x", rendered with appends.
 	const digits = "0123456789abcdef"
@@ -372,8 +454,35 @@ func (c *client) uniqueValue() string {
 		hex[i] = digits[v&0xf]
 		v >>= 4
 	}
-	return c.cfg.Name + ":" + string(hex[:])
+	n := len(c.cfg.Name) + 1 + len(hex)
+	if cap(c.valueSlab)-len(c.valueSlab) < n {
+		c.valueSlab = make([]byte, 0, max(min(2*cap(c.valueSlab), slabBytes), 4*n))
+	}
+	at := len(c.valueSlab)
+	c.valueSlab = append(append(append(c.valueSlab, c.cfg.Name...), ':'), hex[:]...)
+	return unsafe.String(&c.valueSlab[at], n)
 }
+
+// argv returns an empty argv with room for n strings, carved out of a slab
+// of argvs (argvSlab): argvs are made per lock value, and requests in
+// flight share them, so they are never rewritten; a new slab replaces a
+// full one, and the old one lives as long as an argv carved from it.
+func (c *client) argv(n int) []string {
+	if cap(c.argvSlab)-len(c.argvSlab) < n {
+		c.argvSlab = make([]string, 0, max(min(2*cap(c.argvSlab), slabStrings), 4*n))
+	}
+	at := len(c.argvSlab)
+	c.argvSlab = c.argvSlab[:at+n]
+	return c.argvSlab[at : at : at+n]
+}
+
+// Largest slab sizes: a few dozen lock values per allocation. Slabs start
+// at four values and double up to these, so that a client of a short run
+// does not hold a large slab.
+const (
+	slabBytes   = 1024
+	slabStrings = 256
+)
 
 // logBytes records a client event whose text b was rendered into
 // c.scratch, and keeps the (possibly grown) buffer for the next one.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/nodes/redis/resp"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -225,17 +226,33 @@ func (c *client) newID() uint64 {
 
 // send sends msg (whose ID is id) as request p, with p's timeout.
 func (c *client) send(id uint64, msg sim.Message, p pending) {
+	c.track(id, p)
+	c.env.Send(p.to, msg)
+}
+
+// sendPooled is send for a pooled message (sim.Env.SendPooled).
+func (c *client) sendPooled(id uint64, msg sim.Recycler, p pending) {
+	c.track(id, p)
+	c.env.SendPooled(p.to, msg)
+}
+
+// track records request p (whose ID is id) and starts its timeout.
+func (c *client) track(id uint64, p pending) {
 	p.id = id
 	p.tag = c.newTag(whatTimeout, id)
 	p.timer = c.env.After(sim.Mono, p.timeout, p.tag)
 	c.calls = append(c.calls, p)
-	c.env.Send(p.to, msg)
 }
 
 // request sends msg (whose ID is id) and calls cb with the reply, or with
 // ok=false when timeout passes first.
 func (c *client) request(to sim.ProcID, id uint64, msg sim.Message, timeout time.Duration, cb func(msg sim.Message, ok bool)) {
 	c.send(id, msg, pending{to: to, timeout: timeout, mcb: cb})
+}
+
+// requestPooled is request for a pooled message.
+func (c *client) requestPooled(to sim.ProcID, id uint64, msg sim.Recycler, timeout time.Duration, cb func(msg sim.Message, ok bool)) {
+	c.sendPooled(id, msg, pending{to: to, timeout: timeout, mcb: cb})
 }
 
 // complete hands a reply to its waiting request: v for a Redis reply,
@@ -257,7 +274,7 @@ func (c *client) complete(id uint64, v redis.Value, msg sim.Message) {
 		id := c.newID()
 		s := p.script
 		p.script = nil
-		c.send(id, redis.Request{ID: id, Args: s.Eval(p.keys, p.args...)}, p)
+		c.sendPooled(id, resp.NewRequest(id, s.Eval(p.keys, p.args...)), p)
 		return
 	}
 	p.rcb.call(v, true)
@@ -271,9 +288,11 @@ func (c *client) cmd(to sim.ProcID, timeout time.Duration, cb func(v redis.Value
 
 // cmdTo is cmd with any callback. The request carries args itself: callers
 // may share one argv among the requests of a round (nobody mutates it).
+// Redis commands go out as pooled *Request (resp.NewRequest), which a node
+// answers with a pooled *Reply: no allocation per send (issue 15).
 func (c *client) cmdTo(to sim.ProcID, timeout time.Duration, cb callback, args []string) {
 	id := c.newID()
-	c.send(id, redis.Request{ID: id, Args: args}, pending{to: to, timeout: timeout, rcb: cb})
+	c.sendPooled(id, resp.NewRequest(id, args), pending{to: to, timeout: timeout, rcb: cb})
 }
 
 // evalsha runs a script the way the clients' drivers do: EVALSHA first,
@@ -286,7 +305,7 @@ func (c *client) evalsha(to sim.ProcID, timeout time.Duration, s *redis.Script, 
 // round over several nodes builds it once).
 func (c *client) evalshaTo(to sim.ProcID, timeout time.Duration, s *redis.Script, argv, keys, args []string, cb callback) {
 	id := c.newID()
-	c.send(id, redis.Request{ID: id, Args: argv}, pending{to: to, timeout: timeout, rcb: cb, script: s, keys: keys, args: args})
+	c.sendPooled(id, resp.NewRequest(id, argv), pending{to: to, timeout: timeout, rcb: cb, script: s, keys: keys, args: args})
 }
 
 // reply is one node's answer in a fan-out; OK is false on timeout.
@@ -303,7 +322,24 @@ type fan struct {
 	parallel bool
 	issue    func(i int, cb callback)
 	done     func([]reply)
+	round    round    // instead of issue and done (fanoutRound)
 	buf      [5]reply // res for up to five nodes, without a second allocation
+}
+
+// round is a fan-out round kept in a struct its algorithm reuses, instead
+// of two closures made per round (issue 15): issue sends the request for
+// node i, done gets every node's answer (and must not keep the slice).
+type round interface {
+	issue(i int, cb callback)
+	done(res []reply)
+}
+
+func (f *fan) issueAt(i int, cb callback) {
+	if f.round != nil {
+		f.round.issue(i, cb)
+		return
+	}
+	f.issue(i, cb)
 }
 
 // finish hands every answer to done, then returns the fan to the client's
@@ -311,7 +347,11 @@ type fan struct {
 // refers to it any more, and done callbacks read the answers before they
 // return (they must not keep the slice).
 func (f *fan) finish() {
-	f.done(f.res)
+	if f.round != nil {
+		f.round.done(f.res)
+	} else {
+		f.done(f.res)
+	}
 	c := f.c
 	*f = fan{}
 	c.fanFree = append(c.fanFree, f)
@@ -331,7 +371,7 @@ func (f *fan) reply(i int, v redis.Value, ok bool) {
 		f.finish()
 		return
 	}
-	f.issue(i+1, callback{fan: f, idx: i + 1})
+	f.issueAt(i+1, callback{fan: f, idx: i + 1})
 }
 
 // fanout sends one request per node, one after the other (each waiting for
@@ -339,6 +379,16 @@ func (f *fan) reply(i int, v redis.Value, ok bool) {
 // node's answer once all have answered or timed out. issue(i, cb) sends the
 // request for node i.
 func (c *client) fanout(n int, parallel bool, issue func(i int, cb callback), done func([]reply)) {
+	c.startFan(fan{c: c, left: n, parallel: parallel, issue: issue, done: done})
+}
+
+// fanoutRound is fanout with a round's methods for issue and done.
+func (c *client) fanoutRound(n int, parallel bool, r round) {
+	c.startFan(fan{c: c, left: n, parallel: parallel, round: r})
+}
+
+// startFan starts the fan-out described by init (its res left out).
+func (c *client) startFan(init fan) {
 	var f *fan
 	if k := len(c.fanFree); k > 0 {
 		f = c.fanFree[k-1]
@@ -346,7 +396,8 @@ func (c *client) fanout(n int, parallel bool, issue func(i int, cb callback), do
 	} else {
 		f = new(fan)
 	}
-	*f = fan{c: c, left: n, parallel: parallel, issue: issue, done: done}
+	*f = init
+	n, parallel := f.left, f.parallel
 	if n <= len(f.buf) {
 		f.res = f.buf[:n]
 	} else {
@@ -358,11 +409,11 @@ func (c *client) fanout(n int, parallel bool, issue func(i int, cb callback), do
 	}
 	if parallel {
 		for i := 0; i < n; i++ {
-			issue(i, callback{fan: f, idx: i})
+			f.issueAt(i, callback{fan: f, idx: i})
 		}
 		return
 	}
-	issue(0, callback{fan: f, idx: 0})
+	f.issueAt(0, callback{fan: f, idx: 0})
 }
 
 // ms renders a duration as whole milliseconds for PX, PEXPIRE and scripts.

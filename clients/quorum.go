@@ -25,11 +25,45 @@ type quorumLock struct {
 	idx     []int
 	keys    []string
 	ttlMs   string
+
+	// Made once per lock value (argvs): the acquire command, the release
+	// script's ARGV and its EVALSHA argv, carved out of the client's argv slab.
+	// Immutable once sent (requests in flight share them).
+	setArgv, valArgs, unlockArgv []string
+	// The rounds in progress: an attempt's and an unlock's (an attempt's
+	// failed unlock runs after its round; releases follow attempts).
+	acq acquireRound
+	unl unlockRound
 }
 
 func (q *quorumLock) init() {
 	q.keys = []string{q.cfg().Key}
 	q.ttlMs = ms(q.cfg().TTL)
+	q.acq.q, q.unl.q = q, q
+	q.acq.failedFn, q.acq.decideFn = q.acq.failed, q.acq.decide
+}
+
+// unlockScript is the release script: redsync's deleteScript answers -1
+// when the key is gone (ErrLockAlreadyExpired, scripts.go:5-14).
+func (q *quorumLock) unlockScript() *redis.Script {
+	if q.redsync() {
+		return scriptDeleteOrMissing
+	}
+	return scriptCompareAndDelete
+}
+
+// argvs builds the commands of the lock value q.val, in one piece of the
+// client's argv slab.
+func (q *quorumLock) argvs() {
+	buf := q.c.argv(6 + 1 + 3 + len(q.keys) + 1)
+	buf = q.appendSetArgs(buf)
+	q.setArgv = buf[:len(buf):len(buf)]
+	at := len(buf)
+	buf = append(buf, q.val)
+	q.valArgs = buf[at:len(buf):len(buf)]
+	at = len(buf)
+	buf = q.unlockScript().AppendEvalSHA(buf, q.keys, q.valArgs...)
+	q.unlockArgv = buf[at:len(buf):len(buf)]
 }
 
 // cfg returns the lock's configuration (a pointer: the struct is large and
@@ -102,93 +136,117 @@ func (q *quorumLock) roundTimeout() time.Duration {
 	return cfg.NodeTimeout
 }
 
-// setArgs is the acquire command for one node.
-func (q *quorumLock) setArgs() []string {
+// appendSetArgs appends the acquire command for one node (6 strings).
+func (q *quorumLock) appendSetArgs(dst []string) []string {
 	cfg := q.cfg()
 	if q.redsync() {
 		// go-redis SetNX: "set k v px ms nx", or "ex s" when the expiry is a
 		// whole number of seconds (go-redis v9 string_commands.go:616-633).
 		if cfg.TTL%time.Second == 0 {
-			return []string{"SET", cfg.Key, q.val, "EX", strconv.FormatInt(int64(cfg.TTL/time.Second), 10), "NX"}
+			return append(dst, "SET", cfg.Key, q.val, "EX", strconv.FormatInt(int64(cfg.TTL/time.Second), 10), "NX")
 		}
-		return []string{"SET", cfg.Key, q.val, "PX", q.ttlMs, "NX"}
+		return append(dst, "SET", cfg.Key, q.val, "PX", q.ttlMs, "NX")
 	}
 	// lock_instance: SET resource val NX PX ttl (redlock.rb).
-	return []string{"SET", cfg.Key, q.val, "NX", "PX", q.ttlMs}
+	return append(dst, "SET", cfg.Key, q.val, "NX", "PX", q.ttlMs)
 }
 
 // acquire makes one attempt: lock every node, count, compute the validity.
 func (q *quorumLock) acquire(try int, done func(bool)) {
-	c, cfg := q.c, q.cfg()
+	c := q.c
 	if try == 0 {
 		// One value per lock() call, reused across its retries (redlock.rb
 		// lock; redsync mutex.go:80).
 		q.val = c.uniqueValue()
+		q.argvs()
 	}
-	nodes := cfg.Nodes
 	// Step 1: get the current time (reference §4.1).
-	start := c.read(q.clk())
-	args := q.setArgs()
-	timeout := q.roundTimeout()
+	q.acq.start = c.read(q.clk())
+	q.acq.timeout = q.roundTimeout()
+	q.acq.then = done
 	// Step 2: try every instance with the same key and value.
-	c.fanout(len(nodes), q.parallel(), func(i int, cb callback) {
-		c.cmdTo(c.addr(nodes[i]), timeout, cb, args)
-	}, func(res []reply) {
-		q.granted = append(q.granted[:0], make([]bool, len(nodes))...)
-		granted := q.granted
-		n, first := 0, -1
-		for i, r := range res {
-			if r.OK && r.Value.IsOK() {
-				granted[i] = true
-				n++
-				if first < 0 {
-					first = i
-				}
-			} else if !r.OK || r.Value.IsErr() {
-				c.noteError(nodes[i])
-			}
-		}
-		decide := func(tokenOK bool) {
-			// Step 3: elapsed = now - start; validity = ttl - elapsed -
-			// drift; success iff a majority and validity > 0.
-			now := c.read(q.clk())
-			q.validUntil = start + int64(cfg.TTL) - int64(q.drift())
-			validity := time.Duration(q.validUntil - now)
-			ok := tokenOK && n >= cfg.quorum() && (validity > 0 || !q.tracksValidity())
-			verdict := "failed"
-			if ok {
-				verdict = "acquired"
-			}
-			// "%d/%d nodes, validity %v: %s", rendered with appends (once
-			// per attempt).
-			b := strconv.AppendInt(c.scratch[:0], int64(n), 10)
-			b = strconv.AppendInt(append(b, '/'), int64(len(nodes)), 10)
-			b = append(append(append(append(b, " nodes, validity "...), validity.String()...), ": "...), verdict...)
-			c.logBytes(b)
-			if ok {
-				done(true)
-				return
-			}
-			// Step 5: on failure unlock all instances, "even the instances
-			// it believed it was not able to lock" (reference §4.1), or only
-			// the granted ones with release=acquired.
-			q.unlock(granted, q.roundTimeout(), func() { done(false) })
-		}
-		if cfg.FencingToken == FencingIncr && n >= cfg.quorum() {
-			// NB: not safe (Kleppmann, reference §6.1): the counter lives on
-			// one node, the first that granted the lock; another node's
-			// counter, or this one after a failover, may go backwards.
-			c.incrToken(c.addr(nodes[first]), timeout, decide)
-			return
-		}
-		decide(true)
-	})
+	c.fanoutRound(len(q.cfg().Nodes), q.parallel(), &q.acq)
 }
+
+// acquireRound is an attempt's round over the nodes.
+type acquireRound struct {
+	q        *quorumLock
+	start    int64         // reading of clk at step 1
+	timeout  time.Duration // of each request
+	then     func(bool)    // the attempt's done
+	n, first int           // grants, and the first node that granted (-1: none)
+	failedFn func()        // then(false), made once
+	decideFn func(bool)    // decide, made once
+}
+
+func (r *acquireRound) issue(i int, cb callback) {
+	q := r.q
+	q.c.cmdTo(q.c.addr(q.cfg().Nodes[i]), r.timeout, cb, q.setArgv)
+}
+
+func (r *acquireRound) done(res []reply) {
+	q, c, nodes := r.q, r.q.c, r.q.cfg().Nodes
+	q.granted = append(q.granted[:0], make([]bool, len(nodes))...)
+	granted := q.granted
+	r.n, r.first = 0, -1
+	for i, x := range res {
+		if x.OK && x.Value.IsOK() {
+			granted[i] = true
+			r.n++
+			if r.first < 0 {
+				r.first = i
+			}
+		} else if !x.OK || x.Value.IsErr() {
+			c.noteError(nodes[i])
+		}
+	}
+	if q.cfg().FencingToken == FencingIncr && r.n >= q.cfg().quorum() {
+		// NB: not safe (Kleppmann, reference §6.1): the counter lives on
+		// one node, the first that granted the lock; another node's
+		// counter, or this one after a failover, may go backwards.
+		c.incrToken(c.addr(nodes[r.first]), r.timeout, r.decideFn)
+		return
+	}
+	r.decide(true)
+}
+
+// decide is steps 3 to 5 of the attempt.
+func (r *acquireRound) decide(tokenOK bool) {
+	q, c, cfg := r.q, r.q.c, r.q.cfg()
+	n, nodes := r.n, cfg.Nodes
+	// Step 3: elapsed = now - start; validity = ttl - elapsed -
+	// drift; success iff a majority and validity > 0.
+	now := c.read(q.clk())
+	q.validUntil = r.start + int64(cfg.TTL) - int64(q.drift())
+	validity := time.Duration(q.validUntil - now)
+	ok := tokenOK && n >= cfg.quorum() && (validity > 0 || !q.tracksValidity())
+	verdict := "failed"
+	if ok {
+		verdict = "acquired"
+	}
+	// "%d/%d nodes, validity %v: %s", rendered with appends (once
+	// per attempt).
+	b := strconv.AppendInt(c.scratch[:0], int64(n), 10)
+	b = strconv.AppendInt(append(b, '/'), int64(len(nodes)), 10)
+	b = append(append(append(append(b, " nodes, validity "...), validity.String()...), ": "...), verdict...)
+	c.logBytes(b)
+	if ok {
+		r.then(true)
+		return
+	}
+	// Step 5: on failure unlock all instances, "even the instances
+	// it believed it was not able to lock" (reference §4.1), or only
+	// the granted ones with release=acquired.
+	q.unlock(q.granted, q.roundTimeout(), r.failedFn)
+}
+
+// failed ends the attempt as failed, after its unlock.
+func (r *acquireRound) failed() { r.then(false) }
 
 // unlock runs the release script on the nodes (only on the granted ones
 // when release=acquired after a failed attempt; granted nil means all).
 func (q *quorumLock) unlock(granted []bool, timeout time.Duration, done func()) {
-	c, cfg := q.c, q.cfg()
+	cfg := q.cfg()
 	idx := q.idx[:0]
 	for i := range cfg.Nodes {
 		if granted == nil || q.redsync() || cfg.Release == ReleaseAll || granted[i] {
@@ -196,29 +254,38 @@ func (q *quorumLock) unlock(granted []bool, timeout time.Duration, done func()) 
 		}
 	}
 	q.idx = idx
-	s := scriptCompareAndDelete
-	if q.redsync() {
-		// redsync's deleteScript answers -1 when the key is gone
-		// (ErrLockAlreadyExpired, scripts.go:5-14).
-		s = scriptDeleteOrMissing
-	}
-	// One argv for the round: every node gets the same command.
-	keys, args := q.keys, []string{q.val}
-	argv := s.EvalSHA(keys, args...)
-	c.fanout(len(idx), q.parallel(), func(j int, cb callback) {
-		c.evalshaTo(c.addr(cfg.Nodes[idx[j]]), timeout, s, argv, keys, args, cb)
-	}, func(res []reply) {
-		for j, r := range res {
-			if r.OK && r.Value.Kind == redis.KindInt && r.Value.Int <= 0 && granted == nil {
-				// "release on %s: %v (...)"; %v of a Value is its String,
-				// which is its AppendTrace.
-				b := append(append(c.scratch[:0], "release on "...), cfg.Nodes[idx[j]]...)
-				b = r.Value.AppendTrace(append(b, ": "...))
-				c.logBytes(append(b, " (the key was gone or not ours)"...))
-			}
+	// One argv for the round (argvs): every node gets the same command.
+	q.unl.granted, q.unl.timeout, q.unl.then = granted, timeout, done
+	q.c.fanoutRound(len(idx), q.parallel(), &q.unl)
+}
+
+// unlockRound is an unlock's round over the nodes q.idx.
+type unlockRound struct {
+	q       *quorumLock
+	granted []bool
+	timeout time.Duration
+	then    func()
+}
+
+func (r *unlockRound) issue(j int, cb callback) {
+	q := r.q
+	q.c.evalshaTo(q.c.addr(q.cfg().Nodes[q.idx[j]]), r.timeout, q.unlockScript(), q.unlockArgv, q.keys, q.valArgs, cb)
+}
+
+func (r *unlockRound) done(res []reply) {
+	q, c, cfg := r.q, r.q.c, r.q.cfg()
+	for j, x := range res {
+		if x.OK && x.Value.Kind == redis.KindInt && x.Value.Int <= 0 && r.granted == nil {
+			// "release on %s: %v (...)"; %v of a Value is its String,
+			// which is its AppendTrace.
+			b := append(append(c.scratch[:0], "release on "...), cfg.Nodes[q.idx[j]]...)
+			b = x.Value.AppendTrace(append(b, ": "...))
+			c.logBytes(append(b, " (the key was gone or not ours)"...))
 		}
-		done()
-	})
+	}
+	then := r.then
+	r.granted, r.then = nil, nil
+	then()
 }
 
 // expired checks the validity computed at acquisition (or the last

@@ -43,6 +43,9 @@ func (g *gateway) Fire(env *sim.Env, tag any) {}
 
 func (g *gateway) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	req := msg
+	if m, ok := msg.(*redis.Request); ok {
+		req = *m // pooled (resp/pool.go): recycled when Receive returns; Args may be kept
+	}
 	if !g.srv.codec.accept(req) {
 		return
 	}

@@ -104,14 +104,11 @@ func (f *File) Replace(recs []any) {
 	f.synced = len(recs)
 }
 
-// Overwrite replaces the file's content with the single record rec and
-// makes it durable: a state written in place and fsynced, whose earlier
-// versions are dead. It reuses the file's memory, so a process that
-// persists its whole state on every change (the storage node) holds one
-// record, not one per change (issue 15: a long run's file grew by a
-// record per lock cycle). A slice returned by Records before is no longer
-// valid.
-func (f *File) Overwrite(rec any) {
+// Rewrite replaces the file's content with the one record rec and makes it
+// durable, as Replace([]any{rec}) does, reusing the file's memory: for a
+// model that writes and fsyncs its whole state on every change, whose file
+// would otherwise grow by a record per change (the storage node; issue 15).
+func (f *File) Rewrite(rec any) {
 	f.records = append(f.records[:0], rec)
 	f.written = append(f.written[:0], f.k.now)
 	f.synced = 1

@@ -52,7 +52,12 @@ func floorDiv(a, b int64) int64 {
 }
 
 // Send sends a message to another process over the simulated network.
-func (e *Env) Send(to ProcID, m Message) { e.k.send(e.p, to, m) }
+func (e *Env) Send(to ProcID, m Message) { e.k.send(e.p, to, m, nil) }
+
+// SendPooled sends a pooled message (Recycler): the kernel calls its
+// Recycle once the destination's Receive returned or the message was lost.
+// A pooled message sent with Send is left to the garbage collector.
+func (e *Env) SendPooled(to ProcID, m Recycler) { e.k.send(e.p, to, m, m) }
 
 // SetTimer sets a timer that fires when clock c reaches deadline (a reading
 // of that clock). tag is handed back to Fire.

@@ -200,7 +200,9 @@ func (nw *network) blocked(from, to ProcID) bool {
 	return p != nil && p.links[side(from, to)].oneWayCut > 0
 }
 
-func (k *Kernel) send(p *proc, to ProcID, m Message) {
+// send sends m from p to to; rec is m when it is a pooled message sent with
+// SendPooled (recycled once handled or lost), nil otherwise.
+func (k *Kernel) send(p *proc, to ProcID, m Message, rec Recycler) {
 	if to < 0 || int(to) >= len(k.procs) {
 		panic(fmt.Sprintf("sim: %s sent to unknown process %d", p.name, to))
 	}
@@ -220,7 +222,7 @@ func (k *Kernel) send(p *proc, to ProcID, m Message) {
 	} else {
 		e = k.sendEpoch(p, to)
 	}
-	i := k.newSlot(msgSlot{from: p.id, to: to, msg: m, id: id, epoch: e,
+	i := k.newSlot(msgSlot{from: p.id, to: to, msg: m, rec: rec, id: id, epoch: e,
 		dstInc: c.ends[side(to, p.id)].inc, srcInc: p.inc, sentAt: k.now})
 	k.transmitOn(p.id, to, i, &pr.links[side(p.id, to)])
 }
@@ -289,8 +291,19 @@ func (k *Kernel) traceDrop(from, to ProcID, id uint64, why string) {
 	t.end(b, k.now, KindDrop, from, to, id, k)
 }
 
+// releaseMsg frees slot i of a message that will not be handled: a pooled
+// message goes back to its pool.
 func (k *Kernel) releaseMsg(i int32) {
-	k.msgs[i].msg = nil
+	rec := k.msgs[i].rec
+	k.freeSlot(i)
+	if rec != nil {
+		rec.Recycle()
+	}
+}
+
+// freeSlot frees slot i (its message, if pooled, is the caller's to recycle).
+func (k *Kernel) freeSlot(i int32) {
+	k.msgs[i].msg, k.msgs[i].rec = nil, nil
 	k.freeMsg = append(k.freeMsg, i)
 }
 
@@ -389,9 +402,9 @@ func (k *Kernel) deliver(i int32) {
 // handle gives message slot i to its (running) destination.
 func (k *Kernel) handle(dst *proc, i int32) {
 	sl := &k.msgs[i]
-	from, id, msg, epoch := sl.from, sl.id, sl.msg, sl.epoch
+	from, id, msg, rec, epoch := sl.from, sl.id, sl.msg, sl.rec, sl.epoch
 	notice, why := sl.kind != slotData, sl.why
-	k.releaseMsg(i)
+	k.freeSlot(i)
 	t := k.tr
 	// The process's view of the connection follows what it handles, in
 	// order: a reply it sends now goes on the connection of the message it
@@ -414,6 +427,9 @@ func (k *Kernel) handle(dst *proc, i int32) {
 	sd.view, sd.vinc = epoch, dst.inc
 	t.end(t.begin(k.now, codeDeliver, KindDeliver, dst.id, from, id), k.now, KindDeliver, dst.id, from, id, k)
 	dst.p.Receive(&dst.env, from, msg)
+	if rec != nil {
+		rec.Recycle()
+	}
 }
 
 // ---- network faults ----

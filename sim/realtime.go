@@ -24,5 +24,5 @@ func (k *Kernel) NextAt() (Time, bool) {
 // crashed or restarted destination). A real-time driver injects a real
 // server's reply through the gateway process that stands for that server.
 func (k *Kernel) Inject(from, to ProcID, m Message) {
-	k.send(k.procs[from], to, m)
+	k.send(k.procs[from], to, m, nil)
 }

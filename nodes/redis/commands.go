@@ -410,7 +410,7 @@ func cmdDel(n *Node, a []string) Value {
 		if _, ok := n.db[k]; ok {
 			n.removeKey(k)
 			if !n.quiet {
-				n.logBytes(EventKeyDel, strconv.AppendQuote(n.scratch[:0], k), sim.Str("key", k))
+				n.logBytes(EventKeyDel, appendQuote(n.scratch[:0], k), sim.Str("key", k))
 			}
 			deleted++
 		}

@@ -72,7 +72,7 @@ func (n *Node) deleteExpired(key string) {
 	n.removeKey(key)
 	if !n.quiet {
 		// "%q deadline=%d now=%d", rendered with appends.
-		b := strconv.AppendQuote(n.scratch[:0], key)
+		b := appendQuote(n.scratch[:0], key)
 		b = strconv.AppendInt(append(b, " deadline="...), e.exp, 10)
 		b = strconv.AppendInt(append(b, " now="...), n.now, 10)
 		n.logBytes(EventKeyExpired, b, sim.Str("key", key), sim.Int64("deadline", e.exp), sim.Int64("now", n.now))
@@ -94,7 +94,33 @@ func (n *Node) removeKey(key string) {
 		delete(n.volatile, key)
 	}
 	delete(n.db, key)
+	n.deadEntries = append(n.deadEntries, e)
 	n.touchWatchedKey(key)
+}
+
+// newEntry returns a zero entry, reused from a deleted key when one is free
+// (the lock keys of a Redlock cycle are set and deleted once per cycle;
+// issue 15).
+func (n *Node) newEntry() *entry {
+	if k := len(n.freeEntries); k > 0 {
+		e := n.freeEntries[k-1]
+		n.freeEntries = n.freeEntries[:k-1]
+		return e
+	}
+	return &entry{}
+}
+
+// recycleEntries makes the entries of the keys deleted during the event
+// just handled free for reuse. NB: not at once in removeKey: a command may
+// still read the entry it deleted (a value it returns, a key it renames),
+// and nothing keeps an *entry from one event to the next.
+func (n *Node) recycleEntries() {
+	for i, e := range n.deadEntries {
+		*e = entry{}
+		n.freeEntries = append(n.freeEntries, e)
+		n.deadEntries[i] = nil
+	}
+	n.deadEntries = n.deadEntries[:0]
 }
 
 // setString stores a string value (setKey). keepTTL keeps an existing
@@ -103,7 +129,7 @@ func (n *Node) removeKey(key string) {
 func (n *Node) setString(key, val string, keepTTL bool) {
 	e := n.db[key]
 	if e == nil {
-		e = &entry{}
+		e = n.newEntry()
 		n.db[key] = e
 	}
 	e.isHash, e.hash, e.str = false, nil, val
@@ -135,12 +161,12 @@ func (n *Node) logKeySet(key string) {
 	e := n.db[key]
 	var fields [3]sim.Attr
 	fields[0] = sim.Str("key", key)
-	b := strconv.AppendQuote(n.scratch[:0], key)
+	b := appendQuote(n.scratch[:0], key)
 	if e.isHash {
 		b = append(b, " hash"...)
 		fields[1] = sim.Int64("hash", 1)
 	} else {
-		b = strconv.AppendQuote(append(b, ' '), e.str)
+		b = appendQuote(append(b, ' '), e.str)
 		fields[1] = sim.Str("value", e.str)
 	}
 	b = append(b, " deadline="...)

@@ -3,7 +3,6 @@ package redis
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/locksim/locksim/sim"
 )
@@ -312,7 +311,7 @@ func (n *Node) evictKey(key string) {
 	n.removeKey(key)
 	n.mem.evicted++
 	if !n.quiet {
-		b := strconv.AppendQuote(n.scratch[:0], key)
+		b := appendQuote(n.scratch[:0], key)
 		b = append(append(b, " policy="...), n.cfg.MaxMemoryPolicy...)
 		n.logBytes(EventKeyEvicted, b, sim.Str("key", key), sim.Str("policy", string(n.cfg.MaxMemoryPolicy)))
 	}

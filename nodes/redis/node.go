@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/nodes/redis/resp"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -119,6 +120,10 @@ type Node struct {
 	mem     memState  // maxmemory accounting and eviction (memory.go)
 	run     scriptRun // the script being run (reused: scripts do not nest)
 	scratch []byte    // reused buffer for rendering trace texts
+	// Entries of keys deleted during the current event, and entries free
+	// for reuse (db.go, recycleEntries).
+	deadEntries []*entry
+	freeEntries []*entry
 }
 
 type stats struct {
@@ -138,6 +143,7 @@ type stats struct {
 type execCtx struct {
 	client      sim.ProcID
 	reqID       uint64
+	pooled      bool // the request was a *Request: answer with a *Reply
 	fromMaster  bool // applying the master's replication stream
 	inScript    bool
 	scriptDirty bool // SCRIPT_WRITE_DIRTY
@@ -212,8 +218,12 @@ func (n *Node) Init(env *sim.Env) {
 func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	n.env = env
 	switch m := msg.(type) {
+	case *Request:
+		// Pooled (resp/pool.go): the kernel recycles m when Receive
+		// returns; nothing below keeps m itself (Args may be kept).
+		n.handleRequest(from, m.ID, m.Args, true)
 	case Request:
-		n.handleRequest(from, m)
+		n.handleRequest(from, m.ID, m.Args, false)
 	case SyncRequest:
 		n.onSyncRequest(from, m)
 	case FullSync:
@@ -228,6 +238,7 @@ func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 		n.onReset(from, m)
 	}
 	n.beforeSleep()
+	n.recycleEntries()
 }
 
 // Fire handles the node's timers.
@@ -242,6 +253,7 @@ func (n *Node) Fire(env *sim.Env, tag any) {
 		n.drainQueue()
 	}
 	n.beforeSleep()
+	n.recycleEntries()
 }
 
 // Shutdown is a clean shutdown (SHUTDOWN, SIGTERM): flush and fsync the AOF
@@ -315,16 +327,27 @@ func (n *Node) beforeSleep() {
 	n.everysecFsync()
 }
 
-// handleRequest executes one client command and replies.
-func (n *Node) handleRequest(from sim.ProcID, req Request) {
+// handleRequest executes one client command and replies in the request's
+// form: a *Reply to a pooled *Request, a Reply to a Request.
+func (n *Node) handleRequest(from sim.ProcID, id uint64, args []string, pooled bool) {
 	n.now = n.env.WallMs()
-	n.cur = execCtx{client: from, reqID: req.ID}
-	v := n.process(req.Args)
+	n.cur = execCtx{client: from, reqID: id, pooled: pooled}
+	v := n.process(args)
 	n.endUnit(from)
 	if n.cur.blocked {
 		return
 	}
-	n.env.Send(from, Reply{ID: req.ID, Value: v})
+	n.reply(from, id, pooled, v)
+}
+
+// reply sends the answer to request id, pooled (resp.NewReply) if the
+// request was.
+func (n *Node) reply(to sim.ProcID, id uint64, pooled bool, v Value) {
+	if pooled {
+		n.env.SendPooled(to, resp.NewReply(id, v))
+		return
+	}
+	n.env.Send(to, Reply{ID: id, Value: v})
 }
 
 // endUnit ends an execution unit: what it propagated goes to the AOF and to

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/locksim/locksim/sim"
@@ -52,7 +53,7 @@ func (n *Node) feedAOF(cmds []Cmd) {
 	f := n.env.Disk().File(fileAOF)
 	f.Append(aofRecord{Cmds: cmds})
 	if !n.quiet {
-		var b []byte
+		b := n.scratch[:0]
 		for i, c := range cmds {
 			if i > 0 {
 				b = append(b, " | "...)
@@ -66,10 +67,11 @@ func (n *Node) feedAOF(cmds []Cmd) {
 			for i, c := range cmds {
 				cmdList[i] = c
 			}
-			n.env.LogAttrs(EventAOFWrite, string(b), sim.Groups("cmds", cmdList))
+			n.env.LogBytesAttrs(EventAOFWrite, b, sim.Groups("cmds", cmdList))
 		} else {
 			n.env.LogBytes(EventAOFWrite, b)
 		}
+		n.scratch = b[:0]
 	}
 	switch n.cfg.AppendFsync {
 	case FsyncAlways:
@@ -87,7 +89,13 @@ func (n *Node) fsyncAOF(why string) {
 		return
 	}
 	f.Sync()
-	n.logfAttrs(EventAOFFsync, []sim.Attr{sim.Str("why", why), sim.Int64("records", int64(f.Len()))}, "%s records=%d", why, f.Len())
+	if n.quiet {
+		return
+	}
+	// "%s records=%d", rendered with appends (every write with
+	// appendfsync always).
+	b := strconv.AppendInt(append(append(n.scratch[:0], why...), " records="...), int64(f.Len()), 10)
+	n.logBytes(EventAOFFsync, b, sim.Str("why", why), sim.Int64("records", int64(f.Len())))
 }
 
 // everysecFsync issues the background fsync when the wall clock says a

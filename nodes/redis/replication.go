@@ -600,7 +600,7 @@ func (n *Node) setMaster(name string, port int64) {
 		n.env.Close(n.masterID)
 	}
 	for _, w := range n.waiters {
-		n.env.Send(w.client, Reply{ID: w.reqID, Value: errUnblocked})
+		n.reply(w.client, w.reqID, w.pooled, errUnblocked)
 	}
 	n.waiters = nil
 	n.disconnectReplicas()
@@ -619,6 +619,7 @@ func (n *Node) setMaster(name string, port int64) {
 type waiter struct {
 	client   sim.ProcID
 	reqID    uint64
+	pooled   bool  // the request was a *Request: answer with a *Reply
 	offset   int64 // the client's woff
 	num      int64
 	deadline int64 // wall ms; 0 = forever
@@ -669,7 +670,7 @@ func cmdWait(n *Node, a []string) Value {
 	if acks >= num || n.cur.inScript || n.cur.fromMaster {
 		return Int(acks)
 	}
-	n.waiters = append(n.waiters, &waiter{client: n.cur.client, reqID: n.cur.reqID, offset: off, num: num, deadline: deadline})
+	n.waiters = append(n.waiters, &waiter{client: n.cur.client, reqID: n.cur.reqID, pooled: n.cur.pooled, offset: off, num: num, deadline: deadline})
 	n.cur.blocked = true
 	n.feedReplicas([]Cmd{{"REPLCONF", "GETACK", "*"}})
 	return Nil()
@@ -680,7 +681,7 @@ func (n *Node) processWaiters() {
 	for i := 0; i < len(n.waiters); {
 		w := n.waiters[i]
 		if c := n.countAcks(w.offset); c >= w.num {
-			n.env.Send(w.client, Reply{ID: w.reqID, Value: Int(c)})
+			n.reply(w.client, w.reqID, w.pooled, Int(c))
 			n.waiters = append(n.waiters[:i], n.waiters[i+1:]...)
 			continue
 		}
@@ -699,7 +700,7 @@ func (n *Node) handleWaitTimeouts() {
 	for i := 0; i < len(n.waiters); {
 		w := n.waiters[i]
 		if w.deadline != 0 && w.deadline < now {
-			n.env.Send(w.client, Reply{ID: w.reqID, Value: Int(n.countAcks(w.offset))})
+			n.reply(w.client, w.reqID, w.pooled, Int(n.countAcks(w.offset)))
 			n.waiters = append(n.waiters[:i], n.waiters[i+1:]...)
 			continue
 		}

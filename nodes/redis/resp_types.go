@@ -30,3 +30,6 @@ func Err(s string) Value      { return resp.Err(s) }
 func Int(n int64) Value       { return resp.Int(n) }
 func Bulk(s string) Value     { return resp.Bulk(s) }
 func Array(vs ...Value) Value { return resp.Array(vs...) }
+
+// appendQuote is strconv.AppendQuote with resp's fast path for plain text.
+func appendQuote(b []byte, s string) []byte { return resp.AppendQuote(b, s) }

@@ -37,6 +37,14 @@ func (s Script) EvalSHA(keys []string, args ...string) []string {
 	return s.argv("EVALSHA", s.SHA, keys, args)
 }
 
+// AppendEvalSHA appends the argv of EVALSHA to dst, for a caller that
+// carves several argvs out of one allocation.
+func (s Script) AppendEvalSHA(dst, keys []string, args ...string) []string {
+	dst = append(dst, "EVALSHA", s.SHA, strconv.Itoa(len(keys)))
+	dst = append(dst, keys...)
+	return append(dst, args...)
+}
+
 // Eval returns the argv of EVAL for this script.
 func (s Script) Eval(keys []string, args ...string) []string {
 	return s.argv("EVAL", s.Source, keys, args)

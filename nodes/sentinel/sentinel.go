@@ -282,6 +282,9 @@ func (s *Sentinel) handleInstance(ri *instance) {
 // sentinel's own requests.
 func (s *Sentinel) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	switch m := msg.(type) {
+	case *resp.Request:
+		// A client's pooled request (resp/pool.go): answered in kind.
+		env.SendPooled(from, resp.NewReply(m.ID, s.command(m.Args)))
 	case resp.Request:
 		env.Send(from, resp.Reply{ID: m.ID, Value: s.command(m.Args)})
 	case resp.Reply:

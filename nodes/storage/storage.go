@@ -1,7 +1,7 @@
 package storage
 
 import (
-	"fmt"
+	"strconv"
 
 	"github.com/locksim/locksim/sim"
 )
@@ -24,9 +24,11 @@ const FileName = "resource"
 // Node is the storage node: a sim.Process serving ReadReq, WriteReq and
 // SetLockReq. Build it with New.
 type Node struct {
-	cfg  Config
-	st   state
-	file *sim.File
+	cfg     Config
+	st      state
+	file    *sim.File
+	rec     *state // the record on disk, rewritten by persist
+	scratch []byte // reused buffer for trace texts
 }
 
 // New returns a storage node process. It panics if cfg is invalid (callers
@@ -46,20 +48,28 @@ func (n *Node) Value() int64 { return n.st.Value }
 func (n *Node) Init(env *sim.Env) {
 	n.file = env.Disk().File(FileName)
 	if recs := n.file.Records(); len(recs) > 0 {
-		n.st = recs[len(recs)-1].(state)
+		n.st = *recs[len(recs)-1].(*state)
 	}
+	// The record this incarnation persists into (persist); the disk keeps
+	// the earlier incarnation's until the first persist replaces it.
+	n.rec = new(state)
 }
 
 // Fire does nothing: the storage node sets no timers.
 func (n *Node) Fire(env *sim.Env, tag any) {}
 
-// Receive serves one request. Other messages are ignored.
+// Receive serves one request. Other messages are ignored. A pooled request
+// (pool.go) is answered with a pooled reply, a value with a value.
 func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	switch m := msg.(type) {
+	case *ReadReq:
+		env.SendPooled(from, newReadReply(n.read(env, *m)))
 	case ReadReq:
-		n.read(env, from, m)
+		env.Send(from, n.read(env, m))
+	case *WriteReq:
+		env.SendPooled(from, newWriteReply(n.write(env, *m)))
 	case WriteReq:
-		n.write(env, from, m)
+		env.Send(from, n.write(env, m))
 	case SetLockReq:
 		if n.st.setLock(m.LockValue) {
 			n.persist()
@@ -69,7 +79,8 @@ func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	}
 }
 
-func (n *Node) read(env *sim.Env, from sim.ProcID, m ReadReq) {
+// read serves a read and returns the reply to send.
+func (n *Node) read(env *sim.Env, m ReadReq) ReadReply {
 	v := n.st.read(n.cfg.Fencing, m)
 	if v.changed {
 		n.persist()
@@ -81,16 +92,24 @@ func (n *Node) read(env *sim.Env, from sim.ProcID, m ReadReq) {
 	}
 	reply := ReadReply{ID: m.ID, Section: m.Section, OK: v.ok, Err: v.err}
 	var buf [5]sim.Attr
+	// The texts are fmt's "read s%d value %d%s" and "read s%d%s: %s"
+	// (appendToken), rendered with appends into n.scratch.
+	b := strconv.AppendInt(append(n.scratch[:0], "read s"...), int64(m.Section), 10)
 	if v.ok {
 		reply.Value = n.st.Value
-		env.LogfAttrs(KindApplied, opAttrs(&buf, "read", m.Section, n.st.Value, true, m.Token, m.HasToken, ""), "read s%d value %d%s", m.Section, n.st.Value, tokenText(m.Token, m.HasToken))
+		b = strconv.AppendInt(append(b, " value "...), n.st.Value, 10)
+		b = appendToken(b, m.Token, m.HasToken)
+		env.LogBytesAttrs(KindApplied, b, opAttrs(&buf, "read", m.Section, n.st.Value, true, m.Token, m.HasToken, "")...)
 	} else {
-		env.LogfAttrs(KindRejected, opAttrs(&buf, "read", m.Section, 0, false, m.Token, m.HasToken, v.why), "read s%d%s: %s", m.Section, tokenText(m.Token, m.HasToken), v.why)
+		b = append(append(appendToken(b, m.Token, m.HasToken), ": "...), v.why...)
+		env.LogBytesAttrs(KindRejected, b, opAttrs(&buf, "read", m.Section, 0, false, m.Token, m.HasToken, v.why)...)
 	}
-	env.Send(from, reply)
+	n.scratch = b[:0]
+	return reply
 }
 
-func (n *Node) write(env *sim.Env, from sim.ProcID, m WriteReq) {
+// write serves a write and returns the reply to send.
+func (n *Node) write(env *sim.Env, m WriteReq) WriteReply {
 	v := n.st.write(n.cfg.Fencing, m)
 	if v.changed {
 		n.persist()
@@ -103,21 +122,30 @@ func (n *Node) write(env *sim.Env, from sim.ProcID, m WriteReq) {
 		env.SectionWriteDecided(m.Section, outcome)
 	}
 	var buf [5]sim.Attr
+	// fmt's "write s%d value %d%s" and "write s%d value %d%s: %s".
+	b := strconv.AppendInt(append(n.scratch[:0], "write s"...), int64(m.Section), 10)
+	b = strconv.AppendInt(append(b, " value "...), m.Value, 10)
+	b = appendToken(b, m.Token, m.HasToken)
 	if v.ok {
-		env.LogfAttrs(KindApplied, opAttrs(&buf, "write", m.Section, m.Value, true, m.Token, m.HasToken, ""), "write s%d value %d%s", m.Section, m.Value, tokenText(m.Token, m.HasToken))
+		env.LogBytesAttrs(KindApplied, b, opAttrs(&buf, "write", m.Section, m.Value, true, m.Token, m.HasToken, "")...)
 	} else {
-		env.LogfAttrs(KindRejected, opAttrs(&buf, "write", m.Section, m.Value, true, m.Token, m.HasToken, v.why), "write s%d value %d%s: %s", m.Section, m.Value, tokenText(m.Token, m.HasToken), v.why)
+		b = append(append(b, ": "...), v.why...)
+		env.LogBytesAttrs(KindRejected, b, opAttrs(&buf, "write", m.Section, m.Value, true, m.Token, m.HasToken, v.why)...)
 	}
-	env.Send(from, WriteReply{ID: m.ID, Section: m.Section, OK: v.ok, Err: v.err})
+	n.scratch = b[:0]
+	return WriteReply{ID: m.ID, Section: m.Section, OK: v.ok, Err: v.err}
 }
 
 // persist writes the whole state and fsyncs it before the reply leaves:
 // the durable resource the articles assume (antirez 2016 also names fsync
 // on every operation as the durable alternative to delayed restarts, §6.2).
+// NB: the file holds only the latest state (sim.File.Rewrite), into a record
+// this incarnation owns: every persist is a write and an fsync at one
+// instant, and recovery reads only the last record, so earlier records
+// could never matter (and made the file grow by one per write).
 func (n *Node) persist() {
-	// Init reads only the last record, and every write is fsynced at
-	// once: the file holds the current state alone.
-	n.file.Overwrite(n.st)
+	*n.rec = n.st
+	n.file.Rewrite(n.rec)
 }
 
 // opAttrs are the typed fields of a read or write event: op, section,
@@ -138,9 +166,10 @@ func opAttrs(buf *[5]sim.Attr, op string, section int, value int64, hasValue boo
 	return as
 }
 
-func tokenText(token int64, has bool) string {
+// appendToken appends what fmt rendered as " tok %d" or " no-token".
+func appendToken(b []byte, token int64, has bool) []byte {
 	if !has {
-		return " no-token"
+		return append(b, " no-token"...)
 	}
-	return fmt.Sprintf(" tok %d", token)
+	return strconv.AppendInt(append(b, " tok "...), token, 10)
 }

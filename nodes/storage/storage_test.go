@@ -39,6 +39,7 @@ type script struct {
 	sections map[int]int
 	log      *[]string
 	sent     []sentReq // requests without a reply, in sending order
+	pooled   bool      // send reads and writes pooled (pool.go)
 }
 
 type sentReq struct {
@@ -92,10 +93,27 @@ func (c *script) Fire(env *sim.Env, tag any) {
 		msg = SetLockReq{ID: uint64(i), Section: id, LockValue: s.lock}
 	}
 	c.sent = append(c.sent, sentReq{id: uint64(i), msg: msg})
+	if c.pooled {
+		switch m := msg.(type) {
+		case ReadReq:
+			env.SendPooled(c.server, NewReadReq(m))
+			return
+		case WriteReq:
+			env.SendPooled(c.server, NewWriteReq(m))
+			return
+		}
+	}
 	env.Send(c.server, msg)
 }
 
 func (c *script) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
+	// A pooled reply is recycled when Receive returns: copy it out.
+	switch m := msg.(type) {
+	case *ReadReply:
+		msg = *m
+	case *WriteReply:
+		msg = *m
+	}
 	switch m := msg.(type) {
 	case ReadReply:
 		c.answered(m.ID)
@@ -121,14 +139,22 @@ func (c *script) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 // run runs steps against a storage node in mode and returns the replies, the
 // node's final value and the history.
 func run(t *testing.T, mode string, steps []step) ([]string, int64, *sim.History) {
+	log, value, h, _ := runForm(t, mode, steps, false)
+	return log, value, h
+}
+
+// runForm is run with the requests pooled or not; it also returns the
+// trace hash.
+func runForm(t *testing.T, mode string, steps []step, pooled bool) ([]string, int64, *sim.History, [32]byte) {
 	t.Helper()
 	k := sim.New(sim.Config{Seed: 1, Network: sim.NetConfig{Latency: sim.Fixed(time.Millisecond)}})
 	srv := k.Add("S", func() sim.Process { return New(Config{Fencing: mode}) }, sim.ClockSpec{})
 	var log []string
-	k.Add("c", func() sim.Process { return &script{steps: steps, log: &log} }, sim.ClockSpec{})
+	k.Add("c", func() sim.Process { return &script{steps: steps, log: &log, pooled: pooled} }, sim.ClockSpec{})
 	require.NoError(t, k.Run(sim.At(time.Duration(len(steps)+2)*10*time.Millisecond)))
 	value := k.Process(srv).(*Node).Value()
-	return log, value, k.Finish()
+	h := k.Finish()
+	return log, value, h, k.TraceHash()
 }
 
 // none is the token of a step without a token.
@@ -217,9 +243,15 @@ func TestFencingModes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, value, _ := run(t, tt.mode, tt.steps)
+			got, value, h, hash := runForm(t, tt.mode, tt.steps, false)
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.value, value)
+			// Pooled requests (pool.go) are served alike, to the trace.
+			pgot, pvalue, ph, phash := runForm(t, tt.mode, tt.steps, true)
+			assert.Equal(t, got, pgot)
+			assert.Equal(t, value, pvalue)
+			assert.Equal(t, h, ph)
+			assert.Equal(t, hash, phash)
 		})
 	}
 }

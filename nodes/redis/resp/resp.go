@@ -68,7 +68,7 @@ func (v Value) AppendTrace(b []byte) []byte {
 	case KindInt:
 		return strconv.AppendInt(append(b, ':'), v.Int, 10)
 	case KindBulk:
-		return strconv.AppendQuote(b, v.Str)
+		return AppendQuote(b, v.Str)
 	case KindArray:
 		b = append(b, '[')
 		for i, e := range v.Array {

@@ -1,0 +1,6 @@
+//go:build !race
+
+package resp
+
+// poisonRecycled: normal builds reuse recycled messages (pool.go).
+const poisonRecycled = false
