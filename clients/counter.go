@@ -199,7 +199,7 @@ func (k *counterClient) Init(env *sim.Env) {
 
 // Receive hands replies to the plumbing.
 func (k *counterClient) Receive(env *sim.Env, _ sim.ProcID, msg sim.Message) {
-	if r, ok := msg.(redis.Reply); ok {
+	if r, ok := replyOf(msg); ok {
 		k.c.complete(r.ID, r.Value, nil)
 		return
 	}
@@ -527,7 +527,7 @@ func (l *counterLoader) Init(env *sim.Env) {
 }
 
 func (l *counterLoader) Receive(env *sim.Env, _ sim.ProcID, msg sim.Message) {
-	if r, ok := msg.(redis.Reply); ok {
+	if r, ok := replyOf(msg); ok {
 		l.c.complete(r.ID, r.Value, nil)
 	}
 }
@@ -542,4 +542,17 @@ func (l *counterLoader) Fire(env *sim.Env, tag any) {
 
 func (l *counterLoader) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 	l.c.ConnEnded(env, peer, why)
+}
+
+// replyOf returns a Redis reply in either of its forms: the pooled
+// *redis.Reply that answers the plumbing's pooled requests (resp/pool.go;
+// copied here, since it is recycled when Receive returns) or a value.
+func replyOf(msg sim.Message) (redis.Reply, bool) {
+	switch m := msg.(type) {
+	case *redis.Reply:
+		return *m, true
+	case redis.Reply:
+		return m, true
+	}
+	return redis.Reply{}, false
 }
