@@ -205,6 +205,14 @@ func counterKeys(h *sim.History) ([]string, map[string][]*sim.CounterOp) {
 // operations, so it can run on any piece of a history that starts at the
 // stock's load.
 func CheckCounterOps(ops []*sim.CounterOp, timeout time.Duration) Verdict {
+	model, pops := counterOperations(ops)
+	res, _ := linearize(model, pops, withDefault(timeout), false)
+	return verdictOf(res)
+}
+
+// counterOperations returns the model that judges ops (the deterministic
+// one unless some outcome is unknown) and ops as its operations.
+func counterOperations(ops []*sim.CounterOp) (porcupine.Model, []porcupine.Operation) {
 	det, nd := counterModels()
 	model := det
 	var names []string
@@ -229,8 +237,7 @@ func CheckCounterOps(ops []*sim.CounterOp, timeout time.Duration) Verdict {
 			Return:   ret,
 		})
 	}
-	res, _ := linearize(model, pops, withDefault(timeout), false)
-	return verdictOf(res)
+	return model, pops
 }
 
 // CheckCounters judges the stock counters of h: NotUsed when h has no
