@@ -49,32 +49,31 @@ import (
 // deleted stock from an empty one); a watch purchase is judged at its last
 // attempt (earlier attempts whose EXEC answered null changed nothing).
 
-// counterIn is the input of a counter operation: which record it is.
-type counterIn struct {
-	Client int
-	Op     *sim.CounterOp
-}
+// The input of a counter operation is its record, a *sim.CounterOp: boxing
+// a pointer allocates nothing, boxing a struct around it would, once per
+// operation.
 
 // counterOut is unused by the model (everything is in the record); porcupine
 // wants a comparable value.
 type counterOut struct{}
 
 // counterSteps returns the states operation op can lead to from state: none
-// if it is illegal there.
-func counterSteps(state int64, op *sim.CounterOp) []int64 {
+// if it is illegal there. They are kept in next, so that a step allocates
+// nothing (the sequential fast path steps every operation).
+func counterSteps(state int64, op *sim.CounterOp, next *[2]int64) []int64 {
 	unknown := op.Wrote && !op.Known
 	switch op.Kind {
 	case sim.CounterLoad:
 		switch {
 		case unknown:
-			return []int64{state, op.Observed}
+			return append(next[:0], state, op.Observed)
 		case op.Known && op.Why == "":
-			return []int64{op.Observed}
+			return append(next[:0], op.Observed)
 		}
-		return []int64{state} // the server refused the SET
+		return append(next[:0], state) // the server refused the SET
 	case sim.CounterRead:
 		if op.Observed == state {
-			return []int64{state}
+			return append(next[:0], state)
 		}
 		return nil
 	}
@@ -84,33 +83,33 @@ func counterSteps(state int64, op *sim.CounterOp) []int64 {
 		switch {
 		case unknown:
 			if state > 0 {
-				return []int64{state, state - 1}
+				return append(next[:0], state, state-1)
 			}
-			return []int64{state}
+			return append(next[:0], state)
 		case op.HasObserved && op.Sold:
 			if state == op.Observed+1 {
-				return []int64{op.Observed}
+				return append(next[:0], op.Observed)
 			}
 			return nil
 		case op.HasObserved:
 			if state <= 0 {
-				return []int64{state}
+				return append(next[:0], state)
 			}
 			return nil
 		}
-		return []int64{state} // refused: no effect
+		return append(next[:0], state) // refused: no effect
 	}
 	if op.Method == "decr" {
 		switch {
 		case unknown:
-			return []int64{state, state - 1}
+			return append(next[:0], state, state-1)
 		case op.HasObserved:
 			if state == op.Observed+1 {
-				return []int64{op.Observed}
+				return append(next[:0], op.Observed)
 			}
 			return nil
 		}
-		return []int64{state} // refused: no effect
+		return append(next[:0], state) // refused: no effect
 	}
 	// get-set, watch (and a future script): the observation is the GET.
 	if op.HasObserved && op.Observed != state {
@@ -118,25 +117,26 @@ func counterSteps(state int64, op *sim.CounterOp) []int64 {
 	}
 	switch {
 	case unknown:
-		return []int64{state, state - 1}
+		return append(next[:0], state, state-1)
 	case op.Sold:
-		return []int64{state - 1}
+		return append(next[:0], state-1)
 	}
-	return []int64{state}
+	return append(next[:0], state)
 }
 
 // counterModels returns the deterministic and nondeterministic stock models
 // (Init: the missing key, 0).
 func counterModels() (porcupine.Model, porcupine.NondeterministicModel) {
 	describe := func(input, output interface{}) string {
-		in := input.(counterIn)
-		return fmt.Sprintf("%s %s", in.Op.Client, in.Op.Text())
+		op := input.(*sim.CounterOp)
+		return fmt.Sprintf("%s %s", op.Client, op.Text())
 	}
 	state := func(s interface{}) string { return fmt.Sprintf("stock %d", s.(int64)) }
 	det := porcupine.Model{
 		Init: func() interface{} { return int64(0) },
 		Step: func(s, input, _ interface{}) (bool, interface{}) {
-			next := counterSteps(s.(int64), input.(counterIn).Op)
+			var buf [2]int64
+			next := counterSteps(s.(int64), input.(*sim.CounterOp), &buf)
 			if len(next) != 1 {
 				return false, s
 			}
@@ -149,7 +149,8 @@ func counterModels() (porcupine.Model, porcupine.NondeterministicModel) {
 	nd := porcupine.NondeterministicModel{
 		Init: func() []interface{} { return []interface{}{int64(0)} },
 		Step: func(s, input, _ interface{}) []interface{} {
-			next := counterSteps(s.(int64), input.(counterIn).Op)
+			var buf [2]int64
+			next := counterSteps(s.(int64), input.(*sim.CounterOp), &buf)
 			out := make([]interface{}, len(next))
 			for i, n := range next {
 				out[i] = n
@@ -231,7 +232,7 @@ func counterOperations(ops []*sim.CounterOp) (porcupine.Model, []porcupine.Opera
 		}
 		pops = append(pops, porcupine.Operation{
 			ClientId: ids[op.Client],
-			Input:    counterIn{Client: ids[op.Client], Op: op},
+			Input:    op,
 			Call:     int64(op.Call),
 			Output:   counterOut{},
 			Return:   ret,

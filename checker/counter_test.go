@@ -224,12 +224,13 @@ func TestCounterStaleObservationNamesLaterFaults(t *testing.T) {
 	assert.Contains(t, vs[0].Explanation, "A crashed (power)")
 }
 
-// counterBenchHistory is n DECR sales by four overlapping clients from a
-// stock of n, with the first k of them unknown (no reply).
-func counterBenchHistory(n, k int) *sim.History {
+// counterBenchHistory is n DECR sales of 3 ms each, called gap ms apart, by
+// four clients from a stock of n, with the first k of them unknown (no
+// reply).
+func counterBenchHistory(n, k int, gap int64) *sim.History {
 	ops := []sim.CounterOp{load(int64(n))}
 	for i := 0; i < n; i++ {
-		call := ms(int64(10 + 2*i))
+		call := ms(int64(10) + gap*int64(i))
 		op := decr(fmt.Sprintf("c%d", i%4), call, call+ms(3), int64(n-1-i))
 		if i < k {
 			op = unknown(op)
@@ -240,9 +241,15 @@ func counterBenchHistory(n, k int) *sim.History {
 }
 
 func BenchmarkCheckCounters(b *testing.B) {
-	for _, bc := range []struct{ n, k int }{{1000, 0}, {1000, 4}, {1000, 12}} {
-		h := counterBenchHistory(bc.n, bc.k)
-		b.Run(fmt.Sprintf("sales=%d/unknown=%d", bc.n, bc.k), func(b *testing.B) {
+	// A gap of 2 ms between 3 ms sales makes them overlap (porcupine); 4 ms
+	// leaves them in sequence (the fast path, sequential.go).
+	for _, bc := range []struct {
+		n, k int
+		gap  int64
+	}{{1000, 0, 2}, {1000, 4, 2}, {1000, 12, 2}, {1000, 0, 4}} {
+		h := counterBenchHistory(bc.n, bc.k, bc.gap)
+		b.Run(fmt.Sprintf("sales=%d/unknown=%d/gap=%dms", bc.n, bc.k, bc.gap), func(b *testing.B) {
+			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				if v, _ := CheckCounters(h, 0); v != Holds {
 					b.Fatalf("verdict %s", v)
