@@ -440,17 +440,17 @@ func annotations(h *sim.History, vs []Violation, from, to sim.Time) []porcupine.
 	return as
 }
 
-// linearize runs porcupine, always with a timeout, unless the operations
-// are totally ordered and legal in that order (sequential.go), which decides
-// Ok exactly without it. Verbose runs (which only illegal pieces get) always
-// go to porcupine and also return the information a visualization needs. It
-// is a variable so that tests can observe the timeout Check passes.
+// linearize runs porcupine, always with a timeout, unless an exact
+// shortcut decides the operations without its search (sequential.go).
+// Verbose runs (which only illegal pieces get) always go to porcupine and
+// also return the information a visualization needs. It is a variable so
+// that tests can observe the timeout Check passes.
 var linearize = func(model porcupine.Model, ops []porcupine.Operation, timeout time.Duration, verbose bool) (porcupine.CheckResult, porcupine.LinearizationInfo) {
 	if verbose {
 		return porcupine.CheckOperationsVerbose(model, ops, timeout)
 	}
-	if sequentialOK(model, ops) {
-		return porcupine.Ok, porcupine.LinearizationInfo{}
+	if res, ok := fastVerdict(model, ops); ok {
+		return res, porcupine.LinearizationInfo{}
 	}
 	return porcupine.CheckOperationsTimeout(model, ops, timeout), porcupine.LinearizationInfo{}
 }

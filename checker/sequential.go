@@ -2,82 +2,104 @@ package checker
 
 import "github.com/anishathalye/porcupine"
 
-// The sequential fast path (issue 15). Most histories of a fault-free run
-// have no concurrency at all: each operation of a piece returns before the
-// next one is called. Such a history has exactly one linearization, its
-// real-time order, so it is linearizable iff stepping the model through the
-// operations in that order is legal: O(n), with no allocation of its own.
-// Porcupine on the same piece builds linked entries, a bitset per step and
-// a cache of them (about 13 allocations per lock cycle, issue 15).
+// The sequential fast path (issue 15). Most pieces of a fault-free run have
+// little or no concurrency, and porcupine's search costs about 13
+// allocations per lock cycle on them (linked entries, a bitset per step, a
+// cache of them). Two exact shortcuts decide most pieces without it, in
+// O(n) and with no allocation of their own:
 //
-// Real-time order is porcupine's own (porcupine v1.3.1 checker.go:117-124,
-// byTime.Less): entries sorted by time, and at equal times a call before a
-// return. So an operation that returns at the very instant the next one is
-// called overlaps it (porcupine may linearize the later one first), and a
-// history is totally ordered only if each operation returns strictly before
-// the next is called. In that case porcupine's search (checker.go
-// checkSingle) can only ever try the first remaining call: it lifts it if the
-// step is legal and backtracks to Illegal otherwise, and its cache never
-// hits (each state comes with a new set of linearized operations), which is
-// exactly the sequential stepping here.
+//   - Return order. If the operations, in the order given, return at
+//     non-decreasing times (each called no later than it returns), that
+//     order is a linearization candidate: put each operation's
+//     linearization point at its return. Each point lies in its
+//     operation's interval, and an operation that returned before another
+//     was called comes first. So if stepping the model in that order is
+//     legal, the history is linearizable: Ok, with that order as witness.
+//     This holds with any ties, and covers the waiting clients of a
+//     contended lock (an acquire is called long before it returns) as long
+//     as no two beliefs overlap.
+//   - Total order. If moreover each operation returns strictly before the
+//     next one is called, in porcupine's own order of entries (porcupine
+//     v1.3.1 checker.go:117-124, byTime.Less: by time, and at equal times a
+//     call before a return, so an operation called at the instant the
+//     previous one returns overlaps it), the history has exactly one
+//     linearization: porcupine's search (checker.go checkSingle) can only
+//     ever try the first remaining call, lifting it if its step is legal
+//     and backtracking to Illegal otherwise, and its cache never hits (each
+//     state comes with a new set of linearized operations). So an illegal
+//     step there is Illegal.
 //
-// The fast path only ever concludes Ok. An illegal step, overlapping
-// operations, or a model it cannot step (no Step or Init) send the piece to
-// porcupine, which decides (and, verbose, builds the visualization), so
-// verdicts, violations and explanations are porcupine's. The one difference
-// is for the better: porcupine may time out (Unknown) on a long piece that
-// the fast path decides.
+// Anything else (an illegal step in a history that is not totally ordered,
+// operations out of return order, a model without Step or Init) goes to
+// porcupine, and verbose checks (the visualization of an illegal piece)
+// always do: verdicts, violations and explanations are porcupine's. The
+// one difference is for the better: porcupine may time out (Unknown) on a
+// long piece that a shortcut decides.
 
-// sequentialOK reports whether ops, in the order given, are totally ordered
-// in real time as porcupine orders them and stepping model through them
-// from its initial state is legal, in every partition of model. When it
-// reports false, the history may still be linearizable: ask porcupine.
-func sequentialOK(model porcupine.Model, ops []porcupine.Operation) bool {
+// fastVerdict decides ops under model without porcupine's search when a
+// shortcut applies (ok), every partition of model on its own (porcupine
+// checkParallel: the history is legal iff every partition is).
+func fastVerdict(model porcupine.Model, ops []porcupine.Operation) (res porcupine.CheckResult, ok bool) {
 	if model.Step == nil || model.Init == nil {
-		return false
+		return "", false
 	}
 	if model.Partition == nil {
-		return sequentialLegal(model, ops)
+		return fastPartition(model, ops)
 	}
-	// Partitions are checked independently (porcupine checkParallel): each
-	// must be ordered and legal on its own.
+	res, ok = porcupine.Ok, true
 	for _, part := range model.Partition(ops) {
-		if !sequentialLegal(model, part) {
-			return false
+		switch r, decided := fastPartition(model, part); {
+		case decided && r == porcupine.Illegal:
+			return porcupine.Illegal, true
+		case !decided:
+			ok = false
 		}
 	}
-	return true
+	return res, ok
 }
 
-// sequentialLegal reports whether ops are totally ordered and legal stepped
-// in order through model (no partition).
-func sequentialLegal(model porcupine.Model, ops []porcupine.Operation) bool {
-	if !totallyOrdered(ops) {
-		return false
+// fastPartition decides one partition: Ok if ops are in return order and
+// legal stepped in order, Illegal if they are totally ordered and a step
+// is illegal.
+func fastPartition(model porcupine.Model, ops []porcupine.Operation) (porcupine.CheckResult, bool) {
+	byReturn, total := opsOrder(ops)
+	if !byReturn {
+		return "", false
 	}
 	state := model.Init()
 	for i := range ops {
 		ok, next := model.Step(state, ops[i].Input, ops[i].Output)
 		if !ok {
-			return false
+			if total {
+				return porcupine.Illegal, true
+			}
+			return "", false
 		}
 		state = next
 	}
-	return true
+	return porcupine.Ok, true
 }
 
-// totallyOrdered reports whether each operation of ops is called no later
-// than it returns and returns strictly before the next one is called: in
-// porcupine's order of entries (a call before a return at equal times), no
-// two of them overlap.
-func totallyOrdered(ops []porcupine.Operation) bool {
+// opsOrder reports whether ops, each called no later than it returns,
+// return at non-decreasing times (byReturn), and whether moreover each
+// returns strictly before the next is called (total: no two overlap in
+// porcupine's order of entries, where a call comes before a return at
+// equal times).
+func opsOrder(ops []porcupine.Operation) (byReturn, total bool) {
+	total = true
 	for i := range ops {
 		if ops[i].Call > ops[i].Return {
-			return false
+			return false, false
 		}
-		if i > 0 && ops[i-1].Return >= ops[i].Call {
-			return false
+		if i == 0 {
+			continue
+		}
+		if ops[i-1].Return > ops[i].Return {
+			return false, false
+		}
+		if ops[i-1].Return >= ops[i].Call {
+			total = false
 		}
 	}
-	return true
+	return true, total
 }

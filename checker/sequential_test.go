@@ -19,23 +19,31 @@ type seqCase struct {
 	ops   []porcupine.Operation
 }
 
-// seqTimes returns n (call, return) pairs: in sequence, each call at or
-// after the previous return (a gap of 0 is a tie porcupine reads as an
-// overlap), or, when overlapping, calls anywhere in a short span. Times are
-// small so that ties are frequent.
-func seqTimes(rng *rand.Rand, n int, sequential bool) [][2]int64 {
+// History shapes for seqTimes.
+const (
+	inSequence = iota // each call at or after the previous return
+	byReturns         // returns in order, calls anywhere before them
+	anyOrder          // calls and returns anywhere in a short span
+)
+
+// seqTimes returns n (call, return) pairs of a shape. Times are small so
+// that ties are frequent: a gap of 0 in sequence is a call at the instant
+// of the previous return, which porcupine reads as an overlap.
+func seqTimes(rng *rand.Rand, n int, shape int) [][2]int64 {
 	ts := make([][2]int64, n)
 	var t int64
 	for i := range ts {
-		if sequential {
-			t += rng.Int64N(3) // 0: a tie with the previous return
-		} else {
+		switch shape {
+		case inSequence:
+			t += rng.Int64N(3)
+			ret := t + rng.Int64N(3) // 0: an operation of one instant
+			ts[i], t = [2]int64{t, ret}, ret
+		case byReturns:
+			t += rng.Int64N(3)
+			ts[i] = [2]int64{max(0, t-rng.Int64N(5)), t}
+		default:
 			t = max(0, t+rng.Int64N(5)-2)
-		}
-		ret := t + rng.Int64N(3) // 0: an operation of one instant
-		ts[i] = [2]int64{t, ret}
-		if sequential {
-			t = ret
+			ts[i] = [2]int64{t, t + rng.Int64N(3)}
 		}
 	}
 	return ts
@@ -44,9 +52,9 @@ func seqTimes(rng *rand.Rand, n int, sequential bool) [][2]int64 {
 // randomLockCase is a history of acquires and releases of a few grants,
 // for lockModelFast (pointer inputs, one lock) or LockModel (two locks,
 // partitioned).
-func randomLockCase(rng *rand.Rand, sequential bool) seqCase {
+func randomLockCase(rng *rand.Rand, shape int) seqCase {
 	n := 1 + rng.IntN(7)
-	ts := seqTimes(rng, n, sequential)
+	ts := seqTimes(rng, n, shape)
 	partitioned := rng.IntN(2) == 0
 	ins := make([]LockInput, n)
 	ops := make([]porcupine.Operation, n)
@@ -80,9 +88,9 @@ func randomLockCase(rng *rand.Rand, sequential bool) seqCase {
 // randomResourceCase is a history of critical sections that read a value
 // near the one a sequential run would read, for resourceModelFast or the
 // partitioned ResourceModel.
-func randomResourceCase(rng *rand.Rand, sequential bool) seqCase {
+func randomResourceCase(rng *rand.Rand, shape int) seqCase {
 	n := 1 + rng.IntN(7)
-	ts := seqTimes(rng, n, sequential)
+	ts := seqTimes(rng, n, shape)
 	init := rng.Int64N(3)
 	partitioned := rng.IntN(2) == 0
 	outs := make([]ResourceOutput, n)
@@ -122,9 +130,9 @@ func randomResourceCase(rng *rand.Rand, sequential bool) seqCase {
 // randomCounterCase is a stock counter history with known outcomes only
 // (the deterministic model): a load, then purchases and reads that observe
 // values near the stock a sequential run would see.
-func randomCounterCase(rng *rand.Rand, sequential bool) seqCase {
+func randomCounterCase(rng *rand.Rand, shape int) seqCase {
 	n := 1 + rng.IntN(7)
-	ts := seqTimes(rng, n, sequential)
+	ts := seqTimes(rng, n, shape)
 	stock := rng.Int64N(4)
 	near := func(v int64) int64 {
 		if rng.IntN(5) == 0 {
@@ -189,25 +197,34 @@ func seqDisagreements(t *testing.T, n int, ordered func([]porcupine.Operation) b
 	kinds = map[string]int{}
 	gens := []struct {
 		name string
-		gen  func(*rand.Rand, bool) seqCase
+		gen  func(*rand.Rand, int) seqCase
 	}{
 		{"lock", randomLockCase}, {"resource", randomResourceCase}, {"counter", randomCounterCase},
 	}
 	for i := 0; i < n; i++ {
 		for _, g := range gens {
-			c := g.gen(rng, i%3 != 0)
+			c := g.gen(rng, i%3)
 			want := porcupine.CheckOperationsTimeout(c.model, c.ops, time.Minute)
 			got, _ := linearize(c.model, c.ops, time.Minute, false)
 			legal := stepAll(c.model, c.ops)
-			isOrdered := true
+			isOrdered, inReturnOrder := true, true
 			parts := [][]porcupine.Operation{c.ops}
 			if c.model.Partition != nil {
 				parts = c.model.Partition(c.ops)
 			}
 			for _, p := range parts {
+				byReturn, _ := opsOrder(p)
 				isOrdered = isOrdered && ordered(p)
+				inReturnOrder = inReturnOrder && byReturn
 			}
-			kind := fmt.Sprintf("%s ordered=%v legal=%v", g.name, isOrdered, want == porcupine.Ok)
+			shape := "overlapping"
+			switch {
+			case isOrdered:
+				shape = "ordered"
+			case inReturnOrder:
+				shape = "by-return"
+			}
+			kind := fmt.Sprintf("%s %s legal=%v", g.name, shape, want == porcupine.Ok)
 			kinds[kind]++
 			if got != want || isOrdered && legal != (want == porcupine.Ok) {
 				bad++
@@ -221,16 +238,21 @@ func seqDisagreements(t *testing.T, n int, ordered func([]porcupine.Operation) b
 }
 
 // TestSequentialAgreesWithPorcupine is the fast path's property test: on
-// thousands of small random histories (sequential and overlapping, with
-// ties at equal times, legal and illegal, for the lock, resource and stock
-// counter models), the fast path's verdict is porcupine's, and porcupine
-// finds an ordered history legal iff it is legal stepped in order.
+// thousands of small random histories (in sequence, in return order and
+// overlapping, with ties at equal times, legal and illegal, for the lock,
+// resource and stock counter models), the fast path's verdict is
+// porcupine's, and porcupine finds a totally ordered history legal iff it
+// is legal stepped in order.
 func TestSequentialAgreesWithPorcupine(t *testing.T) {
-	bad, kinds := seqDisagreements(t, 3000, totallyOrdered)
+	total := func(ops []porcupine.Operation) bool { _, total := opsOrder(ops); return total }
+	bad, kinds := seqDisagreements(t, 3000, total)
 	assert.Zero(t, bad, "histories where the fast path and porcupine disagree")
 	for _, m := range []string{"lock", "resource", "counter"} {
-		for _, k := range []string{"ordered=true legal=true", "ordered=true legal=false", "ordered=false legal=true", "ordered=false legal=false"} {
-			assert.Greater(t, kinds[m+" "+k], 20, "the generator makes enough %s %s histories: %v", m, k, kinds)
+		for _, k := range []string{"ordered", "by-return", "overlapping"} {
+			for _, legal := range []string{"true", "false"} {
+				kind := m + " " + k + " legal=" + legal
+				assert.Greater(t, kinds[kind], 20, "the generator makes enough %s histories: %v", kind, kinds)
+			}
 		}
 	}
 }
@@ -252,37 +274,44 @@ func TestSequentialTieRuleMatters(t *testing.T) {
 	assert.Greater(t, bad, 0, "a broken tie rule is caught")
 }
 
-// TestTotallyOrdered pins the tie rule on hand-made cases.
-func TestTotallyOrdered(t *testing.T) {
+// TestOpsOrder pins the order rules, the tie rule in particular, on
+// hand-made cases.
+func TestOpsOrder(t *testing.T) {
 	op := func(call, ret int64) porcupine.Operation { return porcupine.Operation{Call: call, Return: ret} }
 	tests := []struct {
-		name string
-		ops  []porcupine.Operation
-		want bool
+		name            string
+		ops             []porcupine.Operation
+		byReturn, total bool
 	}{
-		{"empty", nil, true},
-		{"one instant", []porcupine.Operation{op(3, 3)}, true},
-		{"strictly after", []porcupine.Operation{op(1, 2), op(3, 3), op(4, 6)}, true},
-		{"called at the previous return: overlap", []porcupine.Operation{op(1, 2), op(2, 3)}, false},
-		{"two at one instant: overlap", []porcupine.Operation{op(2, 2), op(2, 2)}, false},
-		{"out of order", []porcupine.Operation{op(4, 5), op(1, 2)}, false},
-		{"returns before it is called", []porcupine.Operation{op(3, 2)}, false},
+		{"empty", nil, true, true},
+		{"one instant", []porcupine.Operation{op(3, 3)}, true, true},
+		{"strictly after", []porcupine.Operation{op(1, 2), op(3, 3), op(4, 6)}, true, true},
+		{"called at the previous return: overlap", []porcupine.Operation{op(1, 2), op(2, 3)}, true, false},
+		{"two at one instant: overlap", []porcupine.Operation{op(2, 2), op(2, 2)}, true, false},
+		{"called before the previous return", []porcupine.Operation{op(1, 5), op(0, 6)}, true, false},
+		{"returns out of order", []porcupine.Operation{op(1, 5), op(2, 4)}, false, false},
+		{"out of order", []porcupine.Operation{op(4, 5), op(1, 2)}, false, false},
+		{"returns before it is called", []porcupine.Operation{op(3, 2)}, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, totallyOrdered(tt.ops))
+			byReturn, total := opsOrder(tt.ops)
+			assert.Equal(t, tt.byReturn, byReturn, "byReturn")
+			assert.Equal(t, tt.total, total, "total")
 		})
 	}
 }
 
-// TestSequentialOKNeedsAStep: a model without Step or Init goes to
+// TestFastVerdictNeedsAStep: a model without Step or Init goes to
 // porcupine.
-func TestSequentialOKNeedsAStep(t *testing.T) {
+func TestFastVerdictNeedsAStep(t *testing.T) {
 	ops := []porcupine.Operation{{Call: 1, Return: 2}}
 	m := lockModelFast
 	m.Step = nil
-	require.False(t, sequentialOK(m, ops))
+	_, ok := fastVerdict(m, ops)
+	require.False(t, ok)
 	m = lockModelFast
 	m.Init = nil
-	require.False(t, sequentialOK(m, ops))
+	_, ok = fastVerdict(m, ops)
+	require.False(t, ok)
 }
