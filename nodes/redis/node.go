@@ -68,6 +68,7 @@ type Node struct {
 	wordSlab     []string
 	unitSlab     []Cmd
 	recSlab      []aofRecord
+	byteSlab     []byte
 	dirty        int64 // server.dirty: changes since the last RDB save
 	activeExpire bool  // DEBUG SET-ACTIVE-EXPIRE
 

@@ -1,8 +1,13 @@
 package redis
 
+import (
+	"strconv"
+	"unsafe"
+)
+
 // Slabs for what a node keeps past the command that built it: the words of
 // a command it propagates in a form of its own (SET ... PXAT, a script's
-// redis.call), the command list of an execution unit, and the AOF's
+// redis.call) and the text of its numbers, the command list of an execution unit, and the AOF's
 // records. Each is carved out of a chunk with its capacity capped at its
 // length, so that an append to it copies instead of writing into its
 // neighbour; a full chunk is replaced by a new one, never grown, so that
@@ -14,6 +19,8 @@ package redis
 const (
 	slabMin = 8
 	slabMax = 256
+	// The byte slab's largest chunk: a few dozen timestamps.
+	slabBytes = 1024
 )
 
 // slabCap is the capacity of the chunk after one of capacity c, with room
@@ -49,4 +56,18 @@ func (n *Node) carveRecord(cmds []Cmd) *aofRecord {
 	}
 	n.recSlab = append(n.recSlab, aofRecord{Cmds: cmds})
 	return &n.recSlab[len(n.recSlab)-1]
+}
+
+// carveInt returns the decimal text of v (strconv.FormatInt) with its bytes
+// carved out of a byte slab that is never rewritten, so that the string
+// stays valid as long as something keeps it.
+func (n *Node) carveInt(v int64) string {
+	var buf [20]byte
+	b := strconv.AppendInt(buf[:0], v, 10)
+	if cap(n.byteSlab)-len(n.byteSlab) < len(b) {
+		n.byteSlab = make([]byte, 0, max(min(2*cap(n.byteSlab), slabBytes), 4*len(b)))
+	}
+	at := len(n.byteSlab)
+	n.byteSlab = append(n.byteSlab, b...)
+	return unsafe.String(&n.byteSlab[at], len(b))
 }
