@@ -28,7 +28,7 @@ func quoted(v string) *yaml.Node {
 // rewrite returns a copy of s with top-level fields replaced, added (at the
 // end) or removed, validated as a file would be.
 func rewrite(s *scenarios.Scenario, fields []field) (*scenarios.Scenario, error) {
-	doc := scenarios.Clone(s.Doc)
+	doc := scenarios.Clone(s.Tree())
 	root := doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
 		root = root.Content[0]

@@ -138,32 +138,11 @@ func stepNames(steps []pathStep) []string {
 // With returns a copy of s with the given fields set (path=value pairs, in
 // order), validated as a file would be.
 func (s *Scenario) With(params [][2]string) (*Scenario, error) {
-	doc := Clone(s.Doc)
+	doc := Clone(s.Tree())
 	for _, p := range params {
 		if err := SetPath(doc, p[0], p[1]); err != nil {
 			return nil, err
 		}
-	}
-	return FromNode(s.File, doc)
-}
-
-// WithFaults returns a copy of s whose fault schedule is specs.
-func (s *Scenario) WithFaults(specs []faults.Spec) (*Scenario, error) {
-	doc := Clone(s.Doc)
-	root := docRoot(doc)
-	list := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-	for i := range specs {
-		list.Content = append(list.Content, faultNode(&specs[i]))
-	}
-	replaced := false
-	for j := 0; j+1 < len(root.Content); j += 2 {
-		if root.Content[j].Value == "faults" {
-			root.Content[j+1] = list
-			replaced = true
-		}
-	}
-	if !replaced {
-		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "faults"}, list)
 	}
 	return FromNode(s.File, doc)
 }
@@ -217,7 +196,7 @@ func (s *Scenario) Marshal() ([]byte, error) {
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(s.Doc); err != nil {
+	if err := enc.Encode(s.Tree()); err != nil {
 		return nil, err
 	}
 	if err := enc.Close(); err != nil {

@@ -42,8 +42,14 @@ type Scenario struct {
 	// File is where the scenario came from ("catalogue/NAME.yaml" for
 	// built-ins); Doc is its YAML tree, kept so that sweeps and fuzzing can
 	// change fields and re-parse, and shrinking can write a file back.
+	// A scenario made by WithFaults has no Doc until it is asked for
+	// (Tree): fuzz runs never write theirs.
 	File string
 	Doc  *yaml.Node
+	// pending builds Doc on demand for a scenario made by WithFaults.
+	pending *pendingDoc
+	// procs is the world's process index, for checking fault schedules.
+	procs *procIndex
 }
 
 // LinkSpec is a one-way link with extra latency.

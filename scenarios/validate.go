@@ -167,23 +167,33 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 		validateLock(x, s, &s.Clients[i], path)
 	}
 
-	// Faults.
-	for i, f := range s.Faults {
+	validateFaults(x, s.Faults, s.Duration, replicas)
+	if s.Expect.Liveness == "" && s.Expect.MaxWait > 0 {
+		r.errf(at("expect.max_wait"), "expect.max_wait", "only applies with expect.liveness")
+	}
+	// What a fault schedule is checked against, kept for WithFaults
+	// (faultsfast.go): the maps are only read from then on.
+	s.procs = &procIndex{procs: x.procs, order: x.order, byName: x.byName, replicas: replicas}
+}
+
+// validateFaults checks a fault schedule's references against the world's
+// processes and its duration (a scenario's faults, or a schedule applied
+// by WithFaults).
+func validateFaults(x *xref, specs []faults.Spec, duration time.Duration, replicas map[string]bool) {
+	r, at, ref := x.r, x.at, x.ref
+	for i, f := range specs {
 		path := fmt.Sprintf("faults[%d]", i)
 		if d, ok := faults.Lookup(f.Kind); ok {
 			for _, fd := range d.Fields {
 				validateFaultField(r, &f, fd, path, at, ref, replicas)
 			}
 		}
-		if f.At != nil && time.Duration(f.At.Lo) > s.Duration {
-			r.errf(at(path+".at"), path+".at", "%s is after the end of the run (duration %s): the fault can never fire", f.At, s.Duration)
+		if f.At != nil && time.Duration(f.At.Lo) > duration {
+			r.errf(at(path+".at"), path+".at", "%s is after the end of the run (duration %s): the fault can never fire", f.At, duration)
 		}
 		if f.On != nil {
 			validateTrigger(x, f.On, path+".on")
 		}
-	}
-	if s.Expect.Liveness == "" && s.Expect.MaxWait > 0 {
-		r.errf(at("expect.max_wait"), "expect.max_wait", "only applies with expect.liveness")
 	}
 }
 

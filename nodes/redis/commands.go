@@ -327,7 +327,9 @@ func cmdSet(n *Node, a []string) Value {
 		if flags&setPXAT == 0 {
 			// Propagated as SET key value PXAT <abs-ms> (t_string.c:116-123).
 			if n.keepsProp() {
-				n.propagate(Cmd{"SET", key, val, "PXAT", strconv.FormatInt(when, 10)})
+				c := Cmd(n.carveWords(5))
+				c[0], c[1], c[2], c[3], c[4] = "SET", key, val, "PXAT", n.carveInt(when)
+				n.propagate(c)
 			} else {
 				n.dropProp()
 			}

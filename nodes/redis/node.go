@@ -60,10 +60,17 @@ type Node struct {
 	prop    []Cmd   // commands propagated by the current execution unit
 	// propDropped: the current unit propagated commands that nothing would
 	// keep (see keepsProp), so they were not built.
-	propDropped  bool
-	callArgv     []string // reused argv of a script's redis.call (scriptArgv)
-	dirty        int64    // server.dirty: changes since the last RDB save
-	activeExpire bool     // DEBUG SET-ACTIVE-EXPIRE
+	propDropped bool
+	callArgv    []string // reused argv of a script's redis.call (scriptArgv)
+	// Slabs that what the AOF and the replication backlog keep is carved
+	// from (slab.go): the words of built commands, the units' command
+	// lists and the AOF's records.
+	wordSlab     []string
+	unitSlab     []Cmd
+	recSlab      []aofRecord
+	byteSlab     []byte
+	dirty        int64 // server.dirty: changes since the last RDB save
+	activeExpire bool  // DEBUG SET-ACTIVE-EXPIRE
 
 	// Replication identity (server.replid, replid2, master_repl_offset).
 	runID        string
@@ -414,6 +421,9 @@ func (n *Node) dropProp() {
 func (n *Node) propagate(c Cmd) {
 	if n.loading || n.cur.fromMaster {
 		return
+	}
+	if n.prop == nil {
+		n.prop = n.carveUnit()
 	}
 	n.prop = append(n.prop, c)
 }

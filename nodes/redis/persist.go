@@ -51,7 +51,7 @@ func (n *Node) feedAOF(cmds []Cmd) {
 		return
 	}
 	f := n.env.Disk().File(fileAOF)
-	f.Append(aofRecord{Cmds: cmds})
+	f.Append(n.carveRecord(cmds))
 	if !n.quiet {
 		b := n.scratch[:0]
 		for i, c := range cmds {
@@ -179,7 +179,13 @@ func (n *Node) load() {
 			source = "aof"
 		}
 		for _, r := range recs {
-			rec := r.(aofRecord)
+			var rec aofRecord
+			switch r := r.(type) {
+			case *aofRecord: // a write (feedAOF)
+				rec = *r
+			case aofRecord: // a rewrite's base
+				rec = r
+			}
 			if rec.HasBase {
 				n.flushData()
 				for _, e := range rec.Base {

@@ -421,7 +421,9 @@ func (x *scriptRun) failed() Value { return *x.err }
 // write's argv as its Cmd).
 func (n *Node) scriptArgv(a []string) []string {
 	if n.keepsProp() {
-		return append([]string(nil), a...)
+		c := n.carveWords(len(a))
+		copy(c, a)
+		return c
 	}
 	n.callArgv = append(n.callArgv[:0], a...)
 	return n.callArgv
