@@ -238,8 +238,8 @@ func (r *reader) fault(n *yaml.Node, path string) faults.Spec {
 	if o.rng("after", &s.After) && s.At != nil {
 		r.errf(o.get("after"), path+".after", "only applies to triggered faults (on:); with at: add the delay to at")
 	}
-	kn, kind, ok := o.scalar("kind")
-	if !ok {
+	kn, kind, given := o.scalar("kind")
+	if !given {
 		r.errf(n, path+".kind", "required field is missing (one of: %s)", strings.Join(faults.Kinds, ", "))
 	}
 	s.Kind = kind
@@ -247,7 +247,8 @@ func (r *reader) fault(n *yaml.Node, path string) faults.Spec {
 		for _, f := range d.Fields {
 			r.faultField(n, o, f, &s, path)
 		}
-	} else if kind != "" {
+	} else if given {
+		// An empty kind ("") is as unknown as a misspelt one.
 		r.errf(kn, path+".kind", "unknown fault kind %q (known: %s)", kind, strings.Join(faults.Kinds, ", "))
 	}
 	o.done()

@@ -58,6 +58,7 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate names", minimal + "  - name: A\n    lock: {algorithm: redis-single, node: A}\n", []string{"t.yaml:9: clients[1].name: name \"A\" is already used by a Redis server"}},
 		{"fault on unknown process", minimal + "faults:\n  - {at: 1s, kind: pause, node: Z, for: 1s}\n", []string{"t.yaml:10: faults[0].node: unknown process \"Z\""}},
 		{"unknown fault kind", minimal + "faults:\n  - {at: 1s, kind: explode, node: A}\n", []string{"faults[0].kind: unknown fault kind \"explode\"", "clock-jump"}},
+		{"empty fault kind", minimal + "faults:\n  - {at: 1s, kind: \"\", node: A}\n", []string{"faults[0].kind: unknown fault kind \"\"", "clock-jump"}},
 		{"field of another fault kind", minimal + "faults:\n  - {at: 1s, kind: pause, node: A, for: 1s, by: 2s}\n", []string{"faults[0].by: unknown field \"by\""}},
 		{"fault after the end", minimal + "faults:\n  - {at: 20s, kind: pause, node: A, for: 1s}\n", []string{"faults[0].at: 20s is after the end of the run", "can never fire"}},
 		{"trigger on unknown event", minimal + "faults:\n  - {on: {event: exploded, client: c1}, kind: pause, node: A, for: 1s}\n", []string{"faults[0].on.event: unknown event \"exploded\""}},
