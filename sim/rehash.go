@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,13 +36,14 @@ func cutMsgNumber(text string) (uint64, string, bool) {
 //
 // It inverts the canonical encoding of tracer: the message number that a
 // kept event carries as a "#N" prefix of its text goes back to its place
-// (hashed as 0 for a send, whose number is implied).
+// (hashed as 0 for a send, whose number is implied), and an event that
+// carries typed fields is hashed by its fields, as it was when recorded.
 //
 // NB: JSON cannot carry invalid UTF-8, so a trace whose texts held some
 // reads back altered and hashes differently; no model writes such texts.
 func HashEvents(events []Event, lookup func(name string) (ProcID, bool)) ([32]byte, error) {
 	var zero [32]byte
-	t := &tracer{h: sha256.New(), buf: make([]byte, 0, 8192)}
+	t := &tracer{h: newTraceHash(), buf: make([]byte, 0, 8192)}
 	id := func(i int, name string) (ProcID, error) {
 		if name == "" {
 			return NoProc, nil
@@ -81,9 +81,12 @@ func HashEvents(events []Event, lookup func(name string) (ProcID, bool)) ([32]by
 			}
 		}
 		b := t.begin(e.At, kindCode(e.Kind), e.Kind, proc, peer, hashMsg)
-		b = append(b, text...)
-		// end without keeping events or notifying observers.
-		t.end(b, e.At, e.Kind, proc, peer, 0, nil)
+		if len(e.Fields) == 0 {
+			b = append(b, text...)
+		}
+		// end without keeping events or notifying observers; an event with
+		// typed fields is hashed by them (the file carries them).
+		t.end(b, e.At, e.Kind, proc, peer, 0, nil, e.Fields...)
 	}
 	return t.sum(), nil
 }
