@@ -103,9 +103,7 @@ func (e *Env) LogBytes(kind Kind, text []byte) {
 }
 
 // TraceKept reports whether the trace is kept or streamed, for a model
-// whose text costs work to render: an event with typed fields (Attr) is
-// hashed by its fields, so the model always gives them and renders the
-// text only when this is true (an empty text otherwise).
+// whose typed fields cost work to build: it builds them only then.
 func (e *Env) TraceKept() bool { return e.k.tr.keep || e.k.tr.sink != nil }
 
 // LogAttrs is Log with typed fields (Attr): the text is for people, the

@@ -424,9 +424,7 @@ func (k *Kernel) traceAttrs(kind Kind, proc, peer ProcID, text string, attrs ...
 // not on the hot path).
 func (k *Kernel) tracefAttrs(kind Kind, proc ProcID, attrs []Attr, format string, args ...any) {
 	b := k.tr.begin(k.now, kindCode(kind), kind, proc, NoProc, 0)
-	if len(attrs) == 0 || k.tr.kept() {
-		b = fmt.Appendf(b, format, args...)
-	}
+	b = fmt.Appendf(b, format, args...)
 	k.tr.end(b, k.now, kind, proc, NoProc, 0, k, attrs...)
 }
 

@@ -181,9 +181,7 @@ func (k *Kernel) endBelief(id int, reason BeliefEnd) {
 	}
 	// "LOCK (REASON)", as fmt's "%s (%s)" rendered it.
 	t := k.logBegin(kind, p.id)
-	if k.tr.kept() {
-		t = append(append(append(append(t, b.Lock...), " ("...), reason...), ')')
-	}
+	t = append(append(append(append(t, b.Lock...), " ("...), reason...), ')')
 	k.logEnd(t, kind, p.id, Str("lock", b.Lock), Str("reason", string(reason)))
 }
 
@@ -223,10 +221,8 @@ func (e *Env) SectionWriteSent(id int, value int64) {
 	if s := e.k.section(id); s != nil {
 		s.WriteSent, s.Written, s.WriteValue = e.k.now, true, value
 		b := e.k.logBegin(KindResourceWrite, e.p.id)
-		if e.k.tr.kept() {
-			b = append(append(b, s.Lock...), " section "...)
-			b = strconv.AppendInt(append(strconv.AppendInt(b, int64(id), 10), " value "...), value, 10)
-		}
+		b = append(append(b, s.Lock...), " section "...)
+		b = strconv.AppendInt(append(strconv.AppendInt(b, int64(id), 10), " value "...), value, 10)
 		e.k.logEnd(b, KindResourceWrite, e.p.id, Str("lock", s.Lock), Int64("section", int64(id)), Int64("value", value))
 	}
 }
@@ -356,10 +352,8 @@ func (k *Kernel) Finish() *History {
 func (k *Kernel) History() *History { return &k.hist }
 
 // The history's own trace events are on the hot path of every lock cycle:
-// they carry typed fields, which the trace hash covers, and their text is
-// rendered only when the trace is kept or streamed, with appends, not fmt,
-// producing the same bytes as the format strings they replace ("%s attempt
-// %d" and the like).
+// they are rendered with appends, not fmt, producing the same bytes as the
+// format strings they replace ("%s attempt %d" and the like).
 
 // logBegin starts a model event of proc (as Tracef would record it) and
 // returns the buffer to append its text to; logEnd records it.
@@ -376,8 +370,6 @@ func (k *Kernel) logEnd(b []byte, kind Kind, proc ProcID, attrs ...Attr) {
 // and field (n).
 func (k *Kernel) logLockID(kind Kind, proc ProcID, lock, word, field string, n int64) {
 	b := k.logBegin(kind, proc)
-	if k.tr.kept() {
-		b = strconv.AppendInt(append(append(b, lock...), word...), n, 10)
-	}
+	b = strconv.AppendInt(append(append(b, lock...), word...), n, 10)
 	k.logEnd(b, kind, proc, Str("lock", lock), Int64(field, n))
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,14 +37,13 @@ func cutMsgNumber(text string) (uint64, string, bool) {
 //
 // It inverts the canonical encoding of tracer: the message number that a
 // kept event carries as a "#N" prefix of its text goes back to its place
-// (hashed as 0 for a send, whose number is implied), and an event that
-// carries typed fields is hashed by its fields, as it was when recorded.
+// (hashed as 0 for a send, whose number is implied).
 //
 // NB: JSON cannot carry invalid UTF-8, so a trace whose texts held some
 // reads back altered and hashes differently; no model writes such texts.
 func HashEvents(events []Event, lookup func(name string) (ProcID, bool)) ([32]byte, error) {
 	var zero [32]byte
-	t := &tracer{h: newTraceHash(), buf: make([]byte, 0, 8192)}
+	t := &tracer{h: sha256.New(), buf: make([]byte, 0, 8192)}
 	id := func(i int, name string) (ProcID, error) {
 		if name == "" {
 			return NoProc, nil
@@ -81,12 +81,9 @@ func HashEvents(events []Event, lookup func(name string) (ProcID, bool)) ([32]by
 			}
 		}
 		b := t.begin(e.At, kindCode(e.Kind), e.Kind, proc, peer, hashMsg)
-		if len(e.Fields) == 0 {
-			b = append(b, text...)
-		}
-		// end without keeping events or notifying observers; an event with
-		// typed fields is hashed by them (the file carries them).
-		t.end(b, e.At, e.Kind, proc, peer, 0, nil, e.Fields...)
+		b = append(b, text...)
+		// end without keeping events or notifying observers.
+		t.end(b, e.At, e.Kind, proc, peer, 0, nil)
 	}
 	return t.sum(), nil
 }

@@ -2,10 +2,12 @@ package sim
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"strconv"
 )
@@ -176,24 +178,12 @@ const (
 // (uvarint) and the name for kinds without a code; the process and the peer
 // (uvarint of id+1, so that NoProc is 0); the message number (uvarint, 0
 // for none; also 0 for a send, whose number is implied: sends are numbered
-// in trace order); then the payload, one of:
-//   - 0 and the text, length-prefixed (uvarint), for an event without typed
-//     fields (Log, Logf, messages and timer tags);
-//   - 1, the number of fields (uvarint) and each field in order: its key
-//     (length-prefixed), its type (0 integer, 1 string, 2 groups) and its
-//     value (an integer zig-zag varint; a string length-prefixed; groups as
-//     the number of groups and each group as its number of names and the
-//     names, length-prefixed), for an event with typed fields (Attr).
-//
-// An event with typed fields is hashed by its fields, not its text: the
-// text is for people and is rendered from the same values, so a model
-// renders it only when the trace is kept or streamed (Env.TraceKept), and
-// hashing it again would add nothing. Every field is self-delimiting, so
-// the encoding of a trace is unambiguous.
+// in trace order); and the text, length-prefixed (uvarint). Every field is
+// self-delimiting, so the encoding of a trace is unambiguous.
 type tracer struct {
-	h      traceHash
+	h      hash.Hash
 	buf    []byte // pending bytes for the hash; the event being recorded at its end
-	mark   int    // position of the current event's payload tag in buf
+	mark   int    // position of the current event's text length in buf
 	seq    uint64
 	last   Time
 	keep   bool
@@ -213,7 +203,7 @@ type ObservedEvent struct {
 }
 
 func newTracer(keep bool) *tracer {
-	return &tracer{h: newTraceHash(), keep: keep, buf: make([]byte, 0, 8192)}
+	return &tracer{h: sha256.New(), keep: keep, buf: make([]byte, 0, 8192)}
 }
 
 // appendUvarint is binary.AppendUvarint with a fast path for one byte.
@@ -242,23 +232,28 @@ func (t *tracer) begin(at Time, code byte, kind Kind, proc, peer ProcID, hashMsg
 	b = appendUvarint(b, uint64(peer+1))
 	b = appendUvarint(b, hashMsg)
 	t.mark = len(b)
-	return append(b, 0, 0) // the payload tag (text) and the text length, fixed by end
+	return append(b, 0) // the text length, fixed by end
 }
 
-// kept reports whether events are kept or streamed (their text is needed).
-func (t *tracer) kept() bool { return t.keep || t.sink != nil }
-
 // end finishes the event begun by begin; b is the buffer begin returned
-// with the text appended (the text may be left out when the event has
-// typed fields and the trace is not kept). msg is the message number (0
-// for none), k names the processes, and attrs are the typed fields: when
-// there are any, they are hashed in place of the text.
+// with the text appended. msg is the message number (0 for none) and
+// names are the process names and attrs the typed fields (both used only
+// when events are kept).
 func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64, k *Kernel, attrs ...Attr) {
 	t.seq++
-	start := t.mark + 2 // the text
-	n := len(b) - start
+	n := len(b) - t.mark - 1
+	if n < 0x80 {
+		b[t.mark] = byte(n)
+	} else {
+		// Make room for a longer length: shift the text right.
+		var l [binary.MaxVarintLen64]byte
+		w := binary.PutUvarint(l[:], uint64(n))
+		b = append(b, l[:w-1]...)
+		copy(b[t.mark+w:], b[t.mark+1:t.mark+1+n])
+		copy(b[t.mark:], l[:w])
+	}
 	if t.keep || t.sink != nil {
-		txt := string(b[start:])
+		txt := string(b[len(b)-n:])
 		if msg != 0 {
 			if n == 0 {
 				txt = "#" + strconv.FormatUint(msg, 10)
@@ -274,19 +269,6 @@ func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64
 			t.events = append(t.events, ev)
 		}
 	}
-	switch {
-	case len(attrs) > 0:
-		b = appendAttrsHash(append(b[:t.mark], 1), attrs)
-	case n < 0x80:
-		b[t.mark+1] = byte(n)
-	default:
-		// Make room for a longer length: shift the text right.
-		var l [binary.MaxVarintLen64]byte
-		w := binary.PutUvarint(l[:], uint64(n))
-		b = append(b, l[:w-1]...)
-		copy(b[t.mark+1+w:], b[start:start+n])
-		copy(b[t.mark+1:], l[:w])
-	}
 	if len(b) >= 4096 {
 		t.h.Write(b)
 		b = b[:0]
@@ -297,42 +279,15 @@ func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64
 	}
 }
 
-// appendAttrsHash appends the canonical encoding of typed fields (see
-// tracer).
-func appendAttrsHash(b []byte, attrs []Attr) []byte {
-	b = appendUvarint(b, uint64(len(attrs)))
-	for i := range attrs {
-		a := &attrs[i]
-		b = appendUvarint(b, uint64(len(a.Key)))
-		b = append(b, a.Key...)
-		b = append(b, byte(a.kind))
-		switch a.kind {
-		case attrInt:
-			b = binary.AppendVarint(b, a.Int)
-		case attrStr:
-			b = appendUvarint(b, uint64(len(a.Str)))
-			b = append(b, a.Str...)
-		case attrGroups:
-			b = appendUvarint(b, uint64(len(a.Groups)))
-			for _, g := range a.Groups {
-				b = appendUvarint(b, uint64(len(g)))
-				for _, name := range g {
-					b = appendUvarint(b, uint64(len(name)))
-					b = append(b, name...)
-				}
-			}
-		}
-	}
-	return b
-}
-
-// sum returns the trace hash of everything recorded so far.
+// sum returns the SHA-256 of everything recorded so far.
 func (t *tracer) sum() [32]byte {
 	if len(t.buf) > 0 {
 		t.h.Write(t.buf)
 		t.buf = t.buf[:0]
 	}
-	return t.h.sum()
+	var out [32]byte
+	copy(out[:], t.h.Sum(nil))
+	return out
 }
 
 // HashString renders a trace hash as hex.

@@ -15,18 +15,12 @@ import (
 // people. Values are integers (durations in nanoseconds), strings or
 // groups of process names.
 //
-// The trace hash of an event with attributes covers the attributes (key,
-// type and value, in order), not its text: the text is rendered from the
-// same values for people, so a model renders it only when the trace is
-// kept or streamed (Env.TraceKept) and passes an empty text otherwise.
-// Events without attributes are hashed by their text. Attributes are
-// copied only when the trace is kept (Config.KeepTrace, a TraceSink): when
-// nothing reads the trace, an event's attributes cost nothing (the
-// variadic arguments stay on the caller's stack).
-//
-// NB: what an event's text says beyond its attributes is therefore not in
-// the hash; a model that wants a value covered by the hash puts it in an
-// attribute.
+// NB: the trace hash covers the text, not the attributes: an event's
+// attributes are the values its text was rendered from, at the same
+// emission point, so hashing them again would change every trace hash and
+// add nothing. They are kept only when the trace is (Config.KeepTrace, a
+// TraceSink): when nothing reads the trace, an event's attributes cost
+// nothing (the variadic arguments stay on the caller's stack).
 type Attr struct {
 	Key    string
 	kind   attrKind

@@ -154,37 +154,29 @@ func (n *Node) logKeySet(key string) {
 	if n.quiet {
 		return
 	}
-	// Fields (hashed): key; value (a string) or hash; deadline (ms on the
-	// node's wall clock) when the key has one. The text, KEY (quoted),
-	// "hash" or the quoted value, and the deadline, is rendered with
-	// appends (this runs for every lock taken), only when the trace is kept.
+	// KEY (quoted), "hash" or the quoted value, and the deadline, rendered
+	// with appends (this runs for every lock taken).
+	// Fields: key; value (a string) or hash; deadline (ms on the node's
+	// wall clock) when the key has one.
 	e := n.db[key]
 	var fields [3]sim.Attr
 	fields[0] = sim.Str("key", key)
-	nf := 2
+	b := appendQuote(n.scratch[:0], key)
 	if e.isHash {
+		b = append(b, " hash"...)
 		fields[1] = sim.Int64("hash", 1)
 	} else {
+		b = appendQuote(append(b, ' '), e.str)
 		fields[1] = sim.Str("value", e.str)
 	}
+	b = append(b, " deadline="...)
+	nf := 2
 	if e.hasExp {
+		b = strconv.AppendInt(b, e.exp, 10)
 		fields[2] = sim.Int64("deadline", e.exp)
 		nf = 3
-	}
-	b := n.scratch[:0]
-	if n.env.TraceKept() {
-		b = appendQuote(b, key)
-		if e.isHash {
-			b = append(b, " hash"...)
-		} else {
-			b = appendQuote(append(b, ' '), e.str)
-		}
-		b = append(b, " deadline="...)
-		if e.hasExp {
-			b = strconv.AppendInt(b, e.exp, 10)
-		} else {
-			b = append(b, "none"...)
-		}
+	} else {
+		b = append(b, "none"...)
 	}
 	n.logBytes(EventKeySet, b, fields[:nf]...)
 }

@@ -120,9 +120,6 @@ type Node struct {
 	mem     memState  // maxmemory accounting and eviction (memory.go)
 	run     scriptRun // the script being run (reused: scripts do not nest)
 	scratch []byte    // reused buffer for rendering trace texts
-	// cmdScratch is the reused list of an AOF write's commands (a trace
-	// field).
-	cmdScratch [][]string
 	// Entries of keys deleted during the current event, and entries free
 	// for reuse (db.go, recycleEntries).
 	deadEntries []*entry

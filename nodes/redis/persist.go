@@ -53,24 +53,25 @@ func (n *Node) feedAOF(cmds []Cmd) {
 	f := n.env.Disk().File(fileAOF)
 	f.Append(aofRecord{Cmds: cmds})
 	if !n.quiet {
-		// Fields: cmds, each command's words (hashed, so always given; the
-		// list is the node's, reused: the trace copies it when kept). The
-		// text is rendered only when the trace is kept.
-		n.cmdScratch = n.cmdScratch[:0]
-		for _, c := range cmds {
-			n.cmdScratch = append(n.cmdScratch, c)
-		}
 		b := n.scratch[:0]
-		if n.env.TraceKept() {
-			for i, c := range cmds {
-				if i > 0 {
-					b = append(b, " | "...)
-				}
-				b = appendCmd(b, c)
+		for i, c := range cmds {
+			if i > 0 {
+				b = append(b, " | "...)
 			}
+			b = appendCmd(b, c)
 		}
-		n.logBytes(EventAOFWrite, b, sim.Groups("cmds", n.cmdScratch))
-		clear(n.cmdScratch)
+		// Fields: cmds, each command's words (built only when the trace
+		// is kept).
+		if n.env.TraceKept() {
+			cmdList := make([][]string, len(cmds))
+			for i, c := range cmds {
+				cmdList[i] = c
+			}
+			n.env.LogBytesAttrs(EventAOFWrite, b, sim.Groups("cmds", cmdList))
+		} else {
+			n.env.LogBytes(EventAOFWrite, b)
+		}
+		n.scratch = b[:0]
 	}
 	switch n.cfg.AppendFsync {
 	case FsyncAlways:
