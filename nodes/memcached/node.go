@@ -113,6 +113,16 @@ func (n *Node) flushEvents() {
 		}
 		n.env.LogBytes(eventKinds[e.kind], b)
 		n.buf = b
+		// An item unlinked because its exptime passed (do_item_get,
+		// items.c:992, or the LRU tail, items.c:1130) or evicted from the
+		// tail of its class's LRU (lru_pull_tail, items.c:1072-1198): the
+		// server's own removal, a loss for the history.
+		switch e.kind {
+		case evExpired:
+			n.env.KeyLost(e.it.key, sim.LossExpired, "")
+		case evEvicted:
+			n.env.KeyLost(e.it.key, sim.LossEvicted, "memory limit "+memLimit(n.cfg.MaxBytes)+", LRU tail")
+		}
 		e.it = item{}
 	}
 	n.c.events = n.c.events[:0]
@@ -154,4 +164,12 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// memLimit renders -m: in megabytes, as it is given, or in bytes.
+func memLimit(b int64) string {
+	if b > 0 && b%(1<<20) == 0 {
+		return strconv.FormatInt(b>>20, 10) + " MB"
+	}
+	return strconv.FormatInt(b, 10) + " bytes"
 }

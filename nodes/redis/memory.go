@@ -3,6 +3,7 @@ package redis
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/locksim/locksim/sim"
 )
@@ -316,5 +317,10 @@ func (n *Node) evictKey(key string) {
 		n.logBytes(EventKeyEvicted, b, sim.Str("key", key), sim.Str("policy", string(n.cfg.MaxMemoryPolicy)))
 	}
 	n.propagate(Cmd{"DEL", key})
+	// performEvictions deletes the key the policy chose (R 7.2.4
+	// src/evict.c:538-700: dbGenericDelete with DB_FLAG_KEY_EVICTED, then
+	// stat_evictedkeys++): a loss for the history, with the limit and the
+	// policy that chose it.
+	n.env.KeyLost(key, sim.LossEvicted, "maxmemory "+strconv.FormatInt(n.cfg.MaxMemory, 10)+" bytes, policy "+string(n.cfg.MaxMemoryPolicy))
 	n.endUnit(sim.NoProc)
 }

@@ -1,0 +1,101 @@
+package checker
+
+import (
+	"fmt"
+	"path"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// Key losses (sim.KeyLoss) are the server's own causes of an overlap: a key
+// that expired or was evicted, a ZooKeeper session whose ephemeral node went
+// with it, a MySQL connection killed with its row lock. No fault need
+// precede them, so without them an explanation could only say "no fault
+// preceded the overlap".
+
+// lossesOf returns the losses of lock's key in h from from (inclusive) to to
+// (exclusive), in the order they happened.
+//
+// The window runs from the first holder's belief to the second holder's
+// belief: the key the first holder was granted existed from its grant on,
+// and the loss that let the second one in came before the second grant,
+// which came before the second belief. Simplifications: the history does
+// not say which servers granted the first holder's lock, so a loss of the
+// key on any server counts (with a quorum lock, a server that never granted
+// it may lose a key of an earlier holder in the window); and a loss between
+// the first grant and the first belief (while the reply was on its way) is
+// not named.
+func lossesOf(h *sim.History, lock string, from, to sim.Time) []sim.KeyLoss {
+	var out []sim.KeyLoss
+	for _, l := range h.KeyLosses {
+		if l.At >= from && l.At < to && lossOfLock(l, lock) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// lossOfLock reports whether l removed the key of lock: the key itself
+// (Redis, memcached, a MySQL row: the lock's name is its key, clients'
+// LockConfig.Key) or a child of the lock's znode (ZooKeeper: the lock is
+// the parent znode "/<key>" and each contender's ephemeral node a child).
+func lossOfLock(l sim.KeyLoss, lock string) bool {
+	if l.Key == lock {
+		return true
+	}
+	return l.Cause == sim.LossSessionExpired && path.Dir(l.Key) == "/"+lock
+}
+
+// lossClause tells how the server(s) lost a's lock key before b got it:
+// `A evicted the lock key "lock" at 0.950s (maxmemory 1450 bytes, policy
+// volatile-lru) while c1 believed it held the lock, then c2 acquired it at
+// 1.003s`. It returns "" when no loss of the key falls between a's and b's
+// beliefs.
+func lossClause(h *sim.History, a, b sim.Belief) string {
+	ls := lossesOf(h, a.Lock, a.Start, b.Start)
+	if len(ls) == 0 {
+		return ""
+	}
+	digits := digitsFor([2]sim.Time{ls[len(ls)-1].At, b.Start})
+	var items []string
+	for i, l := range ls {
+		if i == maxListed {
+			items = append(items, fmt.Sprintf("%d more losses of the key", len(ls)-maxListed))
+			break
+		}
+		items = append(items, lossText(l, digits))
+	}
+	who := b.Client
+	if who == a.Client {
+		who += " again"
+	}
+	return fmt.Sprintf("%s while %s believed it held the lock, then %s acquired it at %s",
+		joinAnd(items), a.Client, who, fmtAt(b.Start, digits))
+}
+
+// lossText renders one loss: `A evicted the lock key "lock" at 0.950s
+// (maxmemory 1450 bytes, policy volatile-lru)`.
+func lossText(l sim.KeyLoss, digits int) string {
+	var s string
+	switch l.Cause {
+	case sim.LossExpired:
+		s = fmt.Sprintf("%s expired the lock key %q at %s (its TTL ran out", l.Node, l.Key, fmtAt(l.At, digits))
+	case sim.LossEvicted:
+		s = fmt.Sprintf("%s evicted the lock key %q at %s (", l.Node, l.Key, fmtAt(l.At, digits))
+	case sim.LossSessionExpired:
+		s = fmt.Sprintf("%s expired the session of the lock node %q at %s (", l.Node, l.Key, fmtAt(l.At, digits))
+	case sim.LossConnectionKilled:
+		s = fmt.Sprintf("%s closed the connection holding the row lock %q and rolled it back at %s (", l.Node, l.Key, fmtAt(l.At, digits))
+	default:
+		s = fmt.Sprintf("%s removed the lock key %q at %s (%s", l.Node, l.Key, fmtAt(l.At, digits), l.Cause)
+	}
+	switch {
+	case l.Detail == "" && s[len(s)-1] == '(':
+		return s[:len(s)-2]
+	case l.Detail == "":
+		return s + ")"
+	case s[len(s)-1] == '(':
+		return s + l.Detail + ")"
+	}
+	return s + ", " + l.Detail + ")"
+}
