@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/locksim/locksim/sim"
 )
@@ -49,21 +50,28 @@ func lossOfLock(l sim.KeyLoss, lock string) bool {
 // lossClause tells how the server(s) lost a's lock key before b got it:
 // `A evicted the lock key "lock" at 0.950s (maxmemory 1450 bytes, policy
 // volatile-lru) while c1 believed it held the lock, then c2 acquired it at
-// 1.003s`. It returns "" when no loss of the key falls between a's and b's
-// beliefs.
+// 1.003s`. Consecutive losses alike but for the server (a quorum's keys
+// expiring one after the other) make one item: `A, B and C expired the lock
+// key "lock" between 10.028s and 10.036s (its TTL ran out)`. It returns ""
+// when no loss of the key falls between a's and b's beliefs.
 func lossClause(h *sim.History, a, b sim.Belief) string {
 	ls := lossesOf(h, a.Lock, a.Start, b.Start)
 	if len(ls) == 0 {
 		return ""
 	}
-	digits := digitsFor([2]sim.Time{ls[len(ls)-1].At, b.Start})
+	digits := digitsFor([2]sim.Time{ls[0].At, ls[len(ls)-1].At}, [2]sim.Time{ls[len(ls)-1].At, b.Start})
 	var items []string
-	for i, l := range ls {
-		if i == maxListed {
-			items = append(items, fmt.Sprintf("%d more losses of the key", len(ls)-maxListed))
+	for i := 0; i < len(ls); {
+		j := i + 1
+		for j < len(ls) && ls[j].Cause == ls[i].Cause && ls[j].Key == ls[i].Key && ls[j].Detail == ls[i].Detail {
+			j++
+		}
+		if len(items) == maxListed {
+			items = append(items, fmt.Sprintf("%d more losses of the key", len(ls)-i))
 			break
 		}
-		items = append(items, lossText(l, digits))
+		items = append(items, lossText(ls[i:j], digits))
+		i = j
 	}
 	who := b.Client
 	if who == a.Client {
@@ -73,29 +81,41 @@ func lossClause(h *sim.History, a, b sim.Belief) string {
 		joinAnd(items), a.Client, who, fmtAt(b.Start, digits))
 }
 
-// lossText renders one loss: `A evicted the lock key "lock" at 0.950s
-// (maxmemory 1450 bytes, policy volatile-lru)`.
-func lossText(l sim.KeyLoss, digits int) string {
-	var s string
+// lossText renders losses alike but for the server, in time order: `A
+// evicted the lock key "lock" at 0.950s (maxmemory 1450 bytes, policy
+// volatile-lru)`, or `A and B expired the lock key "lock" between 10.028s
+// and 10.032s (its TTL ran out)`.
+func lossText(ls []sim.KeyLoss, digits int) string {
+	l := ls[0]
+	var what string
+	var notes []string
 	switch l.Cause {
 	case sim.LossExpired:
-		s = fmt.Sprintf("%s expired the lock key %q at %s (its TTL ran out", l.Node, l.Key, fmtAt(l.At, digits))
+		what = fmt.Sprintf("expired the lock key %q", l.Key)
+		notes = append(notes, "its TTL ran out")
 	case sim.LossEvicted:
-		s = fmt.Sprintf("%s evicted the lock key %q at %s (", l.Node, l.Key, fmtAt(l.At, digits))
+		what = fmt.Sprintf("evicted the lock key %q", l.Key)
 	case sim.LossSessionExpired:
-		s = fmt.Sprintf("%s expired the session of the lock node %q at %s (", l.Node, l.Key, fmtAt(l.At, digits))
+		what = fmt.Sprintf("expired the session of the lock node %q", l.Key)
 	case sim.LossConnectionKilled:
-		s = fmt.Sprintf("%s closed the connection holding the row lock %q and rolled it back at %s (", l.Node, l.Key, fmtAt(l.At, digits))
+		what = fmt.Sprintf("closed the connection holding the row lock %q and rolled it back", l.Key)
 	default:
-		s = fmt.Sprintf("%s removed the lock key %q at %s (%s", l.Node, l.Key, fmtAt(l.At, digits), l.Cause)
+		what = fmt.Sprintf("removed the lock key %q", l.Key)
+		notes = append(notes, string(l.Cause))
 	}
-	switch {
-	case l.Detail == "" && s[len(s)-1] == '(':
-		return s[:len(s)-2]
-	case l.Detail == "":
-		return s + ")"
-	case s[len(s)-1] == '(':
-		return s + l.Detail + ")"
+	if l.Detail != "" {
+		notes = append(notes, l.Detail)
 	}
-	return s + ", " + l.Detail + ")"
+	var nodes []string
+	for _, x := range ls {
+		nodes = append(nodes, x.Node)
+	}
+	s := fmt.Sprintf("%s %s at %s", joinAnd(uniqueInOrder(nodes)), what, fmtAt(l.At, digits))
+	if last := ls[len(ls)-1].At; last != l.At {
+		s = fmt.Sprintf("%s %s between %s and %s", joinAnd(uniqueInOrder(nodes)), what, fmtAt(l.At, digits), fmtAt(last, digits))
+	}
+	if len(notes) > 0 {
+		s += " (" + strings.Join(notes, ", ") + ")"
+	}
+	return s
 }
