@@ -14,8 +14,11 @@ import (
 // precede them, so without them an explanation could only say "no fault
 // preceded the overlap".
 
-// lossesOf returns the losses of lock's key in h from from (inclusive) to to
-// (exclusive), in the order they happened.
+// lossesOf returns the losses of lock's key held by holder in h from from
+// (inclusive) to to (exclusive), in the order they happened. A loss whose
+// server knew another holder (a waiting contender's ZooKeeper node) is not
+// the holder's; one whose server could not tell (sim.KeyLoss.Holder empty:
+// Redis, memcached) counts.
 //
 // The window runs from the first holder's belief to the second holder's
 // belief: the key the first holder was granted existed from its grant on,
@@ -23,13 +26,14 @@ import (
 // which came before the second belief. Simplifications: the history does
 // not say which servers granted the first holder's lock, so a loss of the
 // key on any server counts (with a quorum lock, a server that never granted
-// it may lose a key of an earlier holder in the window); and a loss between
+// it may lose a key of an earlier holder in the window: its value would
+// tell, but the checker does not know the clients' values); and a loss between
 // the first grant and the first belief (while the reply was on its way) is
 // not named.
-func lossesOf(h *sim.History, lock string, from, to sim.Time) []sim.KeyLoss {
+func lossesOf(h *sim.History, lock, holder string, from, to sim.Time) []sim.KeyLoss {
 	var out []sim.KeyLoss
 	for _, l := range h.KeyLosses {
-		if l.At >= from && l.At < to && lossOfLock(l, lock) {
+		if l.At >= from && l.At < to && lossOfLock(l, lock) && (l.Holder == "" || l.Holder == holder) {
 			out = append(out, l)
 		}
 	}
@@ -55,7 +59,7 @@ func lossOfLock(l sim.KeyLoss, lock string) bool {
 // key "lock" between 10.028s and 10.036s (its TTL ran out)`. It returns ""
 // when no loss of the key falls between a's and b's beliefs.
 func lossClause(h *sim.History, a, b sim.Belief) string {
-	ls := lossesOf(h, a.Lock, a.Start, b.Start)
+	ls := lossesOf(h, a.Lock, a.Client, a.Start, b.Start)
 	if len(ls) == 0 {
 		return ""
 	}

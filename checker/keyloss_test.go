@@ -71,6 +71,14 @@ func TestKeyLossExplanations(t *testing.T) {
 			want:    `c1 believed it held the lock "lock" twice at once, from 0.003s to 5.011s and from 1.003s to 2.010s; A expired the lock key "lock" at 1.001s (its TTL ran out) while c1 believed it held the lock, then c1 again acquired it at 1.003s.`,
 		},
 		{
+			name: "a loss whose server knew its holder is named for that holder only",
+			losses: []sim.KeyLoss{
+				{At: ms(900), Node: "zk", Key: "/lock/_c_cd-lock-0000000001", Cause: sim.LossSessionExpired, Holder: "c3"},
+				{At: ms(950), Node: "zk", Key: "/lock/_c_ab-lock-0000000000", Cause: sim.LossSessionExpired, Holder: "c1"},
+			},
+			want: head + `zk expired the session of the lock node "/lock/_c_ab-lock-0000000000" at 0.950s while c1 believed it held the lock, then c2 acquired it at 1.003s.`,
+		},
+		{
 			name: "losses of another key, before the first belief, at or after the second one are not named",
 			losses: []sim.KeyLoss{
 				loss(ms(2), "A", "lock", sim.LossExpired, ""),

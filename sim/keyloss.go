@@ -32,6 +32,11 @@ type KeyLoss struct {
 	// Detail says more in words, e.g. "maxmemory 1450 bytes, policy
 	// volatile-lru" or "wait_timeout"; may be empty.
 	Detail string
+	// Holder is the process the server knew as the key's owner (the
+	// connection of a ZooKeeper session or of a MySQL transaction), or
+	// empty when it cannot tell (a Redis or memcached key holds only a
+	// value).
+	Holder string
 }
 
 // KeyLost records that this process, a server, removed key on its own. Call
@@ -39,6 +44,16 @@ type KeyLoss struct {
 // command asked for. It adds to the history only (no trace event: the node
 // logs its own).
 func (e *Env) KeyLost(key string, cause KeyLossCause, detail string) {
+	e.KeyLostBy(key, cause, detail, NoProc)
+}
+
+// KeyLostBy is KeyLost for a server that knows which process owned the key
+// (holder; NoProc when it does not).
+func (e *Env) KeyLostBy(key string, cause KeyLossCause, detail string, holder ProcID) {
 	h := &e.k.hist
-	h.KeyLosses = append(h.KeyLosses, KeyLoss{At: e.k.now, Node: e.p.name, Key: key, Cause: cause, Detail: detail})
+	l := KeyLoss{At: e.k.now, Node: e.p.name, Key: key, Cause: cause, Detail: detail}
+	if holder != NoProc {
+		l.Holder = e.k.Name(holder)
+	}
+	h.KeyLosses = append(h.KeyLosses, l)
 }

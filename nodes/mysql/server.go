@@ -530,7 +530,7 @@ func (n *Node) close(c *conn, reason string, notify bool) {
 				if !e.heldBy(c.trx) {
 					continue
 				}
-				n.env.KeyLost(e.key, sim.LossConnectionKilled, "table "+e.tab.cfg.Name+", conn "+strconv.FormatUint(uint64(c.id), 10)+" "+reason)
+				n.env.KeyLostBy(e.key, sim.LossConnectionKilled, "table "+e.tab.cfg.Name+", conn "+strconv.FormatUint(uint64(c.id), 10)+" "+reason, c.owner)
 			}
 		}
 		n.rollback(c, reason)

@@ -358,7 +358,7 @@ func (s *Server) expire(env *sim.Env, sess *session) {
 		if s.cfg.LockDelay > 0 {
 			detail += ", held back for lock-delay " + s.cfg.LockDelay.String()
 		}
-		env.KeyLost(p, sim.LossSessionExpired, detail)
+		env.KeyLostBy(p, sim.LossSessionExpired, detail, sess.proc)
 		if s.cfg.LockDelay > 0 {
 			n.tomb = true
 			at := env.Mono() + int64(s.cfg.LockDelay)

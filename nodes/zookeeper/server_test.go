@@ -263,8 +263,8 @@ func TestLockDelay(t *testing.T) {
 		losses    []string  // the key losses in the history
 	}{
 		// a last heard at 0.011: 4.011 rounds up to 6 s; the tombstone stays 10 s.
-		{"expiry with lock-delay", 10 * time.Second, nil, "16.001s", []string{"6.000s /lock/n-0000000000 session-expired session s1 timeout 4s, held back for lock-delay 10s"}},
-		{"expiry without lock-delay", 0, nil, "6.001s", []string{"6.000s /lock/n-0000000000 session-expired session s1 timeout 4s"}},
+		{"expiry with lock-delay", 10 * time.Second, nil, "16.001s", []string{"6.000s a /lock/n-0000000000 session-expired session s1 timeout 4s, held back for lock-delay 10s"}},
+		{"expiry without lock-delay", 0, nil, "6.001s", []string{"6.000s a /lock/n-0000000000 session-expired session s1 timeout 4s"}},
 		// Asked for by the client: no loss.
 		{"close frees at once", 10 * time.Second, one(op(3*time.Second, OpClose, "")), "3.002s", nil},
 		{"delete frees at once", 10 * time.Second, one(op(3*time.Second, OpDelete, "/lock/n-0000000000")), "3.002s", nil},
@@ -287,7 +287,7 @@ func TestLockDelay(t *testing.T) {
 			assert.Equal(t, []string{"n-0000000001"}, b.reply(t, 7).Children)
 			var losses []string
 			for _, l := range k.History().KeyLosses {
-				losses = append(losses, l.At.String()+" "+l.Key+" "+string(l.Cause)+" "+l.Detail)
+				losses = append(losses, l.At.String()+" "+l.Holder+" "+l.Key+" "+string(l.Cause)+" "+l.Detail)
 			}
 			assert.Equal(t, tt.losses, losses)
 			if tt.name == "expiry with lock-delay" {
