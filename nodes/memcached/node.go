@@ -41,6 +41,9 @@ type Node struct {
 	monoInit  int64 // monotonic reading (ns) when the server started
 	monoStart int64 // monotonic_start (s)
 	buf       []byte
+	// evictDetail is the key losses' detail of an eviction, rendered once
+	// (a cache workload evicts on every store).
+	evictDetail string
 }
 
 // New returns a memcached node process. It panics if cfg is invalid
@@ -121,7 +124,10 @@ func (n *Node) flushEvents() {
 		case evExpired:
 			n.env.KeyLost(e.it.key, sim.LossExpired, "")
 		case evEvicted:
-			n.env.KeyLost(e.it.key, sim.LossEvicted, "memory limit "+memLimit(n.cfg.MaxBytes)+", LRU tail")
+			if n.evictDetail == "" {
+				n.evictDetail = "memory limit " + memLimit(n.cfg.MaxBytes) + ", LRU tail"
+			}
+			n.env.KeyLost(e.it.key, sim.LossEvicted, n.evictDetail)
 		}
 		e.it = item{}
 	}
