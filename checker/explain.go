@@ -135,7 +135,19 @@ func explainOverlaps(h *sim.History, g []overlap) Violation {
 	if len(g) > 1 {
 		what = "the first overlap"
 	}
-	v.Explanation = text + "; " + faultClause(h.Faults, v.Clients, a.Start, first, what) + "."
+	faults := faultClause(h.Faults, v.Clients, a.Start, first, what)
+	// The server's own loss of the key comes first: it is what let the
+	// second holder in; a fault before it may be why the first holder
+	// still believed (a pause longer than the TTL). Without a fault, it
+	// stands alone.
+	if loss := lossClause(h, a, g[0].b); loss != "" {
+		if faults == "no fault preceded "+what {
+			faults = loss
+		} else {
+			faults = loss + "; " + faults
+		}
+	}
+	v.Explanation = text + "; " + faults + "."
 	return v
 }
 

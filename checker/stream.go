@@ -112,7 +112,7 @@ func (s *Stream) Piece(p *sim.History) {
 
 // records counts the records of h that pieces split: faults aside.
 func records(h *sim.History) int {
-	return len(h.Wants) + len(h.Attempts) + len(h.Beliefs) + len(h.Sections)
+	return len(h.Wants) + len(h.Attempts) + len(h.Beliefs) + len(h.Sections) + len(h.KeyLosses)
 }
 
 // judgeKept judges the pieces held, in order, and forgets them if they are
@@ -285,19 +285,22 @@ func concat(ps []*sim.History, faults []sim.FaultRecord, end sim.Time) *sim.Hist
 	last := *ps[len(ps)-1]
 	h := &last
 	h.Faults, h.End = faults, end
-	var nw, na, nb, ns int
+	var nw, na, nb, ns, nk int
 	for _, p := range ps {
 		nw, na, nb, ns = nw+len(p.Wants), na+len(p.Attempts), nb+len(p.Beliefs), ns+len(p.Sections)
+		nk += len(p.KeyLosses)
 	}
 	h.Wants = make([]sim.Want, 0, nw)
 	h.Attempts = make([]sim.Attempt, 0, na)
 	h.Beliefs = make([]sim.Belief, 0, nb)
 	h.Sections = make([]sim.Section, 0, ns)
+	h.KeyLosses = make([]sim.KeyLoss, 0, nk)
 	for _, p := range ps {
 		h.Wants = append(h.Wants, p.Wants...)
 		h.Attempts = append(h.Attempts, p.Attempts...)
 		h.Beliefs = append(h.Beliefs, p.Beliefs...)
 		h.Sections = append(h.Sections, p.Sections...)
+		h.KeyLosses = append(h.KeyLosses, p.KeyLosses...)
 	}
 	return h
 }

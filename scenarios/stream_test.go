@@ -194,11 +194,22 @@ func checkPieces(t *testing.T, s *scenarios.Scenario, seed uint64) int {
 		joined.Attempts = append(joined.Attempts, p.Attempts...)
 		joined.Beliefs = append(joined.Beliefs, p.Beliefs...)
 		joined.Sections = append(joined.Sections, p.Sections...)
+		// A key loss goes with the piece in progress when it happens.
+		for _, l := range p.KeyLosses {
+			assert.LessOrEqual(t, l.At, p.End, "piece %d: a key loss after its end", i)
+			if i > 0 {
+				assert.GreaterOrEqual(t, l.At, c.pieces[i-1].End, "piece %d: a key loss before the piece began", i)
+			}
+		}
+		joined.KeyLosses = append(joined.KeyLosses, p.KeyLosses...)
 	}
 	joined.Counter = last.Counter
 	norm := func(h *sim.History) {
 		if len(h.Faults) == 0 {
 			h.Faults = nil
+		}
+		if len(h.KeyLosses) == 0 {
+			h.KeyLosses = nil
 		}
 	}
 	norm(whole)

@@ -23,6 +23,10 @@ type History struct {
 	// Counter are the operations on stock counters (counter.go): loads,
 	// purchases and reads, in the order they began.
 	Counter []CounterOp
+	// KeyLosses are the keys servers removed on their own (keyloss.go): an
+	// expiry, an eviction, a session's ephemeral node, a killed
+	// connection's row lock; in the order they happened.
+	KeyLosses []KeyLoss
 	// End is the true time at which the run stopped.
 	End Time
 }
@@ -167,7 +171,7 @@ func (t Time) Duration() time.Duration { return time.Duration(t) }
 
 // Len is the number of records in the history.
 func (h *History) Len() int {
-	return len(h.Wants) + len(h.Attempts) + len(h.Beliefs) + len(h.Sections) + len(h.Faults) + len(h.Counter)
+	return len(h.Wants) + len(h.Attempts) + len(h.Beliefs) + len(h.Sections) + len(h.Faults) + len(h.Counter) + len(h.KeyLosses)
 }
 
 // FaultLiveness is how a fault record bears on the liveness verdict

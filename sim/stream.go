@@ -19,7 +19,10 @@ package sim
 //
 // A new record kind plugs in by saying when it is open (counted in
 // histStream.open while it is) and when it settles; the flush waits for
-// both.
+// both. A key loss (keyloss.go) is never open and settled at once: it goes
+// with the piece in progress, which holds the beliefs it bears on (a loss
+// is named only between two belief starts, and no quiet point falls while
+// a belief is open).
 
 // HistorySink receives the history of a run in pieces (Kernel.SetHistorySink).
 type HistorySink interface {
@@ -66,7 +69,9 @@ func (k *Kernel) SetHistorySink(sink HistorySink, minPiece int) {
 	k.hs.sink, k.hs.minPiece = sink, minPiece
 }
 
-// records is the number of records in the piece in progress.
+// records is the number of records in the piece in progress that make a
+// piece large enough to hand over. NB: key losses go with the piece but do
+// not count: they are rare, and counting them would move the cut points.
 func (h *History) records() int {
 	return len(h.Wants) + len(h.Attempts) + len(h.Beliefs) + len(h.Sections)
 }
@@ -128,7 +133,7 @@ func (k *Kernel) maybeFlush() {
 func (k *Kernel) flush() {
 	h := &k.hist
 	p := &History{Wants: h.Wants, Attempts: h.Attempts, Beliefs: h.Beliefs, Sections: h.Sections,
-		Faults: h.Faults[:len(h.Faults):len(h.Faults)], End: k.now}
+		KeyLosses: h.KeyLosses, Faults: h.Faults[:len(h.Faults):len(h.Faults)], End: k.now}
 	k.hs.wants += len(h.Wants)
 	k.hs.attempts += len(h.Attempts)
 	k.hs.beliefs += len(h.Beliefs)
@@ -139,6 +144,7 @@ func (k *Kernel) flush() {
 	h.Attempts = make([]Attempt, 0, cap(h.Attempts))
 	h.Beliefs = make([]Belief, 0, cap(h.Beliefs))
 	h.Sections = make([]Section, 0, cap(h.Sections))
+	h.KeyLosses = nil // rare: most pieces have none
 	k.hs.pend = k.hs.pend[:0]
 	k.hs.sink.Piece(p)
 }

@@ -41,6 +41,9 @@ type Node struct {
 	monoInit  int64 // monotonic reading (ns) when the server started
 	monoStart int64 // monotonic_start (s)
 	buf       []byte
+	// evictDetail is the key losses' detail of an eviction, rendered once
+	// (a cache workload evicts on every store).
+	evictDetail string
 }
 
 // New returns a memcached node process. It panics if cfg is invalid
@@ -113,6 +116,19 @@ func (n *Node) flushEvents() {
 		}
 		n.env.LogBytes(eventKinds[e.kind], b)
 		n.buf = b
+		// An item unlinked because its exptime passed (do_item_get,
+		// items.c:992, or the LRU tail, items.c:1130) or evicted from the
+		// tail of its class's LRU (lru_pull_tail, items.c:1072-1198): the
+		// server's own removal, a loss for the history.
+		switch e.kind {
+		case evExpired:
+			n.env.KeyLost(e.it.key, sim.LossExpired, "")
+		case evEvicted:
+			if n.evictDetail == "" {
+				n.evictDetail = "memory limit " + memLimit(n.cfg.MaxBytes) + ", LRU tail"
+			}
+			n.env.KeyLost(e.it.key, sim.LossEvicted, n.evictDetail)
+		}
 		e.it = item{}
 	}
 	n.c.events = n.c.events[:0]
@@ -154,4 +170,12 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// memLimit renders -m: in megabytes, as it is given, or in bytes.
+func memLimit(b int64) string {
+	if b > 0 && b%(1<<20) == 0 {
+		return strconv.FormatInt(b>>20, 10) + " MB"
+	}
+	return strconv.FormatInt(b, 10) + " bytes"
 }

@@ -74,6 +74,16 @@ type entry struct {
 	locks []*lockReq
 }
 
+// heldBy reports whether t holds a granted lock on the key.
+func (e *entry) heldBy(t *trx) bool {
+	for _, r := range e.locks {
+		if r.trx == t && r.granted {
+			return true
+		}
+	}
+	return false
+}
+
 // physical reports whether a record for the key is in the index: committed,
 // or inserted or delete-marked by a transaction not yet finished. (A
 // committed DELETE's record is purged at once; see the package doc.)

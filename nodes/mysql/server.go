@@ -521,6 +521,18 @@ func (n *Node) close(c *conn, reason string, notify bool) {
 		if c.trx.waiting != nil {
 			n.cancelWait(c.trx)
 		}
+		if notify {
+			// The server ends the session on its own (wait_timeout) or at
+			// another connection's KILL, and the rollback frees the
+			// transaction's row locks (MySQL manual kill.html): losses for
+			// the history, the holder asked for none of them.
+			for _, e := range c.trx.entries {
+				if !e.heldBy(c.trx) {
+					continue
+				}
+				n.env.KeyLostBy(e.key, sim.LossConnectionKilled, "table "+e.tab.cfg.Name+", conn "+strconv.FormatUint(uint64(c.id), 10)+" "+reason, c.owner)
+			}
+		}
 		n.rollback(c, reason)
 	}
 	c.busy, c.queue, c.closed = nil, nil, true

@@ -240,11 +240,14 @@ func TestConnectionEndReleasesLocks(t *testing.T) {
 		name   string
 		end    func(w *world, a, killer *tconn)
 		reason string // reason of the Closed notice; "" means none is sent
+		// losses are the key losses in the history: the server ended the
+		// session (not its client) and freed the row lock it held.
+		losses []string
 	}{
-		{"quit", func(w *world, a, _ *tconn) { a.send(Quit{}) }, ""},
-		{"hangup", func(w *world, a, _ *tconn) { w.clients["c1"].Env().Send(w.db, Hangup{Conn: a.id}) }, ""},
-		{"kill", func(w *world, a, k *tconn) { ok(w.t.(*testing.T), k.do(Kill{Target: a.id})) }, "killed by conn 3"},
-		{"wait_timeout", func(w *world, a, _ *tconn) {}, "wait_timeout"},
+		{"quit", func(w *world, a, _ *tconn) { a.send(Quit{}) }, "", nil},
+		{"hangup", func(w *world, a, _ *tconn) { w.clients["c1"].Env().Send(w.db, Hangup{Conn: a.id}) }, "", nil},
+		{"kill", func(w *world, a, k *tconn) { ok(w.t.(*testing.T), k.do(Kill{Target: a.id})) }, "killed by conn 3", []string{"c1 L connection-killed table locks, conn 1 killed by conn 3"}},
+		{"wait_timeout", func(w *world, a, _ *tconn) {}, "wait_timeout", []string{"c1 L connection-killed table locks, conn 1 wait_timeout"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t, cfgWith(func(c *Config) { c.WaitTimeout = 30 * time.Second }), "c1", "c2", "c3")
@@ -270,6 +273,11 @@ func TestConnectionEndReleasesLocks(t *testing.T) {
 			if tt.name != "quit" && tt.name != "hangup" {
 				code(t, ErrServerGone, a.do(Ping{}))
 			}
+			var losses []string
+			for _, l := range w.k.History().KeyLosses {
+				losses = append(losses, l.Holder+" "+l.Key+" "+string(l.Cause)+" "+l.Detail)
+			}
+			assert.Equal(t, tt.losses, losses)
 		})
 	}
 }

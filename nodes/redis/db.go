@@ -79,6 +79,10 @@ func (n *Node) deleteExpired(key string) {
 	}
 	n.propagate(Cmd{"DEL", key})
 	n.stats.expiredKeys++
+	// The server removed the key on its own (lazily, found on access, or
+	// by the active cycle): a loss for the history, which the checker
+	// names when the key was a holder's lock.
+	n.env.KeyLost(key, sim.LossExpired, "")
 }
 
 // removeKey deletes a key from the keyspace without any logging. The

@@ -3,6 +3,7 @@ package redis
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/locksim/locksim/sim"
 )
@@ -87,6 +88,11 @@ type memState struct {
 	vkeys   []string
 	pool    []poolEntry // ascending idle; the best candidate last
 	evicted int64       // stat_evictedkeys
+	// detail is the key losses' detail of an eviction, for the setting
+	// detailFor and detailPolicy.
+	detail       string
+	detailFor    int64
+	detailPolicy EvictionPolicy
 }
 
 type poolEntry struct {
@@ -316,5 +322,15 @@ func (n *Node) evictKey(key string) {
 		n.logBytes(EventKeyEvicted, b, sim.Str("key", key), sim.Str("policy", string(n.cfg.MaxMemoryPolicy)))
 	}
 	n.propagate(Cmd{"DEL", key})
+	// performEvictions deletes the key the policy chose (R 7.2.4
+	// src/evict.c:538-700: dbGenericDelete with DB_FLAG_KEY_EVICTED, then
+	// stat_evictedkeys++): a loss for the history, with the limit and the
+	// policy that chose it.
+	if m := &n.mem; m.detailFor != n.cfg.MaxMemory || m.detailPolicy != n.cfg.MaxMemoryPolicy || m.detail == "" {
+		// Rendered once per setting: a cache workload evicts on every write.
+		m.detailFor, m.detailPolicy = n.cfg.MaxMemory, n.cfg.MaxMemoryPolicy
+		m.detail = "maxmemory " + strconv.FormatInt(n.cfg.MaxMemory, 10) + " bytes, policy " + string(n.cfg.MaxMemoryPolicy)
+	}
+	n.env.KeyLost(key, sim.LossEvicted, n.mem.detail)
 	n.endUnit(sim.NoProc)
 }

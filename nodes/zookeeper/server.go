@@ -351,6 +351,14 @@ func (s *Server) expire(env *sim.Env, sess *session) {
 		if n == nil {
 			continue
 		}
+		// The session's ephemeral node goes with it (killSession): the
+		// server's own removal, a loss for the history (with lock-delay
+		// the node stays as a tombstone first, and the detail says so).
+		detail := "session s" + strconv.FormatInt(sess.id, 10) + " timeout " + sess.timeout.String()
+		if s.cfg.LockDelay > 0 {
+			detail += ", held back for lock-delay " + s.cfg.LockDelay.String()
+		}
+		env.KeyLostBy(p, sim.LossSessionExpired, detail, sess.proc)
 		if s.cfg.LockDelay > 0 {
 			n.tomb = true
 			at := env.Mono() + int64(s.cfg.LockDelay)

@@ -260,12 +260,14 @@ func TestLockDelay(t *testing.T) {
 		lockDelay time.Duration
 		end       []rawStep // how the holder a ends
 		watchAt   string    // when b hears the node is gone
+		losses    []string  // the key losses in the history
 	}{
 		// a last heard at 0.011: 4.011 rounds up to 6 s; the tombstone stays 10 s.
-		{"expiry with lock-delay", 10 * time.Second, nil, "16.001s"},
-		{"expiry without lock-delay", 0, nil, "6.001s"},
-		{"close frees at once", 10 * time.Second, one(op(3*time.Second, OpClose, "")), "3.002s"},
-		{"delete frees at once", 10 * time.Second, one(op(3*time.Second, OpDelete, "/lock/n-0000000000")), "3.002s"},
+		{"expiry with lock-delay", 10 * time.Second, nil, "16.001s", []string{"6.000s a /lock/n-0000000000 session-expired session s1 timeout 4s, held back for lock-delay 10s"}},
+		{"expiry without lock-delay", 0, nil, "6.001s", []string{"6.000s a /lock/n-0000000000 session-expired session s1 timeout 4s"}},
+		// Asked for by the client: no loss.
+		{"close frees at once", 10 * time.Second, one(op(3*time.Second, OpClose, "")), "3.002s", nil},
+		{"delete frees at once", 10 * time.Second, one(op(3*time.Second, OpDelete, "/lock/n-0000000000")), "3.002s", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -283,6 +285,11 @@ func TestLockDelay(t *testing.T) {
 			assert.True(t, b.reply(t, 2).Exists)
 			assert.Contains(t, b.log, tt.watchAt+" watch /lock/n-0000000000")
 			assert.Equal(t, []string{"n-0000000001"}, b.reply(t, 7).Children)
+			var losses []string
+			for _, l := range k.History().KeyLosses {
+				losses = append(losses, l.At.String()+" "+l.Holder+" "+l.Key+" "+string(l.Cause)+" "+l.Detail)
+			}
+			assert.Equal(t, tt.losses, losses)
 			if tt.name == "expiry with lock-delay" {
 				// At 8 s the tombstone still blocks: listed, existing, not
 				// re-creatable, not deletable.

@@ -1,0 +1,55 @@
+package memcached
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// TestKeyLosses: the node records a key loss for an item whose exptime
+// passed and for one evicted from its LRU tail, none for a delete, an
+// overwrite or flush_all (commands asked for those).
+func TestKeyLosses(t *testing.T) {
+	losses := func(w *world) []string {
+		var out []string
+		for _, l := range w.k.History().KeyLosses {
+			out = append(out, l.Node+" "+l.Key+" "+string(l.Cause)+" "+l.Detail)
+		}
+		return out
+	}
+	t.Run("delete, overwrite and flush_all are no loss", func(t *testing.T) {
+		w := newWorld(t, DefaultConfig(), sim.ClockSpec{})
+		require.Equal(t, "STORED", w.do(add("lock", "c1", 600)).Status)
+		require.Equal(t, "DELETED", w.do(del("lock")).Status)
+		require.Equal(t, "STORED", w.do(set("k", "v", 600)).Status)
+		require.Equal(t, "STORED", w.do(set("k", "w", 600)).Status)
+		require.Equal(t, "OK", w.do(Request{Cmd: CmdFlushAll}).Status)
+		assert.Empty(t, losses(w))
+	})
+	t.Run("an exptime that passed, found on access", func(t *testing.T) {
+		w := newWorld(t, DefaultConfig(), sim.ClockSpec{})
+		require.Equal(t, "STORED", w.do(add("lock", "c1", 2)).Status)
+		w.advance(5 * time.Second)
+		assert.Empty(t, losses(w), "found only on access")
+		require.Equal(t, "STORED", w.do(add("lock", "c2", 2)).Status)
+		assert.Equal(t, []string{"M lock expired "}, losses(w))
+	})
+	t.Run("an eviction from the LRU tail names the limit", func(t *testing.T) {
+		w := newWorld(t, smallConfig(), sim.ClockSpec{})
+		val := strings.Repeat("v", 250000)
+		for _, k := range []string{"k0", "k1", "k2", "k3", "k4"} {
+			require.Equal(t, "STORED", w.do(set(k, val, 0)).Status)
+		}
+		assert.Equal(t, []string{"M k0 evicted memory limit " + memLimit(smallConfig().MaxBytes) + ", LRU tail"}, losses(w))
+	})
+}
+
+func TestMemLimit(t *testing.T) {
+	assert.Equal(t, "64 MB", memLimit(64<<20))
+	assert.Equal(t, "1000 bytes", memLimit(1000))
+}

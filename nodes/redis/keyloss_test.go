@@ -1,0 +1,56 @@
+package redis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestKeyLosses: the node records a key loss where it removes a key on its
+// own (an expiry found on access or by the active cycle, an eviction), and
+// none for a removal a command asked for (DEL) or on a replica.
+func TestKeyLosses(t *testing.T) {
+	causes := func(w *world) []string {
+		var out []string
+		for _, l := range w.k.History().KeyLosses {
+			out = append(out, l.Node+" "+l.Key+" "+string(l.Cause)+" "+l.Detail)
+		}
+		return out
+	}
+	t.Run("DEL and an overwrite are no loss", func(t *testing.T) {
+		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()})
+		require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "30000").IsOK())
+		assert.Equal(t, Int(1), w.do("A", "DEL", "lock"))
+		require.True(t, w.do("A", "SET", "k", "v", "PX", "30000").IsOK())
+		require.True(t, w.do("A", "SET", "k", "w").IsOK())
+		assert.Empty(t, causes(w))
+	})
+	t.Run("an expiry found on access, at that time", func(t *testing.T) {
+		w := newWorld(t, 0, nodeSpec{name: "A", cfg: master()})
+		require.True(t, w.do("A", "DEBUG", "SET-ACTIVE-EXPIRE", "0").IsOK())
+		require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "100").IsOK())
+		w.advance(time.Second)
+		assert.Empty(t, causes(w), "nothing removed yet")
+		at := w.k.Now()
+		assert.True(t, w.do("A", "SET", "lock", "c2", "NX", "PX", "100").IsOK())
+		assert.Equal(t, []string{"A lock expired "}, causes(w))
+		assert.Equal(t, at, w.k.History().KeyLosses[0].At)
+	})
+	t.Run("an expiry by the active cycle, on the master only", func(t *testing.T) {
+		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
+		w.advance(10 * time.Millisecond)
+		require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "100").IsOK())
+		w.advance(time.Second)
+		assert.Equal(t, []string{"A lock expired "}, causes(w), "the replica applies the master's DEL: no loss of its own")
+	})
+	t.Run("an eviction names the limit and the policy", func(t *testing.T) {
+		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: limited(VolatileLRU, 6000)})
+		require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "600000").IsOK())
+		fill(w, "cache", 60, strings.Repeat("v", 100))
+		require.Equal(t, int64(1), w.node("A").EvictedKeys())
+		assert.Equal(t, []string{"A lock evicted maxmemory 6000 bytes, policy volatile-lru"}, causes(w))
+	})
+}
