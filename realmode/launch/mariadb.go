@@ -106,14 +106,8 @@ func StartMariaDB(o MariaDBOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.IP == "" {
-		o.IP = "127.0.0.1"
-	}
-	if err := checkLoopback(o.IP); err != nil {
+	if err := placeOptions(o.Name, &o.IP, o.Dir); err != nil {
 		return nil, err
-	}
-	if o.Dir == "" {
-		return nil, fmt.Errorf("launch: %s: Dir is required: %w", o.Name, ErrBadOption)
 	}
 	for _, d := range []struct {
 		name string

@@ -68,14 +68,8 @@ func StartMemcached(o MemcachedOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.IP == "" {
-		o.IP = "127.0.0.1"
-	}
-	if err := checkLoopback(o.IP); err != nil {
+	if err := placeOptions(o.Name, &o.IP, o.Dir); err != nil {
 		return nil, err
-	}
-	if o.Dir == "" {
-		return nil, fmt.Errorf("launch: %s: Dir is required: %w", o.Name, ErrBadOption)
 	}
 	if o.MemoryMB < 0 || o.ItemSizeMax < 0 {
 		return nil, fmt.Errorf("launch: %s: MemoryMB and ItemSizeMax must not be negative: %w", o.Name, ErrBadOption)

@@ -132,6 +132,22 @@ func splitAddr(field, addr string) (string, int, error) {
 	return h, port, nil
 }
 
+// placeOptions checks what every server's options share: its address,
+// loopback only (127.0.0.1 when ip is empty, which it fills in), and the
+// data directory it runs in (required).
+func placeOptions(name string, ip *string, dir string) error {
+	if *ip == "" {
+		*ip = "127.0.0.1"
+	}
+	if err := checkLoopback(*ip); err != nil {
+		return err
+	}
+	if dir == "" {
+		return fmt.Errorf("launch: %s: Dir is required: %w", name, ErrBadOption)
+	}
+	return nil
+}
+
 // StartRedis writes Dir/redis.conf and starts redis-server on it, waiting
 // until the server answers PING.
 func StartRedis(o RedisOptions) (*Server, error) {
@@ -142,14 +158,8 @@ func StartRedis(o RedisOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.IP == "" {
-		o.IP = "127.0.0.1"
-	}
-	if err := checkLoopback(o.IP); err != nil {
+	if err := placeOptions(o.Name, &o.IP, o.Dir); err != nil {
 		return nil, err
-	}
-	if o.Dir == "" {
-		return nil, fmt.Errorf("launch: %s: Dir is required: %w", o.Name, ErrBadOption)
 	}
 	switch o.AppendFsync {
 	case "", "always", "everysec", "no":
@@ -225,14 +235,8 @@ func StartSentinel(o SentinelOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.IP == "" {
-		o.IP = "127.0.0.1"
-	}
-	if err := checkLoopback(o.IP); err != nil {
+	if err := placeOptions(o.Name, &o.IP, o.Dir); err != nil {
 		return nil, err
-	}
-	if o.Dir == "" {
-		return nil, fmt.Errorf("launch: %s: Dir is required: %w", o.Name, ErrBadOption)
 	}
 	mh, mp, err := splitAddr("MasterAddr", o.MasterAddr)
 	if err != nil {
