@@ -391,3 +391,28 @@ func TestReportEscapesNames(t *testing.T) {
 	}
 	assert.True(t, shown, "the timeline labels the lane with the name, as text")
 }
+
+// TestStorageLaneOnlyWithLockClients: the protected resource gets a lane
+// when lock clients can read and write it, and none in a flash sale of
+// stock counters, where the storage node stays idle.
+func TestStorageLaneOnlyWithLockClients(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		storage bool
+	}{
+		{"redis-counter-failover", false},
+		{"single-gc-pause", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := scenarios.Builtin(tt.name)
+			require.NoError(t, err)
+			st, err := SetupOf(s)
+			require.NoError(t, err)
+			has := false
+			for _, sv := range st.Servers {
+				has = has || sv.Role == RoleStorage
+			}
+			assert.Equal(t, tt.storage, has)
+		})
+	}
+}
