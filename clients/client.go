@@ -205,12 +205,22 @@ type connObserver interface {
 	connEnded(peer sim.ProcID, why sim.ConnEnd)
 }
 
+// fireTimer runs the continuation of one of the plumbing's own timers
+// and reports whether tag was one.
+func (c *client) fireTimer(tag any) bool {
+	t, ok := tag.(*timerTag)
+	if !ok {
+		return false
+	}
+	tv := *t
+	c.tagFree = append(c.tagFree, t) // the kernel is done with it
+	c.fire(tv)
+	return true
+}
+
 // Fire runs a timer's continuation.
 func (c *client) Fire(env *sim.Env, tag any) {
-	if t, ok := tag.(*timerTag); ok {
-		tv := *t
-		c.tagFree = append(c.tagFree, t) // the kernel is done with it
-		c.fire(tv)
+	if c.fireTimer(tag) {
 		return
 	}
 	if !c.alg.fire(tag) {

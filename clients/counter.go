@@ -177,8 +177,8 @@ func NewCounterClient(cfg CounterConfig) sim.Process {
 // go-redis plumbing (requests with timeouts, timers, master discovery); its
 // lock workload is never started.
 type counterClient struct {
+	plumbing
 	cfg  CounterConfig
-	c    *client
 	done int // purchases made
 	op   int // the operation in progress, -1 if none
 	over bool
@@ -195,29 +195,6 @@ func (k *counterClient) Init(env *sim.Env) {
 	}
 	k.done, k.op, k.over = 0, -1, false
 	k.c.after(k.cfg.Start, whatStart, k.next)
-}
-
-// Receive hands replies to the plumbing.
-func (k *counterClient) Receive(env *sim.Env, _ sim.ProcID, msg sim.Message) {
-	if r, ok := replyOf(msg); ok {
-		k.c.complete(r.ID, r.Value, nil)
-		return
-	}
-	env.Logf(KindClient, "ignored message %T", msg)
-}
-
-// Fire runs a timer's continuation.
-func (k *counterClient) Fire(env *sim.Env, tag any) {
-	if t, ok := tag.(*timerTag); ok {
-		tv := *t
-		k.c.tagFree = append(k.c.tagFree, t)
-		k.c.fire(tv)
-	}
-}
-
-// ConnEnded fails the requests pending on the connection.
-func (k *counterClient) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
-	k.c.ConnEnded(env, peer, why)
 }
 
 // next begins the next purchase, or the final read after the last one.
@@ -496,9 +473,9 @@ func NewCounterLoader(cfg CounterLoaderConfig) func() sim.Process {
 }
 
 type counterLoader struct {
+	plumbing
 	cfg    CounterLoaderConfig
 	loaded *bool
-	c      *client
 	op     int
 }
 
@@ -526,24 +503,6 @@ func (l *counterLoader) Init(env *sim.Env) {
 	}, "SET", l.cfg.Key, strconv.FormatInt(l.cfg.Stock, 10))
 }
 
-func (l *counterLoader) Receive(env *sim.Env, _ sim.ProcID, msg sim.Message) {
-	if r, ok := replyOf(msg); ok {
-		l.c.complete(r.ID, r.Value, nil)
-	}
-}
-
-func (l *counterLoader) Fire(env *sim.Env, tag any) {
-	if t, ok := tag.(*timerTag); ok {
-		tv := *t
-		l.c.tagFree = append(l.c.tagFree, t)
-		l.c.fire(tv)
-	}
-}
-
-func (l *counterLoader) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
-	l.c.ConnEnded(env, peer, why)
-}
-
 // replyOf returns a Redis reply in either of its forms: the pooled
 // *redis.Reply that answers the plumbing's pooled requests (resp/pool.go;
 // copied here, since it is recycled when Receive returns) or a value.
@@ -555,4 +514,31 @@ func replyOf(msg sim.Message) (redis.Reply, bool) {
 		return m, true
 	}
 	return redis.Reply{}, false
+}
+
+// plumbing is the Receive, Fire and ConnEnded of a process that talks to
+// Redis only through a client's plumbing (the counter clients and their
+// loader): replies complete their requests, timers run their
+// continuations, a connection's end fails what is pending on it.
+type plumbing struct{ c *client }
+
+// Receive hands replies to the plumbing.
+func (p plumbing) Receive(env *sim.Env, _ sim.ProcID, msg sim.Message) {
+	if r, ok := replyOf(msg); ok {
+		p.c.complete(r.ID, r.Value, nil)
+		return
+	}
+	env.Logf(KindClient, "ignored message %T", msg)
+}
+
+// Fire runs a timer's continuation.
+func (p plumbing) Fire(env *sim.Env, tag any) {
+	if !p.c.fireTimer(tag) {
+		env.Logf(KindClient, "ignored timer %T", tag)
+	}
+}
+
+// ConnEnded fails the requests pending on the connection.
+func (p plumbing) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
+	p.c.ConnEnded(env, peer, why)
 }
