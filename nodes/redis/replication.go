@@ -353,6 +353,9 @@ func (n *Node) syncRequest() SyncRequest {
 // (its blocked WAIT ends with it).
 func (n *Node) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 	n.env = env
+	if n.cl != nil {
+		n.clusterConnEnded(peer)
+	}
 	if n.isReplica() && peer == n.masterID {
 		if n.link == linkConnected {
 			n.downSince = n.wallSec()
