@@ -749,3 +749,13 @@ func (n *Node) unpauseWrites() {
 		n.handleRequest(r.client, r.id, r.args, r.pooled)
 	}
 }
+
+// CommandKeys returns the keys of a command the model knows, as a cluster
+// client computes a command's slot (nil for a keyless or unknown command).
+func CommandKeys(a []string) []string {
+	spec, errv := resolve(a)
+	if errv != nil {
+		return nil
+	}
+	return commandKeys(spec, a)
+}
