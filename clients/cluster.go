@@ -52,12 +52,12 @@ const reloadCooldown = 200 * time.Millisecond
 
 // clusterRouting is a cluster-aware client's state.
 type clusterRouting struct {
-	cfg    *Cluster
-	ids    []sim.ProcID
-	slots  []int16 // owner per slot (index into ids); nil until loaded
-	loaded int64   // mono ns the slot map was loaded
-	last   sim.ProcID
-	held   []heldCmd // commands waiting for the first slot map
+	cfg                       *Cluster
+	ids                       []sim.ProcID
+	slots                     []int16 // owner per slot (index into ids); nil until loaded
+	loaded                    int64   // mono ns the slot map was loaded
+	last                      sim.ProcID
+	held                      []heldCmd // commands waiting for the first slot map
 	loading, pending, cooling bool
 }
 
