@@ -31,6 +31,11 @@ import (
 // share the kernel's one connection per pair of processes; replies find
 // their simConn by request id.
 //
+// A read deadline that passes while the client is paused is looked at
+// after the resume, once the replies that reached the client during the
+// pause were handed over: a process stopped by a GC pause reads what its
+// socket received before its timer runs (Go checks neither while stopped).
+//
 // Simplifications: a dial succeeds at once, without a handshake (a dial to
 // a crashed server fails at the first read, with the reset the first
 // command gets); write deadlines are accepted and ignored (writes never
@@ -93,6 +98,13 @@ func (c *simConn) Read(p []byte) (int, error) {
 		}
 		d := time.Until(dl)
 		if d <= 0 {
+			if c.in.w.k.Paused(c.in.id) {
+				// A paused process does not see its deadline pass
+				// before the replies that reached it meanwhile: wait for
+				// the resume (resumeTag), then look again.
+				<-c.wake
+				continue
+			}
 			return 0, c.opErr("read", os.ErrDeadlineExceeded)
 		}
 		tm := time.NewTimer(d)

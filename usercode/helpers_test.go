@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"time"
+	"sync"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -52,4 +53,69 @@ func builtin(t *testing.T, name string) *scenarios.Scenario {
 	s, err := scenarios.Builtin(name)
 	require.NoError(t, err)
 	return s
+}
+
+// quorumLock is a team's own Redlock: SET NX PX on every node in parallel
+// goroutines, a majority within the validity.
+type quorumLock struct {
+	p     *Proc
+	nodes []*goredis.Client
+	key   string
+	ttl   time.Duration
+	rnd   *rand.Rand
+	value func(r *rand.Rand) string
+}
+
+func newQuorumLock(p *Proc) Lock {
+	l := p.Lock()
+	q := &quorumLock{p: p, key: l.Key, ttl: l.TTL, rnd: p.Rand()}
+	for _, n := range l.Nodes {
+		q.nodes = append(q.nodes, p.Redis(n))
+	}
+	return q
+}
+
+func (q *quorumLock) Obtain(ctx context.Context) (*Held, error) {
+	val := fmt.Sprintf("%s-%x", q.p.Name(), q.rnd.Uint64())
+	if q.value != nil {
+		val = q.value(q.rnd)
+	}
+	start := time.Now()
+	oks := make(chan bool, len(q.nodes))
+	for _, n := range q.nodes {
+		go func() {
+			c, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel()
+			ok, err := n.SetNX(c, q.key, val, q.ttl).Result()
+			oks <- err == nil && ok
+		}()
+	}
+	got := 0
+	for range q.nodes {
+		if <-oks {
+			got++
+		}
+	}
+	until := start.Add(q.ttl - time.Since(start) - q.ttl/100)
+	h := &Held{Value: val, Until: until}
+	if got > len(q.nodes)/2 && time.Now().Before(until) {
+		return h, nil
+	}
+	_ = q.Release(ctx, h)
+	return nil, nil
+}
+
+func (q *quorumLock) Release(ctx context.Context, h *Held) error {
+	var wg sync.WaitGroup
+	for _, n := range q.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel()
+			ownRelease.Run(c, n, []string{q.key}, h.Value)
+		}()
+	}
+	wg.Wait()
+	return nil
 }

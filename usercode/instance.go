@@ -182,8 +182,15 @@ func (in *instance) Release(done func()) {
 	})
 }
 
-// Fire implements clients.UserLock: the items the driver handed over.
+// Fire implements clients.UserLock: the items the driver handed over, and
+// the end of a pause.
 func (in *instance) Fire(tag any) bool {
+	if _, ok := tag.(resumeTag); ok {
+		for _, c := range in.conns {
+			in.w.handoff = append(in.w.handoff, c.signal)
+		}
+		return true
+	}
 	if _, ok := tag.(wakeTag); !ok {
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/sim"
@@ -99,7 +100,8 @@ func (p *Proc) Dial(ctx context.Context, network, addr string) (net.Conn, error)
 // default, 10 x GOMAXPROCS, would make runs depend on GOMAXPROCS, and one
 // connection per server keeps dials in order); Protocol 2 (the node
 // answers HELLO with an error, and go-redis falls back to RESP2 anyway);
-// DisableIdentity (no CLIENT SETINFO); ContextTimeoutEnabled (a lock
+// DisableIdentity (no CLIENT SETINFO); maintenance notifications off;
+// ContextTimeoutEnabled (a lock
 // call's context deadline bounds its commands, as the libraries expect).
 // Change them at your own risk: a background goroutine of go-redis
 // (client-side caching, maintenance notifications) would escape the
@@ -113,6 +115,10 @@ func (p *Proc) RedisOptions(node string) *goredis.Options {
 		Protocol:              2,
 		DisableIdentity:       true,
 		ContextTimeoutEnabled: true,
+		// Maintenance notifications resolve the address through DNS at
+		// NewClient (maintnotifications/config.go:489) and listen for
+		// RESP3 pushes: off.
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
 }
 
@@ -132,12 +138,14 @@ func (p *Proc) OnClose(f func() error) {
 	p.in.mu.Unlock()
 }
 
-// Now reads the client's wall clock: true time plus this process's offset,
-// drift and clock jumps (the scenario's clock faults). A library's own
-// time.Now reads the true time instead (LimitNote).
+// Now reads the client's wall clock, as the kernel keeps it for every
+// process (sim.Epoch, 2026-01-01 UTC, at the start, plus this process's
+// offset, drift and clock jumps: the scenario's clock faults). A library's
+// own time.Now reads the bubble's clock instead, which starts at
+// 2000-01-01 UTC and never jumps (LimitNote).
 func (p *Proc) Now() time.Time {
 	in := p.in
-	return in.w.epoch.Add(time.Duration(in.w.k.ReadClockAt(in.id, sim.Wall, in.w.nowT())))
+	return time.Unix(0, in.w.k.ReadClockAt(in.id, sim.Wall, in.w.nowT())).UTC()
 }
 
 // Mono reads the client's monotonic clock (drift applies, jumps do not).

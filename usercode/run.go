@@ -137,6 +137,7 @@ func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o
 		o, err = scenarios.RunWith(s, seed, sopt, bopt, func(wo *scenarios.World) error {
 			w = newWorld(wo.Kernel, wd)
 			wo.Kernel.SetDriver(w)
+			wo.Kernel.Observe(w.resumed)
 			return nil
 		})
 	}()

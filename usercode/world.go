@@ -234,6 +234,24 @@ type wakeTag struct{}
 
 func (wakeTag) AppendTrace(b []byte) []byte { return append(b, "user-code"...) }
 
+// resumeTag wakes a client's readers after its pause, behind the replies
+// that waited in its inbox (sim.Kernel.Wake queues behind them).
+type resumeTag struct{}
+
+func (resumeTag) AppendTrace(b []byte) []byte { return append(b, "user-code resumed"...) }
+
+// resumed is the kernel observer of resumes.
+func (w *world) resumed(e sim.ObservedEvent) {
+	if e.Kind != sim.KindResume {
+		return
+	}
+	for _, in := range w.insts {
+		if in.id == e.Proc && !in.dead.Load() {
+			w.k.Wake(in.id, resumeTag{})
+		}
+	}
+}
+
 // recovered turns a recovered panic of user code into an error naming the
 // client and the virtual time.
 func (in *instance) recovered(what string, v any) error {
