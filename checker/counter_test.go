@@ -123,10 +123,10 @@ func TestCheckCounters(t *testing.T) {
 				assert.Empty(t, vs)
 			}
 			r := Check(h, Options{})
-			assert.Equal(t, tt.want, r.ResourceSafety)
-			assert.Equal(t, NotUsed, r.LockSafety, "a history with no lock client has no lock to judge")
-			assert.Equal(t, NotJudged, r.Liveness)
-			assert.Equal(t, NotUsed, r.TokenOrder)
+			assert.Equal(t, tt.want, r.Verdicts.Of(ResourceSafety))
+			assert.Equal(t, NotUsed, r.Verdicts.Of(LockSafety), "a history with no lock client has no lock to judge")
+			assert.Equal(t, NotJudged, r.Verdicts.Of(Liveness))
+			assert.Equal(t, NotUsed, r.Verdicts.Of(TokenOrder))
 		})
 	}
 }
@@ -203,7 +203,7 @@ func TestValidateHistoryCounters(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			r := Check(h, Options{})
-			assert.Equal(t, Unknown, r.ResourceSafety)
+			assert.Equal(t, Unknown, r.Verdicts.Of(ResourceSafety))
 		})
 	}
 }
