@@ -1,6 +1,7 @@
 package simtest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -25,14 +26,20 @@ import (
 //	    print the trace events since the previous events step, one a line
 //	    as "TIME PROC KIND [>PEER] TEXT" (Steps.Kinds by default), or
 //	    "(none)".
-var SharedSteps = []string{"advance", "jump", "pause", "crash", "restart", "partition", "cut", "heal", "events"}
+//	losses
+//	    print the keys servers removed on their own (the history's key
+//	    losses: expiries, evictions, expired sessions, killed connections)
+//	    since the previous losses step, one a line as
+//	    "TIME NODE CAUSE KEY [holder=P] [(DETAIL)]", or "(none)".
+var SharedSteps = []string{"advance", "jump", "pause", "crash", "restart", "partition", "cut", "heal", "events", "losses"}
 
 // Steps runs the shared steps of interaction tests against a world.
 type Steps struct {
 	W *World
 	// Kinds are the event kinds "events" prints by default.
-	Kinds []sim.Kind
-	mark  int
+	Kinds  []sim.Kind
+	mark   int
+	losses int // key losses printed so far
 }
 
 // Known fails the step unless name is a process of the world.
@@ -134,6 +141,26 @@ func (s *Steps) Run(t testing.TB, td *datadriven.TestData, a *Args) (string, boo
 			b.WriteString(line)
 		}
 		s.mark = w.Mark()
+		if b.Len() == 0 {
+			return "(none)\n", true
+		}
+		return b.String(), true
+	case "losses":
+		a.Done()
+		a.NoInput()
+		ls := k.History().KeyLosses
+		var b strings.Builder
+		for _, l := range ls[s.losses:] {
+			fmt.Fprintf(&b, "%s %s %s %s", l.At, l.Node, l.Cause, l.Key)
+			if l.Holder != "" {
+				fmt.Fprintf(&b, " holder=%s", l.Holder)
+			}
+			if l.Detail != "" {
+				fmt.Fprintf(&b, " (%s)", l.Detail)
+			}
+			b.WriteByte('\n')
+		}
+		s.losses = len(ls)
 		if b.Len() == 0 {
 			return "(none)\n", true
 		}

@@ -27,20 +27,15 @@ import (
 //	    clock from true time. The first other step starts the world, whose
 //	    network delivers every message after latency (world latency=DUR, a
 //	    step before any node; 1ms by default).
-//	do NODE
-//	CMD ARG...           (input: one command a line; "quoted words" allowed)
-//	    send each command in turn and wait (up to a minute) for its reply;
-//	    print "CMD ARG... -> REPLY (arrival time)". A word @NAME stands for
-//	    the source of the built-in script NAME (@compare-and-delete), and
-//	    @sha:NAME for its SHA1, and is printed as written.
-//	send NODE CMD...     send a command without waiting; prints its id.
-//	wait ID [for=DUR]    wait for the reply to a sent command (1m by default).
 //	info NODE FIELD...   print the fields of NODE's INFO reply.
 //
-// and the shared steps of simtest.SharedSteps (advance, jump, pause, crash,
-// restart, partition, cut, heal, events); events prints by default the
-// node's key, persistence and replication events, the faults and the
-// connection ends.
+// the steps of simtest.ConversationSteps (do, send, wait) with a node as
+// the target and a Redis command as the request: a word @NAME stands for
+// the source of the built-in script NAME (@compare-and-delete), and
+// @sha:NAME for its SHA1, and is printed as written; and the shared steps
+// of simtest.SharedSteps (advance, jump, pause, crash, restart, partition,
+// cut, heal, events); events prints by default the node's key, persistence
+// and replication events, the faults and the connection ends.
 func TestInteractions(t *testing.T) {
 	datadriven.Walk(t, "testdata/interactions", func(t *testing.T, path string) {
 		h := &redisDD{t: t, latency: time.Millisecond}
@@ -98,47 +93,17 @@ func (h *redisDD) step(t *testing.T, td *datadriven.TestData) string {
 		return ""
 	}
 	w := h.world()
+	conv := simtest.Conversation{W: w.World,
+		Send: func(a *simtest.Args, node string, args []string) uint64 {
+			h.steps.Known(a, node)
+			return w.send(node, h.scripts(a, args)...)
+		},
+		Reply: simtest.ProbeReply(w.p, func(r Reply) string { return r.Value.String() }),
+	}
+	if out, ok := conv.Run(t, td, a); ok {
+		return out
+	}
 	switch td.Cmd {
-	case "do":
-		node := a.Pos("node")
-		a.Done()
-		h.steps.Known(a, node)
-		var b strings.Builder
-		for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
-			args, err := simtest.Words(line)
-			if err != nil || len(args) == 0 {
-				a.Fatalf("bad command line %q: %v", line, err)
-			}
-			id := w.send(node, h.scripts(a, args)...)
-			arr, ok := simtest.Wait(w.World, w.p, id, time.Minute)
-			if !ok {
-				fmt.Fprintf(&b, "%s -> no reply within 1m\n", strings.Join(args, " "))
-				continue
-			}
-			fmt.Fprintf(&b, "%s -> %s (%s)\n", strings.Join(args, " "), arr.Reply.Value, arr.At)
-		}
-		return b.String()
-	case "send":
-		node := a.Pos("node")
-		args := a.Rest()
-		a.Done()
-		h.steps.Known(a, node)
-		if len(args) == 0 {
-			a.Fatalf("missing the command")
-		}
-		return fmt.Sprintf("sent %d\n", w.send(node, h.scripts(a, args)...))
-	case "wait":
-		var id uint64
-		if _, err := fmt.Sscan(a.Pos("request id"), &id); err != nil {
-			a.Fatalf("the request id is a number")
-		}
-		limit := a.Duration("for", time.Minute)
-		a.Done()
-		arr, ok := simtest.Wait(w.World, w.p, id, limit)
-		if !ok {
-			return fmt.Sprintf("no reply to %d by %s\n", id, w.k.Now())
-		}
-		return fmt.Sprintf("%d -> %s (%s)\n", id, arr.Reply.Value, arr.At)
 	case "info":
 		node := a.Pos("node")
 		fields := a.Rest()
@@ -167,7 +132,7 @@ func (h *redisDD) step(t *testing.T, td *datadriven.TestData) string {
 	if out, ok := h.steps.Run(t, td, a); ok {
 		return out
 	}
-	simtest.Unknown(t, td, append([]string{"world", "node", "do", "send", "wait", "info"}, simtest.SharedSteps...)...)
+	simtest.Unknown(t, td, append(append([]string{"world", "node", "info"}, simtest.ConversationSteps...), simtest.SharedSteps...)...)
 	return ""
 }
 
