@@ -45,9 +45,8 @@ import (
 // losses ...); events prints by default the item events, the faults and
 // the connection ends.
 func TestInteractions(t *testing.T) {
-	datadriven.Walk(t, "testdata/interactions", func(t *testing.T, path string) {
-		h := &memcachedDD{cfg: DefaultConfig()}
-		datadriven.RunTest(t, path, h.step)
+	simtest.RunInteractions(t, "testdata/interactions", func(t *testing.T) simtest.Model {
+		return &memcachedDD{cfg: DefaultConfig()}
 	})
 }
 
@@ -57,43 +56,31 @@ var memcachedDDKinds = []sim.Kind{
 }
 
 type memcachedDD struct {
+	simtest.NoSteps
 	cfg   Config
 	clock sim.ClockSpec
 	w     *world
 	steps simtest.Steps
-	conv  simtest.Conversation
 }
 
-func (h *memcachedDD) step(t *testing.T, td *datadriven.TestData) string {
-	a := simtest.NewArgs(t, td)
-	if td.Cmd == "node" {
-		if h.w != nil {
-			a.Fatalf("the node must be configured before the world starts")
-		}
-		h.cfg.MaxBytes = int64(a.Int("max-bytes", int(h.cfg.MaxBytes)))
-		h.cfg.ItemSizeMax = int64(a.Int("item-size-max", int(h.cfg.ItemSizeMax)))
-		h.cfg.EvictToFree = !a.Bool("no-evict")
-		h.cfg.UseCAS = !a.Bool("no-cas")
-		h.clock.Offset = a.Duration("wall", 0)
-		a.Done()
-		if err := h.cfg.Validate(); err != nil {
-			a.Fatalf("%v", err)
-		}
-		return ""
+func (h *memcachedDD) SetupSteps() []string { return []string{"node"} }
+
+func (h *memcachedDD) Setup(a *simtest.Args, td *datadriven.TestData) {
+	h.cfg.MaxBytes = int64(a.Int("max-bytes", int(h.cfg.MaxBytes)))
+	h.cfg.ItemSizeMax = int64(a.Int("item-size-max", int(h.cfg.ItemSizeMax)))
+	h.cfg.EvictToFree = !a.Bool("no-evict")
+	h.cfg.UseCAS = !a.Bool("no-cas")
+	h.clock.Offset = a.Duration("wall", 0)
+	a.Done()
+	if err := h.cfg.Validate(); err != nil {
+		a.Fatalf("%v", err)
 	}
-	if h.w == nil {
-		h.w = newWorld(t, h.cfg, h.clock)
-		h.steps = simtest.Steps{W: h.w.World, Kinds: memcachedDDKinds}
-		h.conv = simtest.Conversation{W: h.w.World, Send: h.send, Reply: simtest.ProbeReply(h.w.p, renderReply)}
-	}
-	if out, ok := h.conv.Run(t, td, a); ok {
-		return out
-	}
-	if out, ok := h.steps.Run(t, td, a); ok {
-		return out
-	}
-	simtest.Unknown(t, td, append(append([]string{"node"}, simtest.ConversationSteps...), simtest.SharedSteps...)...)
-	return ""
+}
+
+func (h *memcachedDD) Start(t testing.TB) (*simtest.Steps, *simtest.Conversation) {
+	h.w = newWorld(t, h.cfg, h.clock)
+	h.steps = simtest.Steps{W: h.w.World, Kinds: memcachedDDKinds}
+	return &h.steps, &simtest.Conversation{W: h.w.World, Send: h.send, Reply: simtest.ProbeReply(h.w.p, renderReply)}
 }
 
 // send reads one command line and sends it to M.

@@ -51,9 +51,8 @@ import (
 // losses ...); events prints by default the row-lock, transaction and
 // connection events, the faults and the connection ends.
 func TestInteractions(t *testing.T) {
-	datadriven.Walk(t, "testdata/interactions", func(t *testing.T, path string) {
-		h := &mysqlDD{cfg: DefaultConfig(), clients: []string{"c1", "c2", "c3"}}
-		datadriven.RunTest(t, path, h.step)
+	simtest.RunInteractions(t, "testdata/interactions", func(*testing.T) simtest.Model {
+		return &mysqlDD{cfg: DefaultConfig(), clients: []string{"c1", "c2", "c3"}}
 	})
 }
 
@@ -67,29 +66,16 @@ type mysqlDD struct {
 	cfg     Config
 	clients []string
 	w       *world
-	steps   simtest.Steps
-	conv    simtest.Conversation
 	conns   map[string]*tconn
 	selects map[uint64]bool // the requests that are SELECTs
 	closed  []string        // close notices, in the order received
 	shown   int             // close notices printed
 }
 
-func (h *mysqlDD) step(t *testing.T, td *datadriven.TestData) string {
-	a := simtest.NewArgs(t, td)
-	if td.Cmd == "server" {
-		h.configure(a)
-		return ""
-	}
-	if h.w == nil {
-		h.start(t)
-	}
-	if out, ok := h.conv.Run(t, td, a); ok {
-		return out
-	}
-	if out, ok := h.steps.Run(t, td, a); ok {
-		return out
-	}
+func (h *mysqlDD) SetupSteps() []string { return []string{"server"} }
+func (h *mysqlDD) Steps() []string      { return []string{"connect", "hangup", "closed", "rows"} }
+
+func (h *mysqlDD) Step(a *simtest.Args, td *datadriven.TestData) string {
 	switch td.Cmd {
 	case "connect":
 		name := a.Pos("connection name")
@@ -134,14 +120,10 @@ func (h *mysqlDD) step(t *testing.T, td *datadriven.TestData) string {
 		}
 		return b.String()
 	}
-	simtest.Unknown(t, td, append(append([]string{"server", "connect", "hangup", "closed", "rows"}, simtest.ConversationSteps...), simtest.SharedSteps...)...)
 	return ""
 }
 
-func (h *mysqlDD) configure(a *simtest.Args) {
-	if h.w != nil {
-		a.Fatalf("the server must be configured before the world starts")
-	}
+func (h *mysqlDD) Setup(a *simtest.Args, td *datadriven.TestData) {
 	if cs := a.Vals("clients"); cs != nil {
 		h.clients = cs
 	}
@@ -156,12 +138,10 @@ func (h *mysqlDD) configure(a *simtest.Args) {
 	}
 }
 
-// start builds the world and hooks the clients' close notices.
-func (h *mysqlDD) start(t *testing.T) {
+// Start builds the world and hooks the clients' close notices.
+func (h *mysqlDD) Start(t testing.TB) (*simtest.Steps, *simtest.Conversation) {
 	h.w = newWorld(t, h.cfg, h.clients...)
 	h.conns, h.selects = map[string]*tconn{}, map[uint64]bool{}
-	h.steps = simtest.Steps{W: h.w.World, Kinds: mysqlDDKinds}
-	h.conv = simtest.Conversation{W: h.w.World, Send: h.send, Reply: h.reply}
 	for _, name := range h.clients {
 		c, name := h.w.clients[name], name
 		other := c.Other
@@ -172,6 +152,7 @@ func (h *mysqlDD) start(t *testing.T) {
 			}
 		}
 	}
+	return &simtest.Steps{W: h.w.World, Kinds: mysqlDDKinds}, &simtest.Conversation{W: h.w.World, Send: h.send, Reply: h.reply}
 }
 
 func (h *mysqlDD) conn(a *simtest.Args, name string) *tconn {

@@ -50,9 +50,8 @@ import (
 // partition, heal, events, losses ...); events prints by default the
 // service's session and znode events, the faults and the connection ends.
 func TestInteractions(t *testing.T) {
-	datadriven.Walk(t, "testdata/interactions", func(t *testing.T, path string) {
-		h := &zkDD{cfg: DefaultConfig(), clients: []string{"a", "b"}}
-		datadriven.RunTest(t, path, h.step)
+	simtest.RunInteractions(t, "testdata/interactions", func(*testing.T) simtest.Model {
+		return &zkDD{cfg: DefaultConfig(), clients: []string{"a", "b"}}
 	})
 }
 
@@ -111,26 +110,13 @@ type zkDD struct {
 	w       *simtest.World
 	zk      sim.ProcID
 	by      map[string]*ddClient
-	steps   simtest.Steps
-	conv    simtest.Conversation
 	shown   map[string]int // session events printed, per client
 }
 
-func (h *zkDD) step(t *testing.T, td *datadriven.TestData) string {
-	a := simtest.NewArgs(t, td)
-	if td.Cmd == "server" {
-		h.configure(a)
-		return ""
-	}
-	if h.w == nil {
-		h.start(t)
-	}
-	if out, ok := h.conv.Run(t, td, a); ok {
-		return out
-	}
-	if out, ok := h.steps.Run(t, td, a); ok {
-		return out
-	}
+func (h *zkDD) SetupSteps() []string { return []string{"server"} }
+func (h *zkDD) Steps() []string      { return []string{"connect", "close", "sessions"} }
+
+func (h *zkDD) Step(a *simtest.Args, td *datadriven.TestData) string {
 	switch td.Cmd {
 	case "connect":
 		c := h.client(a, a.Pos("client"))
@@ -150,14 +136,10 @@ func (h *zkDD) step(t *testing.T, td *datadriven.TestData) string {
 		a.Done()
 		return h.sessionEvents()
 	}
-	simtest.Unknown(t, td, append(append([]string{"server", "connect", "close", "sessions"}, simtest.ConversationSteps...), simtest.SharedSteps...)...)
 	return ""
 }
 
-func (h *zkDD) configure(a *simtest.Args) {
-	if h.w != nil {
-		a.Fatalf("the server must be configured before the world starts")
-	}
+func (h *zkDD) Setup(a *simtest.Args, td *datadriven.TestData) {
 	if cs := a.Vals("clients"); cs != nil {
 		h.clients = cs
 	}
@@ -171,7 +153,7 @@ func (h *zkDD) configure(a *simtest.Args) {
 	}
 }
 
-func (h *zkDD) start(t *testing.T) {
+func (h *zkDD) Start(t testing.TB) (*simtest.Steps, *simtest.Conversation) {
 	h.w = simtest.NewWorld(t, ms)
 	cfg := h.cfg
 	h.zk = h.w.Add("zk", func() sim.Process { return New(cfg) }, sim.ClockSpec{})
@@ -182,8 +164,7 @@ func (h *zkDD) start(t *testing.T) {
 		h.w.AddProcess(n, c, sim.ClockSpec{})
 	}
 	h.w.Start()
-	h.steps = simtest.Steps{W: h.w, Kinds: zkDDKinds}
-	h.conv = simtest.Conversation{W: h.w, Send: h.send, Reply: h.reply}
+	return &simtest.Steps{W: h.w, Kinds: zkDDKinds}, &simtest.Conversation{W: h.w, Send: h.send, Reply: h.reply}
 }
 
 func (h *zkDD) client(a *simtest.Args, name string) *ddClient {
