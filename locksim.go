@@ -218,25 +218,31 @@ func Run(s *Scenario, opt Options) (*Result, error) {
 		}
 	}
 	r := &Result{
-		Scenario:       o.Scenario,
-		Seed:           o.Seed,
-		TraceHash:      o.TraceHash,
-		Events:         o.Events,
-		Verdicts:       o.Verdicts,
-		LockSafety:     o.Verdicts.Of(checker.LockSafety),
-		ResourceSafety: o.Verdicts.Of(checker.ResourceSafety),
-		Liveness:       o.Verdicts.Of(checker.Liveness),
-		TokenOrder:     o.Verdicts.Of(checker.TokenOrder),
-		Matched:        o.Matched,
-		Inconclusive:   o.Inconclusive,
-		s:              s.s,
-		o:              o,
-		pages:          pages,
+		Scenario:     o.Scenario,
+		Seed:         o.Seed,
+		TraceHash:    o.TraceHash,
+		Events:       o.Events,
+		Matched:      o.Matched,
+		Inconclusive: o.Inconclusive,
+		s:            s.s,
+		o:            o,
+		pages:        pages,
 	}
+	r.setVerdicts(o.Verdicts)
 	for _, v := range o.Violations {
 		r.Explanations = append(r.Explanations, v.Explanation)
 	}
 	return r, nil
+}
+
+// setVerdicts records the run's verdicts, and their copies in the named
+// fields kept for compatibility.
+func (r *Result) setVerdicts(vs Verdicts) {
+	r.Verdicts = vs
+	r.LockSafety = vs.Of(checker.LockSafety)
+	r.ResourceSafety = vs.Of(checker.ResourceSafety)
+	r.Liveness = vs.Of(checker.Liveness)
+	r.TokenOrder = vs.Of(checker.TokenOrder)
 }
 
 // visualizations are porcupine's pages a run may have, in report order.
