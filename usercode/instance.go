@@ -35,6 +35,7 @@ type instance struct {
 	ctrlSeq uint64
 	closers []func() error
 	rands   int
+	lostFn  func(string)
 
 	// root only
 	conns   []*simConn
@@ -59,8 +60,9 @@ func (in *instance) ctrl(act func(*instance)) {
 // Start implements clients.UserLock: it registers the incarnation and
 // builds the user's lock with the factory (which must not block: build
 // clients, do not talk to servers).
-func (in *instance) Start(env *sim.Env) {
+func (in *instance) Start(env *sim.Env, lost func(string)) {
 	in.env = env
+	in.lostFn = lost
 	in.inc = in.w.k.Incarnation(in.id)
 	in.ctx, in.cancel = context.WithCancel(context.Background())
 	in.dials = map[sim.ProcID]uint32{}
@@ -210,3 +212,10 @@ func (in *instance) Receive(_ sim.ProcID, msg sim.Message) bool { return in.rece
 
 // ConnEnded implements clients.UserLock.
 func (in *instance) ConnEnded(peer sim.ProcID, why sim.ConnEnd) { in.connEnded(peer, why) }
+
+// lost ends the belief of the lock the code holds.
+func (in *instance) lost(why string) {
+	if in.held != nil {
+		in.lostFn(why)
+	}
+}
