@@ -2,6 +2,7 @@ package simtest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,7 +38,10 @@ var SharedSteps = []string{"advance", "jump", "pause", "crash", "restart", "part
 type Steps struct {
 	W *World
 	// Kinds are the event kinds "events" prints by default.
-	Kinds  []sim.Kind
+	Kinds []sim.Kind
+	// Ended, once set, refuses every shared step with its words (a test
+	// whose run was finished: "nothing may follow the check step").
+	Ended  string
 	mark   int
 	losses int // key losses printed so far
 }
@@ -55,6 +59,9 @@ func (s *Steps) Known(a *Args, name string) sim.ProcID {
 func (s *Steps) Run(t testing.TB, td *datadriven.TestData, a *Args) (string, bool) {
 	t.Helper()
 	w, k := s.W, s.W.K
+	if s.Ended != "" && slices.Contains(SharedSteps, td.Cmd) {
+		a.Fatalf("%s", s.Ended)
+	}
 	switch td.Cmd {
 	case "advance":
 		d := a.ParseDuration("advance", a.Pos("duration"))

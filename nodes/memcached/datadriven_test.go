@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
@@ -45,9 +46,8 @@ import (
 // losses ...); events prints by default the item events, the faults and
 // the connection ends.
 func TestInteractions(t *testing.T) {
-	datadriven.Walk(t, "testdata/interactions", func(t *testing.T, path string) {
-		h := &memcachedDD{cfg: DefaultConfig()}
-		datadriven.RunTest(t, path, h.step)
+	simtest.RunInteractions(t, "testdata/interactions", func(t *testing.T) simtest.Model {
+		return &memcachedDD{cfg: DefaultConfig()}
 	})
 }
 
@@ -57,43 +57,31 @@ var memcachedDDKinds = []sim.Kind{
 }
 
 type memcachedDD struct {
+	simtest.NoSteps
 	cfg   Config
 	clock sim.ClockSpec
 	w     *world
 	steps simtest.Steps
-	conv  simtest.Conversation
 }
 
-func (h *memcachedDD) step(t *testing.T, td *datadriven.TestData) string {
-	a := simtest.NewArgs(t, td)
-	if td.Cmd == "node" {
-		if h.w != nil {
-			a.Fatalf("the node must be configured before the world starts")
-		}
-		h.cfg.MaxBytes = int64(a.Int("max-bytes", int(h.cfg.MaxBytes)))
-		h.cfg.ItemSizeMax = int64(a.Int("item-size-max", int(h.cfg.ItemSizeMax)))
-		h.cfg.EvictToFree = !a.Bool("no-evict")
-		h.cfg.UseCAS = !a.Bool("no-cas")
-		h.clock.Offset = a.Duration("wall", 0)
-		a.Done()
-		if err := h.cfg.Validate(); err != nil {
-			a.Fatalf("%v", err)
-		}
-		return ""
+func (h *memcachedDD) SetupSteps() []string { return []string{"node"} }
+
+func (h *memcachedDD) Setup(a *simtest.Args, td *datadriven.TestData) {
+	h.cfg.MaxBytes = int64(a.Int("max-bytes", int(h.cfg.MaxBytes)))
+	h.cfg.ItemSizeMax = int64(a.Int("item-size-max", int(h.cfg.ItemSizeMax)))
+	h.cfg.EvictToFree = !a.Bool("no-evict")
+	h.cfg.UseCAS = !a.Bool("no-cas")
+	h.clock.Offset = a.Duration("wall", 0)
+	a.Done()
+	if err := h.cfg.Validate(); err != nil {
+		a.Fatalf("%v", err)
 	}
-	if h.w == nil {
-		h.w = newWorld(t, h.cfg, h.clock)
-		h.steps = simtest.Steps{W: h.w.World, Kinds: memcachedDDKinds}
-		h.conv = simtest.Conversation{W: h.w.World, Send: h.send, Reply: simtest.ProbeReply(h.w.p, renderReply)}
-	}
-	if out, ok := h.conv.Run(t, td, a); ok {
-		return out
-	}
-	if out, ok := h.steps.Run(t, td, a); ok {
-		return out
-	}
-	simtest.Unknown(t, td, append(append([]string{"node"}, simtest.ConversationSteps...), simtest.SharedSteps...)...)
-	return ""
+}
+
+func (h *memcachedDD) Start(t testing.TB) (*simtest.Steps, *simtest.Conversation) {
+	h.w = newWorld(t, h.cfg, h.clock)
+	h.steps = simtest.Steps{W: h.w.World, Kinds: memcachedDDKinds}
+	return &h.steps, &simtest.Conversation{W: h.w.World, Send: h.send, Reply: simtest.ProbeReply(h.w.p, renderReply)}
 }
 
 // send reads one command line and sends it to M.
@@ -173,4 +161,22 @@ func renderReply(r Reply) string {
 	}
 	b.WriteString(r.Status)
 	return b.String()
+}
+
+// TestRequestLineMistakes: a request line the grammar does not know fails
+// at its file:line and says why.
+func TestRequestLineMistakes(t *testing.T) {
+	for line, want := range map[string]string{
+		"set k 0 10":     "f.txt:1: do: set k 0 10: want set KEY FLAGS EXPTIME VALUE",
+		"add k x 10 v":   `f.txt:1: do: add k x 10 v: "x" is not a number`,
+		"get":            "f.txt:1: do: get: want get KEY...",
+		"incr k 1 2":     "f.txt:1: do: incr k 1 2: want incr KEY DELTA",
+		"stats":          `f.txt:1: do: unknown command "stats" (set, add, replace, cas, get, gets, delete, touch, incr, decr, flush_all)`,
+		"touch k soon":   `f.txt:1: do: touch k soon: "soon" is not an exptime`,
+		"cas k 0 0 v 1":  "",
+		"flush_all now":  "f.txt:1: do: flush_all now: want flush_all",
+		"delete k other": "f.txt:1: do: delete k other: want delete KEY",
+	} {
+		assert.Equal(t, want, simtest.LineFailure(t, line, func(a *simtest.Args, w []string) { parseRequest(a, w) }), line)
+	}
 }

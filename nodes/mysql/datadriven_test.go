@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
@@ -51,9 +52,8 @@ import (
 // losses ...); events prints by default the row-lock, transaction and
 // connection events, the faults and the connection ends.
 func TestInteractions(t *testing.T) {
-	datadriven.Walk(t, "testdata/interactions", func(t *testing.T, path string) {
-		h := &mysqlDD{cfg: DefaultConfig(), clients: []string{"c1", "c2", "c3"}}
-		datadriven.RunTest(t, path, h.step)
+	simtest.RunInteractions(t, "testdata/interactions", func(*testing.T) simtest.Model {
+		return &mysqlDD{cfg: DefaultConfig(), clients: []string{"c1", "c2", "c3"}}
 	})
 }
 
@@ -67,29 +67,16 @@ type mysqlDD struct {
 	cfg     Config
 	clients []string
 	w       *world
-	steps   simtest.Steps
-	conv    simtest.Conversation
 	conns   map[string]*tconn
 	selects map[uint64]bool // the requests that are SELECTs
 	closed  []string        // close notices, in the order received
 	shown   int             // close notices printed
 }
 
-func (h *mysqlDD) step(t *testing.T, td *datadriven.TestData) string {
-	a := simtest.NewArgs(t, td)
-	if td.Cmd == "server" {
-		h.configure(a)
-		return ""
-	}
-	if h.w == nil {
-		h.start(t)
-	}
-	if out, ok := h.conv.Run(t, td, a); ok {
-		return out
-	}
-	if out, ok := h.steps.Run(t, td, a); ok {
-		return out
-	}
+func (h *mysqlDD) SetupSteps() []string { return []string{"server"} }
+func (h *mysqlDD) Steps() []string      { return []string{"connect", "hangup", "closed", "rows"} }
+
+func (h *mysqlDD) Step(a *simtest.Args, td *datadriven.TestData) string {
 	switch td.Cmd {
 	case "connect":
 		name := a.Pos("connection name")
@@ -134,14 +121,10 @@ func (h *mysqlDD) step(t *testing.T, td *datadriven.TestData) string {
 		}
 		return b.String()
 	}
-	simtest.Unknown(t, td, append(append([]string{"server", "connect", "hangup", "closed", "rows"}, simtest.ConversationSteps...), simtest.SharedSteps...)...)
 	return ""
 }
 
-func (h *mysqlDD) configure(a *simtest.Args) {
-	if h.w != nil {
-		a.Fatalf("the server must be configured before the world starts")
-	}
+func (h *mysqlDD) Setup(a *simtest.Args, td *datadriven.TestData) {
 	if cs := a.Vals("clients"); cs != nil {
 		h.clients = cs
 	}
@@ -156,12 +139,10 @@ func (h *mysqlDD) configure(a *simtest.Args) {
 	}
 }
 
-// start builds the world and hooks the clients' close notices.
-func (h *mysqlDD) start(t *testing.T) {
+// Start builds the world and hooks the clients' close notices.
+func (h *mysqlDD) Start(t testing.TB) (*simtest.Steps, *simtest.Conversation) {
 	h.w = newWorld(t, h.cfg, h.clients...)
 	h.conns, h.selects = map[string]*tconn{}, map[uint64]bool{}
-	h.steps = simtest.Steps{W: h.w.World, Kinds: mysqlDDKinds}
-	h.conv = simtest.Conversation{W: h.w.World, Send: h.send, Reply: h.reply}
 	for _, name := range h.clients {
 		c, name := h.w.clients[name], name
 		other := c.Other
@@ -172,6 +153,7 @@ func (h *mysqlDD) start(t *testing.T) {
 			}
 		}
 	}
+	return &simtest.Steps{W: h.w.World, Kinds: mysqlDDKinds}, &simtest.Conversation{W: h.w.World, Send: h.send, Reply: h.reply}
 }
 
 func (h *mysqlDD) conn(a *simtest.Args, name string) *tconn {
@@ -285,4 +267,22 @@ func (h *mysqlDD) parseStmt(a *simtest.Args, words []string) Stmt {
 	}
 	a.Fatalf("unknown statement %q (BEGIN, COMMIT, ROLLBACK, PING, QUIT, INSERT, UPDATE, DELETE, SELECT, SET, KILL)", words[0])
 	return nil
+}
+
+// TestStatementMistakes: a statement the grammar does not know fails at
+// its file:line and says why.
+func TestStatementMistakes(t *testing.T) {
+	h := &mysqlDD{conns: map[string]*tconn{"a": {id: 7}}}
+	for line, want := range map[string]string{
+		"INSERT locks k":            "f.txt:1: do: INSERT locks k: want INSERT TABLE KEY VALUE",
+		"SELECT locks k FOR":        "f.txt:1: do: SELECT locks k FOR: want SELECT TABLE KEY [FOR UPDATE]",
+		"SET autocommit":            "f.txt:1: do: SET autocommit: want SET VARIABLE=N",
+		"KILL nobody":               `f.txt:1: do: KILL nobody: "nobody" is neither a connection nor a number`,
+		"BEGIN WORK":                "f.txt:1: do: BEGIN WORK: want BEGIN",
+		"LOCK TABLES":               `f.txt:1: do: unknown statement "LOCK" (BEGIN, COMMIT, ROLLBACK, PING, QUIT, INSERT, UPDATE, DELETE, SELECT, SET, KILL)`,
+		"KILL QUERY a":              "",
+		"select locks k for update": "",
+	} {
+		assert.Equal(t, want, simtest.LineFailure(t, line, func(a *simtest.Args, w []string) { h.parseStmt(a, w) }), line)
+	}
 }

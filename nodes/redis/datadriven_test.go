@@ -37,9 +37,8 @@ import (
 // cut, heal, events); events prints by default the node's key, persistence
 // and replication events, the faults and the connection ends.
 func TestInteractions(t *testing.T) {
-	datadriven.Walk(t, "testdata/interactions", func(t *testing.T, path string) {
-		h := &redisDD{t: t, latency: time.Millisecond}
-		datadriven.RunTest(t, path, h.step)
+	simtest.RunInteractions(t, "testdata/interactions", func(*testing.T) simtest.Model {
+		return &redisDD{latency: time.Millisecond}
 	})
 }
 
@@ -52,36 +51,24 @@ var defaultDDKinds = []sim.Kind{
 }
 
 type redisDD struct {
-	t       *testing.T
 	latency time.Duration
 	nodes   []nodeSpec
 	w       *world
 	steps   simtest.Steps
 }
 
-// world starts the world on the first step that needs it.
-func (h *redisDD) world() *world {
-	if h.w == nil {
-		h.w = newWorld(h.t, h.latency, h.nodes...)
-		h.steps = simtest.Steps{W: h.w.World, Kinds: defaultDDKinds}
-	}
-	return h.w
-}
+func (h *redisDD) SetupSteps() []string { return []string{"world", "node"} }
+func (h *redisDD) Steps() []string      { return []string{"info"} }
 
-func (h *redisDD) step(t *testing.T, td *datadriven.TestData) string {
-	a := simtest.NewArgs(t, td)
+func (h *redisDD) Setup(a *simtest.Args, td *datadriven.TestData) {
 	switch td.Cmd {
 	case "world":
-		if h.w != nil || len(h.nodes) > 0 {
+		if len(h.nodes) > 0 {
 			a.Fatalf("must come before every node")
 		}
 		h.latency = a.Duration("latency", time.Millisecond)
 		a.Done()
-		return ""
 	case "node":
-		if h.w != nil {
-			a.Fatalf("nodes must be added before the world starts")
-		}
 		n := nodeSpec{name: a.Pos("node name"), cfg: DefaultConfig()}
 		n.cfg.ReplicaOf = a.String("replicaof", "")
 		if p := a.OneOf("aof", "off", "off", "always", "everysec", "no"); p != "off" {
@@ -90,19 +77,23 @@ func (h *redisDD) step(t *testing.T, td *datadriven.TestData) string {
 		n.clock.Offset = a.Duration("wall", 0)
 		a.Done()
 		h.nodes = append(h.nodes, n)
-		return ""
 	}
-	w := h.world()
-	conv := simtest.Conversation{W: w.World,
+}
+
+func (h *redisDD) Start(t testing.TB) (*simtest.Steps, *simtest.Conversation) {
+	h.w = newWorld(t, h.latency, h.nodes...)
+	h.steps = simtest.Steps{W: h.w.World, Kinds: defaultDDKinds}
+	return &h.steps, &simtest.Conversation{W: h.w.World,
 		Send: func(a *simtest.Args, node string, args []string) uint64 {
 			h.steps.Known(a, node)
-			return w.send(node, h.scripts(a, args)...)
+			return h.w.send(node, h.scripts(a, args)...)
 		},
-		Reply: simtest.ProbeReply(w.p, func(r Reply) string { return r.Value.String() }),
+		Reply: simtest.ProbeReply(h.w.p, func(r Reply) string { return r.Value.String() }),
 	}
-	if out, ok := conv.Run(t, td, a); ok {
-		return out
-	}
+}
+
+func (h *redisDD) Step(a *simtest.Args, td *datadriven.TestData) string {
+	w := h.w
 	switch td.Cmd {
 	case "info":
 		node := a.Pos("node")
@@ -129,10 +120,6 @@ func (h *redisDD) step(t *testing.T, td *datadriven.TestData) string {
 		}
 		return b.String()
 	}
-	if out, ok := h.steps.Run(t, td, a); ok {
-		return out
-	}
-	simtest.Unknown(t, td, append(append([]string{"world", "node", "info"}, simtest.ConversationSteps...), simtest.SharedSteps...)...)
 	return ""
 }
 

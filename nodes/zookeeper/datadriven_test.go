@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
@@ -50,9 +51,8 @@ import (
 // partition, heal, events, losses ...); events prints by default the
 // service's session and znode events, the faults and the connection ends.
 func TestInteractions(t *testing.T) {
-	datadriven.Walk(t, "testdata/interactions", func(t *testing.T, path string) {
-		h := &zkDD{cfg: DefaultConfig(), clients: []string{"a", "b"}}
-		datadriven.RunTest(t, path, h.step)
+	simtest.RunInteractions(t, "testdata/interactions", func(*testing.T) simtest.Model {
+		return &zkDD{cfg: DefaultConfig(), clients: []string{"a", "b"}}
 	})
 }
 
@@ -63,74 +63,19 @@ var zkDDKinds = []sim.Kind{
 	sim.KindPartition, sim.KindHeal, sim.KindConnEnd,
 }
 
-// ddClient is a client process with a Session, driven from the test
-// between kernel steps.
-type ddClient struct {
-	name    string
-	k       *sim.Kernel
-	env     *sim.Env
-	zk      Session
-	replies map[uint64]simtest.Arrival[Reply]
-	events  []string // the session events but replies, as "TIME NAME EVENT [PATH]"
-}
-
-func (c *ddClient) Init(env *sim.Env) { c.env = env }
-
-func (c *ddClient) Fire(env *sim.Env, tag any) {
-	_, ev := c.zk.Fire(env, tag)
-	c.record(ev)
-}
-
-func (c *ddClient) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
-	_, ev := c.zk.Handle(env, from, msg)
-	c.record(ev)
-}
-
-func (c *ddClient) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
-	c.record(c.zk.ConnEnded(env, peer))
-}
-
-func (c *ddClient) record(evs []SessionEvent) {
-	for _, e := range evs {
-		switch e.Kind {
-		case EventReply:
-			c.replies[e.Reply.ID] = simtest.Arrival[Reply]{Reply: e.Reply, At: c.k.Now()}
-		case EventWatch:
-			c.events = append(c.events, fmt.Sprintf("%s %s watch %s\n", c.k.Now(), c.name, e.Path))
-		case EventConnected:
-			c.events = append(c.events, fmt.Sprintf("%s %s connected session %d timeout %s\n", c.k.Now(), c.name, c.zk.ID(), c.zk.Timeout()))
-		default:
-			c.events = append(c.events, fmt.Sprintf("%s %s %s\n", c.k.Now(), c.name, e.Kind))
-		}
-	}
-}
-
 type zkDD struct {
 	cfg     Config
 	clients []string
 	w       *simtest.World
 	zk      sim.ProcID
-	by      map[string]*ddClient
-	steps   simtest.Steps
-	conv    simtest.Conversation
+	by      map[string]*sessClient
 	shown   map[string]int // session events printed, per client
 }
 
-func (h *zkDD) step(t *testing.T, td *datadriven.TestData) string {
-	a := simtest.NewArgs(t, td)
-	if td.Cmd == "server" {
-		h.configure(a)
-		return ""
-	}
-	if h.w == nil {
-		h.start(t)
-	}
-	if out, ok := h.conv.Run(t, td, a); ok {
-		return out
-	}
-	if out, ok := h.steps.Run(t, td, a); ok {
-		return out
-	}
+func (h *zkDD) SetupSteps() []string { return []string{"server"} }
+func (h *zkDD) Steps() []string      { return []string{"connect", "close", "sessions"} }
+
+func (h *zkDD) Step(a *simtest.Args, td *datadriven.TestData) string {
 	switch td.Cmd {
 	case "connect":
 		c := h.client(a, a.Pos("client"))
@@ -150,14 +95,10 @@ func (h *zkDD) step(t *testing.T, td *datadriven.TestData) string {
 		a.Done()
 		return h.sessionEvents()
 	}
-	simtest.Unknown(t, td, append(append([]string{"server", "connect", "close", "sessions"}, simtest.ConversationSteps...), simtest.SharedSteps...)...)
 	return ""
 }
 
-func (h *zkDD) configure(a *simtest.Args) {
-	if h.w != nil {
-		a.Fatalf("the server must be configured before the world starts")
-	}
+func (h *zkDD) Setup(a *simtest.Args, td *datadriven.TestData) {
 	if cs := a.Vals("clients"); cs != nil {
 		h.clients = cs
 	}
@@ -171,22 +112,20 @@ func (h *zkDD) configure(a *simtest.Args) {
 	}
 }
 
-func (h *zkDD) start(t *testing.T) {
+func (h *zkDD) Start(t testing.TB) (*simtest.Steps, *simtest.Conversation) {
 	h.w = simtest.NewWorld(t, ms)
 	cfg := h.cfg
 	h.zk = h.w.Add("zk", func() sim.Process { return New(cfg) }, sim.ClockSpec{})
-	h.by, h.shown = map[string]*ddClient{}, map[string]int{}
+	h.by, h.shown = map[string]*sessClient{}, map[string]int{}
 	for _, n := range h.clients {
-		c := &ddClient{name: n, k: h.w.K, replies: map[uint64]simtest.Arrival[Reply]{}}
-		h.by[n] = c
-		h.w.AddProcess(n, c, sim.ClockSpec{})
+		h.by[n] = newSess(h.w.K, n)
+		h.w.AddProcess(n, h.by[n], sim.ClockSpec{})
 	}
 	h.w.Start()
-	h.steps = simtest.Steps{W: h.w, Kinds: zkDDKinds}
-	h.conv = simtest.Conversation{W: h.w, Send: h.send, Reply: h.reply}
+	return &simtest.Steps{W: h.w, Kinds: zkDDKinds}, &simtest.Conversation{W: h.w, Send: h.send, Reply: h.reply}
 }
 
-func (h *zkDD) client(a *simtest.Args, name string) *ddClient {
+func (h *zkDD) client(a *simtest.Args, name string) *sessClient {
 	c, ok := h.by[name]
 	if !ok {
 		a.Fatalf("unknown client %q (known: %s)", name, strings.Join(h.clients, ", "))
@@ -288,4 +227,19 @@ func renderReply(r Reply) string {
 		s += fmt.Sprint(" exists=", r.Exists)
 	}
 	return fmt.Sprintf("%s zxid %d", s, r.Zxid)
+}
+
+// TestRequestLineMistakes: a call the grammar does not know fails at its
+// file:line and says why.
+func TestRequestLineMistakes(t *testing.T) {
+	for line, want := range map[string]string{
+		"create":                  "f.txt:1: do: create: missing the path",
+		"create /a ephemral":      `f.txt:1: do: create /a ephemral: unexpected "ephemral"`,
+		"exists /a ephemeral":     `f.txt:1: do: exists /a ephemeral: unexpected "ephemeral"`,
+		"set /a":                  `f.txt:1: do: unknown call "set" (create, delete, get-children, exists, ping)`,
+		"connect /a":              `f.txt:1: do: unknown call "connect" (create, delete, get-children, exists, ping)`,
+		"create /a/n- sequential": "",
+	} {
+		assert.Equal(t, want, simtest.LineFailure(t, line, func(a *simtest.Args, w []string) { parseRequest(a, w) }), line)
+	}
 }
