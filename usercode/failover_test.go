@@ -30,7 +30,7 @@ func TestFailoverClientFollowsSentinel(t *testing.T) {
 		}
 	}
 	assert.True(t, asked, "c2 asked a sentinel for the master")
-	assert.Equal(t, checker.Violated, o.LockSafety)
+	assert.Equal(t, checker.Violated, o.Verdicts.Of(checker.LockSafety))
 }
 
 func containsAll(s string, subs ...string) bool {
