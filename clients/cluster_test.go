@@ -18,7 +18,7 @@ var clusterNames = []string{"n1", "n2", "n3", "n4", "n5", "n6"}
 // cluster adds a 3-master, 3-replica Redis Cluster (n1..n6).
 func (w *world) cluster(nt time.Duration) {
 	members, err := redis.CreateCluster(clusterNames, 1)
-	require.NoError(w.t, err)
+	require.NoError(w.T, err)
 	cc := redis.DefaultClusterConfig()
 	cc.NodeTimeout, cc.Members = nt, members
 	for _, n := range clusterNames {
@@ -48,9 +48,9 @@ func TestClusterClientEveryAlgorithm(t *testing.T) {
 			h := w.run(10 * time.Second)
 			require.Len(t, beliefs(h, "c1"), 2, w.dumpTrace())
 			// The slot map routes "lock" (slot 8718) to n2 at once.
-			assert.False(t, w.traceHas(KindClient, "c1", "MOVED"), w.dumpTrace())
+			assert.False(t, w.TraceHas(KindClient, "c1", "MOVED"), w.dumpTrace())
 			var sentTo []string
-			for _, e := range w.k.Trace() {
+			for _, e := range w.K.Trace() {
 				if e.Kind == sim.KindSend && e.Proc == "c1" && strings.Contains(e.Text, " lock") {
 					sentTo = append(sentTo, e.Peer)
 				}
@@ -75,10 +75,10 @@ func TestClusterClientFollowsMoved(t *testing.T) {
 	w.client(cfg)
 	w.client(Config{Name: "op", Lock: lockConfig(t, RedisSingle, func(c *LockConfig) { c.Node = "n6" }), Workload: Workload{Start: time.Hour}})
 	// n6 takes over n2's slots between the two cycles.
-	w.at(2*time.Second, func() {
-		w.k.Inject(w.id("op"), w.id("n6"), redis.Request{ID: 1, Args: []string{"CLUSTER", "FAILOVER", "TAKEOVER"}})
+	w.At(2*time.Second, func() {
+		w.K.Inject(w.ID("op"), w.ID("n6"), redis.Request{ID: 1, Args: []string{"CLUSTER", "FAILOVER", "TAKEOVER"}})
 	})
 	h := w.run(10 * time.Second)
 	require.Len(t, beliefs(h, "c1"), 2, w.dumpTrace())
-	assert.True(t, w.traceHas(KindClient, "c1", "cluster: MOVED 8718 n6:6379, resending to n6"), w.dumpTrace())
+	assert.True(t, w.TraceHas(KindClient, "c1", "cluster: MOVED 8718 n6:6379, resending to n6"), w.dumpTrace())
 }

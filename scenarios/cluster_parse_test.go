@@ -83,7 +83,7 @@ counters:
 			require.NoError(t, err)
 			o, err := Run(s, 1, Options{KeepTrace: true})
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, string(o.ResourceSafety))
+			assert.Equal(t, tc.want, string(o.Verdicts.Of("resource_safety")))
 			sold := 0
 			for _, e := range o.Trace {
 				if e.Kind == "send" && e.Proc == "c1" && strings.Contains(e.Text, "MOVED") {

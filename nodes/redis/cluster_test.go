@@ -186,23 +186,23 @@ func TestClusterManualFailover(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			w, _ := clusterWorld(t, nt, 1, "n1", "n2", "n3", "n4", "n5", "n6")
-			w.advance(2 * time.Second)
+			w.Advance(2 * time.Second)
 			require.True(t, w.do("n2", "SET", "lock", "x").IsOK())
-			w.advance(2 * time.Second)
+			w.Advance(2 * time.Second)
 			if tc.crash {
-				w.k.Crash(w.ID("n2"), sim.CrashProcess)
-				w.advance(100 * time.Millisecond)
+				w.K.Crash(w.ID("n2"), sim.CrashProcess)
+				w.Advance(100 * time.Millisecond)
 			}
-			at := w.k.Now()
+			at := w.K.Now()
 			require.True(t, w.do("n6", append([]string{"CLUSTER", "FAILOVER"}, tc.mode...)...).IsOK())
-			w.advance(3 * time.Second)
+			w.Advance(3 * time.Second)
 			took := eventTimes(w, EventClusterFailover, "n6", "took the slots of n2")
 			require.Len(t, took, 1)
 			assert.Less(t, time.Duration(int64(took[0])-int64(at)), tc.maxDelay)
 			assert.Equal(t, "x", w.do("n6", "GET", "lock").Str)
 			assert.Equal(t, "MOVED 8718 n6:6379", w.do("n1", "GET", "lock").Str)
 			if !tc.crash {
-				w.advance(nt)
+				w.Advance(nt)
 				assert.Equal(t, "slave", w.do("n2", "ROLE").Array[0].Str, "the old master follows")
 			}
 		})
@@ -211,7 +211,7 @@ func TestClusterManualFailover(t *testing.T) {
 
 func TestClusterFailoverCommandErrors(t *testing.T) {
 	w, _ := clusterWorld(t, 5*time.Second, 1, "n1", "n2", "n3", "n4", "n5", "n6")
-	w.advance(time.Second)
+	w.Advance(time.Second)
 	assert.Equal(t, "ERR You should send CLUSTER FAILOVER to a replica", w.do("n1", "CLUSTER", "FAILOVER").Str)
 	assert.Contains(t, w.do("n6", "CLUSTER", "FAILOVER", "SOON").Str, "syntax error")
 	assert.Equal(t, "ERR REPLICAOF not allowed in cluster mode.", w.do("n6", "REPLICAOF", "NO", "ONE").Str)
@@ -223,19 +223,19 @@ func TestClusterFailoverCommandErrors(t *testing.T) {
 func TestClusterFailUndo(t *testing.T) {
 	const nt = 5 * time.Second
 	w, _ := clusterWorld(t, nt, 1, "n1", "n2", "n3", "n4", "n5", "n6")
-	w.advance(2 * time.Second)
-	cut := w.k.Partition([][]sim.ProcID{{w.ID("n2"), w.ID("n6")}, {w.ID("n1"), w.ID("n3"), w.ID("n4"), w.ID("n5"), w.ID("c")}})
+	w.Advance(2 * time.Second)
+	cut := w.K.Partition([][]sim.ProcID{{w.ID("n2"), w.ID("n6")}, {w.ID("n1"), w.ID("n3"), w.ID("n4"), w.ID("n5"), w.ID("c")}})
 	var fail []time.Duration
 	for i := 0; i < 100 && len(fail) == 0; i++ {
-		w.advance(100 * time.Millisecond)
+		w.Advance(100 * time.Millisecond)
 		fail = eventTimes(w, EventClusterFail, "n1", "n2 marked FAIL")
 	}
 	require.NotEmpty(t, fail)
-	w.advance(100 * time.Millisecond)
+	w.Advance(100 * time.Millisecond)
 	assert.Contains(t, w.do("n1", "CLUSTER", "INFO").Str, "cluster_state:fail", "a slot served by a FAIL master")
 	assert.Empty(t, eventTimes(w, EventClusterFailover, "n6", "took"), "n6 cannot reach the voters")
-	w.k.Unpartition(cut)
-	w.advance(3 * nt)
+	w.K.Unpartition(cut)
+	w.Advance(3 * nt)
 	undo := eventTimes(w, EventClusterFail, "n1", "clear FAIL of n2")
 	require.NotEmpty(t, undo)
 	assert.Greater(t, int64(undo[0])-int64(fail[0]), int64(2*nt))
@@ -263,14 +263,14 @@ func TestClusterReplicaValidity(t *testing.T) {
 				specs = append(specs, nodeSpec{name: n, cfg: cfg})
 			}
 			w := newWorld(t, time.Millisecond, specs...)
-			w.advance(2 * time.Second)
+			w.Advance(2 * time.Second)
 			// Only the link between n2 and n6 is cut, for 30s: n6's data
 			// ages (10s + 2s x 1 allowed) while both stay in the cluster.
-			cut := w.k.Partition([][]sim.ProcID{{w.ID("n2")}, {w.ID("n6")}})
-			w.advance(30 * time.Second)
-			w.k.Crash(w.ID("n2"), sim.CrashPower)
-			w.k.Unpartition(cut)
-			w.advance(10 * nt)
+			cut := w.K.Partition([][]sim.ProcID{{w.ID("n2")}, {w.ID("n6")}})
+			w.Advance(30 * time.Second)
+			w.K.Crash(w.ID("n2"), sim.CrashPower)
+			w.K.Unpartition(cut)
+			w.Advance(10 * nt)
 			took := eventTimes(w, EventClusterFailover, "n6", "took the slots of n2")
 			if factor == 0 {
 				assert.Len(t, took, 1, "factor 0: always fail over")
