@@ -48,8 +48,11 @@ var ErrInterrupted = errors.New("real run interrupted; every server it started w
 
 // runtime is the state of one real run that the driver goroutine owns.
 type runtime struct {
-	k        *sim.Kernel
-	inj      chan func()
+	k   *sim.Kernel
+	inj chan arrival
+	// start is the real time at which the kernel's time 0 began (set by
+	// loop before the kernel runs).
+	start    time.Time
 	done     chan struct{}
 	wg       sync.WaitGroup
 	gateways map[string]gatewayProc // current incarnation by process name
@@ -77,12 +80,43 @@ type runtime struct {
 	dir      string
 }
 
-// inject hands f to the driver goroutine (from a socket reader).
+// arrival is something a socket reader (or a fault worker) hands the
+// driver: f, to run on the driver's goroutine, and the real time at which
+// it arrived.
+type arrival struct {
+	at time.Time
+	f  func()
+}
+
+// inject hands f to the driver goroutine (from a socket reader), stamped
+// with the real time of its arrival: the driver runs the kernel up to that
+// time before f, so a reply is sent (and its history event stamped) when
+// it arrived, not at the kernel's last event.
 func (rt *runtime) inject(f func()) {
 	select {
-	case rt.inj <- f:
+	case rt.inj <- arrival{at: time.Now(), f: f}:
 	case <-rt.done:
 	}
+}
+
+// apply runs a on the driver's goroutine at its arrival's virtual time:
+// the kernel first runs every event due up to it (in time order, so a
+// client timer due before the reply fires before it, and none due after
+// it does), then a.f injects at that time. An arrival stamped before the
+// kernel's time (two readers racing into the channel, or one that waited
+// while the kernel ran) is applied at the kernel's time, never earlier.
+func (rt *runtime) apply(a arrival, end sim.Time) error {
+	at := sim.Time(a.at.Sub(rt.start))
+	if at > end {
+		at = end
+	}
+	if at > rt.k.Now() {
+		if err := rt.k.Run(at); err != nil {
+			return err
+		}
+	}
+	a.f()
+	return nil
 }
 
 // names rewrites a sentinel's [ip, port] answer into [process name, port],
@@ -152,7 +186,7 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 	rs := *s
 	rs.Network = sim.NetConfig{}
 	rt := &runtime{
-		inj:      make(chan func(), 4096),
+		inj:      make(chan arrival, 4096),
 		done:     make(chan struct{}),
 		gateways: map[string]gatewayProc{},
 		servers:  map[string]*server{},
@@ -209,11 +243,11 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 // goroutine.
 func (rt *runtime) loop(ctx context.Context, end sim.Time) error {
 	k := rt.k
-	start := time.Now()
+	rt.start = time.Now()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		now := sim.Time(time.Since(start))
+		now := sim.Time(time.Since(rt.start))
 		if now > end {
 			now = end
 		}
@@ -222,8 +256,10 @@ func (rt *runtime) loop(ctx context.Context, end sim.Time) error {
 		}
 		for drained := false; !drained; {
 			select {
-			case f := <-rt.inj:
-				f()
+			case a := <-rt.inj:
+				if err := rt.apply(a, end); err != nil {
+					return err
+				}
 			default:
 				drained = true
 			}
@@ -248,8 +284,13 @@ func (rt *runtime) loop(ctx context.Context, end sim.Time) error {
 		}
 		timer.Reset(time.Duration(wait))
 		select {
-		case f := <-rt.inj:
-			f()
+		case a := <-rt.inj:
+			// The kernel last ran up to now, before the sleep: run it to
+			// the reply's arrival first (issue 23: a reply injected at
+			// the kernel's last time was stamped up to a second early).
+			if err := rt.apply(a, end); err != nil {
+				return err
+			}
 		case <-timer.C:
 		case <-ctx.Done():
 			return ErrInterrupted
