@@ -357,12 +357,9 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 		if err != nil {
 			return err
 		}
-		o := launch.RedisOptions{
-			Name: r.Name, Bin: srvBin, IP: ip, Port: port, Dir: filepath.Join(dir, r.Name),
-			AppendOnly: r.AppendOnly, AppendFsync: r.AppendFsync, Save: defaultSave,
-			MinReplicasToWrite: r.MinReplicasToWrite, MinReplicasMaxLag: int(r.MinReplicasMaxLag / time.Second),
-			BindSourceAddr: ip, AnnounceIP: ip, AnnouncePort: frontPort(srv.addr), Clock: clock,
-		}
+		o := redisLaunchOptions(r)
+		o.Bin, o.IP, o.Port, o.Dir = srvBin, ip, port, filepath.Join(dir, r.Name)
+		o.BindSourceAddr, o.AnnounceIP, o.AnnouncePort, o.Clock = ip, ip, frontPort(srv.addr), clock
 		if r.ReplicaOf != "" {
 			o.ReplicaOf = rt.servers[r.ReplicaOf].addr
 			if d := r.ReplicationDelay.Lo; d > 0 {
@@ -396,6 +393,29 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 	return nil
 }
 
+// redisLaunchOptions is what of a Redis section reaches redis-server's
+// configuration (addresses, directories and the clock are the run's).
+// maxmemory counts the model's dataset bytes (nodes/redis memory.go), the
+// real server's used_memory everything it allocates, about 0.9 MB when
+// empty (Redis 7.0.15): the real server's limit is the scenario's over its
+// own used_memory measured once it started (launch
+// MaxMemoryOverBaseline). What still differs: each client connection
+// holds a client struct with its 16 KB reply buffer and, while active, a
+// 16 KB query buffer (networking.c createClient, readQueryFromClient),
+// and jemalloc rounds every allocation up to its size class, so real
+// memory tracks the model's only to within tens of KB; an eviction story
+// twin-checked on it needs margins larger than that (README, Real and
+// twin mode).
+func redisLaunchOptions(r scenarios.RedisSpec) launch.RedisOptions {
+	return launch.RedisOptions{
+		Name: r.Name, AppendOnly: r.AppendOnly, AppendFsync: r.AppendFsync, Save: defaultSave,
+		MinReplicasToWrite: r.MinReplicasToWrite, MinReplicasMaxLag: int(r.MinReplicasMaxLag / time.Second),
+		MaxMemory: r.MaxMemory, MaxMemoryOverBaseline: true,
+		MaxMemoryPolicy: r.MaxMemoryPolicy, MaxMemorySamples: r.MaxMemorySamples,
+		ReplicaOf: r.ReplicaOf,
+	}
+}
+
 // startMemcached starts one memcached per memcached server, with the
 // section's memory limit (-m), item size limit (-I), -M and -C.
 func startMemcached(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
@@ -413,11 +433,9 @@ func startMemcached(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 		if err != nil {
 			return err
 		}
-		ls, err := rt.group.StartMemcached(launch.MemcachedOptions{
-			Name: m.Name, Bin: bin, IP: ip, Port: port, Dir: filepath.Join(env.dir, m.Name),
-			MemoryMB: int(m.Config.MaxBytes >> 20), ItemSizeMax: int(m.Config.ItemSizeMax),
-			NoEvictions: !m.Config.EvictToFree, NoCAS: !m.Config.UseCAS, Clock: clock,
-		})
+		o := memcachedLaunchOptions(m)
+		o.Bin, o.IP, o.Port, o.Dir, o.Clock = bin, ip, port, filepath.Join(env.dir, m.Name), clock
+		ls, err := rt.group.StartMemcached(o)
 		if err != nil {
 			return startErr(m.Name, err)
 		}
@@ -442,23 +460,49 @@ func startMySQL(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 		if err != nil {
 			return err
 		}
-		var tables []launch.MariaDBTable
-		for _, t := range m.Config.Tables {
-			tables = append(tables, launch.MariaDBTable{Name: t.Name, KeyName: t.KeyName})
-		}
-		ls, err := rt.group.StartMariaDB(launch.MariaDBOptions{
-			Name: m.Name, InstallBin: install, ServerBin: bin, IP: ip, Port: port, Dir: filepath.Join(env.dir, m.Name),
-			Database: m.Config.Database, Tables: tables,
-			LockWaitTimeout: m.Config.LockWaitTimeout, WaitTimeout: m.Config.WaitTimeout,
-			FlushLogAtTrxCommit: m.Config.FlushLogAtTrxCommit, RollbackOnTimeout: m.Config.RollbackOnTimeout,
-			NoDeadlockDetect: !m.Config.DeadlockDetect,
-		})
+		o := mysqlLaunchOptions(m)
+		o.InstallBin, o.ServerBin, o.IP, o.Port, o.Dir = install, bin, ip, port, filepath.Join(env.dir, m.Name)
+		ls, err := rt.group.StartMariaDB(o)
 		if err != nil {
 			return startErr(m.Name, err)
 		}
 		rt.addServer(srv, ls)
 	}
 	return nil
+}
+
+// memcachedLaunchOptions is what of a memcached section reaches
+// memcached's command line: every field of its Config (-m, -I, -M, -C).
+func memcachedLaunchOptions(m scenarios.MemcachedSpec) launch.MemcachedOptions {
+	return launch.MemcachedOptions{
+		Name: m.Name, MemoryMB: int(m.Config.MaxBytes >> 20), ItemSizeMax: int(m.Config.ItemSizeMax),
+		NoEvictions: !m.Config.EvictToFree, NoCAS: !m.Config.UseCAS,
+	}
+}
+
+// mysqlLaunchOptions is what of a MySQL section reaches mariadbd: its
+// schema and lock tables, and its server variables as options
+// (replica_of and read_only are refused by checkMySQL).
+func mysqlLaunchOptions(m scenarios.MySQLSpec) launch.MariaDBOptions {
+	var tables []launch.MariaDBTable
+	for _, t := range m.Config.Tables {
+		tables = append(tables, launch.MariaDBTable{Name: t.Name, KeyName: t.KeyName})
+	}
+	return launch.MariaDBOptions{
+		Name: m.Name, Database: m.Config.Database, Tables: tables,
+		LockWaitTimeout: m.Config.LockWaitTimeout, WaitTimeout: m.Config.WaitTimeout,
+		FlushLogAtTrxCommit: m.Config.FlushLogAtTrxCommit, RollbackOnTimeout: m.Config.RollbackOnTimeout,
+		NoDeadlockDetect: !m.Config.DeadlockDetect, SlaveNetTimeout: m.Config.SlaveNetTimeout,
+	}
+}
+
+// sentinelLaunchOptions is what of the sentinel section reaches sentinel
+// n's configuration (the master's address is the run's).
+func sentinelLaunchOptions(sp *scenarios.SentinelSpec, n string) launch.SentinelOptions {
+	return launch.SentinelOptions{
+		Name: n, MasterName: "mymaster", MasterAddr: sp.Master,
+		Quorum: sp.Quorum, DownAfter: sp.DownAfter, FailoverTimeout: sp.FailoverTimeout,
+	}
 }
 
 // startSentinels starts one redis-sentinel per sentinel and waits until
@@ -479,12 +523,11 @@ func startSentinels(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 		if err != nil {
 			return err
 		}
-		ls, err := rt.group.StartSentinel(launch.SentinelOptions{
-			Name: n, Bin: sentBin, IP: ip, Port: port, Dir: filepath.Join(dir, n),
-			MasterName: "mymaster", MasterAddr: rt.servers[sp.Master].addr,
-			Quorum: sp.Quorum, DownAfter: sp.DownAfter, FailoverTimeout: sp.FailoverTimeout,
-			AnnounceIP: ip, AnnouncePort: frontPort(srv.addr), BindSourceAddr: ip, Clock: clock,
-		})
+		o := sentinelLaunchOptions(sp, n)
+		o.Bin, o.IP, o.Port, o.Dir = sentBin, ip, port, filepath.Join(dir, n)
+		o.MasterAddr = rt.servers[sp.Master].addr
+		o.AnnounceIP, o.AnnouncePort, o.BindSourceAddr, o.Clock = ip, frontPort(srv.addr), ip, clock
+		ls, err := rt.group.StartSentinel(o)
 		if err != nil {
 			return startErr(n, err)
 		}
