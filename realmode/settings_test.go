@@ -184,3 +184,15 @@ func namesField(where, path string) bool {
 	}
 	return false
 }
+
+// TestRealModeRefusesCluster: a cluster: section's nodes are Redis servers
+// that real mode does not start; it must refuse the scenario rather than
+// run the model's nodes in their place.
+func TestRealModeRefusesCluster(t *testing.T) {
+	s, err := scenarios.Builtin("cluster-minority-master")
+	require.NoError(t, err)
+	err = Check(s)
+	var ue *UnsupportedError
+	require.True(t, errors.As(err, &ue), "%v", err)
+	assert.Equal(t, "cluster", ue.Where)
+}
