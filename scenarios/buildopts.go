@@ -72,6 +72,7 @@ func Judge(s *Scenario, w *World, seed uint64, opt Options) (*Outcome, error) {
 		History:           h,
 		Trace:             w.Kernel.Trace(),
 		Result:            res,
+		Pages:             res.Pages,
 	}
 	if w.stream != nil {
 		o.Pieces = w.stream.Pieces()
@@ -83,6 +84,11 @@ func Judge(s *Scenario, w *World, seed uint64, opt Options) (*Outcome, error) {
 		o.LongestWait = res.LongestWait.String()
 	}
 	o.Expected, o.Matched, o.Inconclusive = judge(s.Expect, res)
+	if opt.Describe {
+		if err := Describe(s, w, o); err != nil {
+			return nil, err
+		}
+	}
 	return o, nil
 }
 
@@ -93,7 +99,7 @@ func checkOptions(s *Scenario, w *World, opt Options) checker.Options {
 		MaxWait:     w.MaxWait,
 		Settle:      w.Settle,
 		NetworkLoss: s.Network.Loss,
-		OutDir:      opt.OutDir,
+		Visualize:   opt.Visualize,
 	}
 }
 
