@@ -91,23 +91,6 @@ func RunUser(t *testing.T, s *Scenario, opt UserOptions) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locksim.RunUser %s: %w", s.s.Name, err)
 	}
-	r := &Result{
-		Scenario:       o.Scenario,
-		Seed:           o.Seed,
-		TraceHash:      o.TraceHash,
-		Events:         o.Events,
-		LockSafety:     Verdict(o.LockSafety),
-		ResourceSafety: Verdict(o.ResourceSafety),
-		Liveness:       Verdict(o.Liveness),
-		TokenOrder:     Verdict(o.TokenOrder),
-		Matched:        o.Matched,
-		Inconclusive:   o.Inconclusive,
-		s:              s.s,
-		o:              o,
-		pages:          map[string][]byte{},
-	}
-	for _, v := range o.Violations {
-		r.Explanations = append(r.Explanations, v.Explanation)
-	}
+	r := ResultOf(o, 0)
 	return r, nil
 }
