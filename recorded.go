@@ -183,7 +183,7 @@ func ReadPages(rec *record.Run, dir string) ([]Page, error) {
 	for _, v := range []struct {
 		name    string
 		verdict checker.Verdict
-	}{{checker.PageLock, rec.LockSafety}, {checker.PageResource, rec.ResourceSafety}} {
+	}{{checker.PageLock, rec.Verdicts.Of(checker.LockSafety)}, {checker.PageResource, rec.Verdicts.Of(checker.ResourceSafety)}} {
 		b, err := os.ReadFile(filepath.Join(dir, v.name))
 		switch {
 		case v.verdict != checker.Violated || errors.Is(err, fs.ErrNotExist):

@@ -111,10 +111,10 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "verdicts:")
-	line := func(name string, got checker.Verdict, key string) {
+	line := func(name string, got, want checker.Verdict) {
 		mark := ""
-		if want := o.Expected[key]; want != "" {
-			if string(got) == want {
+		if want != "" {
+			if got == want {
 				mark = fmt.Sprintf("(expected %s: ok)", want)
 			} else {
 				mark = fmt.Sprintf("(expected %s: MISMATCH)", want)
@@ -122,10 +122,13 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 		}
 		fmt.Fprintf(w, "  %-16s %-10s %s\n", name, got, mark)
 	}
-	line("lock safety", o.LockSafety, "lock_safety")
-	line("resource safety", o.ResourceSafety, "resource_safety")
-	line("liveness", o.Liveness, "liveness")
-	line("token order", o.TokenOrder, "token_order")
+	for _, j := range o.Verdicts {
+		title := j.Property
+		if p, ok := checker.Lookup(j.Property); ok {
+			title = p.About().Title
+		}
+		line(title, j.Verdict, checker.Verdict(o.Expected[j.Property]))
+	}
 	if len(o.Violations) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "explanation:")

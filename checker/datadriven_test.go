@@ -165,11 +165,11 @@ func renderResult(r Result) string {
 		fmt.Fprintf(&b, "not judged: %v\n", r.HistoryErr)
 	}
 	fmt.Fprintf(&b, "lock-safety: %s\nresource-safety: %s\ntoken-order: %s\nliveness: %s\n",
-		r.LockSafety, r.ResourceSafety, r.TokenOrder, r.Liveness)
+		r.Verdicts.Of(LockSafety), r.Verdicts.Of(ResourceSafety), r.Verdicts.Of(TokenOrder), r.Verdicts.Of(Liveness))
 	if r.LivenessNote != "" {
 		fmt.Fprintf(&b, "liveness note: %s\n", r.LivenessNote)
 	}
-	if len(r.LivenessWindows) > 0 && r.Liveness != NotJudged {
+	if len(r.LivenessWindows) > 0 && r.Verdicts.Of(Liveness) != NotJudged {
 		fmt.Fprintf(&b, "liveness windows: %s (the first long enough from %s)\n", windowsText(r.LivenessWindows), time.Duration(r.LivenessFrom))
 	}
 	if r.LongestWaitClient != "" {

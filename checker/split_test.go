@@ -282,8 +282,8 @@ func TestVisualizationShowsThePiece(t *testing.T) {
 		fault(ms(5), ms(6), "delay", "an early delay", "c0"),
 	}
 	r := Check(h, Options{Visualize: true})
-	require.Equal(t, Violated, r.LockSafety)
-	require.Equal(t, Holds, r.ResourceSafety)
+	require.Equal(t, Violated, r.Verdicts.Of(LockSafety))
+	require.Equal(t, Holds, r.Verdicts.Of(ResourceSafety))
 	require.NoError(t, r.VisualizationErr)
 	text := string(PageOf(r.Pages, PageLock))
 	// (assert.True rather than Contains: the page is too long to print)

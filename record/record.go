@@ -34,13 +34,13 @@ type Run struct {
 	Seed      uint64 `json:"seed"`
 	TraceHash string `json:"trace_hash"`
 	// Events is the number of trace events.
-	Events         int64               `json:"events"`
-	VirtualTime    string              `json:"virtual_time"`
-	LockSafety     checker.Verdict     `json:"lock_safety"`
-	ResourceSafety checker.Verdict     `json:"resource_safety"`
-	Liveness       checker.Verdict     `json:"liveness"`
-	TokenOrder     checker.Verdict     `json:"token_order"`
-	Violations     []checker.Violation `json:"violations"`
+	Events      int64  `json:"events"`
+	VirtualTime string `json:"virtual_time"`
+	// Verdicts are the checker's verdicts (checker.Result.Verdicts), in
+	// JSON one key per property here: "lock_safety": "holds", ...
+	// (MarshalJSON).
+	Verdicts   checker.Verdicts    `json:"-"`
+	Violations []checker.Violation `json:"violations"`
 	// ViolationsOmitted counts the violations beyond the first
 	// checker.MaxViolations, which Violations lists.
 	ViolationsOmitted int               `json:"violations_omitted,omitempty"`
@@ -285,7 +285,28 @@ func SHA256(text string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// Violated reports whether any safety property was violated.
-func (r *Run) Violated() bool {
-	return r.LockSafety == checker.Violated || r.ResourceSafety == checker.Violated
+// runJSON is Run without its methods, for MarshalJSON.
+type runJSON Run
+
+// MarshalJSON writes the record with one key per property verdict after
+// virtual_time, in registry order ("lock_safety": "violated", ...), the
+// shape result.json and --json have always had.
+func (r Run) MarshalJSON() ([]byte, error) {
+	return checker.FlatJSON(runJSON(r), r.Verdicts, "violations")
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: the verdicts of the
+// registered properties from their keys.
+func (r *Run) UnmarshalJSON(b []byte) error {
+	var plain runJSON
+	if err := json.Unmarshal(b, &plain); err != nil {
+		return err
+	}
+	vs, err := checker.ReadFlat(b)
+	if err != nil {
+		return err
+	}
+	*r = Run(plain)
+	r.Verdicts = vs
+	return nil
 }

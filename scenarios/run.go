@@ -97,38 +97,28 @@ func run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 
 // judge compares verdicts with expectations. With no expectation at all, a
 // run matches when no property is violated.
-func judge(e Expect, r checker.Result) (map[string]string, bool, bool) {
+func judge(e Expect, got checker.Verdicts) (map[string]string, bool, bool) {
 	exp := map[string]string{}
-	pairs := []struct {
-		name string
-		want string
-		got  checker.Verdict
-	}{
-		{"lock_safety", e.LockSafety, r.LockSafety},
-		{"resource_safety", e.ResourceSafety, r.ResourceSafety},
-		{"liveness", e.Liveness, r.Liveness},
-		{"token_order", e.TokenOrder, r.TokenOrder},
-	}
-	matched, inconclusive, any := true, false, false
-	for _, p := range pairs {
-		if p.want == "" {
+	matched, inconclusive := true, false
+	for _, j := range got {
+		want := e.Of(j.Property)
+		if want == "" {
 			continue
 		}
-		any = true
-		exp[p.name] = p.want
-		if p.got == checker.Unknown {
+		exp[j.Property] = string(want)
+		if j.Verdict == checker.Unknown {
 			inconclusive = true
 		}
-		if string(p.got) != p.want {
+		if j.Verdict != want {
 			matched = false
 		}
 	}
-	if !any {
-		for _, p := range pairs {
-			if p.got == checker.Violated {
+	if len(exp) == 0 {
+		for _, j := range got {
+			if j.Verdict == checker.Violated {
 				matched = false
 			}
-			if p.got == checker.Unknown {
+			if j.Verdict == checker.Unknown {
 				inconclusive = true
 			}
 		}
