@@ -27,6 +27,9 @@ type Held = usercode.Held
 // usercode.Proc.
 type Proc = usercode.Proc
 
+// LockParams are a user client's lock parameters from its scenario (Proc.Lock).
+type LockParams = usercode.LockParams
+
 // UserOptions tune RunUser.
 type UserOptions struct {
 	_ struct{}
