@@ -233,3 +233,51 @@ func Words(line string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// Failure runs fn with a testing.TB whose Fatalf (and so a step's Args
+// failure, or td.Fatalf) stops fn and is returned as the message instead of
+// failing t; "" when fn did not fail. It lets a test check that a step
+// file's mistakes are refused, and with which words.
+func Failure(t *testing.T, fn func(tb testing.TB)) (msg string) {
+	f := &fatalTB{T: t}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(fatalStop); !ok {
+				panic(r)
+			}
+			msg = f.msg
+		}
+	}()
+	fn(f)
+	return ""
+}
+
+// fatalTB records a step's failure instead of ending the test.
+type fatalTB struct {
+	*testing.T
+	msg string
+}
+
+type fatalStop struct{}
+
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	panic(fatalStop{})
+}
+
+func (f *fatalTB) Fatal(args ...any) {
+	f.msg = fmt.Sprint(args...)
+	panic(fatalStop{})
+}
+
+// LineFailure reads the request line words with read, as a conversation
+// step at f.txt:1 would, and returns the failure it raised ("" if none):
+// for tests that a package's request grammar refuses a mistake loudly.
+func LineFailure(t *testing.T, words string, read func(a *Args, words []string)) string {
+	ws, err := Words(words)
+	if err != nil {
+		t.Fatalf("%q: %v", words, err)
+	}
+	td := &datadriven.TestData{Pos: "f.txt:1", Cmd: "do"}
+	return Failure(t, func(tb testing.TB) { read(NewArgs(tb, td), ws) })
+}

@@ -146,8 +146,8 @@ func newModelSide(t *testing.T, cfg Config) *modelSide {
 // sync advances the model to the real time elapsed since the start.
 func (m *modelSide) sync() {
 	target := sim.Time(time.Since(m.start))
-	if target > m.w.k.Now() {
-		m.w.advance(target.Sub(m.w.k.Now()))
+	if target > m.w.K.Now() {
+		m.w.Advance(target.Sub(m.w.K.Now()))
 	}
 }
 
@@ -639,7 +639,7 @@ func (m *modelSide) pipeline(rs []Request) []string {
 		r := r
 		ids[i] = m.w.p.Send(m.w.m, func(id uint64) sim.Message { r.ID = id; return r })
 	}
-	m.w.advance(time.Millisecond)
+	m.w.Advance(time.Millisecond)
 	out := make([]string, len(rs))
 	for i, id := range ids {
 		if rep, ok := m.w.p.Reply(id); ok {

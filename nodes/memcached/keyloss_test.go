@@ -17,7 +17,7 @@ import (
 func TestKeyLosses(t *testing.T) {
 	losses := func(w *world) []string {
 		var out []string
-		for _, l := range w.k.History().KeyLosses {
+		for _, l := range w.K.History().KeyLosses {
 			out = append(out, l.Node+" "+l.Key+" "+string(l.Cause)+" "+l.Detail)
 		}
 		return out
@@ -36,9 +36,9 @@ func TestKeyLosses(t *testing.T) {
 		// The maintainer checks only the LRU tails: an older item at the
 		// COLD tail hides the lock from it.
 		require.Equal(t, "STORED", w.do(add("other", "v", 0)).Status)
-		w.advance(5 * time.Millisecond)
+		w.Advance(5 * time.Millisecond)
 		require.Equal(t, "STORED", w.do(add("lock", "c1", 2)).Status)
-		w.advance(20 * time.Second)
+		w.Advance(20 * time.Second)
 		require.Equal(t, []string{"lock", "other"}, w.node().LRUKeys(1, lruCold))
 		assert.Empty(t, losses(w), "found only on access")
 		require.Equal(t, "STORED", w.do(add("lock", "c2", 2)).Status)
@@ -47,7 +47,7 @@ func TestKeyLosses(t *testing.T) {
 	t.Run("an exptime that passed, reclaimed at an LRU tail by the maintainer", func(t *testing.T) {
 		w := newWorld(t, DefaultConfig(), sim.ClockSpec{})
 		require.Equal(t, "STORED", w.do(add("lock", "c1", 2)).Status)
-		w.advance(5 * time.Second)
+		w.Advance(5 * time.Second)
 		assert.Equal(t, []string{"M lock expired "}, losses(w))
 		assert.Equal(t, int64(1), w.node().ItemStats(1).Reclaimed)
 	})

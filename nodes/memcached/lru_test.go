@@ -25,7 +25,7 @@ func fillClass(w *world, n int, exp int64) {
 			r := set(fmt.Sprintf("f%05d", j), "x", exp)
 			w.p.Send(w.m, func(id uint64) sim.Message { r.ID = id; return r })
 		}
-		w.advance(time.Millisecond)
+		w.Advance(time.Millisecond)
 	}
 }
 
@@ -43,7 +43,7 @@ func TestSegmentedLRU(t *testing.T) {
 		assert.Equal(t, lruHot, int(c.items["lock"].lru), "linked into HOT")
 		w := newWorld(t, DefaultConfig(), sim.ClockSpec{})
 		require.Equal(t, "STORED", w.do(add("lock", "c1", 30)).Status)
-		w.advance(5 * time.Millisecond)
+		w.Advance(5 * time.Millisecond)
 		// Alone, the lock is over HOT's 20 % share: moved to COLD.
 		assert.Equal(t, []string{"lock"}, w.node().LRUKeys(lockClass, lruCold))
 		assert.Equal(t, int64(1), w.node().ItemStats(lockClass).MovesToCold)
@@ -51,7 +51,7 @@ func TestSegmentedLRU(t *testing.T) {
 	t.Run("HOT keeps about 20 % of the class's bytes", func(t *testing.T) {
 		w := newWorld(t, DefaultConfig(), sim.ClockSpec{})
 		fillClass(w, 1000, 0)
-		w.advance(10 * time.Millisecond)
+		w.Advance(10 * time.Millisecond)
 		st := w.node().ItemStats(lockClass)
 		assert.Equal(t, int64(1000), st.Number)
 		assert.InDelta(t, 200, st.NumberHot, 2, "stats %+v", st)
@@ -62,23 +62,23 @@ func TestSegmentedLRU(t *testing.T) {
 		for i := 0; i < 10; i++ {
 			require.Equal(t, "STORED", w.do(set(fmt.Sprint("k", i), "v", 0)).Status)
 		}
-		w.advance(20 * time.Second) // idle: the maintainer sleeps up to a second
+		w.Advance(20 * time.Second) // idle: the maintainer sleeps up to a second
 		require.Len(t, w.node().LRUKeys(lockClass, lruCold), 10)
 		require.Len(t, w.do(get("k5")).Items, 1) // ITEM_FETCHED
 		assert.Len(t, w.node().LRUKeys(lockClass, lruCold), 10, "one fetch: still COLD")
 		require.Len(t, w.do(get("k5")).Items, 1) // ITEM_ACTIVE, bump queued
 		assert.Len(t, w.node().LRUKeys(lockClass, lruCold), 10, "the bump is asynchronous")
-		w.advance(2 * time.Second)
+		w.Advance(2 * time.Second)
 		assert.Equal(t, []string{"k5"}, w.node().LRUKeys(lockClass, lruWarm))
 		assert.Equal(t, int64(1), w.node().ItemStats(lockClass).MovesToWarm)
 	})
 	t.Run("an item alone in WARM is over WARM's 40 % share: back to COLD", func(t *testing.T) {
 		w := newWorld(t, DefaultConfig(), sim.ClockSpec{})
 		require.Equal(t, "STORED", w.do(set("k", "v", 0)).Status)
-		w.advance(20 * time.Second)
+		w.Advance(20 * time.Second)
 		w.do(get("k"))
 		w.do(get("k"))
-		w.advance(2 * time.Second)
+		w.Advance(2 * time.Second)
 		assert.Equal(t, []string{"k"}, w.node().LRUKeys(lockClass, lruCold))
 		st := w.node().ItemStats(lockClass)
 		assert.Equal(t, int64(1), st.MovesToWarm)
@@ -88,7 +88,7 @@ func TestSegmentedLRU(t *testing.T) {
 		w := newWorld(t, DefaultConfig(), sim.ClockSpec{})
 		require.Equal(t, "STORED", w.do(set("n", "100", 0)).Status)
 		// Idle for a while, the maintainer sleeps up to a second.
-		w.advance(20 * time.Second)
+		w.Advance(20 * time.Second)
 		w.do(get("n"))
 		w.do(get("n")) // queued for the maintainer
 		assert.Equal(t, "99", w.do(decr("n", 1)).Status)
@@ -101,9 +101,9 @@ func TestSegmentedLRU(t *testing.T) {
 		// The lock, the COLD tail, is 6 s old when the fillers come: HOT's
 		// age limit is then 1 s (0.2 times COLD's age), and a filler idle
 		// that long has expired too: reclaimed first (items.c:1130).
-		w.advance(6 * time.Second)
+		w.Advance(6 * time.Second)
 		fillClass(w, perPage-1, 1) // the class's one page is full
-		w.advance(4 * time.Second)
+		w.Advance(4 * time.Second)
 		st := w.node().ItemStats(lockClass)
 		assert.Zero(t, st.Evicted)
 		assert.InDelta(t, perPage/5, st.Reclaimed, float64(perPage)/50, "HOT's share of expired fillers reclaimed: %+v", st)
@@ -118,9 +118,9 @@ func TestSegmentedLRU(t *testing.T) {
 		// The lock is young: HOT's age limit is 0 and every filler moves
 		// to COLD a second after its store, before it expires; the COLD
 		// tail is the lock.
-		w.advance(5 * time.Millisecond)
+		w.Advance(5 * time.Millisecond)
 		fillClass(w, perPage-1, 1)
-		w.advance(4 * time.Second)
+		w.Advance(4 * time.Second)
 		st := w.node().ItemStats(lockClass)
 		assert.Zero(t, st.Reclaimed)
 		assert.Equal(t, int64(perPage), st.NumberCold)
@@ -130,9 +130,9 @@ func TestSegmentedLRU(t *testing.T) {
 	t.Run("fillers that never expire evict the lock", func(t *testing.T) {
 		w := newWorld(t, oneMB(), sim.ClockSpec{})
 		require.Equal(t, "STORED", w.do(add("lock", "c1", 600)).Status)
-		w.advance(6 * time.Second)
+		w.Advance(6 * time.Second)
 		fillClass(w, perPage-1, 0)
-		w.advance(4 * time.Second)
+		w.Advance(4 * time.Second)
 		assert.Zero(t, w.node().ItemStats(lockClass).Reclaimed)
 		assert.Equal(t, "STORED", w.do(add("lock", "c2", 600)).Status)
 		st := w.node().ItemStats(lockClass)
@@ -200,7 +200,7 @@ func TestMaintainerParking(t *testing.T) {
 			default:
 				gap = time.Duration(rng.Intn(10)) * time.Microsecond
 			}
-			w.advance(gap)
+			w.Advance(gap)
 			k := keys[rng.Intn(len(keys))]
 			exp := []int64{0, 1, 2, 5, 100, 4000}[rng.Intn(6)]
 			var r Request

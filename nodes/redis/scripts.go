@@ -229,7 +229,7 @@ func cmdEval(n *Node, a []string) Value {
 		return *errv
 	}
 	sum := sha1.Sum([]byte(a[1]))
-	s, ok := scriptsBySHA[hex.EncodeToString(sum[:])]
+	s, ok := scriptBySource(a[1], hex.EncodeToString(sum[:]))
 	if !ok {
 		return errUnknownScript()
 	}
@@ -253,10 +253,10 @@ func cmdEvalSHA(n *Node, a []string) Value {
 	// A SHA found as it is is already in lower case (the clients send them
 	// so): strings.ToLower, which scans it, is needed only otherwise.
 	sha := a[1]
-	s, ok := scriptsBySHA[sha]
+	s, ok := scriptBySHA(sha)
 	if !ok {
 		sha = strings.ToLower(sha)
-		s, ok = scriptsBySHA[sha]
+		s, ok = scriptBySHA(sha)
 	}
 	if !ok || !n.scripts[sha] {
 		return errNoScript
@@ -266,7 +266,7 @@ func cmdEvalSHA(n *Node, a []string) Value {
 
 func cmdScriptLoad(n *Node, a []string) Value {
 	sum := sha1.Sum([]byte(a[2]))
-	s, ok := scriptsBySHA[hex.EncodeToString(sum[:])]
+	s, ok := scriptBySource(a[2], hex.EncodeToString(sum[:]))
 	if !ok {
 		return errUnknownScript()
 	}
