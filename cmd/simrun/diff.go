@@ -96,12 +96,15 @@ func loadRecordedRun(label, arg, traceFlag, traceIn string) (*recordedRun, error
 	return r, nil
 }
 
-// verdictKeys are the result fields that hold verdicts: the three of
-// DESIGN.md first, then any other whose value is a verdict (verdicts added
-// later show up without a change here), sorted.
+// verdictKeys are the result fields that hold verdicts: the checker's
+// properties in registry order first, then any other whose value is a
+// verdict (a result written by a build with another property), sorted.
 func verdictKeys(a, b map[string]any) []string {
-	keys := []string{"lock_safety", "resource_safety", "liveness"}
-	fixed := map[string]bool{"lock_safety": true, "resource_safety": true, "liveness": true}
+	keys := checker.Names()
+	fixed := map[string]bool{}
+	for _, k := range keys {
+		fixed[k] = true
+	}
 	var extra []string
 	seen := map[string]bool{}
 	for _, m := range []map[string]any{a, b} {
