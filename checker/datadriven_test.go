@@ -157,15 +157,18 @@ func checkOptions(a *simtest.Args) Options {
 }
 
 // renderResult prints a Result as the files expect it: everything the
-// checker decided, in a fixed order. It is the one place that knows the
+// checker decided, in a fixed order (the verdicts in registry order, each
+// under its violation kind). It is the one place that knows the
 // Result's shape.
 func renderResult(r Result) string {
 	var b strings.Builder
 	if r.HistoryErr != nil {
 		fmt.Fprintf(&b, "not judged: %v\n", r.HistoryErr)
 	}
-	fmt.Fprintf(&b, "lock-safety: %s\nresource-safety: %s\ntoken-order: %s\nliveness: %s\n",
-		r.Verdicts.Of(LockSafety), r.Verdicts.Of(ResourceSafety), r.Verdicts.Of(TokenOrder), r.Verdicts.Of(Liveness))
+	for _, j := range r.Verdicts {
+		p, _ := Lookup(j.Property)
+		fmt.Fprintf(&b, "%s: %s\n", p.About().Kind, j.Verdict)
+	}
 	if r.LivenessNote != "" {
 		fmt.Fprintf(&b, "liveness note: %s\n", r.LivenessNote)
 	}
