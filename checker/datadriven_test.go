@@ -29,15 +29,20 @@ import (
 //	      [loss=P] [timeout=DUR]
 //	RECORD...                (input: one record a line; # starts a comment)
 //	    judge the history of the records (none: an empty history), which
-//	    ends at end, with Check and
-//	    print the verdicts, then how liveness was judged, the longest wait,
-//	    the fencing story and each violation with its windows and its
-//	    explanation. max-wait is the liveness bound of every client
+//	    ends at end, with Check and print the verdict of every registered
+//	    property (in the registry's order), then how liveness was judged,
+//	    the longest wait, the fencing story and each violation with its
+//	    windows and its explanation. max-wait is the liveness bound of every client
 //	    (DefaultMaxWait), max-wait.CLIENT one client's (MaxWait), settle the
 //	    settling time of an instantaneous fault, loss the network's segment
 //	    loss (NetworkLoss), timeout porcupine's per-piece budget.
 //	check [options]          (no end=, no input)
 //	    judge the previous step's history again with other options.
+//
+// Every check also judges the history with the streaming checker (the
+// whole history as one piece, forgotten once judged) and prints a line
+// "stream: ..." only where its verdicts differ from Check's, or where it
+// needs the whole history.
 //
 // A time is a Go duration since the run's start (1s, 12.003s, 1500ms); a
 // SPAN is FROM..TO, or FROM.. for a record the run ended in (still open).
@@ -102,7 +107,25 @@ func (d *historyDD) step(t testing.TB, td *datadriven.TestData) string {
 	}
 	opts := checkOptions(a)
 	a.Done()
-	return renderResult(Check(d.h, opts))
+	r := Check(d.h, opts)
+	return renderResult(r) + streamDifference(d.h, opts, r)
+}
+
+// streamDifference judges h again as the streaming checker would, the
+// whole history as one piece that it judges and forgets, and says how its
+// verdicts differ from Check's; "" when they do not, so every file is a
+// test of the stream too.
+func streamDifference(h *sim.History, opts Options, whole Result) string {
+	st := NewStream(opts, 0)
+	st.Piece(h)
+	r, _, err := st.Result()
+	switch {
+	case err != nil:
+		return fmt.Sprintf("stream: %v\n", err)
+	case fmt.Sprint(r.Verdicts) != fmt.Sprint(whole.Verdicts):
+		return fmt.Sprintf("stream: verdicts %v\n", r.Verdicts)
+	}
+	return ""
 }
 
 // TestHistoriesRefuseMistakes: a typo in a step or a record fails at its
@@ -157,8 +180,9 @@ func checkOptions(a *simtest.Args) Options {
 }
 
 // renderResult prints a Result as the files expect it: everything the
-// checker decided, in a fixed order (the verdicts in registry order, each
-// under its violation kind). It is the one place that knows the
+// checker decided, in a fixed order: the verdict of every registered
+// property (so a new property shows in every file, after -rewrite), then
+// the notes and the violations. It is the one place that knows the
 // Result's shape.
 func renderResult(r Result) string {
 	var b strings.Builder
@@ -166,8 +190,7 @@ func renderResult(r Result) string {
 		fmt.Fprintf(&b, "not judged: %v\n", r.HistoryErr)
 	}
 	for _, j := range r.Verdicts {
-		p, _ := Lookup(j.Property)
-		fmt.Fprintf(&b, "%s: %s\n", p.About().Kind, j.Verdict)
+		fmt.Fprintf(&b, "%s: %s\n", j.Property, j.Verdict)
 	}
 	if r.LivenessNote != "" {
 		fmt.Fprintf(&b, "liveness note: %s\n", r.LivenessNote)

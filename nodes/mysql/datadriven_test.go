@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
@@ -34,6 +35,7 @@ import (
 //	closed               print the close notices the clients received
 //	                     since the previous closed step, or "(none)".
 //	rows [table=T]       print the committed rows of table T (locks).
+//	conns                print the connections the server holds open.
 //
 // the steps of simtest.ConversationSteps (do, send, wait) with a
 // connection's NAME as the target and a statement as the request, written
@@ -73,7 +75,7 @@ type mysqlDD struct {
 }
 
 func (h *mysqlDD) SetupSteps() []string { return []string{"server"} }
-func (h *mysqlDD) Steps() []string      { return []string{"connect", "hangup", "closed", "rows"} }
+func (h *mysqlDD) Steps() []string      { return []string{"connect", "hangup", "closed", "rows", "conns"} }
 
 func (h *mysqlDD) Step(a *simtest.Args, td *datadriven.TestData) string {
 	switch td.Cmd {
@@ -103,6 +105,26 @@ func (h *mysqlDD) Step(a *simtest.Args, td *datadriven.TestData) string {
 			return "(none)\n"
 		}
 		return out
+	case "conns":
+		a.Done()
+		n := h.w.node()
+		if n == nil {
+			return "(db is down)\n"
+		}
+		var b strings.Builder
+		for _, id := range n.Conns() {
+			name := "?"
+			for _, k := range simtest.SortedKeys(h.conns) {
+				if h.conns[k].id == id {
+					name = k
+				}
+			}
+			fmt.Fprintf(&b, "conn %d (%s)\n", id, name)
+		}
+		if b.Len() == 0 {
+			return "(none)\n"
+		}
+		return b.String()
 	case "rows":
 		table := a.String("table", h.cfg.Tables[0].Name)
 		a.Done()
@@ -266,4 +288,22 @@ func (h *mysqlDD) parseStmt(a *simtest.Args, words []string) Stmt {
 	}
 	a.Fatalf("unknown statement %q (BEGIN, COMMIT, ROLLBACK, PING, QUIT, INSERT, UPDATE, DELETE, SELECT, SET, KILL)", words[0])
 	return nil
+}
+
+// TestStatementMistakes: a statement the grammar does not know fails at
+// its file:line and says why.
+func TestStatementMistakes(t *testing.T) {
+	h := &mysqlDD{conns: map[string]*tconn{"a": {id: 7}}}
+	for line, want := range map[string]string{
+		"INSERT locks k":            "f.txt:1: do: INSERT locks k: want INSERT TABLE KEY VALUE",
+		"SELECT locks k FOR":        "f.txt:1: do: SELECT locks k FOR: want SELECT TABLE KEY [FOR UPDATE]",
+		"SET autocommit":            "f.txt:1: do: SET autocommit: want SET VARIABLE=N",
+		"KILL nobody":               `f.txt:1: do: KILL nobody: "nobody" is neither a connection nor a number`,
+		"BEGIN WORK":                "f.txt:1: do: BEGIN WORK: want BEGIN",
+		"LOCK TABLES":               `f.txt:1: do: unknown statement "LOCK" (BEGIN, COMMIT, ROLLBACK, PING, QUIT, INSERT, UPDATE, DELETE, SELECT, SET, KILL)`,
+		"KILL QUERY a":              "",
+		"select locks k for update": "",
+	} {
+		assert.Equal(t, want, simtest.LineFailure(t, line, func(a *simtest.Args, w []string) { h.parseStmt(a, w) }), line)
+	}
 }

@@ -35,86 +35,6 @@ func pending(t *testing.T, c *tconn, id uint64) {
 	require.False(t, got, "expected the statement to wait, got %v", r)
 }
 
-func TestInsertLock(t *testing.T) {
-	w := newWorld(t, DefaultConfig(), "c1", "c2")
-	a, b := w.connect("c1"), w.connect("c2")
-
-	r := a.do(Insert{Table: "locks", Key: "L", Value: "a"})
-	ok(t, r)
-	assert.Equal(t, int64(1), r.Affected)
-	dup := b.do(Insert{Table: "locks", Key: "L", Value: "b"})
-	code(t, ErrDupEntry, dup)
-	assert.Equal(t, "23000", dup.State)
-	assert.Equal(t, "Duplicate entry 'L' for key 'PRIMARY'", dup.Msg)
-
-	del := a.do(Delete{Table: "locks", Key: "L"})
-	ok(t, del)
-	assert.Equal(t, int64(1), del.Affected)
-	ok(t, b.do(Insert{Table: "locks", Key: "L", Value: "b"}))
-	assert.Equal(t, map[string]string{"L": "b"}, w.node().Rows("locks"))
-
-	nt := a.do(Insert{Table: "nope", Key: "L", Value: "a"})
-	code(t, ErrNoSuchTable, nt)
-	assert.Equal(t, "Table 'locksim.nope' doesn't exist", nt.Msg)
-}
-
-// An INSERT of a key another transaction inserted and has not committed
-// waits for it; the holder's COMMIT makes it a duplicate, its ROLLBACK lets
-// it in.
-func TestInsertWaitsForUncommittedInsert(t *testing.T) {
-	for _, tt := range []struct {
-		name  string
-		end   Stmt
-		want  int
-		owner string
-	}{
-		{"holder commits", Commit{}, ErrDupEntry, "a"},
-		{"holder rolls back", Rollback{}, 0, "b"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newWorld(t, DefaultConfig(), "c1", "c2")
-			a, b := w.connect("c1"), w.connect("c2")
-			ok(t, a.do(Begin{}))
-			ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
-			id := b.send(Insert{Table: "locks", Key: "L", Value: "b"})
-			w.advance(5 * time.Second)
-			pending(t, b, id)
-			assert.Len(t, w.events(KindLockWait), 1)
-			ok(t, a.do(tt.end))
-			r, got := w.wait("c2", id, time.Second)
-			require.True(t, got)
-			code(t, tt.want, r)
-			assert.Equal(t, map[string]string{"L": tt.owner}, w.node().Rows("locks"))
-		})
-	}
-}
-
-func TestSelectForUpdateWaitsUntilCommit(t *testing.T) {
-	w := newWorld(t, DefaultConfig(), "c1", "c2")
-	a, b := w.connect("c1"), w.connect("c2")
-	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "free"}))
-	ok(t, a.do(Begin{}))
-	r := a.do(SelectForUpdate{Table: "locks", Key: "L"})
-	assert.True(t, r.Found)
-	assert.Equal(t, "free", r.Value)
-	ok(t, a.do(Update{Table: "locks", Key: "L", Value: "a"}))
-
-	ok(t, b.do(Begin{}))
-	id := b.send(SelectForUpdate{Table: "locks", Key: "L"})
-	w.advance(10 * time.Second)
-	pending(t, b, id)
-	// A nonlocking read on another connection does not wait and sees the
-	// committed image.
-	plain := w.connect("c2").do(Select{Table: "locks", Key: "L"})
-	assert.True(t, plain.Found)
-	assert.Equal(t, "free", plain.Value)
-	ok(t, a.do(Commit{}))
-	r, got := w.wait("c2", id, time.Second)
-	require.True(t, got)
-	ok(t, r)
-	assert.Equal(t, "a", r.Value)
-}
-
 func TestLockWaitTimeout(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
@@ -138,7 +58,7 @@ func TestLockWaitTimeout(t *testing.T) {
 			ok(t, a.do(SelectForUpdate{Table: "locks", Key: "L"}))
 			ok(t, b.do(Begin{}))
 			ok(t, b.do(SelectForUpdate{Table: "locks", Key: "M"}))
-			sent := w.k.Now()
+			sent := w.K.Now()
 			id := b.send(SelectForUpdate{Table: "locks", Key: "L"})
 			r, got := w.wait("c2", id, 2*tt.wantAfter)
 			require.True(t, got)
@@ -149,7 +69,7 @@ func TestLockWaitTimeout(t *testing.T) {
 			// Only the statement was rolled back: b still holds M, so a's
 			// request for M waits; with innodb_rollback_on_timeout it does not.
 			mid := a.send(SelectForUpdate{Table: "locks", Key: "M"})
-			w.advance(100 * time.Millisecond)
+			w.Advance(100 * time.Millisecond)
 			_, granted := a.reply(mid)
 			assert.Equal(t, tt.rollback, granted)
 		})
@@ -182,7 +102,7 @@ func TestDeadlock(t *testing.T) {
 			ok(t, a.do(SelectForUpdate{Table: "locks", Key: "A"}))
 			ok(t, b.do(SelectForUpdate{Table: "locks", Key: "B"}))
 			ida := a.send(SelectForUpdate{Table: "locks", Key: "B"})
-			w.advance(10 * time.Millisecond)
+			w.Advance(10 * time.Millisecond)
 			idb := b.send(SelectForUpdate{Table: "locks", Key: "A"})
 			ra, gota := w.wait("c1", ida, 10*time.Second)
 			rb, gotb := w.wait("c2", idb, 10*time.Second)
@@ -209,32 +129,6 @@ func TestDeadlock(t *testing.T) {
 	}
 }
 
-// Two inserters wait behind a third one's uncommitted insert; when it rolls
-// back both get their shared locks, which become gap locks, and each one's
-// insert intention waits for the other's: a deadlock (MySQL manual
-// innodb-locks-set.html).
-func TestThreeInsertersDeadlockAfterRollback(t *testing.T) {
-	w := newWorld(t, DefaultConfig(), "c1", "c2", "c3")
-	a, b, c := w.connect("c1"), w.connect("c2"), w.connect("c3")
-	ok(t, a.do(Begin{}))
-	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
-	ok(t, b.do(Begin{}))
-	ok(t, c.do(Begin{}))
-	idb := b.send(Insert{Table: "locks", Key: "L", Value: "b"})
-	w.advance(10 * time.Millisecond)
-	idc := c.send(Insert{Table: "locks", Key: "L", Value: "c"})
-	w.advance(10 * time.Millisecond)
-	ok(t, a.do(Rollback{}))
-	rb, gotb := w.wait("c2", idb, time.Second)
-	rc, gotc := w.wait("c3", idc, time.Second)
-	require.True(t, gotb)
-	require.True(t, gotc)
-	ok(t, rb)
-	code(t, ErrLockDeadlock, rc)
-	ok(t, b.do(Commit{}))
-	assert.Equal(t, map[string]string{"L": "b"}, w.node().Rows("locks"))
-}
-
 func TestConnectionEndReleasesLocks(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -246,7 +140,7 @@ func TestConnectionEndReleasesLocks(t *testing.T) {
 	}{
 		{"quit", func(w *world, a, _ *tconn) { a.send(Quit{}) }, "", nil},
 		{"hangup", func(w *world, a, _ *tconn) { w.clients["c1"].Env().Send(w.db, Hangup{Conn: a.id}) }, "", nil},
-		{"kill", func(w *world, a, k *tconn) { ok(w.t.(*testing.T), k.do(Kill{Target: a.id})) }, "killed by conn 3", []string{"c1 L connection-killed table locks, conn 1 killed by conn 3"}},
+		{"kill", func(w *world, a, k *tconn) { ok(w.T.(*testing.T), k.do(Kill{Target: a.id})) }, "killed by conn 3", []string{"c1 L connection-killed table locks, conn 1 killed by conn 3"}},
 		{"wait_timeout", func(w *world, a, _ *tconn) {}, "wait_timeout", []string{"c1 L connection-killed table locks, conn 1 wait_timeout"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,7 +153,7 @@ func TestConnectionEndReleasesLocks(t *testing.T) {
 			ok(t, a.do(SelectForUpdate{Table: "locks", Key: "L"}))
 			ok(t, a.do(Update{Table: "locks", Key: "L", Value: "a"}))
 			id := b.send(SelectForUpdate{Table: "locks", Key: "L"})
-			w.advance(time.Second)
+			w.Advance(time.Second)
 			pending(t, b, id)
 			tt.end(w, a, k)
 			r, got := w.wait("c2", id, time.Minute)
@@ -274,95 +168,12 @@ func TestConnectionEndReleasesLocks(t *testing.T) {
 				code(t, ErrServerGone, a.do(Ping{}))
 			}
 			var losses []string
-			for _, l := range w.k.History().KeyLosses {
+			for _, l := range w.K.History().KeyLosses {
 				losses = append(losses, l.Holder+" "+l.Key+" "+string(l.Cause)+" "+l.Detail)
 			}
 			assert.Equal(t, tt.losses, losses)
 		})
 	}
-}
-
-// A server thread waiting for a row lock does not read its socket, so a
-// client that hangs up meanwhile keeps its locks until the wait ends.
-func TestHangupWhileWaiting(t *testing.T) {
-	w := newWorld(t, DefaultConfig(), "c1", "c2", "c3")
-	a, b, c := w.connect("c1"), w.connect("c2"), w.connect("c3")
-	ok(t, b.do(Begin{}))
-	ok(t, b.do(Insert{Table: "locks", Key: "M", Value: "b"}))
-	ok(t, a.do(Begin{}))
-	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
-	b.send(SelectForUpdate{Table: "locks", Key: "L"})
-	w.advance(time.Second)
-	w.clients["c2"].Env().Send(w.db, Hangup{Conn: b.id})
-	id := c.send(Insert{Table: "locks", Key: "M", Value: "c"})
-	w.advance(10 * time.Second)
-	pending(t, c, id)
-	assert.Contains(t, w.node().Conns(), b.id)
-	ok(t, a.do(Commit{}))
-	r, got := w.wait("c3", id, time.Second)
-	require.True(t, got)
-	ok(t, r)
-	assert.NotContains(t, w.node().Conns(), b.id)
-}
-
-func TestWaitTimeoutIsIdleTime(t *testing.T) {
-	w := newWorld(t, cfgWith(func(c *Config) { c.WaitTimeout = 10 * time.Second }), "c1")
-	a := w.connect("c1")
-	for i := 0; i < 5; i++ {
-		w.advance(9 * time.Second)
-		ok(t, a.do(Ping{}))
-	}
-	w.advance(11 * time.Second)
-	reason, closed := a.closedReason()
-	require.True(t, closed)
-	assert.Equal(t, "wait_timeout", reason)
-}
-
-func TestKill(t *testing.T) {
-	w := newWorld(t, DefaultConfig(), "c1", "c2", "c3")
-	a, b, k := w.connect("c1"), w.connect("c2"), w.connect("c3")
-	code(t, ErrNoSuchThread, k.do(Kill{Target: 99}))
-	assert.Equal(t, "Unknown thread id: 99", k.do(Kill{Target: 99}).Msg)
-
-	ok(t, a.do(Begin{}))
-	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
-	ok(t, b.do(Begin{}))
-	id := b.send(SelectForUpdate{Table: "locks", Key: "L"})
-	w.advance(time.Second)
-	// KILL QUERY ends only the wait: b keeps its connection.
-	ok(t, k.do(Kill{Target: b.id, Query: true}))
-	r, got := w.wait("c2", id, time.Second)
-	require.True(t, got)
-	code(t, ErrQueryInterrupted, r)
-	// KILL of a waiting connection: the client finds it lost.
-	id = b.send(SelectForUpdate{Table: "locks", Key: "L"})
-	w.advance(time.Second)
-	ok(t, k.do(Kill{Target: b.id}))
-	r, got = w.wait("c2", id, time.Second)
-	require.True(t, got)
-	code(t, ErrServerLost, r)
-	// KILL of one's own connection.
-	code(t, ErrConnectionKilled, a.do(Kill{Target: a.id}))
-	assert.Equal(t, []ConnID{k.id}, w.node().Conns())
-	assert.Empty(t, w.node().Rows("locks"), "a's insert was rolled back")
-}
-
-func TestStatementsQueueBehindAWait(t *testing.T) {
-	w := newWorld(t, DefaultConfig(), "c1", "c2")
-	a, b := w.connect("c1"), w.connect("c2")
-	ok(t, a.do(Begin{}))
-	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
-	id1 := b.send(Insert{Table: "locks", Key: "L", Value: "b"})
-	id2 := b.send(Insert{Table: "locks", Key: "M", Value: "b"})
-	w.advance(time.Second)
-	pending(t, b, id1)
-	pending(t, b, id2)
-	ok(t, a.do(Commit{}))
-	r1, _ := w.wait("c2", id1, time.Second)
-	r2, _ := w.wait("c2", id2, time.Second)
-	code(t, ErrDupEntry, r1)
-	ok(t, r2)
-	assert.Less(t, w.clients["c2"].at(id1), w.clients["c2"].at(id2)+1)
 }
 
 func TestDurability(t *testing.T) {
@@ -386,15 +197,15 @@ func TestDurability(t *testing.T) {
 			w := newWorld(t, cfgWith(func(c *Config) { c.FlushLogAtTrxCommit = tt.flush }), "c1", "c2")
 			a, b := w.connect("c1"), w.connect("c2")
 			ok(t, a.do(Insert{Table: "locks", Key: "old", Value: "a"}))
-			w.advance(5 * time.Second)
+			w.Advance(5 * time.Second)
 			ok(t, a.do(Insert{Table: "locks", Key: "new", Value: "a"}))
 			ok(t, b.do(Begin{}))
 			ok(t, b.do(Insert{Table: "locks", Key: "uncommitted", Value: "b"}))
-			w.advance(tt.wait)
-			w.k.Crash(w.db, tt.crash)
-			w.advance(time.Second)
-			w.k.Restart(w.db)
-			w.advance(time.Millisecond)
+			w.Advance(tt.wait)
+			w.K.Crash(w.db, tt.crash)
+			w.Advance(time.Second)
+			w.K.Restart(w.db)
+			w.Advance(time.Millisecond)
 			want := map[string]string{"old": "a"}
 			if tt.wantLast {
 				want["new"] = "a"
@@ -423,7 +234,7 @@ func TestGapLockBlocksInsertOnly(t *testing.T) {
 	assert.False(t, b.do(SelectForUpdate{Table: "locks", Key: "L"}).Found)
 	// ...but block the other's insert, and both inserting deadlocks.
 	id := b.send(Insert{Table: "locks", Key: "L", Value: "b"})
-	w.advance(time.Second)
+	w.Advance(time.Second)
 	pending(t, b, id)
 	code(t, ErrLockDeadlock, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
 	rb, _ := w.wait("c2", id, time.Second)
@@ -481,10 +292,10 @@ func TestDeterministicTrace(t *testing.T) {
 		ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
 		b.send(Insert{Table: "locks", Key: "L", Value: "b"})
 		c.send(Insert{Table: "locks", Key: "L", Value: "c"})
-		w.advance(time.Second)
+		w.Advance(time.Second)
 		ok(t, a.do(Rollback{}))
-		w.advance(time.Second)
-		return w.k.TraceHash()
+		w.Advance(time.Second)
+		return w.K.TraceHash()
 	}
 	assert.Equal(t, run(), run())
 }
@@ -502,12 +313,12 @@ func TestRedoCheckpoint(t *testing.T) {
 				ok(t, a.do(Delete{Table: "locks", Key: fmt.Sprint("k", (i+3)%7)}))
 			}
 			ok(t, a.do(Insert{Table: "locks", Key: "n", Value: "last"}))
-			w.advance(2 * time.Second)
-			assert.Less(t, w.k.Disk(w.db).File(RedoFile).Len(), checkpointEvery+2)
+			w.Advance(2 * time.Second)
+			assert.Less(t, w.K.Disk(w.db).File(RedoFile).Len(), checkpointEvery+2)
 			want := w.node().Rows("locks")
-			w.k.Crash(w.db, sim.CrashPower)
-			w.k.Restart(w.db)
-			w.advance(time.Millisecond)
+			w.K.Crash(w.db, sim.CrashPower)
+			w.K.Restart(w.db)
+			w.Advance(time.Millisecond)
 			assert.Equal(t, want, w.node().Rows("locks"))
 			assert.Equal(t, "last", want["n"])
 		})

@@ -72,7 +72,7 @@ func TestCreateClusterLayout(t *testing.T) {
 
 func TestClusterMovedAndSlots(t *testing.T) {
 	w, _ := clusterWorld(t, 15*time.Second, 1, "n1", "n2", "n3", "n4", "n5", "n6")
-	w.advance(time.Second)
+	w.Advance(time.Second)
 	// "lock" hashes to 8718, served by b.
 	v := w.do("n1", "SET", "lock", "x")
 	assert.Equal(t, "MOVED 8718 n2:6379", v.Str)
@@ -95,7 +95,7 @@ func TestClusterMovedAndSlots(t *testing.T) {
 // text contains sub.
 func eventTimes(w *world, kind sim.Kind, proc, sub string) []time.Duration {
 	var out []time.Duration
-	for _, e := range w.events(kind, proc) {
+	for _, e := range w.Events(kind, proc) {
 		if strings.Contains(e.Text, sub) {
 			out = append(out, time.Duration(e.At))
 		}
@@ -106,12 +106,12 @@ func eventTimes(w *world, kind sim.Kind, proc, sub string) []time.Duration {
 func TestClusterFailoverAfterCrash(t *testing.T) {
 	const nt = 5 * time.Second
 	w, _ := clusterWorld(t, nt, 1, "n1", "n2", "n3", "n4", "n5", "n6")
-	w.advance(2 * time.Second)
+	w.Advance(2 * time.Second)
 	require.True(t, w.do("n2", "SET", "lock", "x").IsOK())
-	w.advance(2 * time.Second) // replicated to f
-	crashAt := w.k.Now()
-	w.k.Crash(w.ID("n2"), sim.CrashProcess)
-	w.advance(4 * nt)
+	w.Advance(2 * time.Second) // replicated to f
+	crashAt := w.K.Now()
+	w.K.Crash(w.ID("n2"), sim.CrashProcess)
+	w.Advance(4 * nt)
 	pf := eventTimes(w, EventClusterPFail, "n1", "n2 ")
 	require.NotEmpty(t, pf)
 	d := time.Duration(int64(pf[0]) - int64(crashAt))
@@ -126,8 +126,8 @@ func TestClusterFailoverAfterCrash(t *testing.T) {
 	assert.Equal(t, "MOVED 8718 n6:6379", w.do("n1", "GET", "lock").Str)
 	assert.Contains(t, w.do("n6", "CLUSTER", "INFO").Str, "cluster_current_epoch:7")
 	// b comes back: it learns the newer configEpoch and becomes f's replica.
-	w.k.Restart(w.ID("n2"))
-	w.advance(3 * nt)
+	w.K.Restart(w.ID("n2"))
+	w.Advance(3 * nt)
 	assert.Equal(t, "MOVED 8718 n6:6379", w.do("n2", "GET", "lock").Str)
 	role := w.do("n2", "ROLE")
 	assert.Equal(t, "slave", role.Array[0].Str)
@@ -137,7 +137,7 @@ func TestClusterFailoverAfterCrash(t *testing.T) {
 func TestClusterMinorityMasterLosesWrites(t *testing.T) {
 	const nt = 5 * time.Second
 	w, _ := clusterWorld(t, nt, 1, "n1", "n2", "n3", "n4", "n5", "n6")
-	w.advance(2 * time.Second)
+	w.Advance(2 * time.Second)
 	ids := func(names ...string) []sim.ProcID {
 		var out []sim.ProcID
 		for _, n := range names {
@@ -146,21 +146,21 @@ func TestClusterMinorityMasterLosesWrites(t *testing.T) {
 		return out
 	}
 	// n2 and the client on one side, everything else on the other.
-	cut := w.k.Partition([][]sim.ProcID{ids("n2", "c"), ids("n1", "n3", "n4", "n5", "n6")})
-	start := w.k.Now()
+	cut := w.K.Partition([][]sim.ProcID{ids("n2", "c"), ids("n1", "n3", "n4", "n5", "n6")})
+	start := w.K.Now()
 	assert.True(t, w.do("n2", "SET", "lock", "minority").IsOK(), "the minority master accepts writes at first")
-	w.advance(nt - time.Second)
+	w.Advance(nt - time.Second)
 	assert.True(t, w.do("n2", "SET", "lock", "still").IsOK(), "before node timeout it still accepts")
-	w.advance(3 * time.Second)
+	w.Advance(3 * time.Second)
 	assert.Equal(t, "CLUSTERDOWN The cluster is down", w.do("n2", "SET", "lock", "late").Str)
 	down := eventTimes(w, EventClusterState, "n2", "fail")
 	require.NotEmpty(t, down)
 	window := time.Duration(int64(down[0]) - int64(start))
 	assert.True(t, window > nt && window <= nt+nt/2+200*time.Millisecond, "minority master went down %v after the cut", window)
-	w.advance(3 * nt)
+	w.Advance(3 * nt)
 	require.NotEmpty(t, eventTimes(w, EventClusterFailover, "n6", "took the slots of n2"))
-	w.k.Unpartition(cut)
-	w.advance(2 * nt)
+	w.K.Unpartition(cut)
+	w.Advance(2 * nt)
 	role := w.do("n2", "ROLE")
 	assert.Equal(t, "slave", role.Array[0].Str)
 	assert.Equal(t, "MOVED 8718 n6:6379", w.do("n2", "GET", "lock").Str)
