@@ -123,7 +123,7 @@ func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o
 			return clients.NewUser(cfg, starter{in})
 		}
 	}}
-	sopt := scenarios.Options{KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout}
+	sopt := scenarios.Options{KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout, Visualize: opt.KeepTrace, Describe: true}
 	func() {
 		defer func() {
 			if v := recover(); v != nil {
