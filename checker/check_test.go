@@ -31,27 +31,6 @@ func kleppmann() *sim.History {
 	return h
 }
 
-func TestCheck(t *testing.T) {
-	r := Check(kleppmann(), Options{DefaultMaxWait: 30 * time.Second})
-	assert.Equal(t, Result{
-		LockSafety:     Violated,
-		ResourceSafety: Holds,
-		Liveness:       Holds,
-		TokenOrder:     Holds,
-		Violations: []Violation{{
-			Kind: KindLockSafety, Lock: "L", Clients: []string{"c1", "c2"},
-			Windows:     []Window{{Start: s(24), End: s(27)}},
-			Explanation: `c1 believed it held the lock "L" from 1.000s to 31.000s and c2 from 24.000s to 27.000s; the overlap began 21s after c1 was paused for 26s (GC) at 3.000s.`,
-		}},
-		LongestWait:       time.Second,
-		LongestWaitClient: "c1",
-		LivenessFrom:      s(29),
-		LivenessWindows:   []Window{{Start: 0, End: s(3)}, {Start: s(29), End: s(60)}},
-		LivenessNote:      "judged in 2 fault-free windows (1 longer than the bound of 30s; the longest from 29.000s to 60.000s)",
-		Fencing:           "c1's write with token 33 was rejected at 30.000s after c2 wrote with token 34 at 26.000s",
-	}, r)
-}
-
 func TestCheckAllViolated(t *testing.T) {
 	h := history(s(100), []sim.Belief{
 		withToken(bel("c1", s(26), s(27), s(62)), 2),

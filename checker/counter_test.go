@@ -29,13 +29,6 @@ func decr(client string, call, ret sim.Time, r int64) sim.CounterOp {
 		Observed: r, HasObserved: true, Wrote: true, Known: true, Sold: r >= 0, Attempts: 1}
 }
 
-// script is a known stock-script purchase that answered r (-1: sold out).
-func script(client string, call, ret sim.Time, r int64) sim.CounterOp {
-	op := decr(client, call, ret, r)
-	op.Method = "script"
-	return op
-}
-
 // read is a GET of the stock that saw v.
 func read(client string, call, ret sim.Time, v int64) sim.CounterOp {
 	return sim.CounterOp{Client: client, Node: "A", Key: "stock", Kind: sim.CounterRead, Call: call, Return: ret, Observed: v, HasObserved: true, Attempts: 1}
@@ -63,72 +56,6 @@ func counterHistory(ops ...sim.CounterOp) *sim.History {
 		h.Counter = append(h.Counter, op)
 	}
 	return h
-}
-
-func TestCheckCounters(t *testing.T) {
-	tests := []struct {
-		name string
-		ops  []sim.CounterOp
-		want Verdict
-		// explain is a fragment of the first violation's explanation.
-		explain string
-	}{
-		{"sequential get-set sales", []sim.CounterOp{load(3), buy("c1", "get-set", ms(10), ms(12), 3), buy("c2", "get-set", ms(13), ms(15), 2),
-			buy("c1", "get-set", ms(16), ms(18), 1), buy("c2", "get-set", ms(20), ms(21), 0), read("c1", ms(30), ms(31), 0)}, Holds, ""},
-		{"overlapping sales that read in turn", []sim.CounterOp{load(5), buy("c1", "watch", ms(10), ms(20), 5), buy("c2", "watch", ms(11), ms(21), 4)}, Holds, ""},
-		{"lost update: both read 7", []sim.CounterOp{load(7), buy("c1", "get-set", ms(1200), ms(1250), 7), buy("c2", "get-set", ms(1300), ms(1350), 7)},
-			Violated, "c1 and c2 both read 7 of \"stock\" (c1 at 1.200s and c2 at 1.300s) and both wrote 6: one sale was lost (lost update)"},
-		{"lost update, overlapping", []sim.CounterOp{load(7), buy("c1", "get-set", ms(10), ms(20), 7), buy("c2", "get-set", ms(11), ms(21), 7)}, Violated, "lost update"},
-		{"decr to zero and below", []sim.CounterOp{load(2), decr("c1", ms(10), ms(12), 1), decr("c2", ms(11), ms(13), 0), decr("c1", ms(20), ms(22), -1), read("c2", ms(30), ms(31), -1)}, Holds, ""},
-		{"decr replies out of order within overlap", []sim.CounterOp{load(2), decr("c1", ms(10), ms(20), 0), decr("c2", ms(11), ms(21), 1)}, Holds, ""},
-		{"decr answered the same twice", []sim.CounterOp{load(4), decr("c1", ms(10), ms(12), 3), decr("c2", ms(20), ms(22), 3)}, Violated, "2 acknowledged DECRs of \"stock\" both answered 3"},
-		{"a read of a value that never existed", []sim.CounterOp{load(4), decr("c1", ms(10), ms(12), 3), read("c2", ms(20), ms(22), 7)}, Violated, "c2's read 7"},
-		{"a read of the stock before the sale", []sim.CounterOp{load(4), decr("c1", ms(10), ms(12), 3), read("c2", ms(20), ms(22), 4)}, Violated, "between 3 and 3"},
-		{"script sales, then sold out", []sim.CounterOp{load(2), script("c1", ms(10), ms(12), 1), script("c2", ms(11), ms(13), 0), script("c1", ms(20), ms(22), -1), read("c2", ms(30), ms(31), 0)}, Holds, ""},
-		{"script sold out while stock remains", []sim.CounterOp{load(2), script("c1", ms(10), ms(12), 1), script("c2", ms(20), ms(22), -1)}, Violated, ""},
-		{"script answered the same twice", []sim.CounterOp{load(4), script("c1", ms(10), ms(12), 3), script("c2", ms(20), ms(22), 3)}, Violated, "2 acknowledged stock scripts of \"stock\" both answered 3"},
-		{"unknown script, either way", []sim.CounterOp{load(3), unknown(script("c1", ms(10), ms(12), 0)), read("c2", ms(20), ms(22), 2), script("c2", ms(30), ms(32), 1)}, Holds, ""},
-		{"unknown script on an empty stock changes nothing", []sim.CounterOp{load(0), unknown(script("c1", ms(10), ms(12), 0)), read("c2", ms(20), ms(22), -1)}, Violated, ""},
-		{"oversold", []sim.CounterOp{load(1), buy("c1", "get-set", ms(10), ms(12), 1), buy("c2", "get-set", ms(11), ms(13), 1)}, Violated, "2 sales acknowledged of 1 items of \"stock\": oversold"},
-		{"unknown decr applied", []sim.CounterOp{load(5), unknown(decr("c1", ms(10), ms(12), 0)), decr("c2", ms(20), ms(22), 3)}, Holds, ""},
-		{"unknown decr not applied", []sim.CounterOp{load(5), unknown(decr("c1", ms(10), ms(12), 0)), decr("c2", ms(20), ms(22), 4)}, Holds, ""},
-		{"unknown decr cannot explain two", []sim.CounterOp{load(5), unknown(decr("c1", ms(10), ms(12), 0)), decr("c2", ms(20), ms(22), 2)}, Violated, ""},
-		{"unknown get-set, then a read either way", []sim.CounterOp{load(5), unknown(buy("c1", "get-set", ms(10), ms(12), 5)), read("c2", ms(20), ms(22), 5), read("c2", ms(30), ms(32), 4)}, Holds, ""},
-		{"unknown get-set that read a wrong value", []sim.CounterOp{load(5), unknown(buy("c1", "get-set", ms(10), ms(12), 9))}, Violated, ""},
-		{"unknown load", []sim.CounterOp{unknown(load(5)), read("c1", ms(20), ms(22), 0)}, Holds, ""},
-		{"refused write changes nothing", []sim.CounterOp{load(3), func() sim.CounterOp {
-			op := buy("c1", "get-set", ms(10), ms(12), 3)
-			op.Sold, op.Why = false, "SET answered -READONLY"
-			return op
-		}(), read("c2", ms(20), ms(22), 3)}, Holds, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := counterHistory(tt.ops...)
-			require.NoError(t, ValidateHistory(h))
-			v, vs := CheckCounters(h, 0)
-			assert.Equal(t, tt.want, v)
-			if tt.want == Violated {
-				require.NotEmpty(t, vs)
-				var all string
-				for _, x := range vs {
-					all += x.Explanation + "\n"
-				}
-				assert.Contains(t, all, tt.explain)
-				for _, x := range vs {
-					assert.Equal(t, KindResourceSafety, x.Kind)
-					assert.Equal(t, "stock", x.Lock)
-				}
-			} else {
-				assert.Empty(t, vs)
-			}
-			r := Check(h, Options{})
-			assert.Equal(t, tt.want, r.ResourceSafety)
-			assert.Equal(t, NotUsed, r.LockSafety, "a history with no lock client has no lock to judge")
-			assert.Equal(t, NotJudged, r.Liveness)
-			assert.Equal(t, NotUsed, r.TokenOrder)
-		})
-	}
 }
 
 // Flipping one observed value of a legal history is caught.

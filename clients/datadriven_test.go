@@ -51,9 +51,8 @@ import (
 //	    (from, to, why they ended), each critical section's write outcome,
 //	    and the checker's lock-safety and resource-safety verdicts.
 func TestInteractions(t *testing.T) {
-	datadriven.Walk(t, "testdata/interactions", func(t *testing.T, path string) {
-		h := &clientsDD{w: newWorld(t)}
-		datadriven.RunTest(t, path, h.step)
+	simtest.RunInteractions(t, "testdata/interactions", func(t *testing.T) simtest.Model {
+		return &clientsDD{w: newWorld(t)}
 	})
 }
 
@@ -69,7 +68,6 @@ var clientsDDKinds = []sim.Kind{
 
 type clientsDD struct {
 	w        *world
-	started  bool
 	finished bool
 	redis    []string
 	zk       string
@@ -77,36 +75,27 @@ type clientsDD struct {
 	steps    simtest.Steps
 }
 
-func (h *clientsDD) step(t *testing.T, td *datadriven.TestData) string {
-	a := simtest.NewArgs(t, td)
+func (h *clientsDD) SetupSteps() []string { return []string{"redis", "zookeeper", "storage", "client"} }
+func (h *clientsDD) Steps() []string      { return []string{"check"} }
+
+// Start adds the resource S (without fencing) unless a storage step did.
+func (h *clientsDD) Start(testing.TB) (*simtest.Steps, *simtest.Conversation) {
+	if !h.storage {
+		h.w.storage(storage.FencingNone)
+	}
+	h.w.Start()
+	h.steps = simtest.Steps{W: h.w.World, Kinds: clientsDDKinds}
+	return &h.steps, nil
+}
+
+// Step is check: it ends the run and prints the verdicts.
+func (h *clientsDD) Step(a *simtest.Args, td *datadriven.TestData) string {
 	if h.finished {
 		a.Fatalf("the run ended at the check step; nothing may follow it")
 	}
-	switch td.Cmd {
-	case "redis", "zookeeper", "storage", "client":
-		if h.started {
-			a.Fatalf("servers and clients must be declared before the first other step")
-		}
-		h.setup(t, td.Cmd, a)
-		return ""
-	}
-	if !h.started {
-		if !h.storage {
-			h.w.storage(storage.FencingNone)
-			h.storage = true
-		}
-		h.w.Start()
-		h.steps = simtest.Steps{W: h.w.World, Kinds: clientsDDKinds}
-		h.started = true
-	}
-	if out, ok := h.steps.Run(t, td, a); ok {
-		return out
-	}
-	if td.Cmd != "check" {
-		simtest.Unknown(t, td, append([]string{"redis", "zookeeper", "storage", "client", "check"}, simtest.SharedSteps...)...)
-	}
 	a.Done()
 	h.finished = true
+	h.steps.Ended = "the run ended at the check step; nothing may follow it"
 	hist := h.w.k.Finish()
 	var b strings.Builder
 	for _, x := range hist.Beliefs {
@@ -134,8 +123,8 @@ func (h *clientsDD) step(t *testing.T, td *datadriven.TestData) string {
 	return b.String()
 }
 
-func (h *clientsDD) setup(t *testing.T, cmd string, a *simtest.Args) {
-	switch cmd {
+func (h *clientsDD) Setup(a *simtest.Args, td *datadriven.TestData) {
+	switch td.Cmd {
 	case "redis":
 		name := a.Pos("node name")
 		of := a.String("replicaof", "")

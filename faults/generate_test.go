@@ -280,14 +280,23 @@ func TestCheckWorld(t *testing.T) {
 
 // TestSmallWorld: a world of two processes still gets valid partitions and
 // links.
+// TestSmallWorld: the smallest world (one client, one server) still gets
+// a schedule from every seed, of more than one kind over the seeds, and
+// each fault is valid. A generator that returns nothing fails here.
 func TestSmallWorld(t *testing.T) {
 	w := GenWorld{Clients: []string{"c1"}, Others: []string{"zk"}, Duration: 10 * time.Second, TTL: time.Second}
+	require.NoError(t, CheckWorld(w))
 	names := map[string]bool{"c1": true, "zk": true}
+	kinds := map[string]bool{}
 	for seed := uint64(0); seed < 200; seed++ {
-		for _, s := range Generate(sim.NewRand(seed, "t"), w, GenOptions{}) {
+		specs := Generate(sim.NewRand(seed, "t"), w, GenOptions{})
+		require.NotEmpty(t, specs, "seed %d generated no fault", seed)
+		for _, s := range specs {
 			checkSpec(t, w, s, names)
+			kinds[s.Kind] = true
 		}
 	}
+	assert.Greater(t, len(kinds), 1, "200 seeds drew only the kinds %v", kinds)
 }
 
 func TestByteSource(t *testing.T) {

@@ -64,16 +64,19 @@ func TestWorldOf(t *testing.T) {
 // TestGeneratedSchedulesValidate is the generator's contract with the
 // scenario format: for every built-in scenario, every schedule drawn (from
 // seeded streams and from random bytes) passes the scenario validation.
-// A failure here is a generator bug.
+// A failure here is a generator bug, and so is a draw of no fault at all
+// (which would validate vacuously).
 func TestGeneratedSchedulesValidate(t *testing.T) {
 	cat, err := scenarios.Catalogue()
 	require.NoError(t, err)
+	require.NotEmpty(t, cat)
 	r := sim.NewRand(11, "bytes")
 	for _, s := range cat {
 		t.Run(s.Name, func(t *testing.T) {
 			w := WorldOf(s)
 			for seed := uint64(0); seed < 60; seed++ {
 				_, specs := Schedule(w, seed, nil, 0)
+				require.NotEmpty(t, specs, "seed %d drew no fault: nothing was validated", seed)
 				_, err := s.WithFaults(specs)
 				require.NoError(t, err, "seed %d: %v", seed, specStrings(specs))
 				data := make([]byte, r.Intn(100))
@@ -81,6 +84,7 @@ func TestGeneratedSchedulesValidate(t *testing.T) {
 					data[i] = byte(r.Uint64())
 				}
 				specs = faults.Generate(faults.NewByteSource(data), w, faults.GenOptions{})
+				require.NotEmpty(t, specs, "bytes %q drew no fault: nothing was validated", data)
 				_, err = s.WithFaults(specs)
 				require.NoError(t, err, "bytes %q: %v", data, specStrings(specs))
 			}

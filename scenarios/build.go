@@ -67,7 +67,13 @@ func BuildWith(s *Scenario, seed uint64, opt BuildOptions) (*World, error) {
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("client %s: %w", c.Name, err)
 		}
-		if err := b.add(c.Name, c.Clock, func() sim.Process { return clients.New(cfg) }); err != nil {
+		factory := func() sim.Process { return clients.New(cfg) }
+		if opt.Client != nil {
+			if f := opt.Client(c.Name, cfg); f != nil {
+				factory = f
+			}
+		}
+		if err := b.add(c.Name, c.Clock, factory); err != nil {
 			return nil, err
 		}
 		w.MaxWait[c.Name] = maxWait(s, c)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -18,6 +19,11 @@ type BuildOptions struct {
 	// SkipFaults leaves the fault schedule uninstalled (real mode maps it
 	// onto real faults itself).
 	SkipFaults bool
+	// Client, when set, may replace a lock client's process by name: given
+	// the client's validated configuration it returns the factory to use
+	// instead, or nil to keep the model. Package usercode binds user code
+	// to a client there (issue 24).
+	Client func(name string, cfg clients.Config) func() sim.Process
 }
 
 func (o BuildOptions) substitute(name string, model func() sim.Process) func() sim.Process {

@@ -22,7 +22,7 @@ type Options struct {
 	TraceSink func(*sim.Event)
 	// MaxEvents is the run's event budget (sim.DefaultMaxEvents if 0).
 	MaxEvents int64
-	// MaxMemory is the run's memory budget in bytes (sim.DefaultMaxMemory
+	// MaxMemory is the run's memory budget in bytes (sim.DefaultMaxMemory()
 	// if 0; negative turns it off). It bounds the heap of the whole
 	// process: runs in parallel share it.
 	MaxMemory int64
@@ -44,7 +44,7 @@ func (opt Options) budgets() (events, memory int64) {
 	}
 	switch {
 	case memory == 0:
-		memory = sim.DefaultMaxMemory
+		memory = sim.DefaultMaxMemory()
 	case memory < 0:
 		memory = 0
 	}

@@ -13,10 +13,6 @@ import (
 // what consumed it and how to raise it, so that a runaway scenario ends
 // with a message instead of a hang or the Go runtime's out-of-memory crash.
 
-// DefaultMaxMemory is the memory budget that scenarios and simrun use when
-// none is given: it fits a laptop and leaves room for the checker.
-const DefaultMaxMemory int64 = 4 << 30
-
 // memCheckMask sets how often Run samples the heap: once every
 // memCheckMask+1 events. Reading runtime/metrics costs about a microsecond;
 // every 4,096 events it is noise (the kernel runs ~10 M events/s).

@@ -194,6 +194,7 @@ type Kernel struct {
 	staleTimers int
 	started     bool
 	finished    bool
+	drv         Driver // outside work (driver.go), nil when none
 }
 
 // New returns a kernel for one run.
@@ -355,8 +356,14 @@ func (k *Kernel) Run(until Time) error {
 	if budget < k.events { // MaxEvents near the int64 limit
 		budget = 1<<63 - 1
 	}
-	for k.q.len() > 0 {
-		if k.q.peek().at > until {
+	for {
+		if k.drv != nil && k.advance(until) {
+			if k.events >= budget {
+				return &ErrBudget{Budget: k.cfg.MaxEvents, At: k.now, Pending: k.pendingSummary()}
+			}
+			continue
+		}
+		if k.q.len() == 0 || k.q.peek().at > until {
 			break
 		}
 		if k.events >= budget {

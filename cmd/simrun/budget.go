@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -21,7 +22,8 @@ type budgetFlags struct {
 
 func addBudgetFlags(cmd *cobra.Command, b *budgetFlags) {
 	cmd.Flags().Int64Var(&b.events, "max-events", sim.DefaultMaxEvents, "event budget of each run: a run that executes more events stops with exit 3")
-	cmd.Flags().StringVar(&b.memory, "max-memory", sim.FormatBytes(sim.DefaultMaxMemory), "memory budget of the process (e.g. 512MiB, 8GiB; 0 = none): a run whose heap outgrows it stops with exit 3")
+	cmd.Flags().StringVar(&b.memory, "max-memory", "", fmt.Sprintf("memory budget of the process (e.g. 512MiB, 8GiB; 0 = none): a run whose heap outgrows it stops with exit 3 "+
+		"(default %d%% of the memory this process may use, at most 4 GiB: %s here)", sim.DefaultBudgetPercent, sim.FormatBytes(sim.DefaultMaxMemory())))
 }
 
 // apply checks the flags and sets them on opt; bad values are exit 2.
@@ -29,18 +31,28 @@ func (b budgetFlags) apply(opt *scenarios.Options) error {
 	if b.events <= 0 {
 		return badInput("--max-events: must be a positive number of events (got %d)", b.events)
 	}
-	mem, err := parseBytes(b.memory)
-	if err != nil {
-		return badInput("--max-memory: %v", err)
+	mem := sim.DefaultMaxMemory()
+	if b.memory != "" {
+		var err error
+		if mem, err = parseBytes(b.memory); err != nil {
+			return badInput("--max-memory: %v", err)
+		}
 	}
 	opt.MaxEvents = b.events
 	if mem == 0 {
 		opt.MaxMemory = -1
 	} else {
 		opt.MaxMemory = mem
-		// The garbage collector works harder as the heap nears the budget,
-		// so that garbage alone never trips it.
-		debug.SetMemoryLimit(mem)
+	}
+	// The garbage collector works harder as the heap nears the budget, so
+	// that garbage alone never trips it, and never lets the process grow
+	// past the memory it may use (issue 28: under a limit, the runtime's
+	// own out-of-memory crash came before the budget). A GOMEMLIMIT the
+	// user set wins.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if lim := sim.RuntimeMemoryLimit(mem); lim > 0 {
+			debug.SetMemoryLimit(lim)
+		}
 	}
 	return nil
 }
@@ -80,6 +92,9 @@ func parseBytes(s string) (int64, error) {
 func budgetError(err error) error {
 	var be *sim.ErrBudget
 	var me *sim.ErrMemory
+	if errors.As(err, &me) && me.Budget == sim.DefaultMaxMemory() {
+		return withCode(exitInconclusive, fmt.Errorf("run stopped: %w (the budget was %s)", err, sim.DefaultBudgetNote()))
+	}
 	if errors.As(err, &be) || errors.As(err, &me) {
 		return withCode(exitInconclusive, fmt.Errorf("run stopped: %w", err))
 	}

@@ -233,3 +233,39 @@ func Words(line string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// Failure runs fn with a testing.TB whose Fatalf (and so a step's Args
+// failure, or td.Fatalf) stops fn and is returned as the message instead of
+// failing t; "" when fn did not fail. It lets a test check that a step
+// file's mistakes are refused, and with which words.
+func Failure(t *testing.T, fn func(tb testing.TB)) (msg string) {
+	f := &fatalTB{T: t}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(fatalStop); !ok {
+				panic(r)
+			}
+			msg = f.msg
+		}
+	}()
+	fn(f)
+	return ""
+}
+
+// fatalTB records a step's failure instead of ending the test.
+type fatalTB struct {
+	*testing.T
+	msg string
+}
+
+type fatalStop struct{}
+
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	panic(fatalStop{})
+}
+
+func (f *fatalTB) Fatal(args ...any) {
+	f.msg = fmt.Sprint(args...)
+	panic(fatalStop{})
+}

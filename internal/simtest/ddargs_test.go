@@ -10,35 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fatalTB records a step's failure instead of ending the test, so that the
-// failures themselves can be checked.
-type fatalTB struct {
-	*testing.T
-	msg string
-}
-
-type fatalStop struct{}
-
-func (f *fatalTB) Fatalf(format string, args ...any) {
-	f.msg = fmt.Sprintf(format, args...)
-	panic(fatalStop{})
-}
-
-// try runs f and returns the failure message it raised, or "".
-func (f *fatalTB) try(fn func()) (msg string) {
-	f.msg = ""
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(fatalStop); !ok {
-				panic(r)
-			}
-			msg = f.msg
-		}
-	}()
-	fn()
-	return ""
-}
-
 func TestArgsStrict(t *testing.T) {
 	td := func(args ...datadriven.CmdArg) *datadriven.TestData {
 		return &datadriven.TestData{Pos: "steps.txt:7", Cmd: "advance", CmdArgs: args}
@@ -83,10 +54,9 @@ func TestArgsStrict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fatalTB{T: t}
 			var got string
-			msg := f.try(func() {
-				a := NewArgs(f, tt.td)
+			msg := Failure(t, func(tb testing.TB) {
+				a := NewArgs(tb, tt.td)
 				got = tt.read(a)
 				a.Done()
 			})

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -130,4 +131,66 @@ func (f *fakeT) Fatalf(format string, args ...any) {
 func (f *fakeT) Skipf(format string, args ...any) {
 	f.skipped, f.msg = true, fmt.Sprintf(format, args...)
 	runtime.Goexit()
+}
+
+// echoModel is a Model with one setup step (latency), one step of its own
+// (starts) and a conversation with the echo server S.
+type echoModel struct {
+	latency time.Duration
+	w       *World
+	starts  int
+	p       *Probe[pong]
+}
+
+func (m *echoModel) SetupSteps() []string { return []string{"latency"} }
+func (m *echoModel) Steps() []string      { return []string{"starts"} }
+func (m *echoModel) Setup(a *Args, td *datadriven.TestData) {
+	m.latency = a.ParseDuration("latency", a.Pos("duration"))
+	a.Done()
+}
+func (m *echoModel) Start(t testing.TB) (*Steps, *Conversation) {
+	m.w = NewWorld(t, m.latency)
+	m.w.Add("S", func() sim.Process { return &echo{starts: &m.starts} }, sim.ClockSpec{})
+	m.p = NewProbe(func(r pong) uint64 { return r.ID })
+	AddProbe(m.w, "c", m.p)
+	m.w.Start()
+	return &Steps{W: m.w}, &Conversation{W: m.w,
+		Send: func(a *Args, target string, words []string) uint64 {
+			return m.p.Send(m.w.ID(target), func(id uint64) sim.Message { return ping{ID: id} })
+		},
+		Reply: ProbeReply(m.p, func(r pong) string { return fmt.Sprintf("pong life %d", r.Life) }),
+	}
+}
+func (m *echoModel) Step(a *Args, td *datadriven.TestData) string {
+	a.Done()
+	return fmt.Sprintf("%d\n", m.starts)
+}
+
+// TestInteractionSteps: setup steps until the world starts, then the
+// conversation, the shared steps and the model's own; a setup step too
+// late, or an unknown command, fails at its file:line.
+func TestInteractionSteps(t *testing.T) {
+	r := &interaction{m: &echoModel{}}
+	step := func(line, input string) (out, fail string) {
+		cmd, args, err := datadriven.ParseLine(line)
+		require.NoError(t, err)
+		td := &datadriven.TestData{Pos: "f.txt:1", Cmd: cmd, CmdArgs: args, Input: input}
+		fail = Failure(t, func(tb testing.TB) { out = r.step(tb, td) })
+		return out, fail
+	}
+	tests := []struct{ line, input, want, fail string }{
+		{line: "latency 2ms"},
+		{line: "do S", input: "ping\nping", want: "ping -> pong life 1 (0.004s)\nping -> pong life 1 (0.008s)\n"},
+		{line: "crash S"},
+		{line: "restart S"},
+		{line: "starts", want: "2\n"},
+		{line: "latency 1ms", fail: "f.txt:1: latency: a setup step (latency) must come before every other step"},
+		{line: "bogus", fail: `f.txt:1: unknown command "bogus" (known: advance, crash, cut, do, events, heal, jump, latency, losses, partition, pause, restart, send, starts, wait)`},
+		{line: "starts extra", fail: "f.txt:1: starts: unexpected arguments: extra"},
+	}
+	for _, tt := range tests {
+		out, fail := step(tt.line, tt.input)
+		assert.Equal(t, tt.fail, fail, tt.line)
+		assert.Equal(t, tt.want, out, tt.line)
+	}
 }

@@ -1,6 +1,8 @@
 package simtest
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,14 +27,23 @@ import (
 //	    print the trace events since the previous events step, one a line
 //	    as "TIME PROC KIND [>PEER] TEXT" (Steps.Kinds by default), or
 //	    "(none)".
-var SharedSteps = []string{"advance", "jump", "pause", "crash", "restart", "partition", "cut", "heal", "events"}
+//	losses
+//	    print the keys servers removed on their own (the history's key
+//	    losses: expiries, evictions, expired sessions, killed connections)
+//	    since the previous losses step, one a line as
+//	    "TIME NODE CAUSE KEY [holder=P] [(DETAIL)]", or "(none)".
+var SharedSteps = []string{"advance", "jump", "pause", "crash", "restart", "partition", "cut", "heal", "events", "losses"}
 
 // Steps runs the shared steps of interaction tests against a world.
 type Steps struct {
 	W *World
 	// Kinds are the event kinds "events" prints by default.
 	Kinds []sim.Kind
-	mark  int
+	// Ended, once set, refuses every shared step with its words (a test
+	// whose run was finished: "nothing may follow the check step").
+	Ended  string
+	mark   int
+	losses int // key losses printed so far
 }
 
 // Known fails the step unless name is a process of the world.
@@ -48,6 +59,9 @@ func (s *Steps) Known(a *Args, name string) sim.ProcID {
 func (s *Steps) Run(t testing.TB, td *datadriven.TestData, a *Args) (string, bool) {
 	t.Helper()
 	w, k := s.W, s.W.K
+	if s.Ended != "" && slices.Contains(SharedSteps, td.Cmd) {
+		a.Fatalf("%s", s.Ended)
+	}
 	switch td.Cmd {
 	case "advance":
 		d := a.ParseDuration("advance", a.Pos("duration"))
@@ -134,6 +148,26 @@ func (s *Steps) Run(t testing.TB, td *datadriven.TestData, a *Args) (string, boo
 			b.WriteString(line)
 		}
 		s.mark = w.Mark()
+		if b.Len() == 0 {
+			return "(none)\n", true
+		}
+		return b.String(), true
+	case "losses":
+		a.Done()
+		a.NoInput()
+		ls := k.History().KeyLosses
+		var b strings.Builder
+		for _, l := range ls[s.losses:] {
+			fmt.Fprintf(&b, "%s %s %s %s", l.At, l.Node, l.Cause, l.Key)
+			if l.Holder != "" {
+				fmt.Fprintf(&b, " holder=%s", l.Holder)
+			}
+			if l.Detail != "" {
+				fmt.Fprintf(&b, " (%s)", l.Detail)
+			}
+			b.WriteByte('\n')
+		}
+		s.losses = len(ls)
 		if b.Len() == 0 {
 			return "(none)\n", true
 		}

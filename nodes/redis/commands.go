@@ -192,6 +192,11 @@ func (n *Node) process(a []string) Value {
 		if oom && deny {
 			return n.rejectCommand(errOOM, exec)
 		}
+		// Saved for the script the command may run (scriptVerifyOOM):
+		// "otherwise if we check OOM in the first write within script,
+		// memory used by lua stack and arguments might interfere"
+		// (R 7.0.15 src/server.c:3869-3874).
+		n.mem.preCommandOOM = oom
 	}
 	if spec.write || (exec && n.execQueuedWrites()) {
 		if !n.goodReplicasOK() {

@@ -27,24 +27,18 @@ import (
 //	    clock from true time. The first other step starts the world, whose
 //	    network delivers every message after latency (world latency=DUR, a
 //	    step before any node; 1ms by default).
-//	do NODE
-//	CMD ARG...           (input: one command a line; "quoted words" allowed)
-//	    send each command in turn and wait (up to a minute) for its reply;
-//	    print "CMD ARG... -> REPLY (arrival time)". A word @NAME stands for
-//	    the source of the built-in script NAME (@compare-and-delete), and
-//	    @sha:NAME for its SHA1, and is printed as written.
-//	send NODE CMD...     send a command without waiting; prints its id.
-//	wait ID [for=DUR]    wait for the reply to a sent command (1m by default).
 //	info NODE FIELD...   print the fields of NODE's INFO reply.
 //
-// and the shared steps of simtest.SharedSteps (advance, jump, pause, crash,
-// restart, partition, cut, heal, events); events prints by default the
-// node's key, persistence and replication events, the faults and the
-// connection ends.
+// the steps of simtest.ConversationSteps (do, send, wait) with a node as
+// the target and a Redis command as the request: a word @NAME stands for
+// the source of the built-in script NAME (@compare-and-delete), and
+// @sha:NAME for its SHA1, and is printed as written; and the shared steps
+// of simtest.SharedSteps (advance, jump, pause, crash, restart, partition,
+// cut, heal, events); events prints by default the node's key, persistence
+// and replication events, the faults and the connection ends.
 func TestInteractions(t *testing.T) {
-	datadriven.Walk(t, "testdata/interactions", func(t *testing.T, path string) {
-		h := &redisDD{t: t, latency: time.Millisecond}
-		datadriven.RunTest(t, path, h.step)
+	simtest.RunInteractions(t, "testdata/interactions", func(*testing.T) simtest.Model {
+		return &redisDD{latency: time.Millisecond}
 	})
 }
 
@@ -57,36 +51,24 @@ var defaultDDKinds = []sim.Kind{
 }
 
 type redisDD struct {
-	t       *testing.T
 	latency time.Duration
 	nodes   []nodeSpec
 	w       *world
 	steps   simtest.Steps
 }
 
-// world starts the world on the first step that needs it.
-func (h *redisDD) world() *world {
-	if h.w == nil {
-		h.w = newWorld(h.t, h.latency, h.nodes...)
-		h.steps = simtest.Steps{W: h.w.World, Kinds: defaultDDKinds}
-	}
-	return h.w
-}
+func (h *redisDD) SetupSteps() []string { return []string{"world", "node"} }
+func (h *redisDD) Steps() []string      { return []string{"info"} }
 
-func (h *redisDD) step(t *testing.T, td *datadriven.TestData) string {
-	a := simtest.NewArgs(t, td)
+func (h *redisDD) Setup(a *simtest.Args, td *datadriven.TestData) {
 	switch td.Cmd {
 	case "world":
-		if h.w != nil || len(h.nodes) > 0 {
+		if len(h.nodes) > 0 {
 			a.Fatalf("must come before every node")
 		}
 		h.latency = a.Duration("latency", time.Millisecond)
 		a.Done()
-		return ""
 	case "node":
-		if h.w != nil {
-			a.Fatalf("nodes must be added before the world starts")
-		}
 		n := nodeSpec{name: a.Pos("node name"), cfg: DefaultConfig()}
 		n.cfg.ReplicaOf = a.String("replicaof", "")
 		if p := a.OneOf("aof", "off", "off", "always", "everysec", "no"); p != "off" {
@@ -95,50 +77,24 @@ func (h *redisDD) step(t *testing.T, td *datadriven.TestData) string {
 		n.clock.Offset = a.Duration("wall", 0)
 		a.Done()
 		h.nodes = append(h.nodes, n)
-		return ""
 	}
-	w := h.world()
+}
+
+func (h *redisDD) Start(t testing.TB) (*simtest.Steps, *simtest.Conversation) {
+	h.w = newWorld(t, h.latency, h.nodes...)
+	h.steps = simtest.Steps{W: h.w.World, Kinds: defaultDDKinds}
+	return &h.steps, &simtest.Conversation{W: h.w.World,
+		Send: func(a *simtest.Args, node string, args []string) uint64 {
+			h.steps.Known(a, node)
+			return h.w.send(node, h.scripts(a, args)...)
+		},
+		Reply: simtest.ProbeReply(h.w.p, func(r Reply) string { return r.Value.String() }),
+	}
+}
+
+func (h *redisDD) Step(a *simtest.Args, td *datadriven.TestData) string {
+	w := h.w
 	switch td.Cmd {
-	case "do":
-		node := a.Pos("node")
-		a.Done()
-		h.steps.Known(a, node)
-		var b strings.Builder
-		for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
-			args, err := simtest.Words(line)
-			if err != nil || len(args) == 0 {
-				a.Fatalf("bad command line %q: %v", line, err)
-			}
-			id := w.send(node, h.scripts(a, args)...)
-			arr, ok := simtest.Wait(w.World, w.p, id, time.Minute)
-			if !ok {
-				fmt.Fprintf(&b, "%s -> no reply within 1m\n", strings.Join(args, " "))
-				continue
-			}
-			fmt.Fprintf(&b, "%s -> %s (%s)\n", strings.Join(args, " "), arr.Reply.Value, arr.At)
-		}
-		return b.String()
-	case "send":
-		node := a.Pos("node")
-		args := a.Rest()
-		a.Done()
-		h.steps.Known(a, node)
-		if len(args) == 0 {
-			a.Fatalf("missing the command")
-		}
-		return fmt.Sprintf("sent %d\n", w.send(node, h.scripts(a, args)...))
-	case "wait":
-		var id uint64
-		if _, err := fmt.Sscan(a.Pos("request id"), &id); err != nil {
-			a.Fatalf("the request id is a number")
-		}
-		limit := a.Duration("for", time.Minute)
-		a.Done()
-		arr, ok := simtest.Wait(w.World, w.p, id, limit)
-		if !ok {
-			return fmt.Sprintf("no reply to %d by %s\n", id, w.k.Now())
-		}
-		return fmt.Sprintf("%d -> %s (%s)\n", id, arr.Reply.Value, arr.At)
 	case "info":
 		node := a.Pos("node")
 		fields := a.Rest()
@@ -164,10 +120,6 @@ func (h *redisDD) step(t *testing.T, td *datadriven.TestData) string {
 		}
 		return b.String()
 	}
-	if out, ok := h.steps.Run(t, td, a); ok {
-		return out
-	}
-	simtest.Unknown(t, td, append([]string{"world", "node", "do", "send", "wait", "info"}, simtest.SharedSteps...)...)
 	return ""
 }
 

@@ -237,3 +237,47 @@ func TestConformanceEvictionAllKeysRandom(t *testing.T) {
 		assert.Less(t, cacheLeft, 200, "keys without a TTL are evicted too")
 	})
 }
+
+// TestConformanceEvictionScripts compares scripts under noeviction once
+// memory is full: EVAL itself is not refused, but its first DENYOOM command
+// before any write is (scriptVerifyOOM): Redisson's lock script fails at
+// HINCRBY and creates nothing, its unlock script fails at HINCRBY and
+// leaves the lock, while a plain DEL and a script whose first write is DEL
+// (not DENYOOM) still run.
+func TestConformanceEvictionScripts(t *testing.T) {
+	eval := func(s evSide, sc Script, keys []string, args ...string) Value {
+		a := append([]string{"EVAL", sc.Source, strconv.Itoa(len(keys))}, keys...)
+		return s.do(append(a, args...)...)
+	}
+	const id = "uuid-1:1"
+	bothSides(t, NoEviction, evBudget, func(t *testing.T, s evSide) {
+		// Before memory is full: c1 holds Redisson lock "held" (and a
+		// string lock "plain").
+		require.Equal(t, Nil(), eval(s, ScriptRedissonLock, []string{"held"}, "30000", id))
+		// NB: the first EVAL grows real used_memory by some 100 KB (the
+		// Lua client and its buffers): the limit is set again after it.
+		s.limitNow(evBudget)
+		require.Equal(t, "OK", s.do("SET", "plain", "v1", "PX", "30000").Str)
+		require.Equal(t, "OK", s.do("SET", "cad", "v1", "PX", "30000").Str)
+		stored, refusal := fillUntilOOM(s, "cache", 2000)
+		t.Logf("%s: %d keys stored before OOM", s.name, stored)
+		require.Equal(t, errOOM, refusal)
+		s.limitNow(-evBudget)
+		// A second client's lock attempt is refused and creates nothing.
+		v := eval(s, ScriptRedissonLock, []string{"lock"}, "30000", "uuid-2:1")
+		assert.Equal(t, Err(errOOM.Str+" script: "+ScriptRedissonLock.SHA+", on @user_script:2."), v, "lock script refused")
+		assert.Equal(t, Int(0), s.do("EXISTS", "lock"), "the lock key was not created")
+		// A re-entry by the holder is refused the same way.
+		v = eval(s, ScriptRedissonLock, []string{"held"}, "30000", id)
+		assert.True(t, strings.HasPrefix(v.Str, errOOM.Str), "re-entry refused: %q", v.Str)
+		// The holder's release is refused at its HINCRBY: the lock stays.
+		v = eval(s, ScriptRedissonUnlock, []string{"held", "redisson_lock__channel:{held}", "latch"},
+			"0", "30000", id, "publish", "30000")
+		assert.Equal(t, Err(errOOM.Str+" script: "+ScriptRedissonUnlock.SHA+", on @user_script:8."), v, "unlock script refused")
+		assert.Equal(t, Int(1), s.do("EXISTS", "held"), "the lock is still held")
+		assert.Equal(t, Bulk("1"), s.do("HGET", "held", id))
+		// A script whose first write is DEL runs; so does a plain DEL.
+		assert.Equal(t, Int(1), eval(s, ScriptCompareAndDelete, []string{"cad"}, "v1"))
+		assert.Equal(t, Int(1), s.do("DEL", "plain"))
+	})
+}

@@ -22,9 +22,17 @@ import (
 // accounted here, and the differential suite compares which kinds of keys
 // are evicted and the OOM error, not byte counts.
 //
-// Simplification: a script (EVAL, EVALSHA) is never refused for memory;
-// real Redis refuses a DENYOOM command inside a script that started while
-// memory was over the limit (scriptVerifyOOM).
+// Scripts: EVAL and EVALSHA are not DENYOOM (R 7.0.15
+// src/commands/eval.json: NOSCRIPT, SKIP_MONITOR, MAY_REPLICATE,
+// NO_MANDATORY_KEYS, STALE), so processCommand runs them when memory is
+// over the limit, but it records whether it was (server.c:3869-3874,
+// server.pre_command_oom_state), and the script's first DENYOOM command,
+// before any write, is refused with the OOM error (scriptVerifyOOM,
+// script.c:401-422, called by scriptCall, script.c:551): Redisson's lock
+// and unlock scripts fail at their HINCRBY, a script whose first write is
+// DEL or PEXPIRE (not DENYOOM) runs. Simplification: the modelled scripts
+// declare no shebang flags (allow-oom, no-writes), so they always run in
+// EVAL compatibility mode.
 
 // EvictionPolicy is maxmemory-policy.
 type EvictionPolicy string
@@ -88,6 +96,10 @@ type memState struct {
 	vkeys   []string
 	pool    []poolEntry // ascending idle; the best candidate last
 	evicted int64       // stat_evictedkeys
+	// preCommandOOM is server.pre_command_oom_state: memory was over the
+	// limit (performEvictions failed) when the current client command
+	// started (R 7.0.15 src/server.c:3869-3874).
+	preCommandOOM bool
 	// detail is the key losses' detail of an eviction, for the setting
 	// detailFor and detailPolicy.
 	detail       string

@@ -214,3 +214,54 @@ func TestMemoryConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestScriptVerifyOOM: a script's first DENYOOM command before any write is
+// refused when memory was over the limit as the EVAL began (scriptVerifyOOM,
+// R 7.0.15 src/script.c:401-422); a script whose first write is not DENYOOM
+// runs, and nothing is refused under the limit.
+func TestScriptVerifyOOM(t *testing.T) {
+	eval := func(w *world, sc Script, keys []string, args ...string) Value {
+		a := append([]string{"EVAL", sc.Source, fmt.Sprint(len(keys))}, keys...)
+		return w.do("A", append(a, args...)...)
+	}
+	unlock := func(w *world) Value {
+		return eval(w, ScriptRedissonUnlock, []string{"held", "ch", "latch"}, "0", "30000", "id1", "publish", "30000")
+	}
+	tests := []struct {
+		name   string
+		full   bool
+		run    func(w *world) Value
+		want   string // the reply's error prefix, or "" for no error
+		exists map[string]int64
+	}{
+		{"full: Redisson lock refused at HINCRBY, nothing created", true,
+			func(w *world) Value { return eval(w, ScriptRedissonLock, []string{"lock"}, "30000", "id2") },
+			errOOM.Str + " script: " + ScriptRedissonLock.SHA + ", on @user_script:2.", map[string]int64{"lock": 0}},
+		{"full: Redisson unlock refused at HINCRBY, the lock stays", true, unlock,
+			errOOM.Str + " script: " + ScriptRedissonUnlock.SHA + ", on @user_script:8.", map[string]int64{"held": 1}},
+		{"full: compare-and-delete (DEL) runs", true,
+			func(w *world) Value { return eval(w, ScriptCompareAndDelete, []string{"cad"}, "v1") }, "", map[string]int64{"cad": 0}},
+		{"full: plain DEL runs", true, func(w *world) Value { return w.do("A", "DEL", "held") }, "", map[string]int64{"held": 0}},
+		{"under the limit: Redisson unlock runs", false, unlock, "", map[string]int64{"held": 0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: limited(NoEviction, 4000)})
+			require.Equal(t, Nil(), eval(w, ScriptRedissonLock, []string{"held"}, "30000", "id1"))
+			require.True(t, w.do("A", "SET", "cad", "v1").IsOK())
+			if tc.full {
+				replies := fill(w, "cache", 60, strings.Repeat("v", 100))
+				require.Equal(t, errOOM, replies[59])
+			}
+			v := tc.run(w)
+			if tc.want == "" {
+				assert.False(t, v.IsErr(), "reply %v", v)
+			} else {
+				assert.Equal(t, Err(tc.want), v)
+			}
+			for k, n := range tc.exists {
+				assert.Equal(t, Int(n), w.do("A", "EXISTS", k), "EXISTS %s", k)
+			}
+		})
+	}
+}

@@ -229,7 +229,7 @@ func cmdEval(n *Node, a []string) Value {
 		return *errv
 	}
 	sum := sha1.Sum([]byte(a[1]))
-	s, ok := scriptsBySHA[hex.EncodeToString(sum[:])]
+	s, ok := scriptBySource(a[1], hex.EncodeToString(sum[:]))
 	if !ok {
 		return errUnknownScript()
 	}
@@ -253,10 +253,10 @@ func cmdEvalSHA(n *Node, a []string) Value {
 	// A SHA found as it is is already in lower case (the clients send them
 	// so): strings.ToLower, which scans it, is needed only otherwise.
 	sha := a[1]
-	s, ok := scriptsBySHA[sha]
+	s, ok := scriptBySHA(sha)
 	if !ok {
 		sha = strings.ToLower(sha)
-		s, ok = scriptsBySHA[sha]
+		s, ok = scriptBySHA(sha)
 	}
 	if !ok || !n.scripts[sha] {
 		return errNoScript
@@ -266,7 +266,7 @@ func cmdEvalSHA(n *Node, a []string) Value {
 
 func cmdScriptLoad(n *Node, a []string) Value {
 	sum := sha1.Sum([]byte(a[2]))
-	s, ok := scriptsBySHA[hex.EncodeToString(sum[:])]
+	s, ok := scriptBySource(a[2], hex.EncodeToString(sum[:]))
 	if !ok {
 		return errUnknownScript()
 	}
@@ -364,7 +364,8 @@ var notAllowedInScripts = map[string]bool{
 // call is redis.call(...) at a Lua line (scriptCall, R 7.2.4
 // src/script.c:300-560): the arity and command checks, then, before the
 // script's first write, the READONLY and NOREPLICAS checks
-// (scriptVerifyWriteCommandAllow, script.c:344-394); an error reply raises
+// (scriptVerifyWriteCommandAllow, script.c:344-394) and the OOM check
+// (scriptVerifyOOM, R 7.0.15 script.c:401-422); an error reply raises
 // a Lua error that aborts the script. Effects already done stay (Redis
 // scripts do not roll back).
 func (x *scriptRun) call(line int, a ...string) (Value, bool) {
@@ -400,6 +401,17 @@ func (x *scriptRun) call(line int, a ...string) (Value, bool) {
 			x.raise(line, errNoReplicas.Str)
 			return Value{}, false
 		}
+	}
+	// scriptVerifyOOM (R 7.0.15 src/script.c:401-422): with maxmemory set,
+	// a DENYOOM command before the script's first write is refused when
+	// memory was over the limit at the start of the client's command
+	// (pre_command_oom_state); the master's stream and the AOF are obeyed
+	// (mustObeyClient). Once the script has written it cannot be stopped
+	// in the middle.
+	if n.cfg.MaxMemory > 0 && !n.cur.fromMaster && !n.loading && !n.cur.scriptDirty &&
+		n.mem.preCommandOOM && denyOOM[spec.name] {
+		x.raise(line, errOOM.Str)
+		return Value{}, false
 	}
 	v := spec.run(n, n.scriptArgv(a))
 	if spec.write {

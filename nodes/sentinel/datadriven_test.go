@@ -26,9 +26,10 @@ import (
 //
 //	deploy [replicas=N] [sentinels=N] [quorum=N] [down-after=DUR]
 //	       [failover-timeout=DUR] [seed=N]
-//	    build the deployment (once, first): master A and N replicas (2)
-//	    named B, C, ...; N sentinels (3); the sentinel defaults of
-//	    DefaultConfig except where given. Messages take 1 to 3 ms, drawn
+//	    describe the deployment (once, first; it is built at the first
+//	    other step, with the defaults when no deploy step came): master A
+//	    and N replicas (2) named B, C, ...; N sentinels (3); the sentinel
+//	    defaults of DefaultConfig except where given. Messages take 1 to 3 ms, drawn
 //	    from the kernel's seeded randomness (seed 1).
 //	ask SENTINEL...      SENTINEL get-master-addr-by-name of each sentinel.
 //	role NODE...         the role line of each node's INFO (and its master).
@@ -40,9 +41,8 @@ import (
 // leader, +switch-master, +convert-to-slave ...), the nodes' promotions and
 // the faults.
 func TestInteractions(t *testing.T) {
-	datadriven.Walk(t, "testdata/interactions", func(t *testing.T, path string) {
-		h := &sentinelDD{}
-		datadriven.RunTest(t, path, h.step)
+	simtest.RunInteractions(t, "testdata/interactions", func(*testing.T) simtest.Model {
+		return &sentinelDD{replicas: 2, sentinels: 3, seed: 1, cfg: DefaultConfig()}
 	})
 }
 
@@ -56,27 +56,18 @@ var sentinelDDKinds = []sim.Kind{
 }
 
 type sentinelDD struct {
-	w     *world
-	cfg   Config
-	p     *simtest.Probe[redis.Reply]
-	steps simtest.Steps
+	deployed                  bool
+	replicas, sentinels, seed int
+	w                         *world
+	cfg                       Config
+	p                         *simtest.Probe[redis.Reply]
+	steps                     simtest.Steps
 }
 
-func (h *sentinelDD) step(t *testing.T, td *datadriven.TestData) string {
-	a := simtest.NewArgs(t, td)
-	if td.Cmd == "deploy" {
-		if h.w != nil {
-			a.Fatalf("the deployment is already built")
-		}
-		h.deploy(t, a)
-		return ""
-	}
-	if h.w == nil {
-		a.Fatalf("deploy must come first")
-	}
-	if out, ok := h.steps.Run(t, td, a); ok {
-		return out
-	}
+func (h *sentinelDD) SetupSteps() []string { return []string{"deploy"} }
+func (h *sentinelDD) Steps() []string      { return []string{"ask", "role", "sentinel-state"} }
+
+func (h *sentinelDD) Step(a *simtest.Args, td *datadriven.TestData) string {
 	var b strings.Builder
 	switch td.Cmd {
 	case "ask":
@@ -124,35 +115,41 @@ func (h *sentinelDD) step(t *testing.T, td *datadriven.TestData) string {
 			a.Fatalf("%s is not a sentinel", name)
 		}
 		fmt.Fprintf(&b, "%s: master %s epoch %d tilt %v\n", name, st.MasterAddr(), st.Epoch(), st.Tilted())
-	default:
-		simtest.Unknown(t, td, append([]string{"deploy", "ask", "role", "sentinel-state"}, simtest.SharedSteps...)...)
 	}
 	return b.String()
 }
 
-func (h *sentinelDD) deploy(t *testing.T, a *simtest.Args) {
-	replicas := a.Int("replicas", 2)
-	n := a.Int("sentinels", 3)
-	cfg := DefaultConfig()
-	cfg.Quorum = a.Int("quorum", cfg.Quorum)
-	cfg.DownAfter = a.Duration("down-after", cfg.DownAfter)
-	cfg.FailoverTimeout = a.Duration("failover-timeout", cfg.FailoverTimeout)
-	seed := uint64(a.Int("seed", 1))
+// Setup reads the deploy step.
+func (h *sentinelDD) Setup(a *simtest.Args, td *datadriven.TestData) {
+	if h.deployed {
+		a.Fatalf("the deployment is already described")
+	}
+	h.deployed = true
+	h.replicas = a.Int("replicas", h.replicas)
+	h.sentinels = a.Int("sentinels", h.sentinels)
+	h.cfg.Quorum = a.Int("quorum", h.cfg.Quorum)
+	h.cfg.DownAfter = a.Duration("down-after", h.cfg.DownAfter)
+	h.cfg.FailoverTimeout = a.Duration("failover-timeout", h.cfg.FailoverTimeout)
+	h.seed = a.Int("seed", h.seed)
 	a.Done()
-	if replicas < 0 || replicas > 20 || n < 1 || n > 9 {
+	if h.replicas < 0 || h.replicas > 20 || h.sentinels < 1 || h.sentinels > 9 {
 		a.Fatalf("replicas must be 0..20 and sentinels 1..9")
 	}
+}
+
+// Start builds the deployment.
+func (h *sentinelDD) Start(t testing.TB) (*simtest.Steps, *simtest.Conversation) {
 	nodes := []redisNode{{name: "A"}}
-	for i := 0; i < replicas; i++ {
+	for i := 0; i < h.replicas; i++ {
 		nodes = append(nodes, redisNode{name: string(rune('B' + i))})
 	}
-	h.w = newRedisWorld(t, seed, cfg, nodes, n)
-	h.cfg = cfg
+	h.w = newRedisWorld(t, uint64(h.seed), h.cfg, nodes, h.sentinels)
 	h.cfg.Master = "A"
 	h.p = simtest.NewProbe(func(r redis.Reply) uint64 { return r.ID })
 	simtest.AddProbe(h.w.World, "c", h.p)
 	h.w.Start()
 	h.steps = simtest.Steps{W: h.w.World, Kinds: sentinelDDKinds}
+	return &h.steps, nil
 }
 
 // query asks a process and waits up to 5 s for the answer; a crashed or

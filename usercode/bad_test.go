@@ -1,0 +1,149 @@
+package usercode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCheckDeterminismPassesSeededCode(t *testing.T) {
+	s := builtin(t, "single-gc-pause")
+	require.NoError(t, CheckDeterminism(t, s, Options{Clients: map[string]func(*Proc) Lock{"c1": newOwnLock, "c2": newOwnLock}}))
+}
+
+// Lock values from the global math/rand differ from run to run: the
+// double run names the first event where they show.
+func TestCheckDeterminismCatchesGlobalRand(t *testing.T) {
+	s := builtin(t, "redlock-clock-jump")
+	escaping := func(p *Proc) Lock {
+		q := newQuorumLock(p).(*quorumLock)
+		q.value = func(*mrand.Rand) string { return fmt.Sprintf("v%x", mrand.Uint64()) }
+		return q
+	}
+	err := CheckDeterminism(t, s, Options{Clients: map[string]func(*Proc) Lock{"c1": escaping, "c2": newQuorumLock}})
+	var d *DivergenceError
+	require.ErrorAs(t, err, &d)
+	assert.Contains(t, d.First, "send c1")
+	assert.Contains(t, d.First, "set lock v")
+	t.Log(err)
+}
+
+// Data read from a real socket (here the port the OS gave it) escapes the
+// simulation just the same.
+func TestCheckDeterminismCatchesRealSocket(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	s := builtin(t, "single-gc-pause")
+	escaping := func(p *Proc) Lock {
+		o := newOwnLock(p).(*ownLock)
+		return &realSocketLock{ownLock: o, addr: ln.Addr().String()}
+	}
+	err = CheckDeterminism(t, s, Options{Clients: map[string]func(*Proc) Lock{"c1": escaping, "c2": newOwnLock}})
+	var d *DivergenceError
+	require.ErrorAs(t, err, &d)
+	assert.Contains(t, d.First, "c1")
+	t.Log(err)
+}
+
+// realSocketLock asks a real server for something (its ephemeral port)
+// and puts it into the lock value.
+type realSocketLock struct {
+	*ownLock
+	addr string
+}
+
+func (r *realSocketLock) Obtain(ctx context.Context) (*Held, error) {
+	c, err := net.Dial("tcp", r.addr)
+	if err != nil {
+		return nil, err
+	}
+	local := c.LocalAddr().String()
+	c.Close()
+	ok, err := r.rdb.SetNX(ctx, r.key, local, r.ttl).Result()
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &Held{Value: local}, nil
+}
+
+type panicLock struct{ *ownLock }
+
+func (p panicLock) Obtain(ctx context.Context) (*Held, error) {
+	time.Sleep(1500 * time.Millisecond)
+	panic("boom in the team's lock")
+}
+
+func TestPanicStopsRunNamingClientAndTime(t *testing.T) {
+	s := builtin(t, "single-gc-pause")
+	_, err := Run(t, s, Options{Clients: map[string]func(*Proc) Lock{
+		"c1": newOwnLock,
+		"c2": func(p *Proc) Lock { return panicLock{newOwnLock(p).(*ownLock)} },
+	}})
+	var pe *PanicError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "c2", pe.Client)
+	assert.Equal(t, "Obtain", pe.What)
+	assert.Equal(t, 2500*time.Millisecond, pe.At) // c2 starts at 1s
+	assert.Equal(t, "boom in the team's lock", pe.Value)
+}
+
+// mutexLock blocks forever on a mutex never released: outside what the
+// simulation can wait for.
+type mutexLock struct {
+	*ownLock
+	mu *sync.Mutex
+}
+
+func (m mutexLock) Obtain(ctx context.Context) (*Held, error) {
+	m.mu.Lock()
+	return nil, errors.New("unreachable")
+}
+
+// TestHangIsReported runs itself in a child process (the report ends the
+// process: a goroutine blocked outside the simulation cannot be stopped).
+func TestHangIsReported(t *testing.T) {
+	if os.Getenv("USERCODE_HANG_CHILD") == "1" {
+		mu := &sync.Mutex{}
+		mu.Lock()
+		s := builtin(t, "single-gc-pause")
+		_, _ = Run(t, s, Options{HangAfter: 300 * time.Millisecond, Clients: map[string]func(*Proc) Lock{
+			"c1": newOwnLock,
+			"c2": func(p *Proc) Lock { return mutexLock{newOwnLock(p).(*ownLock), mu} },
+		}})
+		t.Fatal("the hang was not detected")
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHangIsReported$")
+	cmd.Env = append(os.Environ(), "USERCODE_HANG_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "%s", out)
+	assert.Equal(t, 3, ee.ExitCode())
+	assert.Contains(t, string(out), "user code blocked outside the simulation")
+	assert.Contains(t, string(out), "client c2: Obtain, called at virtual time 1s")
+	assert.Contains(t, string(out), "at virtual time 1s")
+	assert.Contains(t, string(out), "mutexLock")
+}
+
+var _ = goredis.Nil

@@ -1,0 +1,212 @@
+package usercode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/sim"
+)
+
+// instance is one incarnation of a user client process: the bridge
+// (clients.UserLock) between the workload loop in the kernel and the user's
+// code in goroutines of the bubble.
+type instance struct {
+	w       *world
+	id      sim.ProcID
+	name    string
+	inc     uint32
+	env     *sim.Env
+	cfg     clients.Config
+	factory func(*Proc) Lock
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	dead   atomic.Bool
+	proc   *Proc
+	lock   Lock
+
+	mu      sync.Mutex // dials and ctrlSeq: written by user goroutines
+	dials   map[sim.ProcID]uint32
+	ctrlSeq uint64
+	closers []func() error
+	rands   int
+
+	// root only
+	conns   []*simConn
+	reqs    map[uint64]*simConn
+	nextReq uint64
+	outbox  []item
+	held    *Held
+	calls   int // lock calls in flight
+}
+
+var _ clients.UserLock = (*instance)(nil)
+
+// ctrl queues an action on the control stream (user goroutine).
+func (in *instance) ctrl(act func(*instance)) {
+	in.mu.Lock()
+	in.ctrlSeq++
+	seq := in.ctrlSeq
+	in.mu.Unlock()
+	in.w.push(item{inst: in, stream: streamControl, seq: seq, act: act})
+}
+
+// Start implements clients.UserLock: it registers the incarnation and
+// builds the user's lock with the factory (which must not block: build
+// clients, do not talk to servers).
+func (in *instance) Start(env *sim.Env) {
+	in.env = env
+	in.inc = in.w.k.Incarnation(in.id)
+	in.ctx, in.cancel = context.WithCancel(context.Background())
+	in.dials = map[sim.ProcID]uint32{}
+	in.reqs = map[uint64]*simConn{}
+	in.proc = &Proc{in: in}
+	in.w.insts = append(in.w.insts, in)
+	env.Log(clients.KindClient, LimitNote)
+	in.w.handoff = append(in.w.handoff, func() {
+		defer func() {
+			if v := recover(); v != nil {
+				in.w.fail(in.recovered("the client factory", v))
+			}
+		}()
+		in.lock = in.factory(in.proc)
+		if in.lock == nil {
+			in.w.fail(fmt.Errorf("user code of client %s: the factory returned a nil Lock", in.name))
+		}
+	})
+}
+
+// kill ends the incarnation: lock calls see their context cancelled,
+// connections are reset, the user's clients closed.
+func (in *instance) kill(why string) {
+	if in.dead.Swap(true) {
+		return
+	}
+	in.cancel()
+	err := errors.New(why)
+	for _, c := range in.conns {
+		in.w.handoff = append(in.w.handoff, func() { c.reset(err) })
+	}
+	in.conns = nil
+	in.mu.Lock()
+	closers := in.closers
+	in.closers = nil
+	in.mu.Unlock()
+	in.w.handoff = append(in.w.handoff, func() {
+		go func() {
+			for _, f := range closers {
+				_ = f()
+			}
+		}()
+	})
+	in.w.watch.call(in.name, "")
+}
+
+// spawn starts a goroutine of user code (as a hand-off), recovering its
+// panic into the run's failure.
+func (in *instance) spawn(what string, f func()) {
+	in.w.handoff = append(in.w.handoff, func() {
+		go func() {
+			defer func() {
+				if v := recover(); v != nil {
+					in.w.fail(in.recovered(what, v))
+				}
+			}()
+			f()
+		}()
+	})
+}
+
+// Acquire implements clients.UserLock: one call of the user's Obtain.
+func (in *instance) Acquire(done func(clients.UserAcquired)) {
+	lk := in.lock
+	ctx := in.ctx
+	at := in.w.k.Now()
+	in.calls++
+	in.spawn("Obtain", func() {
+		in.w.watch.call(in.name, fmt.Sprintf("Obtain, called at virtual time %v", time.Duration(at)))
+		h, err := lk.Obtain(ctx)
+		in.w.watch.call(in.name, "")
+		in.ctrl(func(in *instance) {
+			in.calls--
+			r := clients.UserAcquired{}
+			switch {
+			case err != nil:
+				in.env.Logf(clients.KindClient, "user code: Obtain failed: %v", err)
+			case h == nil:
+				in.env.Log(clients.KindClient, "user code: Obtain returned no lock")
+			default:
+				in.held = h
+				r = clients.UserAcquired{OK: true, Token: h.Token, HasToken: h.HasToken, Value: h.Value}
+			}
+			done(r)
+		})
+	})
+}
+
+// Expired implements clients.UserLock: the validity the code returned
+// (Held.Until, on the bubble's clock, which is the true time) has passed.
+func (in *instance) Expired() bool {
+	h := in.held
+	if h == nil || h.Until.IsZero() {
+		return false
+	}
+	return !in.w.epoch.Add(time.Duration(in.w.k.Now())).Before(h.Until)
+}
+
+// Release implements clients.UserLock.
+func (in *instance) Release(done func()) {
+	lk, h, ctx := in.lock, in.held, in.ctx
+	in.held = nil
+	at := in.w.k.Now()
+	in.calls++
+	in.spawn("Release", func() {
+		in.w.watch.call(in.name, fmt.Sprintf("Release, called at virtual time %v", time.Duration(at)))
+		var err error
+		if h != nil {
+			err = lk.Release(ctx, h)
+		}
+		in.w.watch.call(in.name, "")
+		in.ctrl(func(in *instance) {
+			in.calls--
+			if err != nil {
+				in.env.Logf(clients.KindClient, "user code: Release failed: %v", err)
+			}
+			done()
+		})
+	})
+}
+
+// Fire implements clients.UserLock: the items the driver handed over, and
+// the end of a pause.
+func (in *instance) Fire(tag any) bool {
+	if _, ok := tag.(resumeTag); ok {
+		for _, c := range in.conns {
+			in.w.handoff = append(in.w.handoff, c.signal)
+		}
+		return true
+	}
+	if _, ok := tag.(wakeTag); !ok {
+		return false
+	}
+	box := in.outbox
+	in.outbox = nil
+	for _, it := range box {
+		if in.dead.Load() {
+			return true
+		}
+		it.act(in)
+	}
+	return true
+}
+
+// Receive implements clients.UserLock.
+func (in *instance) Receive(_ sim.ProcID, msg sim.Message) bool { return in.receive(msg) }
+
+// ConnEnded implements clients.UserLock.
+func (in *instance) ConnEnded(peer sim.ProcID, why sim.ConnEnd) { in.connEnded(peer, why) }

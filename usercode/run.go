@@ -1,0 +1,247 @@
+package usercode
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// Options tune a run of user code.
+type Options struct {
+	_ struct{}
+
+	// Seed is the run's seed; 0 means the scenario's own seed.
+	Seed uint64
+	// KeepTrace keeps every event of the run (the trace hash is computed
+	// either way).
+	KeepTrace bool
+	// CheckTimeout bounds each linearizability check (0: the default).
+	CheckTimeout time.Duration
+	// Clients binds scenario clients, by name, to user code: the factory
+	// is called at the client's start and at every restart, with the
+	// incarnation's process environment, and must not block (build
+	// clients; talk to servers in Obtain). Clients not named here run
+	// locksim's model of their algorithm.
+	Clients map[string]func(*Proc) Lock
+	// HangAfter is how long, in real time, the simulation waits for user
+	// code that blocks outside the simulation (a real socket, a mutex never
+	// released, a busy loop) before it reports the hang and exits the
+	// process with status 3 (a blocked goroutine cannot be interrupted).
+	// 0 means 30 s.
+	HangAfter time.Duration
+}
+
+// Run runs the scenario with the named clients bound to user code, and
+// judges the history as for any run (the same verdicts, explanations and
+// trace hash).
+//
+// The user code runs inside a testing/synctest bubble whose clock is the
+// simulation's, which is why Run takes the *testing.T of a test (or of a
+// fuzz target's function): Go offers bubbles to tests only. Every goroutine
+// the code starts, directly or through a library, belongs to the bubble.
+// The simulation runs one kernel event at a time and, between events, lets
+// the user goroutines run until all of them are durably blocked (waiting
+// on a simulated connection, a timer, a channel): so the same scenario and
+// seed give the same trace at any GOMAXPROCS, as long as the code blocks
+// only on those. What escapes (a real socket, the global math/rand,
+// crypto/rand reaching the trace through lock values) makes runs differ:
+// CheckDeterminism names the first diverging event. Limits: a library's own
+// time.Now reads the true (bubble) time, not the client's clock with its
+// faults (LimitNote; Proc.Now reads the client's clock); goroutines woken by
+// their own timers at the same nanosecond run concurrently.
+func Run(t *testing.T, s *scenarios.Scenario, opt Options) (*scenarios.Outcome, error) {
+	if err := checkClients(s, opt.Clients); err != nil {
+		return nil, err
+	}
+	seed := s.Seed
+	if opt.Seed != 0 {
+		seed = opt.Seed
+	}
+	limit := opt.HangAfter
+	if limit <= 0 {
+		limit = 30 * time.Second
+	}
+	wd := &watchdog{limit: limit, calls: map[string]string{}}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go wd.run(s.Name, seed, stop, done)
+	defer func() { close(stop); <-done }()
+	var (
+		o   *scenarios.Outcome
+		err error
+	)
+	synctest.Test(t, func(*testing.T) {
+		o, err = runBubble(s, seed, opt, wd)
+	})
+	return o, err
+}
+
+// checkClients refuses names that are not lock clients of the scenario.
+func checkClients(s *scenarios.Scenario, bound map[string]func(*Proc) Lock) error {
+	if len(bound) == 0 {
+		return fmt.Errorf("usercode: Options.Clients binds no client of scenario %s", s.Name)
+	}
+	have := map[string]bool{}
+	var names []string
+	for _, c := range s.Clients {
+		have[c.Name] = true
+		names = append(names, c.Name)
+	}
+	var bad []string
+	for n, f := range bound {
+		if !have[n] {
+			bad = append(bad, n)
+		} else if f == nil {
+			return fmt.Errorf("usercode: Options.Clients[%q]: nil factory", n)
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return fmt.Errorf("usercode: Options.Clients: scenario %s has no lock client %s (its clients: %s)", s.Name, strings.Join(bad, ", "), strings.Join(names, ", "))
+	}
+	return nil
+}
+
+func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o *scenarios.Outcome, err error) {
+	var w *world
+	bopt := scenarios.BuildOptions{Client: func(name string, cfg clients.Config) func() sim.Process {
+		f, ok := opt.Clients[name]
+		if !ok {
+			return nil
+		}
+		return func() sim.Process {
+			in := &instance{w: w, name: name, cfg: cfg, factory: f}
+			return clients.NewUser(cfg, starter{in})
+		}
+	}}
+	sopt := scenarios.Options{KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout}
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				fs, ok := v.(failureSignal)
+				if !ok {
+					panic(v)
+				}
+				o, err = nil, fs.err
+			}
+		}()
+		o, err = scenarios.RunWith(s, seed, sopt, bopt, func(wo *scenarios.World) error {
+			w = newWorld(wo.Kernel, wd)
+			wo.Kernel.SetDriver(w)
+			wo.Kernel.Observe(w.resumed)
+			return nil
+		})
+	}()
+	if w != nil {
+		w.finish()
+	}
+	return o, err
+}
+
+// starter sets the instance's process id at its start.
+type starter struct{ *instance }
+
+func (s starter) Start(env *sim.Env) {
+	s.id = env.ID()
+	s.instance.Start(env)
+}
+
+// CheckDeterminism runs the scenario twice with the same seed and compares
+// the traces event by event. It returns nil when they are the same, and
+// otherwise an error naming the first event that differs, in both runs:
+// user code escaped the simulation there (a real socket, the global
+// math/rand, crypto/rand in a lock value, a goroutine outside the bubble).
+func CheckDeterminism(t *testing.T, s *scenarios.Scenario, opt Options) error {
+	opt.KeepTrace = true
+	a, err := Run(t, s, opt)
+	if err != nil {
+		return err
+	}
+	b, err := Run(t, s, opt)
+	if err != nil {
+		return err
+	}
+	i := sim.FirstDivergence(a.Trace, b.Trace)
+	if i < 0 {
+		return nil
+	}
+	return &DivergenceError{Scenario: s.Name, Seed: a.Seed, Index: i, First: eventAt(a.Trace, i), Second: eventAt(b.Trace, i)}
+}
+
+func eventAt(tr []sim.Event, i int) string {
+	if i >= len(tr) {
+		return "(the trace ended)"
+	}
+	e := tr[i]
+	return fmt.Sprintf("#%d at %v: %s %s %s %s", e.Seq, time.Duration(e.At), e.Kind, e.Proc, e.Peer, e.Text)
+}
+
+// DivergenceError says where two runs of the same scenario and seed first
+// differed.
+type DivergenceError struct {
+	Scenario      string
+	Seed          uint64
+	Index         int
+	First, Second string
+}
+
+func (e *DivergenceError) Error() string {
+	return fmt.Sprintf("%s seed %d is not deterministic: user code escaped the simulation; the traces first differ at event %d:\n  first run:  %s\n  second run: %s", e.Scenario, e.Seed, e.Index, e.First, e.Second)
+}
+
+// run polls the root's waits on real time (outside the bubble).
+func (d *watchdog) run(scenario string, seed uint64, stop, done chan struct{}) {
+	defer close(done)
+	const tick = 50 * time.Millisecond
+	tk := time.NewTicker(tick)
+	defer tk.Stop()
+	var last uint64
+	var stuck time.Duration
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tk.C:
+		}
+		g := d.gen.Load()
+		if !d.in.Load() || g != last {
+			last, stuck = g, 0
+			continue
+		}
+		stuck += tick
+		if stuck < d.limit {
+			continue
+		}
+		fmt.Fprint(os.Stderr, d.report(scenario, seed, stuck))
+		os.Exit(3)
+	}
+}
+
+// report names the hang: the virtual time, the user calls in flight and
+// the goroutines' stacks.
+func (d *watchdog) report(scenario string, seed uint64, stuck time.Duration) string {
+	d.mu.Lock()
+	at := d.at
+	var calls []string
+	for c, what := range d.calls {
+		calls = append(calls, "client "+c+": "+what)
+	}
+	d.mu.Unlock()
+	sort.Strings(calls)
+	if len(calls) == 0 {
+		calls = []string{"(no lock call in flight: a goroutine of the code itself)"}
+	}
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	return fmt.Sprintf("locksim: %s seed %d: user code blocked outside the simulation (a real socket, a mutex never released, a busy loop) for %v of real time at virtual time %v:\n  %s\ngoroutines:\n%s\n",
+		scenario, seed, stuck, at, strings.Join(calls, "\n  "), buf)
+}
