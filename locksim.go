@@ -45,16 +45,26 @@ import (
 // checker ran out of time), NotJudged (liveness with no fault-free window
 // long enough to judge) or NotUsed (token order when no write carried a
 // fencing token; lock safety when no client takes a lock, as in the stock
-// counter stories, whose resource safety judges the counter).
-type Verdict string
+// counter stories, whose resource safety judges the counter). It is the
+// checker's verdict type itself.
+type Verdict = checker.Verdict
+
+// Verdicts is the verdict of each property the checker judges, in the
+// order every output names them: Of(name) returns one
+// (res.Verdicts.Of("token_order")).
+type Verdicts = checker.Verdicts
+
+// Judged is one property's verdict in Verdicts: the property's name
+// ("lock_safety") and its verdict.
+type Judged = checker.Judged
 
 // Verdicts.
 const (
-	Holds     Verdict = Verdict(checker.Holds)
-	Violated  Verdict = Verdict(checker.Violated)
-	Unknown   Verdict = Verdict(checker.Unknown)
-	NotJudged Verdict = Verdict(checker.NotJudged)
-	NotUsed   Verdict = Verdict(checker.NotUsed)
+	Holds     Verdict = checker.Holds
+	Violated  Verdict = checker.Violated
+	Unknown   Verdict = checker.Unknown
+	NotJudged Verdict = checker.NotJudged
+	NotUsed   Verdict = checker.NotUsed
 )
 
 // Scenario is a parsed and validated scenario, ready to run any number of
@@ -148,6 +158,11 @@ type Result struct {
 	TraceHash string // SHA-256 of the trace, hex: equal hashes, equal runs
 	Events    int64  // number of trace events
 
+	// Verdicts holds the verdict of every property, in output order; the
+	// four fields after it are copies of its entries, kept for
+	// compatibility.
+	Verdicts Verdicts
+
 	LockSafety     Verdict
 	ResourceSafety Verdict
 	Liveness       Verdict
@@ -203,24 +218,31 @@ func Run(s *Scenario, opt Options) (*Result, error) {
 		}
 	}
 	r := &Result{
-		Scenario:       o.Scenario,
-		Seed:           o.Seed,
-		TraceHash:      o.TraceHash,
-		Events:         o.Events,
-		LockSafety:     Verdict(o.LockSafety),
-		ResourceSafety: Verdict(o.ResourceSafety),
-		Liveness:       Verdict(o.Liveness),
-		TokenOrder:     Verdict(o.TokenOrder),
-		Matched:        o.Matched,
-		Inconclusive:   o.Inconclusive,
-		s:              s.s,
-		o:              o,
-		pages:          pages,
+		Scenario:     o.Scenario,
+		Seed:         o.Seed,
+		TraceHash:    o.TraceHash,
+		Events:       o.Events,
+		Matched:      o.Matched,
+		Inconclusive: o.Inconclusive,
+		s:            s.s,
+		o:            o,
+		pages:        pages,
 	}
+	r.setVerdicts(o.Verdicts)
 	for _, v := range o.Violations {
 		r.Explanations = append(r.Explanations, v.Explanation)
 	}
 	return r, nil
+}
+
+// setVerdicts records the run's verdicts, and their copies in the named
+// fields kept for compatibility.
+func (r *Result) setVerdicts(vs Verdicts) {
+	r.Verdicts = vs
+	r.LockSafety = vs.Of(checker.LockSafety)
+	r.ResourceSafety = vs.Of(checker.ResourceSafety)
+	r.Liveness = vs.Of(checker.Liveness)
+	r.TokenOrder = vs.Of(checker.TokenOrder)
 }
 
 // visualizations are porcupine's pages a run may have, in report order.

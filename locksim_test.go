@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -40,8 +41,9 @@ func TestFacadeAgreesWithScenarios(t *testing.T) {
 			res, err := Run(s, Options{Seed: 5})
 			require.NoError(t, err)
 			assert.Equal(t, want.TraceHash, res.TraceHash)
-			assert.Equal(t, Verdict(want.LockSafety), res.LockSafety)
-			assert.Equal(t, Verdict(want.ResourceSafety), res.ResourceSafety)
+			assert.Equal(t, want.Verdicts, res.Verdicts)
+			assert.Equal(t, want.Verdicts.Of(checker.LockSafety), res.LockSafety, "the compatibility fields are copies of the list")
+			assert.Equal(t, want.Verdicts.Of(checker.TokenOrder), res.TokenOrder)
 			assert.Equal(t, want.Matched, res.Matched)
 			assert.Len(t, res.Explanations, len(want.Violations))
 			assert.Equal(t, uint64(5), res.Seed)

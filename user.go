@@ -92,20 +92,17 @@ func RunUser(t *testing.T, s *Scenario, opt UserOptions) (*Result, error) {
 		return nil, fmt.Errorf("locksim.RunUser %s: %w", s.s.Name, err)
 	}
 	r := &Result{
-		Scenario:       o.Scenario,
-		Seed:           o.Seed,
-		TraceHash:      o.TraceHash,
-		Events:         o.Events,
-		LockSafety:     Verdict(o.LockSafety),
-		ResourceSafety: Verdict(o.ResourceSafety),
-		Liveness:       Verdict(o.Liveness),
-		TokenOrder:     Verdict(o.TokenOrder),
-		Matched:        o.Matched,
-		Inconclusive:   o.Inconclusive,
-		s:              s.s,
-		o:              o,
-		pages:          map[string][]byte{},
+		Scenario:     o.Scenario,
+		Seed:         o.Seed,
+		TraceHash:    o.TraceHash,
+		Events:       o.Events,
+		Matched:      o.Matched,
+		Inconclusive: o.Inconclusive,
+		s:            s.s,
+		o:            o,
+		pages:        map[string][]byte{},
 	}
+	r.setVerdicts(o.Verdicts)
 	for _, v := range o.Violations {
 		r.Explanations = append(r.Explanations, v.Explanation)
 	}

@@ -68,11 +68,11 @@ func genHistory(n, k int, illegal bool) *sim.History {
 func TestGenHistory(t *testing.T) {
 	for _, k := range []int{5, 50} {
 		legal := Check(genHistory(2000, k, false), Options{DefaultMaxWait: time.Minute})
-		assert.Equal(t, []Verdict{Holds, Holds, Holds}, []Verdict{legal.LockSafety, legal.ResourceSafety, legal.Liveness}, "k=%d", k)
+		assert.Equal(t, []Verdict{Holds, Holds, Holds}, []Verdict{legal.Verdicts.Of(LockSafety), legal.Verdicts.Of(ResourceSafety), legal.Verdicts.Of(Liveness)}, "k=%d", k)
 		assert.Empty(t, legal.Violations)
 
 		bad := Check(genHistory(2000, k, true), Options{DefaultMaxWait: time.Minute})
-		assert.Equal(t, []Verdict{Violated, Violated, Holds}, []Verdict{bad.LockSafety, bad.ResourceSafety, bad.Liveness}, "k=%d", k)
+		assert.Equal(t, []Verdict{Violated, Violated, Holds}, []Verdict{bad.Verdicts.Of(LockSafety), bad.Verdicts.Of(ResourceSafety), bad.Verdicts.Of(Liveness)}, "k=%d", k)
 		var kinds []string
 		for _, v := range bad.Violations {
 			kinds = append(kinds, v.Kind)
@@ -100,8 +100,8 @@ func BenchmarkCheck10k(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				r := Check(h, Options{DefaultMaxWait: time.Minute})
-				if r.LockSafety != want || r.ResourceSafety != want {
-					b.Fatalf("verdicts %s, %s; want %s", r.LockSafety, r.ResourceSafety, want)
+				if r.Verdicts.Of(LockSafety) != want || r.Verdicts.Of(ResourceSafety) != want {
+					b.Fatalf("verdicts %s, %s; want %s", r.Verdicts.Of(LockSafety), r.Verdicts.Of(ResourceSafety), want)
 				}
 			}
 		})
@@ -131,8 +131,8 @@ func BenchmarkCheck(b *testing.B) {
 				for b.Loop() {
 					var r Result
 					peak = max(peak, peakHeapGrowth(func() { r = Check(h, Options{DefaultMaxWait: time.Minute}) }))
-					if r.LockSafety != want || r.ResourceSafety != want {
-						b.Fatalf("verdicts %s, %s; want %s", r.LockSafety, r.ResourceSafety, want)
+					if r.Verdicts.Of(LockSafety) != want || r.Verdicts.Of(ResourceSafety) != want {
+						b.Fatalf("verdicts %s, %s; want %s", r.Verdicts.Of(LockSafety), r.Verdicts.Of(ResourceSafety), want)
 					}
 				}
 				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")

@@ -128,18 +128,10 @@ func (w *Window) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// Violation kinds.
-const (
-	KindLockSafety     = "lock-safety"
-	KindResourceSafety = "resource-safety"
-	KindLiveness       = "liveness"
-	// KindTokenOrder is declared with CheckTokenOrder.
-)
-
 // Violation is one way in which a property failed, in words.
 type Violation struct {
-	// Kind is KindLockSafety, KindResourceSafety, KindTokenOrder or
-	// KindLiveness.
+	// Kind is the About().Kind of the property it violates
+	// (KindLockSafety, ...).
 	Kind string `json:"kind"`
 	// Lock is the lock (and protected resource) concerned.
 	Lock string `json:"lock"`
@@ -155,16 +147,13 @@ type Violation struct {
 
 // Result holds the verdicts on one history and what explains them.
 type Result struct {
-	LockSafety     Verdict `json:"lock_safety"`
-	ResourceSafety Verdict `json:"resource_safety"`
-	Liveness       Verdict `json:"liveness"`
-	// TokenOrder is the fencing-order verdict (CheckTokenOrder): Holds,
-	// Violated or NotUsed.
-	TokenOrder Verdict `json:"token_order"`
+	// Verdicts holds the verdict of every registered property, in
+	// registry order (Properties).
+	Verdicts Verdicts `json:"verdicts"`
 
-	// Violations lists lock-safety, then resource-safety, then token-order,
-	// then liveness violations, each group in true-time order. A property whose verdict is
-	// not Violated contributes none.
+	// Violations lists the violations of each property in registry order,
+	// each group in true-time order. A property whose verdict is not
+	// Violated contributes none.
 	Violations []Violation `json:"violations"`
 	// ViolationsOmitted is the number of violations left out of
 	// Violations beyond the first MaxViolations.
@@ -204,65 +193,52 @@ type Result struct {
 // ViolationsOmitted. The visualizations annotate every violation.
 const MaxViolations = 100
 
-// Check judges a history: lock safety and resource safety with porcupine,
-// token order and liveness directly, and explains every violation in words.
-// A nil history is an empty one. A history that breaks the invariants of
-// ValidateHistory is not judged: Result.HistoryErr names the offending
-// records and every verdict is Unknown.
+// Check judges a history: each registered property in registry order
+// (lock safety and resource safety with porcupine, liveness and token
+// order directly), and explains every violation in words. A nil history
+// is an empty one. A history that breaks the invariants of ValidateHistory
+// is not judged: Result.HistoryErr names the offending records and every
+// verdict is Unknown.
 func Check(h *sim.History, opts Options) Result {
 	h = orEmpty(h)
 	if err := ValidateHistory(h); err != nil {
-		return Result{LockSafety: Unknown, ResourceSafety: Unknown, Liveness: Unknown, TokenOrder: Unknown, HistoryErr: err}
+		return Result{Verdicts: allUnknown(), HistoryErr: err}
 	}
-	timeout := withDefault(opts.Timeout)
-	verbose := opts.OutDir != ""
-
-	lockP := checkLock(h, timeout, verbose)
-	resP := checkResource(h, timeout, verbose)
-	lockV, resV := lockP.verdict, resP.verdict
-	live := CheckLiveness(h, opts)
-	tokV, tokViolations := CheckTokenOrder(h)
-	ctrV, ctrViolations := CheckCounters(h, timeout)
-
-	r := Result{
-		LockSafety:        lockV,
-		ResourceSafety:    resV,
-		Liveness:          live.Verdict,
-		TokenOrder:        tokV,
-		LongestWait:       live.LongestWait,
-		LongestWaitClient: live.LongestWaitClient,
-		LivenessFrom:      live.From,
-		LivenessWindows:   live.Windows,
-		LivenessNote:      live.Note,
+	var r Result
+	var pages []*page
+	var lockViolations []Violation
+	for _, p := range registry {
+		j := p.Judge(h, opts)
+		name := p.About().Name
+		r.add(name, j)
+		if j.page != nil {
+			pages = append(pages, j.page)
+		}
+		if name == LockSafety {
+			lockViolations = j.Violations
+		}
 	}
-	var lockViolations, resViolations []Violation
-	if lockV == Violated {
-		lockViolations = explainLock(h)
-		r.Violations = append(r.Violations, lockViolations...)
-	}
-	if resV == Violated {
-		resViolations = explainResource(h)
-		r.Violations = append(r.Violations, resViolations...)
-	}
-	r.judgeCounters(h, ctrV, ctrViolations)
-	r.Violations = append(r.Violations, tokViolations...)
-	r.Violations = append(r.Violations, live.Violations...)
-	if lockV == Violated && r.ResourceSafety == Holds {
+	if r.Verdicts.Of(LockSafety) == Violated && r.Verdicts.Of(ResourceSafety) == Holds {
 		r.Fencing = fencingStory(h, lockViolations)
 	}
 	if n := len(r.Violations) - MaxViolations; n > 0 {
 		r.Violations, r.ViolationsOmitted = r.Violations[:MaxViolations:MaxViolations], n
 	}
-
-	if verbose {
-		if lockV == Violated && lockP.index > 0 {
-			r.visualize(lockP, beliefClients(h), h, lockViolations, filepath.Join(opts.OutDir, "lock.html"))
-		}
-		if resV == Violated && resP.index > 0 {
-			r.visualize(resP, sectionClients(checkedSections(h)), h, resViolations, filepath.Join(opts.OutDir, "resource.html"))
+	if opts.OutDir != "" {
+		for _, pg := range pages {
+			r.visualize(pg.piece, pg.rows, h, pg.vs, filepath.Join(opts.OutDir, pg.file))
 		}
 	}
 	return r
+}
+
+// add records a property's judgement in r.
+func (r *Result) add(name string, j Judgement) {
+	r.Verdicts = append(r.Verdicts, Judged{Property: name, Verdict: j.Verdict})
+	r.Violations = append(r.Violations, j.Violations...)
+	if j.details != nil {
+		j.details(r)
+	}
 }
 
 // visualize writes porcupine's visualization of the illegal piece p to path,
@@ -536,30 +512,4 @@ func uniqueSorted(names []string) []string {
 		}
 	}
 	return out
-}
-
-// judgeCounters folds the stock counters' verdict into r (CheckCounters):
-// it is resource safety too, so a history with both critical sections and
-// counters is safe only if both are. A history with counters and no lock
-// client at all (issue 13's flash sale) has no lock to judge: lock safety
-// is NotUsed and liveness NotJudged, each with a reason, never a vacuous
-// holds.
-func (r *Result) judgeCounters(h *sim.History, v Verdict, vs []Violation) {
-	if v == NotUsed {
-		return
-	}
-	switch {
-	case len(h.Sections) == 0:
-		r.ResourceSafety = v
-	case v == Violated:
-		r.ResourceSafety = Violated
-	case v == Unknown && r.ResourceSafety == Holds:
-		r.ResourceSafety = Unknown
-	}
-	r.Violations = append(r.Violations, vs...)
-	if len(h.Wants) == 0 && len(h.Attempts) == 0 && len(h.Beliefs) == 0 {
-		r.LockSafety = NotUsed
-		r.Liveness = NotJudged
-		r.LivenessNote = "not judged: no client takes a lock (the stock counters are sold from without one)"
-	}
 }

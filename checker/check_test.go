@@ -40,9 +40,9 @@ func TestCheckAllViolated(t *testing.T) {
 	// c0 and c1 wait 27s for a free lock; c2 waits behind the holders and
 	// then 19s for a free lock, within the bound.
 	r := Check(h, Options{DefaultMaxWait: 20 * time.Second})
-	assert.Equal(t, Violated, r.LockSafety)
-	assert.Equal(t, Violated, r.ResourceSafety)
-	assert.Equal(t, Violated, r.Liveness)
+	assert.Equal(t, Violated, r.Verdicts.Of(LockSafety))
+	assert.Equal(t, Violated, r.Verdicts.Of(ResourceSafety))
+	assert.Equal(t, Violated, r.Verdicts.Of(Liveness))
 	assert.Empty(t, r.Fencing, "no fencing story when the resource was not kept safe")
 	assert.Equal(t, 27*time.Second, r.LongestWait)
 	assert.Equal(t, "c0", r.LongestWaitClient)
@@ -55,9 +55,9 @@ func TestCheckAllViolated(t *testing.T) {
 
 func TestCheckNilHistory(t *testing.T) {
 	r := Check(nil, Options{})
-	assert.Equal(t, Holds, r.LockSafety)
-	assert.Equal(t, Holds, r.ResourceSafety)
-	assert.Equal(t, NotJudged, r.Liveness)
+	assert.Equal(t, Holds, r.Verdicts.Of(LockSafety))
+	assert.Equal(t, Holds, r.Verdicts.Of(ResourceSafety))
+	assert.Equal(t, NotJudged, r.Verdicts.Of(Liveness))
 	assert.Empty(t, r.Violations)
 }
 
@@ -109,9 +109,9 @@ func TestCheckPassesTheTimeout(t *testing.T) {
 func TestCheckUnknown(t *testing.T) {
 	fakeLinearize(t, porcupine.Unknown)
 	r := Check(kleppmann(), Options{DefaultMaxWait: 30 * time.Second})
-	assert.Equal(t, Unknown, r.LockSafety)
-	assert.Equal(t, Unknown, r.ResourceSafety)
-	assert.Equal(t, Holds, r.Liveness, "liveness does not depend on porcupine")
+	assert.Equal(t, Unknown, r.Verdicts.Of(LockSafety))
+	assert.Equal(t, Unknown, r.Verdicts.Of(ResourceSafety))
+	assert.Equal(t, Holds, r.Verdicts.Of(Liveness), "liveness does not depend on porcupine")
 	assert.Empty(t, r.Violations, "an unknown verdict explains nothing")
 	assert.Empty(t, r.Fencing)
 }
@@ -129,8 +129,8 @@ func TestVisualization(t *testing.T) {
 		}
 		r := Check(h, Options{OutDir: dir})
 		require.NoError(t, r.VisualizationErr)
-		require.Equal(t, Violated, r.LockSafety)
-		require.Equal(t, Violated, r.ResourceSafety)
+		require.Equal(t, Violated, r.Verdicts.Of(LockSafety))
+		require.Equal(t, Violated, r.Verdicts.Of(ResourceSafety))
 		assert.Equal(t, []string{filepath.Join(dir, "lock.html"), filepath.Join(dir, "resource.html")}, r.Visualizations)
 		for _, path := range r.Visualizations {
 			info, err := os.Stat(path)
@@ -150,7 +150,7 @@ func TestVisualization(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "file")
 		require.NoError(t, os.WriteFile(file, nil, 0o644))
 		r := Check(history(s(100), nil, counterexample()), Options{OutDir: file})
-		assert.Equal(t, Violated, r.ResourceSafety)
+		assert.Equal(t, Violated, r.Verdicts.Of(ResourceSafety))
 		assert.Error(t, r.VisualizationErr)
 		assert.Empty(t, r.Visualizations)
 	})
@@ -161,7 +161,7 @@ func TestVisualization(t *testing.T) {
 func TestCheckIsDeterministic(t *testing.T) {
 	h := genHistory(300, 4, true)
 	first := Check(h, Options{DefaultMaxWait: time.Minute})
-	require.Equal(t, Violated, first.LockSafety)
+	require.Equal(t, Violated, first.Verdicts.Of(LockSafety))
 	for i := 0; i < 10; i++ {
 		assert.Equal(t, first, Check(h, Options{DefaultMaxWait: time.Minute}))
 	}
@@ -179,7 +179,7 @@ func TestVisualizationEscapesNames(t *testing.T) {
 	h := history(s(100), []sim.Belief{bel(evil, 0, s(1), s(10)), bel("c2", s(2), s(5), s(12))}, nil)
 	r := Check(h, Options{OutDir: dir})
 	require.NoError(t, r.VisualizationErr)
-	require.Equal(t, Violated, r.LockSafety)
+	require.Equal(t, Violated, r.Verdicts.Of(LockSafety))
 	page, err := os.ReadFile(filepath.Join(dir, "lock.html"))
 	require.NoError(t, err)
 	text := string(page)

@@ -130,7 +130,7 @@ func TestValidateHistoryCounters(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			r := Check(h, Options{})
-			assert.Equal(t, Unknown, r.ResourceSafety)
+			assert.Equal(t, Unknown, r.Verdicts.Of(ResourceSafety))
 		})
 	}
 }

@@ -29,10 +29,10 @@ import (
 //	      [loss=P] [timeout=DUR]
 //	RECORD...                (input: one record a line; # starts a comment)
 //	    judge the history of the records (none: an empty history), which
-//	    ends at end, with Check and
-//	    print the verdicts, then how liveness was judged, the longest wait,
-//	    the fencing story and each violation with its windows and its
-//	    explanation. max-wait is the liveness bound of every client
+//	    ends at end, with Check and print the verdict of every registered
+//	    property (in the registry's order), then how liveness was judged,
+//	    the longest wait, the fencing story and each violation with its
+//	    windows and its explanation. max-wait is the liveness bound of every client
 //	    (DefaultMaxWait), max-wait.CLIENT one client's (MaxWait), settle the
 //	    settling time of an instantaneous fault, loss the network's segment
 //	    loss (NetworkLoss), timeout porcupine's per-piece budget.
@@ -157,19 +157,22 @@ func checkOptions(a *simtest.Args) Options {
 }
 
 // renderResult prints a Result as the files expect it: everything the
-// checker decided, in a fixed order. It is the one place that knows the
+// checker decided, in a fixed order: the verdict of every registered
+// property (so a new property shows in every file, after -rewrite), then
+// the notes and the violations. It is the one place that knows the
 // Result's shape.
 func renderResult(r Result) string {
 	var b strings.Builder
 	if r.HistoryErr != nil {
 		fmt.Fprintf(&b, "not judged: %v\n", r.HistoryErr)
 	}
-	fmt.Fprintf(&b, "lock-safety: %s\nresource-safety: %s\ntoken-order: %s\nliveness: %s\n",
-		r.LockSafety, r.ResourceSafety, r.TokenOrder, r.Liveness)
+	for _, j := range r.Verdicts {
+		fmt.Fprintf(&b, "%s: %s\n", j.Property, j.Verdict)
+	}
 	if r.LivenessNote != "" {
 		fmt.Fprintf(&b, "liveness note: %s\n", r.LivenessNote)
 	}
-	if len(r.LivenessWindows) > 0 && r.Liveness != NotJudged {
+	if len(r.LivenessWindows) > 0 && r.Verdicts.Of(Liveness) != NotJudged {
 		fmt.Fprintf(&b, "liveness windows: %s (the first long enough from %s)\n", windowsText(r.LivenessWindows), time.Duration(r.LivenessFrom))
 	}
 	if r.LongestWaitClient != "" {

@@ -33,9 +33,9 @@ func ExampleCheck() {
 		End:    sec(60),
 	}
 	r := checker.Check(h, checker.Options{DefaultMaxWait: 30 * time.Second})
-	fmt.Println("lock safety:", r.LockSafety)
-	fmt.Println("resource safety:", r.ResourceSafety)
-	fmt.Println("liveness:", r.Liveness)
+	for _, p := range checker.Properties() {
+		fmt.Println(p.About().Title+":", r.Verdicts.Of(p.About().Name))
+	}
 	for _, v := range r.Violations {
 		fmt.Println(v.Kind+":", v.Explanation)
 	}
@@ -44,6 +44,7 @@ func ExampleCheck() {
 	// lock safety: violated
 	// resource safety: holds
 	// liveness: holds
+	// token order: holds
 	// lock-safety: c1 believed it held the lock "L" from 1.000s to 31.000s and c2 from 24.000s to 27.000s; the overlap began 21s after c1 paused for 26s at 3.000s.
 	// fencing: c1's write with token 33 was rejected at 30.000s after c2 wrote with token 34 at 26.000s
 }

@@ -225,8 +225,8 @@ func TestFencingStory(t *testing.T) {
 				withToken(bel("c1", s(9), s(10), s(40)), 33), withToken(bel("c2", s(11), s(20), s(50)), 34),
 			}, tt.sections)
 			r := Check(h, Options{})
-			require.Equal(t, Violated, r.LockSafety)
-			require.Equal(t, Holds, r.ResourceSafety)
+			require.Equal(t, Violated, r.Verdicts.Of(LockSafety))
+			require.Equal(t, Holds, r.Verdicts.Of(ResourceSafety))
 			assert.Equal(t, tt.want, r.Fencing)
 		})
 	}

@@ -29,6 +29,83 @@ import (
 // (a holder that keeps extending it) is not free, so the waiting of others
 // behind it is no failure: somebody is making progress.
 
+// Liveness is the name of the liveness property.
+const Liveness = "liveness"
+
+// KindLiveness is the kind of a liveness violation.
+const KindLiveness = "liveness"
+
+// livenessProperty is the property above, as a value.
+type livenessProperty struct{}
+
+func (livenessProperty) About() About {
+	return About{
+		Name: Liveness, Title: "liveness", Kind: KindLiveness, Short: "liveness",
+		Explains: "once the faults settled, no client waited longer than its bound while the lock was free",
+		Expect:   []Verdict{Holds, Violated},
+		Fuzz:     FuzzOnRequest,
+	}
+}
+
+// Judge is CheckLiveness. A history of stock counters without any lock
+// client has no lock to wait for: NotJudged, with the reason.
+func (livenessProperty) Judge(h *sim.History, opts Options) Judgement {
+	live := CheckLiveness(h, opts)
+	if countersOnly(h) {
+		live.Verdict, live.Violations = NotJudged, nil
+		live.Note = "not judged: no client takes a lock (the stock counters are sold from without one)"
+	}
+	return live.judgement()
+}
+
+// judgement is the report as a judgement, its details going to the
+// liveness fields of Result.
+func (live LivenessReport) judgement() Judgement {
+	return Judgement{Verdict: live.Verdict, Violations: live.Violations, details: func(r *Result) {
+		r.LongestWait, r.LongestWaitClient = live.LongestWait, live.LongestWaitClient
+		r.LivenessFrom, r.LivenessWindows, r.LivenessNote = live.From, live.Windows, live.Note
+	}}
+}
+
+// Stream carries the longest wait so far and the clients that waited. A
+// wait never spans a quiet point, so its free stretches lie in its piece;
+// the fault-free windows come from the faults, which are kept whole.
+func (livenessProperty) Stream(opts Options) PieceJudge {
+	return &livenessPieces{opts: opts, waited: map[string]bool{}}
+}
+
+type livenessPieces struct {
+	opts    Options
+	waited  map[string]bool // clients that waited
+	longest waitPick
+}
+
+func (l *livenessPieces) Piece(p *sim.History) (bool, string) {
+	spans := activeSpans(p, l.opts)
+	ws := waits(p)
+	longest, vs := judgeWaits(p, l.opts, spans, complement(spans, 0, p.End), ws)
+	if len(vs) > 0 {
+		return false, "liveness violated"
+	}
+	if l.longest.better(longest) {
+		l.longest = longest
+	}
+	for _, c := range waitClients(ws) {
+		l.waited[c] = true
+	}
+	return true, ""
+}
+
+func (l *livenessPieces) Final(h *sim.History) Judgement {
+	spans := activeSpans(h, l.opts)
+	waited := make([]string, 0, len(l.waited))
+	for c := range l.waited {
+		waited = append(waited, c)
+	}
+	sort.Strings(waited)
+	return livenessReport(h, l.opts, complement(spans, 0, h.End), waited, l.longest, nil).judgement()
+}
+
 // LivenessReport is what CheckLiveness finds.
 type LivenessReport struct {
 	// Verdict is Holds, Violated or NotJudged.

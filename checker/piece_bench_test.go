@@ -44,8 +44,8 @@ func BenchmarkCheckOnePiece(b *testing.B) {
 			for b.Loop() {
 				var r Result
 				peak = max(peak, peakHeapGrowth(func() { r = Check(h, Options{}) }))
-				if r.LockSafety != Holds || r.ResourceSafety != Holds {
-					b.Fatalf("verdicts %s, %s", r.LockSafety, r.ResourceSafety)
+				if r.Verdicts.Of(LockSafety) != Holds || r.Verdicts.Of(ResourceSafety) != Holds {
+					b.Fatalf("verdicts %s, %s", r.Verdicts.Of(LockSafety), r.Verdicts.Of(ResourceSafety))
 				}
 			}
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")

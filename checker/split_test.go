@@ -285,8 +285,8 @@ func TestVisualizationShowsThePiece(t *testing.T) {
 	}
 	dir := t.TempDir()
 	r := Check(h, Options{OutDir: dir})
-	require.Equal(t, Violated, r.LockSafety)
-	require.Equal(t, Holds, r.ResourceSafety)
+	require.Equal(t, Violated, r.Verdicts.Of(LockSafety))
+	require.Equal(t, Holds, r.Verdicts.Of(ResourceSafety))
 	require.NoError(t, r.VisualizationErr)
 	page, err := os.ReadFile(filepath.Join(dir, "lock.html"))
 	require.NoError(t, err)

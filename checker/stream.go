@@ -2,7 +2,6 @@ package checker
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/locksim/locksim/sim"
 )
@@ -16,15 +15,15 @@ import (
 // run that stays under it (every catalogue scenario, every fuzz run) is
 // judged by Check on the whole history, exactly as before. Past it, the
 // Stream judges the pieces it holds one after the other and forgets them,
-// carrying across pieces only what the properties need:
+// carrying across pieces only what the properties need (each property's
+// PieceJudge, made by Property.Stream):
 //
 //   - lock safety: nothing. Two overlapping beliefs are never separated by a
 //     quiet point, and the pieces are legal iff the whole is (split.go);
 //   - resource safety: each resource's value at the cut, the start of the
 //     next piece's counter (split.go);
-//   - token order: per lock, the first accepted write of the highest token.
-//     A later write is in order iff its token is higher, or equal and of the
-//     same grant; any other is a violation, whatever came before;
+//   - token order: per lock, the first accepted write of the highest token
+//     (tokenLedger, the rule CheckTokenOrder applies to a whole history);
 //   - liveness: the longest wait so far and the clients that waited. A wait
 //     never spans a quiet point, so its free stretches lie in its piece;
 //     the fault-free windows come from the faults, which are kept whole.
@@ -58,13 +57,16 @@ type Stream struct {
 	faults []sim.FaultRecord // every fault so far (the latest piece's)
 	end    sim.Time          // the end of the latest piece
 
-	// Carried across forgotten pieces.
-	value   map[string]int64       // each resource's value at the last cut
-	highest map[string]sim.Section // per lock, the first accepted write of the highest token
-	tokens  bool                   // some accepted write carried a token
-	waited  map[string]bool        // clients that waited
-	longest waitPick
-	pieces  int // pieces judged and forgotten
+	// Carried across forgotten pieces: each property's judge, in registry
+	// order, keeps what it needs.
+	judges []pieceJudge
+	pieces int // pieces judged and forgotten
+}
+
+// pieceJudge is one property's PieceJudge with the property's name.
+type pieceJudge struct {
+	name string
+	PieceJudge
 }
 
 // DefaultRetain is the number of records (wants, attempts, beliefs,
@@ -80,8 +82,11 @@ func NewStream(opts Options, retain int) *Stream {
 	if retain < 0 {
 		retain = DefaultRetain
 	}
-	return &Stream{opts: opts, retain: retain,
-		value: map[string]int64{}, highest: map[string]sim.Section{}, waited: map[string]bool{}}
+	st := &Stream{opts: opts, retain: retain}
+	for _, p := range registry {
+		st.judges = append(st.judges, pieceJudge{p.About().Name, p.Stream(opts)})
+	}
+	return st
 }
 
 // NeedWhole is the error of Stream.Result when pieces were forgotten and a
@@ -164,66 +169,9 @@ func (s *Stream) clean(p *sim.History) bool {
 	if err := ValidateHistory(&h); err != nil {
 		return fail("%v", err)
 	}
-	timeout := withDefault(s.opts.Timeout)
-	if v := checkLock(&h, timeout, false).verdict; v != Holds {
-		return fail("lock safety %s", v)
-	}
-	if v := checkResourceFrom(&h, timeout, false, s.value).verdict; v != Holds {
-		return fail("resource safety %s", v)
-	}
-	if !s.tokensInOrder(&h) {
-		return fail("token order violated")
-	}
-	// The kernel keeps the stock counters' records whole until the end of
-	// the run (they are not cut into pieces), so they all arrive with the
-	// last piece and are judged here, whole.
-	if len(h.Counter) > 0 {
-		if v, _ := CheckCounters(&h, timeout); v != Holds && v != NotUsed {
-			return fail("resource safety (stock counters) %s", v)
-		}
-	}
-	spans := activeSpans(&h, s.opts)
-	ws := waits(&h)
-	longest, vs := judgeWaits(&h, s.opts, spans, complement(spans, 0, h.End), ws)
-	if len(vs) > 0 {
-		return fail("liveness violated")
-	}
-	if s.longest.better(longest) {
-		s.longest = longest
-	}
-	for _, c := range waitClients(ws) {
-		s.waited[c] = true
-	}
-	return true
-}
-
-// tokensInOrder judges the accepted writes of h with tokens against the
-// highest token of each lock so far (CheckTokenOrder's rule, carried).
-func (s *Stream) tokensInOrder(h *sim.History) bool {
-	var writes []*sim.Section
-	for i := range h.Sections {
-		if x := &h.Sections[i]; x.Written && x.Outcome == sim.WriteAccepted && x.HasToken {
-			writes = append(writes, x)
-		}
-	}
-	sort.SliceStable(writes, func(i, j int) bool {
-		a, b := writes[i], writes[j]
-		if a.Lock != b.Lock {
-			return a.Lock < b.Lock
-		}
-		if a.WriteAt != b.WriteAt {
-			return a.WriteAt < b.WriteAt
-		}
-		return a.ID < b.ID
-	})
-	for _, w := range writes {
-		s.tokens = true
-		hi, ok := s.highest[w.Lock]
-		switch {
-		case !ok || w.Token > hi.Token:
-			s.highest[w.Lock] = *w
-		case w.Token < hi.Token || !sameGrant(hi, *w):
-			return false
+	for _, j := range s.judges {
+		if ok, why := j.Piece(&h); !ok {
+			return fail("%s", why)
 		}
 	}
 	return true
@@ -245,26 +193,9 @@ func (s *Stream) Result() (Result, *sim.History, error) {
 		return Result{}, nil, &NeedWhole{Why: s.why}
 	}
 	h := &sim.History{Faults: s.faults, End: s.end}
-	spans := activeSpans(h, s.opts)
-	waited := make([]string, 0, len(s.waited))
-	for c := range s.waited {
-		waited = append(waited, c)
-	}
-	sort.Strings(waited)
-	live := livenessReport(h, s.opts, complement(spans, 0, s.end), waited, s.longest, nil)
-	r := Result{
-		LockSafety:        Holds,
-		ResourceSafety:    Holds,
-		Liveness:          live.Verdict,
-		TokenOrder:        NotUsed,
-		LongestWait:       live.LongestWait,
-		LongestWaitClient: live.LongestWaitClient,
-		LivenessFrom:      live.From,
-		LivenessWindows:   live.Windows,
-		LivenessNote:      live.Note,
-	}
-	if s.tokens {
-		r.TokenOrder = Holds
+	var r Result
+	for _, j := range s.judges {
+		r.add(j.name, j.Final(h))
 	}
 	return r, nil, nil
 }

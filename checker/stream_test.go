@@ -156,7 +156,7 @@ func TestCheckBoundsViolations(t *testing.T) {
 			bs = append(bs, bel("c1", s(10*i+1), s(10*i+1), s(10*i+3)), bel("c2", s(10*i+2), s(10*i+2), s(10*i+4)))
 		}
 		r := Check(history(s(10*int64(n)+10), bs, nil), Options{})
-		require.Equal(t, Violated, r.LockSafety)
+		require.Equal(t, Violated, r.Verdicts.Of(LockSafety))
 		assert.Len(t, r.Violations, min(n, MaxViolations))
 		assert.Equal(t, max(0, n-MaxViolations), r.ViolationsOmitted)
 		assert.Equal(t, s(2), r.Violations[0].Windows[0].Start, "the first violations are kept")
@@ -189,15 +189,15 @@ func TestStreamJudgesCountersWithTheLastPiece(t *testing.T) {
 			want := Check(h, opts)
 			got, _, err := streamOf(opts, 0, ps)
 			if tt.whole {
-				require.Equal(t, Violated, want.ResourceSafety)
+				require.Equal(t, Violated, want.Verdicts.Of(ResourceSafety))
 				var nw *NeedWhole
 				require.True(t, errors.As(err, &nw), "want a NeedWhole error, got %v", err)
 				assert.Contains(t, nw.Why, "stock counters")
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, want.ResourceSafety, got.ResourceSafety)
-			assert.Equal(t, want.LockSafety, got.LockSafety)
+			assert.Equal(t, want.Verdicts.Of(ResourceSafety), got.Verdicts.Of(ResourceSafety))
+			assert.Equal(t, want.Verdicts.Of(LockSafety), got.Verdicts.Of(LockSafety))
 		})
 	}
 }

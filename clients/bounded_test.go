@@ -27,9 +27,9 @@ func TestPendingTimersStayBounded(t *testing.T) {
 			c1 := w.client(clientConfig("c1", lc, Workload{}))
 			maxTimers, maxQueued := 0, 0
 			for s := 1; s <= 15; s++ {
-				w.at(time.Duration(s)*time.Second, func() {
-					maxTimers = max(maxTimers, w.k.ActiveTimers(c1))
-					maxQueued = max(maxQueued, w.k.QueuedEvents())
+				w.At(time.Duration(s)*time.Second, func() {
+					maxTimers = max(maxTimers, w.K.ActiveTimers(c1))
+					maxQueued = max(maxQueued, w.K.QueuedEvents())
 				})
 			}
 			h := w.run(15 * time.Second)

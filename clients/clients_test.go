@@ -74,7 +74,7 @@ func TestCleanAcquireRelease(t *testing.T) {
 			for _, x := range ws {
 				assert.True(t, x.Got)
 			}
-			assert.True(t, w.traceHas(KindClient, "c1", "workload done after 2 cycles"))
+			assert.True(t, w.TraceHas(KindClient, "c1", "workload done after 2 cycles"))
 		})
 	}
 }
@@ -165,7 +165,7 @@ func TestTokenCAS(t *testing.T) {
 	for _, s := range ss {
 		assert.Equal(t, sim.WriteAccepted, s.Outcome)
 	}
-	assert.True(t, w.traceHas(sim.KindSend, "c1", "set-lock"))
+	assert.True(t, w.TraceHas(sim.KindSend, "c1", "set-lock"))
 }
 
 // The non-atomic releases: redis-get-del's GET ... DEL and redis-fixed-value's
@@ -196,7 +196,7 @@ func TestNonAtomicReleaseDeletesAnotherClientsLock(t *testing.T) {
 				lc2 := lc
 				lc2.TTL = 5 * time.Second
 				w.client(clientConfig("c2", lc2, Workload{Start: 200 * time.Millisecond, Cycles: 1, Hold: 3 * time.Second, Think: 50 * time.Millisecond}))
-				w.on(sim.KindReleased, "c1", func() { w.k.Pause(w.id("c1"), 2*time.Second) })
+				w.On(sim.KindReleased, "c1", func() { w.K.Pause(w.ID("c1"), 2*time.Second) })
 				h := w.run(20 * time.Second)
 
 				c1 := beliefs(h, "c1")
@@ -229,7 +229,7 @@ func TestNonAtomicReleaseDeletesAnotherClientsLock(t *testing.T) {
 				lc2 := lc
 				lc2.TTL = 5 * time.Second
 				w.client(clientConfig("c2", lc2, Workload{Start: 200 * time.Millisecond, Cycles: 1, Hold: 3 * time.Second, Think: 50 * time.Millisecond}))
-				w.at(100*time.Millisecond, func() { w.k.Pause(w.id("c1"), 2*time.Second) })
+				w.At(100*time.Millisecond, func() { w.K.Pause(w.ID("c1"), 2*time.Second) })
 				h := w.run(20 * time.Second)
 
 				c1 := beliefs(h, "c1")
@@ -261,7 +261,7 @@ func TestSetNXWithoutExpireAfterCrash(t *testing.T) {
 			w.client(clientConfig("c2", lc, Workload{Start: 100 * time.Millisecond, Cycles: 1, Hold: 100 * time.Millisecond, Think: 100 * time.Millisecond}))
 			// The first command reaches A at 1 ms; its answer would reach c1
 			// at 2 ms: c1 crashes in between.
-			w.at(1500*time.Microsecond, func() { w.k.Crash(w.id("c1"), sim.CrashProcess) })
+			w.At(1500*time.Microsecond, func() { w.K.Crash(w.ID("c1"), sim.CrashProcess) })
 			h := w.run(20 * time.Second)
 
 			assert.Empty(t, beliefs(h, "c1"))
@@ -309,7 +309,7 @@ func TestRedlockValidityCatchesPauseBeforeReplies(t *testing.T) {
 			lc2.TTL = 5 * time.Second
 			w.client(clientConfig("c2", lc2, Workload{Start: 100 * time.Millisecond, Cycles: 1, Hold: 2 * time.Second, Think: 50 * time.Millisecond}))
 			// The SETs reach A, B, C at 1 ms; the replies reach c1 at 2 ms.
-			w.at(1500*time.Microsecond, func() { w.k.Pause(w.id("c1"), 1500*time.Millisecond) })
+			w.At(1500*time.Microsecond, func() { w.K.Pause(w.ID("c1"), 1500*time.Millisecond) })
 			h := w.run(10 * time.Second)
 
 			c2 := beliefs(h, "c2")
@@ -320,7 +320,7 @@ func TestRedlockValidityCatchesPauseBeforeReplies(t *testing.T) {
 			if tt.validityCheck {
 				// c1's first attempt failed on validity; it got the lock later.
 				assert.False(t, h.Attempts[attemptsOf(h, "c1")[0]].OK)
-				assert.True(t, w.traceHas(KindClient, "c1", "3/3 nodes, validity -"))
+				assert.True(t, w.TraceHas(KindClient, "c1", "3/3 nodes, validity -"))
 			}
 		})
 	}
@@ -357,9 +357,9 @@ func TestRedlockLostReplyLeavesStaleKey(t *testing.T) {
 			servers(w, &lc)
 			w.storage(storage.FencingNone)
 			w.client(clientConfig("c1", lc, Workload{Cycles: 1, Hold: 10 * time.Millisecond, Think: 100 * time.Millisecond}))
-			w.at(0, func() {
-				w.k.DropNext(w.id("A"), w.id("c1"), 1)
-				w.k.DropNext(w.id("B"), w.id("c1"), 1)
+			w.At(0, func() {
+				w.K.DropNext(w.ID("A"), w.ID("c1"), 1)
+				w.K.DropNext(w.ID("B"), w.ID("c1"), 1)
 			})
 			h := w.run(10 * time.Second)
 
@@ -386,7 +386,7 @@ func TestRedissonWatchdogStopsSilently(t *testing.T) {
 	w.storage(storage.FencingNone)
 	w.client(clientConfig("c1", lc, Workload{Cycles: 1, Hold: 6 * time.Second}))
 	w.client(clientConfig("c2", lc, Workload{Start: 2 * time.Second, Cycles: 1, Hold: 3 * time.Second}))
-	w.at(1500*time.Millisecond, func() { w.k.Pause(w.id("c1"), 4*time.Second) })
+	w.At(1500*time.Millisecond, func() { w.K.Pause(w.ID("c1"), 4*time.Second) })
 	h := w.run(15 * time.Second)
 
 	c1, c2 := beliefs(h, "c1"), beliefs(h, "c2")
@@ -395,11 +395,11 @@ func TestRedissonWatchdogStopsSilently(t *testing.T) {
 	assert.Less(t, c2[0].Start, sim.At(5500*time.Millisecond), "c2 got the lock while c1 was paused")
 	assert.Equal(t, sim.EndReleased, c1[0].Reason, "c1 was never told")
 	assert.True(t, overlapsWith(h, c1[0]))
-	assert.True(t, w.traceHas(KindClient, "c1", "renewal cancelled silently"))
+	assert.True(t, w.TraceHas(KindClient, "c1", "renewal cancelled silently"))
 	assert.True(t, lostUpdate(h), "both read 0 and wrote 1")
 	// Before the pause the watchdog renewed the lease once (at 1 s).
 	renewals := 0
-	for _, e := range w.k.Trace() {
+	for _, e := range w.K.Trace() {
 		if e.Kind == sim.KindTimer && e.Proc == "c1" && strings.HasPrefix(e.Text, "renew") && e.At < sim.At(1500*time.Millisecond) {
 			renewals++
 		}
@@ -419,14 +419,14 @@ func TestRedissonFailsWhenNoReplicaSynced(t *testing.T) {
 	w.client(clientConfig("c1", lc, Workload{Start: 3 * time.Second, Cycles: 1, Hold: 10 * time.Millisecond}))
 	// Cut the replica off (after its initial sync) until 6 s.
 	var cut int
-	w.at(2*time.Second, func() { cut = w.k.Partition([][]sim.ProcID{{w.id("R")}, {w.id("A"), w.id("c1"), w.id("S")}}) })
-	w.at(6*time.Second, func() { w.k.Unpartition(cut) })
+	w.At(2*time.Second, func() { cut = w.K.Partition([][]sim.ProcID{{w.ID("R")}, {w.ID("A"), w.ID("c1"), w.ID("S")}}) })
+	w.At(6*time.Second, func() { w.K.Unpartition(cut) })
 	h := w.run(20 * time.Second)
 
 	ids := attemptsOf(h, "c1")
 	require.NotEmpty(t, ids)
 	assert.False(t, h.Attempts[ids[0]].OK, "no replica in sync: the acquire fails\n%s", w.dumpTrace())
-	assert.True(t, w.traceHas(KindClient, "c1", "no replica in sync"))
+	assert.True(t, w.TraceHas(KindClient, "c1", "no replica in sync"))
 	bs := beliefs(h, "c1")
 	require.Len(t, bs, 1)
 	assert.Greater(t, bs[0].Start, sim.At(6*time.Second))
@@ -457,7 +457,7 @@ func TestRedsyncSetNXOnExtendReacquiresSilently(t *testing.T) {
 			w.storage(storage.FencingNone)
 			w.client(clientConfig("c1", lc, Workload{Cycles: 1, Hold: 5 * time.Second}))
 			w.client(clientConfig("c2", lc, Workload{Start: time.Second, Cycles: 1, Hold: 200 * time.Millisecond}))
-			w.at(800*time.Millisecond, func() { w.k.Pause(w.id("c1"), 3*time.Second) })
+			w.At(800*time.Millisecond, func() { w.K.Pause(w.ID("c1"), 3*time.Second) })
 			h := w.run(15 * time.Second)
 
 			c1, c2 := beliefs(h, "c1"), beliefs(h, "c2")
@@ -491,10 +491,10 @@ func TestPauseBetweenCheckAndWrite(t *testing.T) {
 	// Pause c1 in the instant of its check (the hold timer), before the
 	// write step runs.
 	hold := false
-	w.k.Observe(func(e sim.ObservedEvent) {
-		if !hold && e.Kind == sim.KindTimer && e.Proc == w.id("c1") && w.k.Now() >= sim.At(300*time.Millisecond) {
+	w.K.Observe(func(e sim.ObservedEvent) {
+		if !hold && e.Kind == sim.KindTimer && e.Proc == w.ID("c1") && w.K.Now() >= sim.At(300*time.Millisecond) {
 			hold = true
-			w.k.At(e.At, func() { w.k.Pause(w.id("c1"), 2*time.Second) })
+			w.K.At(e.At, func() { w.K.Pause(w.ID("c1"), 2*time.Second) })
 		}
 	})
 	h := w.run(10 * time.Second)
@@ -525,7 +525,7 @@ func TestRedlockExpiredAtCheck(t *testing.T) {
 			servers(w, &lc)
 			w.storage(storage.FencingNone)
 			w.client(clientConfig("c1", lc, Workload{Cycles: 1, Hold: 500 * time.Millisecond}))
-			w.at(100*time.Millisecond, func() { w.k.Pause(w.id("c1"), time.Second) })
+			w.At(100*time.Millisecond, func() { w.K.Pause(w.ID("c1"), time.Second) })
 			h := w.run(5 * time.Second)
 			bs := beliefs(h, "c1")
 			require.Len(t, bs, 1)
@@ -561,7 +561,7 @@ func TestZooKeeperSessionExpiry(t *testing.T) {
 	cfg2 := clientConfig("c2", lc, Workload{Start: time.Second, Cycles: 1, Hold: time.Second})
 	cfg2.ResourceFencing = storage.FencingMonotonic
 	w.client(cfg2)
-	w.at(500*time.Millisecond, func() { w.k.Pause(w.id("c1"), 10*time.Second) })
+	w.At(500*time.Millisecond, func() { w.K.Pause(w.ID("c1"), 10*time.Second) })
 	h := w.run(30 * time.Second)
 
 	c1, c2 := beliefs(h, "c1"), beliefs(h, "c2")
@@ -589,7 +589,7 @@ func TestDeterminism(t *testing.T) {
 		w.client(clientConfig("c1", lc, wl))
 		w.client(clientConfig("c2", lc, wl))
 		w.run(10 * time.Second)
-		return w.k.TraceHash()
+		return w.K.TraceHash()
 	}
 	assert.Equal(t, hash(), hash())
 }
@@ -605,17 +605,17 @@ func TestSentinelDiscovery(t *testing.T) {
 	sc.Master, sc.Replicas, sc.Sentinels = "M", []string{"R"}, []string{"s1", "s2", "s3"}
 	sc.DownAfter = 2 * time.Second
 	for _, s := range sc.Sentinels {
-		w.k.Add(s, func() sim.Process { return sentinel.New(sc) }, sim.ClockSpec{})
+		w.K.Add(s, func() sim.Process { return sentinel.New(sc) }, sim.ClockSpec{})
 	}
 	w.storage(storage.FencingNone)
 	lc := lockConfig(t, RedisSingle, func(c *LockConfig) { c.Node = "M"; c.TTL = 2 * time.Second })
 	cfg := clientConfig("c1", lc, Workload{Hold: 100 * time.Millisecond, Think: 500 * time.Millisecond})
 	cfg.Discovery = &Discovery{Master: "M", Sentinels: sc.Sentinels}
 	w.client(cfg)
-	w.at(5*time.Second, func() { w.k.Crash(w.id("M"), sim.CrashProcess) })
+	w.At(5*time.Second, func() { w.K.Crash(w.ID("M"), sim.CrashProcess) })
 	h := w.run(40 * time.Second)
 
-	assert.True(t, w.traceHas(KindClient, "c1", "discovery: master is R"), w.dumpTrace())
+	assert.True(t, w.TraceHas(KindClient, "c1", "discovery: master is R"), w.dumpTrace())
 	var after int
 	for _, b := range beliefs(h, "c1") {
 		if b.Start > sim.At(5*time.Second) {
@@ -623,7 +623,7 @@ func TestSentinelDiscovery(t *testing.T) {
 		}
 	}
 	assert.Greater(t, after, 0, "c1 acquires on the promoted replica")
-	assert.True(t, w.traceHas(sim.KindSend, "c1", "SET lock"))
+	assert.True(t, w.TraceHas(sim.KindSend, "c1", "SET lock"))
 }
 
 // redis-single with wait_replicas: a lock write that the replica does not
@@ -636,14 +636,14 @@ func TestRedisSingleWaitReplicas(t *testing.T) {
 	lc := lockConfig(t, RedisSingle, func(c *LockConfig) { c.Node = "A"; c.WaitReplicas = 1 })
 	w.client(clientConfig("c1", lc, Workload{Start: 3 * time.Second, Cycles: 1, Hold: 10 * time.Millisecond, Think: 100 * time.Millisecond}))
 	var cut int
-	w.at(2*time.Second, func() { cut = w.k.Partition([][]sim.ProcID{{w.id("R")}, {w.id("A"), w.id("c1"), w.id("S")}}) })
-	w.at(6*time.Second, func() { w.k.Unpartition(cut) })
+	w.At(2*time.Second, func() { cut = w.K.Partition([][]sim.ProcID{{w.ID("R")}, {w.ID("A"), w.ID("c1"), w.ID("S")}}) })
+	w.At(6*time.Second, func() { w.K.Unpartition(cut) })
 	h := w.run(20 * time.Second)
 
 	ids := attemptsOf(h, "c1")
 	require.NotEmpty(t, ids)
 	assert.False(t, h.Attempts[ids[0]].OK, w.dumpTrace())
-	assert.True(t, w.traceHas(KindClient, "c1", "WAIT 1"))
+	assert.True(t, w.TraceHas(KindClient, "c1", "WAIT 1"))
 	bs := beliefs(h, "c1")
 	require.Len(t, bs, 1)
 	assert.Greater(t, bs[0].Start, sim.At(6*time.Second))
@@ -678,7 +678,7 @@ func TestExtend(t *testing.T) {
 			w.client(clientConfig("c1", lc, Workload{Cycles: 1, Hold: 3 * time.Second}))
 			w.client(clientConfig("c2", lc, Workload{Start: 500 * time.Millisecond, Cycles: 1, Hold: 100 * time.Millisecond}))
 			if tt.pause {
-				w.at(time.Second, func() { w.k.Pause(w.id("c1"), 1500*time.Millisecond) })
+				w.At(time.Second, func() { w.K.Pause(w.ID("c1"), 1500*time.Millisecond) })
 			}
 			h := w.run(20 * time.Second)
 
@@ -702,8 +702,8 @@ func TestClientRestart(t *testing.T) {
 	servers(w, &lc)
 	w.storage(storage.FencingNone)
 	w.client(clientConfig("c1", lc, Workload{Cycles: 2, Hold: 500 * time.Millisecond, Think: 100 * time.Millisecond}))
-	w.at(200*time.Millisecond, func() { w.k.Crash(w.id("c1"), sim.CrashProcess) })
-	w.at(300*time.Millisecond, func() { w.k.Restart(w.id("c1")) })
+	w.At(200*time.Millisecond, func() { w.K.Crash(w.ID("c1"), sim.CrashProcess) })
+	w.At(300*time.Millisecond, func() { w.K.Restart(w.ID("c1")) })
 	h := w.run(10 * time.Second)
 
 	bs := beliefs(h, "c1")

@@ -145,6 +145,9 @@ type Config struct {
 	ResourceFencing string
 	// Discovery enables Sentinel master discovery; nil means none.
 	Discovery *Discovery
+	// Cluster makes the client cluster-aware (cluster.go); nil means the
+	// lock's nodes are standalone servers.
+	Cluster *Cluster
 }
 
 // LockConfig is a lock algorithm and its parameters. Start from

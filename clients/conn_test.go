@@ -15,7 +15,7 @@ import (
 // firstEvent returns the first trace event of kind at proc whose text
 // contains text.
 func (w *world) firstEvent(kind sim.Kind, proc, text string) (sim.Event, bool) {
-	for _, e := range w.k.Trace() {
+	for _, e := range w.K.Trace() {
 		if e.Kind == kind && e.Proc == proc && strings.Contains(e.Text, text) {
 			return e, true
 		}
@@ -32,7 +32,7 @@ func TestRequestFailsOnReset(t *testing.T) {
 	servers(w, &lc)
 	w.storage(storage.FencingNone)
 	w.client(clientConfig("c1", lc, Workload{Start: 100 * time.Millisecond, Cycles: 1, Hold: 100 * time.Millisecond}))
-	w.at(50*time.Millisecond, func() { w.k.Crash(w.id("A"), sim.CrashProcess) })
+	w.At(50*time.Millisecond, func() { w.K.Crash(w.ID("A"), sim.CrashProcess) })
 	w.run(2 * time.Second)
 	e, ok := w.firstEvent(KindClient, "c1", "connection with A reset")
 	require.True(t, ok, w.dumpTrace())
@@ -58,7 +58,7 @@ func TestTimeoutClosesConnection(t *testing.T) {
 			servers(w, &lc)
 			w.storage(storage.FencingNone)
 			w.client(clientConfig("c1", lc, Workload{Start: 100 * time.Millisecond, Cycles: 1, Hold: 100 * time.Millisecond}))
-			w.at(90*time.Millisecond, func() { w.k.Pause(w.id("A"), 10*time.Second) })
+			w.At(90*time.Millisecond, func() { w.K.Pause(w.ID("A"), 10*time.Second) })
 			w.run(60 * time.Second)
 			_, closed := w.firstEvent(sim.KindConnEnd, "c1", "close")
 			assert.Equal(t, tt.closes, closed)
@@ -67,7 +67,7 @@ func TestTimeoutClosesConnection(t *testing.T) {
 			// The SETs sent into the pause executed when A resumed (a request
 			// outlives the client's timeout): the client gets the lock once
 			// the stale key expired, on a new connection.
-			ws := wants(w.k.History(), "c1")
+			ws := wants(w.K.History(), "c1")
 			require.NotEmpty(t, ws)
 			assert.True(t, ws[len(ws)-1].Got)
 		})

@@ -77,10 +77,10 @@ func TestCounterMethods(t *testing.T) {
 // dials anew.
 func TestCounterUnknownOutcome(t *testing.T) {
 	w := counterWorld(t, 5, CounterConfig{Name: "b1", Node: "A", Key: "stock", Method: CounterDecr, Purchases: 2, Think: 100 * time.Millisecond, Timeout: time.Second})
-	w.on(sim.KindSend, "b1", func() {
-		w.k.Partition([][]sim.ProcID{{w.id("b1")}, {w.id("A")}})
+	w.On(sim.KindSend, "b1", func() {
+		w.K.Partition([][]sim.ProcID{{w.ID("b1")}, {w.ID("A")}})
 	})
-	w.at(1500*time.Millisecond, func() { w.k.Heal() })
+	w.At(1500*time.Millisecond, func() { w.K.Heal() })
 	h := w.run(5 * time.Second)
 	ops := counterOps(h, "b1")
 	require.Len(t, ops, 3)

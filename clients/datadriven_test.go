@@ -96,7 +96,7 @@ func (h *clientsDD) Step(a *simtest.Args, td *datadriven.TestData) string {
 	a.Done()
 	h.finished = true
 	h.steps.Ended = "the run ended at the check step; nothing may follow it"
-	hist := h.w.k.Finish()
+	hist := h.w.K.Finish()
 	var b strings.Builder
 	for _, x := range hist.Beliefs {
 		fmt.Fprintf(&b, "belief %s %q from %s to %s (%s)", x.Client, x.Lock, x.Start, x.End, x.Reason)

@@ -30,7 +30,7 @@ func (w *world) mysql(name string, f func(*mysql.Config)) {
 	if f != nil {
 		f(&cfg)
 	}
-	require.NoError(w.t, cfg.Validate())
+	require.NoError(w.T, cfg.Validate())
 	w.Add(name, func() sim.Process { return mysql.New(cfg) }, sim.ClockSpec{})
 }
 
@@ -43,21 +43,21 @@ func (w *world) redisWith(name string, f func(*redis.Config)) {
 // lockClient adds a client of algorithm alg (node set to the world's
 // server of its kind) with f applied to its lock and workload.
 func (w *world) lockClient(name, alg string, clock sim.ClockSpec, wl Workload, f func(*LockConfig)) {
-	w.t.Helper()
-	lc := lockConfig(w.t, alg, func(c *LockConfig) {
+	w.T.Helper()
+	lc := lockConfig(w.T, alg, func(c *LockConfig) {
 		c.Node = map[string]string{NodeRedis: "A", NodeMemcached: "M", NodeMySQL: "D"}[Lookup(alg).NodeKind]
 		if f != nil {
 			f(c)
 		}
 	})
 	cfg := clientConfig(name, lc, wl)
-	require.NoError(w.t, cfg.Validate())
+	require.NoError(w.T, cfg.Validate())
 	w.Add(name, func() sim.Process { return New(cfg) }, clock)
 }
 
 func (w *world) filler(cfg FillerConfig) {
-	w.t.Helper()
-	require.NoError(w.t, cfg.Validate())
+	w.T.Helper()
+	require.NoError(w.T, cfg.Validate())
 	w.Add(cfg.Name, func() sim.Process { return NewFiller(cfg) }, sim.ClockSpec{})
 }
 
@@ -193,8 +193,8 @@ func TestMemcachedAddLosesTheLock(t *testing.T) {
 			w.filler(FillerConfig{Name: "F", Node: "M", Kind: FillMemcached, Start: 200 * time.Millisecond, Every: 100 * time.Microsecond, Count: 11000, ValueSize: 20})
 		}, true},
 		{"restart", func(w *world) {
-			w.at(500*time.Millisecond, func() { w.k.Crash(w.id("M"), sim.CrashProcess) })
-			w.at(600*time.Millisecond, func() { w.k.Restart(w.id("M")) })
+			w.At(500*time.Millisecond, func() { w.K.Crash(w.ID("M"), sim.CrashProcess) })
+			w.At(600*time.Millisecond, func() { w.K.Restart(w.ID("M")) })
 		}, true},
 	}
 	for _, tt := range cases {
@@ -241,7 +241,7 @@ func TestMemcachedAddCASRelease(t *testing.T) {
 			// still holds: delete frees c2's item and c3 gets in at once.
 			assert.Equal(t, mode == MemcachedReleaseDelete, b3[0].Start < b2[0].End, w.dumpTrace())
 			if mode == MemcachedReleaseCAS {
-				assert.True(t, w.traceHas(KindClient, "c1", "no item of ours"))
+				assert.True(t, w.TraceHas(KindClient, "c1", "no item of ours"))
 			}
 		})
 	}
@@ -259,7 +259,7 @@ func TestMySQLInsertCrashedHolderKeepsTheRow(t *testing.T) {
 			w.lockClient("c1", MySQLInsert, sim.ClockSpec{}, wl1, retry)
 			w.lockClient("c2", MySQLInsert, sim.ClockSpec{}, wl2, func(p *LockConfig) { p.Tries = 3; p.RetryDelay = sim.Fixed(time.Second) })
 			if crash {
-				w.at(time.Second, func() { w.k.Crash(w.id("c1"), sim.CrashProcess) })
+				w.At(time.Second, func() { w.K.Crash(w.ID("c1"), sim.CrashProcess) })
 			}
 			h := w.run(60 * time.Second)
 			ws := wants(h, "c2")
@@ -298,7 +298,7 @@ func TestMySQLForUpdatePause(t *testing.T) {
 			w.lockClient("c1", MySQLForUpdate, sim.ClockSpec{}, wl1, retry)
 			w.lockClient("c2", MySQLForUpdate, sim.ClockSpec{}, wl2, retry)
 			if pause {
-				w.at(500*time.Millisecond, func() { w.k.Pause(w.id("c1"), 10*time.Second) })
+				w.At(500*time.Millisecond, func() { w.K.Pause(w.ID("c1"), 10*time.Second) })
 			}
 			h := w.run(30 * time.Second)
 			require.Len(t, beliefs(h, "c1"), 1, w.dumpTrace())
@@ -306,7 +306,7 @@ func TestMySQLForUpdatePause(t *testing.T) {
 			assert.Equal(t, pause, len(overlaps(h)) > 0, w.dumpTrace())
 			assert.Equal(t, pause, lostUpdate(h))
 			if pause {
-				assert.True(t, w.traceHas(KindClient, "c1", "COMMIT: ERROR 2006"), w.dumpTrace())
+				assert.True(t, w.TraceHas(KindClient, "c1", "COMMIT: ERROR 2006"), w.dumpTrace())
 			}
 		})
 	}
@@ -328,7 +328,7 @@ func TestGetSetClockSkew(t *testing.T) {
 			require.Len(t, beliefs(h, "c1"), 1, w.dumpTrace())
 			require.Len(t, beliefs(h, "c2"), 1, w.dumpTrace())
 			assert.Equal(t, skew > 0, len(overlaps(h)) > 0)
-			assert.Equal(t, skew > 0, w.traceHas(KindClient, "c2", "expired on our clock"))
+			assert.Equal(t, skew > 0, w.TraceHas(KindClient, "c2", "expired on our clock"))
 		})
 	}
 }
@@ -357,7 +357,7 @@ func TestGetSetRaceOnExpiredLock(t *testing.T) {
 	}
 	assert.Equal(t, 1, got, w.dumpTrace())
 	assert.Empty(t, overlaps(h))
-	assert.True(t, w.traceHas(KindClient, "c0", "no DEL"))
+	assert.True(t, w.TraceHas(KindClient, "c0", "no DEL"))
 	assert.True(t, w.TraceHas(KindClient, "", "another client was faster"), w.dumpTrace())
 }
 
@@ -379,7 +379,7 @@ func TestReentrantNesting(t *testing.T) {
 			h := w.run(10 * time.Second)
 			require.Len(t, beliefs(h, "c1"), 1, w.dumpTrace())
 			require.Len(t, beliefs(h, "c2"), 1, w.dumpTrace())
-			assert.True(t, w.traceHas(KindClient, "c1", "re-entered at depth 2"), w.dumpTrace())
+			assert.True(t, w.TraceHas(KindClient, "c1", "re-entered at depth 2"), w.dumpTrace())
 			assert.Equal(t, !counted, len(overlaps(h)) > 0, w.dumpTrace())
 			assert.Equal(t, !counted, lostUpdate(h))
 		})
@@ -435,8 +435,8 @@ func TestFillerNotesRefusedWrites(t *testing.T) {
 			}
 			w.filler(FillerConfig{Name: "F", Node: node, Kind: kind, Every: time.Millisecond, Count: 200, ValueSize: size})
 			w.run(time.Second)
-			assert.True(t, w.traceHas(KindFiller, "F", "write refused: "), w.dumpTrace())
-			assert.True(t, w.traceHas(KindFiller, "F", "wrote 200 keys; done"))
+			assert.True(t, w.TraceHas(KindFiller, "F", "write refused: "), w.dumpTrace())
+			assert.True(t, w.TraceHas(KindFiller, "F", "wrote 200 keys; done"))
 			assert.Len(t, w.Texts(KindFiller, "F"), 2)
 		})
 	}

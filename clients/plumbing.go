@@ -94,6 +94,10 @@ type pending struct {
 	script  *redis.Script
 	keys    []string
 	args    []string
+	// argv and redirects: a cluster-aware client's command, kept to send
+	// again after -MOVED or -ASK (cluster.go), and the redirects so far.
+	argv      []string
+	redirects int
 }
 
 // isRedis reports whether the request is a Redis command.
@@ -232,6 +236,9 @@ func (c *client) send(id uint64, msg sim.Message, p pending) {
 
 // sendPooled is send for a pooled message (sim.Env.SendPooled).
 func (c *client) sendPooled(id uint64, msg sim.Recycler, p pending) {
+	if c.cfg.Cluster != nil && p.isRedis() && !c.routeCluster(id, msg, &p) {
+		return
+	}
 	c.track(id, p)
 	c.env.SendPooled(p.to, msg)
 }
@@ -266,6 +273,9 @@ func (c *client) complete(id uint64, v redis.Value, msg sim.Message) {
 	c.cancelRequest(&p)
 	if !p.isRedis() {
 		p.mcb(msg, true)
+		return
+	}
+	if c.cfg.Cluster != nil && c.clusterRedirect(p, v) {
 		return
 	}
 	if p.script != nil && redis.IsNoScript(v) {

@@ -27,10 +27,10 @@ func TestSlabsOutliveManyLockValues(t *testing.T) {
 			w.client(clientConfig("c1", lc, Workload{Cycles: cycles}))
 			h := w.run(time.Hour)
 			require.Len(t, beliefs(h, "c1"), cycles, w.dumpTrace())
-			assert.False(t, w.traceHas(KindClient, "c1", "not ours"))
-			assert.False(t, w.traceHas(KindClient, "c1", "no longer held our value"))
+			assert.False(t, w.TraceHas(KindClient, "c1", "not ours"))
+			assert.False(t, w.TraceHas(KindClient, "c1", "no longer held our value"))
 			seen := map[string]bool{}
-			for _, e := range w.k.Trace() {
+			for _, e := range w.K.Trace() {
 				if e.Kind != redis.EventKeySet || e.Proc != "A" {
 					continue
 				}

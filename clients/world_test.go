@@ -19,17 +19,9 @@ import (
 // world is a small simulated world for the tests on the shared harness
 // (internal/simtest): a kernel with a fixed 1 ms latency, servers, a
 // storage node "S" and clients.
-type world struct {
-	*simtest.World
-	t *testing.T
-	k *sim.Kernel
-}
+type world struct{ *simtest.World }
 
-func newWorld(t *testing.T) *world {
-	t.Helper()
-	sw := simtest.NewWorld(t, time.Millisecond)
-	return &world{World: sw, t: t, k: sw.K}
-}
+func newWorld(t *testing.T) *world { return &world{simtest.NewWorld(t, time.Millisecond)} }
 
 func (w *world) redis(names ...string) {
 	for _, n := range names {
@@ -55,37 +47,25 @@ func (w *world) storage(fencing string) {
 }
 
 func (w *world) client(cfg Config) sim.ProcID {
-	w.t.Helper()
-	require.NoError(w.t, cfg.Validate())
+	w.T.Helper()
+	require.NoError(w.T, cfg.Validate())
 	return w.Add(cfg.Name, func() sim.Process { return New(cfg) }, sim.ClockSpec{})
 }
 
-func (w *world) id(name string) sim.ProcID { return w.ID(name) }
-
-// at schedules f at true time d.
-func (w *world) at(d time.Duration, f func()) { w.At(d, f) }
-
-// on runs f (at the same instant, between process steps) the first time an
-// event of kind happens at process proc.
-func (w *world) on(kind sim.Kind, proc string, f func()) { w.On(kind, proc, f) }
-
 func (w *world) run(d time.Duration) *sim.History {
-	w.t.Helper()
-	require.NoError(w.t, w.k.Run(sim.At(d)))
-	h := w.k.Finish()
+	w.T.Helper()
+	require.NoError(w.T, w.K.Run(sim.At(d)))
+	h := w.K.Finish()
 	if os.Getenv("CLIENTS_TRACE") != "" {
-		w.t.Log("\n" + w.dumpTrace())
+		w.T.Log("\n" + w.dumpTrace())
 	}
 	return h
 }
 
-// traceHas reports whether an event of kind at proc contains text.
-func (w *world) traceHas(kind sim.Kind, proc, text string) bool { return w.TraceHas(kind, proc, text) }
-
 // dumpTrace renders the trace (for failure messages).
 func (w *world) dumpTrace() string {
 	var b strings.Builder
-	for _, e := range w.k.Trace() {
+	for _, e := range w.K.Trace() {
 		if e.Kind == sim.KindTimer && !strings.HasPrefix(e.Proc, "c") {
 			continue
 		}
@@ -98,7 +78,7 @@ func (w *world) dumpTrace() string {
 }
 
 // lockConfig returns the defaults of algorithm with f applied.
-func lockConfig(t *testing.T, algorithm string, f func(*LockConfig)) LockConfig {
+func lockConfig(t testing.TB, algorithm string, f func(*LockConfig)) LockConfig {
 	t.Helper()
 	c, err := DefaultLockConfig(algorithm)
 	require.NoError(t, err)

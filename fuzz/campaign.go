@@ -109,8 +109,9 @@ type Finding struct {
 	Kinds  []string
 	Swarm  faults.Swarm
 	Faults []faults.Spec
-	// Verdicts of the run.
-	LockSafety, ResourceSafety, Liveness checker.Verdict
+	// Verdicts of the run on the properties a campaign can check
+	// (Properties).
+	Verdicts checker.Verdicts
 	// Explanation is the checker's explanation of the first violation of
 	// the finding's kind.
 	Explanation string
@@ -309,7 +310,7 @@ func runOne(cfg Config, w faults.GenWorld, run int) runResult {
 	}
 	rr.finding = &Finding{
 		Run: run, Seed: seed, Kinds: violated, Swarm: sw, Faults: specs,
-		LockSafety: o.LockSafety, ResourceSafety: o.ResourceSafety, Liveness: o.Liveness,
+		Verdicts:    fuzzVerdicts(o.Verdicts),
 		Explanation: explanation(o, violated[0]),
 	}
 	return rr

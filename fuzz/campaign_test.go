@@ -127,10 +127,10 @@ func TestClockJumpCampaign(t *testing.T) {
 		s, err := scenarios.Load(path)
 		require.NoError(t, err)
 		assert.Equal(t, f.Seed, s.Seed, "the file's seed is the run seed")
-		assert.Equal(t, "violated", s.Expect.LockSafety)
+		assert.Equal(t, checker.Violated, s.Expect.Of(checker.LockSafety))
 		o, err := scenarios.Run(s, s.Seed, scenarios.Options{})
 		require.NoError(t, err)
-		assert.True(t, o.Matched, "%s: %s", path, verdictsText(o))
+		assert.True(t, o.Matched, "%s: %s", path, verdictsText(o.Verdicts))
 	}
 	shrunk, err := os.ReadFile(f.ShrunkFile)
 	require.NoError(t, err)
@@ -251,11 +251,11 @@ func TestDefaultChecks(t *testing.T) {
 		want   []string
 	}{
 		{name: "nothing expected: both safety properties", want: []string{checker.KindLockSafety, checker.KindResourceSafety}},
-		{name: "only a violation expected (redlock-clock-jump)", expect: scenarios.Expect{LockSafety: "violated"}, want: []string{checker.KindLockSafety, checker.KindResourceSafety}},
-		{name: "resource holds (fenced-baseline)", expect: scenarios.Expect{ResourceSafety: "holds"}, want: []string{checker.KindResourceSafety}},
-		{name: "lock violated, resource holds (single-gc-pause-fenced)", expect: scenarios.Expect{LockSafety: "violated", ResourceSafety: "holds"}, want: []string{checker.KindResourceSafety}},
-		{name: "lock holds (redlock-crash-fsync-always)", expect: scenarios.Expect{LockSafety: "holds"}, want: []string{checker.KindLockSafety}},
-		{name: "liveness holds is not checked by default", expect: scenarios.Expect{Liveness: "holds"}, want: []string{checker.KindLockSafety, checker.KindResourceSafety}},
+		{name: "only a violation expected (redlock-clock-jump)", expect: scenarios.Expect{Verdicts: map[string]checker.Verdict{checker.LockSafety: "violated"}}, want: []string{checker.KindLockSafety, checker.KindResourceSafety}},
+		{name: "resource holds (fenced-baseline)", expect: scenarios.Expect{Verdicts: map[string]checker.Verdict{checker.ResourceSafety: "holds"}}, want: []string{checker.KindResourceSafety}},
+		{name: "lock violated, resource holds (single-gc-pause-fenced)", expect: scenarios.Expect{Verdicts: map[string]checker.Verdict{checker.LockSafety: "violated", checker.ResourceSafety: "holds"}}, want: []string{checker.KindResourceSafety}},
+		{name: "lock holds (redlock-crash-fsync-always)", expect: scenarios.Expect{Verdicts: map[string]checker.Verdict{checker.LockSafety: "holds"}}, want: []string{checker.KindLockSafety}},
+		{name: "liveness holds is not checked by default", expect: scenarios.Expect{Verdicts: map[string]checker.Verdict{checker.Liveness: "holds"}}, want: []string{checker.KindLockSafety, checker.KindResourceSafety}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -290,7 +290,7 @@ func TestParseChecks(t *testing.T) {
 }
 
 func TestViolated(t *testing.T) {
-	o := &scenarios.Outcome{LockSafety: checker.Violated, ResourceSafety: checker.Unknown, Liveness: checker.Violated}
+	o := &scenarios.Outcome{Verdicts: checker.VerdictsFrom(map[string]checker.Verdict{checker.LockSafety: checker.Violated, checker.ResourceSafety: checker.Unknown, checker.Liveness: checker.Violated})}
 	v, inc := Violated(o, []string{checker.KindResourceSafety, checker.KindLockSafety})
 	assert.Equal(t, []string{checker.KindLockSafety}, v)
 	assert.True(t, inc)

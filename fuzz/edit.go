@@ -59,7 +59,7 @@ func expectNode(props []string, e scenarios.Expect) *yaml.Node {
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	for _, p := range props {
 		m.Content = append(m.Content, scalar(expectKey(p)), scalar(string(checker.Violated)))
-		if p == checker.KindLiveness && e.MaxWait > 0 {
+		if expectKey(p) == checker.Liveness && e.MaxWait > 0 {
 			m.Content = append(m.Content, scalar("max_wait"), scalar(e.MaxWait.String()))
 		}
 	}

@@ -284,7 +284,7 @@ func (pl *Matrix) Run(n int) (Verdicts, error) {
 	if err != nil {
 		return Verdicts{}, fmt.Errorf("%s under %s, seed %d: %w", pl.Rows[jb.Row].Name, MatrixFamilies[jb.Col].Name, jb.Seed, err)
 	}
-	return Verdicts{Lock: o.LockSafety, Resource: o.ResourceSafety, Liveness: o.Liveness}, nil
+	return verdictsOf(o), nil
 }
 
 // Slug turns a row or column name into a file name.

@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -25,13 +26,32 @@ type FuzzRecord struct {
 
 // FindingRecord is one violating run in FuzzRecord.
 type FindingRecord struct {
-	Run            int             `json:"run"`
-	Seed           uint64          `json:"seed"`
-	Kinds          []string        `json:"kinds"`
-	LockSafety     checker.Verdict `json:"lock_safety"`
-	ResourceSafety checker.Verdict `json:"resource_safety"`
-	Liveness       checker.Verdict `json:"liveness"`
-	Explanation    string          `json:"explanation"`
+	Run   int      `json:"run"`
+	Seed  uint64   `json:"seed"`
+	Kinds []string `json:"kinds"`
+	// Verdicts are written as keys of the record, before explanation
+	// ("lock_safety": "violated", ...).
+	Verdicts    checker.Verdicts `json:"-"`
+	Explanation string           `json:"explanation"`
+}
+
+type findingRecord FindingRecord
+
+// MarshalJSON writes the verdicts as keys of the record.
+func (f FindingRecord) MarshalJSON() ([]byte, error) {
+	return checker.FlatJSON(findingRecord(f), f.Verdicts, "explanation")
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (f *FindingRecord) UnmarshalJSON(b []byte) error {
+	var plain findingRecord
+	if err := json.Unmarshal(b, &plain); err != nil {
+		return err
+	}
+	vs, err := checker.ReadFlat(b)
+	*f = FindingRecord(plain)
+	f.Verdicts = vs
+	return err
 }
 
 // Record returns res, a result of the prepared config cfg, as a
@@ -41,7 +61,7 @@ func Record(cfg Config, res *Result) FuzzRecord {
 	for _, f := range res.Findings {
 		rec.Findings = append(rec.Findings, FindingRecord{
 			Run: f.Run, Seed: f.Seed, Kinds: f.Kinds,
-			LockSafety: f.LockSafety, ResourceSafety: f.ResourceSafety, Liveness: f.Liveness,
+			Verdicts:    f.Verdicts,
 			Explanation: f.Explanation,
 		})
 	}
@@ -74,7 +94,7 @@ func MergeFuzz(cfg Config, total int, recs []FuzzRecord) (*Result, error) {
 			sw, specs := Schedule(w, fr.Seed, cfg.Kinds, cfg.MaxFaults)
 			res.Findings = append(res.Findings, &Finding{
 				Run: fr.Run, Seed: fr.Seed, Kinds: fr.Kinds, Swarm: sw, Faults: specs,
-				LockSafety: fr.LockSafety, ResourceSafety: fr.ResourceSafety, Liveness: fr.Liveness,
+				Verdicts:    fr.Verdicts,
 				Explanation: fr.Explanation,
 			})
 		}

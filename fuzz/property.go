@@ -8,47 +8,84 @@ import (
 	"github.com/locksim/locksim/scenarios"
 )
 
-// Properties are the properties a campaign can check, in the order
-// findings name them (the checker's violation kinds).
-var Properties = []string{checker.KindLockSafety, checker.KindResourceSafety, checker.KindLiveness}
+// A campaign knows a property by its violation kind (About().Kind), the
+// word findings are grouped under; everything else about it comes from the
+// checker's registry.
 
-// DefaultChecks returns the properties a campaign on a base with
-// expectations e checks: the safety properties e claims hold, or both
-// safety properties when e claims none holds (see the package doc).
-func DefaultChecks(e scenarios.Expect) []string {
+// Properties returns the kinds of the properties a campaign can check
+// (checker.About.Fuzz), in the order findings name them: registry order.
+func Properties() []string {
 	var out []string
-	if e.LockSafety == string(checker.Holds) {
-		out = append(out, checker.KindLockSafety)
-	}
-	if e.ResourceSafety == string(checker.Holds) {
-		out = append(out, checker.KindResourceSafety)
-	}
-	if len(out) == 0 {
-		out = []string{checker.KindLockSafety, checker.KindResourceSafety}
+	for _, a := range fuzzable() {
+		out = append(out, a.Kind)
 	}
 	return out
 }
 
-// ParseChecks reads a comma-separated list of properties; "lock",
-// "resource" and "liveness" are accepted as short names. It returns them
-// in Properties order, without duplicates.
+// fuzzable returns the registered properties a campaign can target.
+func fuzzable() []checker.About {
+	var out []checker.About
+	for _, p := range checker.Properties() {
+		if a := p.About(); a.Fuzz != checker.NotFuzzed {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// about returns the fuzzable property of kind.
+func about(kind string) (checker.About, bool) {
+	for _, a := range fuzzable() {
+		if a.Kind == kind {
+			return a, true
+		}
+	}
+	return checker.About{}, false
+}
+
+// DefaultChecks returns the properties a campaign on a base with
+// expectations e checks: the properties fuzzed by default that e claims
+// hold, or all of them when e claims none holds (see the package doc).
+func DefaultChecks(e scenarios.Expect) []string {
+	var out, all []string
+	for _, a := range fuzzable() {
+		if a.Fuzz != checker.FuzzByDefault {
+			continue
+		}
+		all = append(all, a.Kind)
+		if e.Of(a.Name) == checker.Holds {
+			out = append(out, a.Kind)
+		}
+	}
+	if len(out) == 0 {
+		out = all
+	}
+	return out
+}
+
+// ParseChecks reads a comma-separated list of properties, each by its
+// kind, its name or its short label ("lock"). It returns them in
+// Properties order, without duplicates.
 func ParseChecks(list string) ([]string, error) {
 	want := map[string]bool{}
+	var allowed []string
+	for _, a := range fuzzable() {
+		allowed = append(allowed, a.Short)
+	}
 	for _, p := range strings.Split(list, ",") {
 		p = strings.TrimSpace(p)
-		switch p {
-		case "lock", checker.KindLockSafety, "lock_safety":
-			want[checker.KindLockSafety] = true
-		case "resource", checker.KindResourceSafety, "resource_safety":
-			want[checker.KindResourceSafety] = true
-		case checker.KindLiveness:
-			want[checker.KindLiveness] = true
-		default:
-			return nil, fmt.Errorf("unknown property %q (allowed: lock, resource, liveness)", p)
+		found := false
+		for _, a := range fuzzable() {
+			if p == a.Kind || p == a.Name || p == a.Short {
+				want[a.Kind], found = true, true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown property %q (allowed: %s)", p, strings.Join(allowed, ", "))
 		}
 	}
 	var out []string
-	for _, p := range Properties {
+	for _, p := range Properties() {
 		if want[p] {
 			out = append(out, p)
 		}
@@ -57,44 +94,25 @@ func ParseChecks(list string) ([]string, error) {
 }
 
 // Verdict returns o's verdict on a property.
-func Verdict(o *scenarios.Outcome, prop string) checker.Verdict {
-	switch prop {
-	case checker.KindLockSafety:
-		return o.LockSafety
-	case checker.KindResourceSafety:
-		return o.ResourceSafety
-	case checker.KindLiveness:
-		return o.Liveness
-	}
-	return ""
+func Verdict(o *scenarios.Outcome, kind string) checker.Verdict {
+	return o.Verdicts.Of(expectKey(kind))
 }
 
-// expectKey is the expect block's field for a property.
-func expectKey(prop string) string {
-	switch prop {
-	case checker.KindLockSafety:
-		return "lock_safety"
-	case checker.KindResourceSafety:
-		return "resource_safety"
-	}
-	return "liveness"
+// expectKey is the expect block's field for a property: its name.
+func expectKey(kind string) string {
+	a, _ := about(kind)
+	return a.Name
 }
 
 // expected returns what e expects of a property ("" when nothing).
-func expected(e scenarios.Expect, prop string) string {
-	switch prop {
-	case checker.KindLockSafety:
-		return e.LockSafety
-	case checker.KindResourceSafety:
-		return e.ResourceSafety
-	}
-	return e.Liveness
+func expected(e scenarios.Expect, kind string) checker.Verdict {
+	return e.Of(expectKey(kind))
 }
 
 // Violated returns the checked properties o violates (in Properties order)
 // and whether a checked property's verdict is unknown (a checker timeout).
 func Violated(o *scenarios.Outcome, checks []string) (violated []string, inconclusive bool) {
-	for _, p := range Properties {
+	for _, p := range Properties() {
 		if !contains(checks, p) {
 			continue
 		}
@@ -117,8 +135,22 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// verdictsText renders o's three verdicts ("lock_safety violated,
-// resource_safety holds, liveness not-judged").
-func verdictsText(o *scenarios.Outcome) string {
-	return fmt.Sprintf("lock_safety %s, resource_safety %s, liveness %s", o.LockSafety, o.ResourceSafety, o.Liveness)
+// fuzzVerdicts keeps the verdicts of the properties a campaign can check,
+// the ones a finding records.
+func fuzzVerdicts(vs checker.Verdicts) checker.Verdicts {
+	out := checker.Verdicts{}
+	for _, a := range fuzzable() {
+		out = append(out, checker.Judged{Property: a.Name, Verdict: vs.Of(a.Name)})
+	}
+	return out
+}
+
+// verdictsText renders the verdicts of the properties a campaign can check
+// ("lock_safety violated, resource_safety holds, liveness not-judged").
+func verdictsText(vs checker.Verdicts) string {
+	var parts []string
+	for _, j := range fuzzVerdicts(vs) {
+		parts = append(parts, j.Property+" "+string(j.Verdict))
+	}
+	return strings.Join(parts, ", ")
 }

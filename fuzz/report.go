@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/scenarios"
@@ -48,7 +49,7 @@ func FindingScenario(base *scenarios.Scenario, res *Result, f *Finding) (*scenar
 func findingHeader(res *Result, f *Finding, file string) []string {
 	return []string{
 		fmt.Sprintf("simrun fuzz finding %d: campaign seed %d, run %d, run seed %d, base %s.", f.Number, res.Seed, f.Run, f.Seed, res.Base),
-		fmt.Sprintf("Verdicts: lock_safety %s, resource_safety %s, liveness %s (checked: %s).", f.LockSafety, f.ResourceSafety, f.Liveness, strings.Join(res.Checks, ", ")),
+		fmt.Sprintf("Verdicts: %s (checked: %s).", verdictsText(f.Verdicts), strings.Join(res.Checks, ", ")),
 		"Swarm: " + f.Swarm.String() + ".",
 		"Explanation: " + f.Explanation,
 		"Replay: " + ReplayCommand(file, f.Seed) + " (exits 0 while it reproduces).",
@@ -157,7 +158,7 @@ func WriteFindings(d *outdir.Dir, base *scenarios.Scenario, res *Result) error {
 		}
 		head := []string{
 			fmt.Sprintf("simrun fuzz finding %d, shrunk: campaign seed %d, run %d, run seed %d, base %s.", f.Number, res.Seed, f.Run, f.Seed, res.Base),
-			fmt.Sprintf("Verdicts: lock_safety %s, resource_safety %s, liveness %s.", f.Shrunk.Outcome.LockSafety, f.Shrunk.Outcome.ResourceSafety, f.Shrunk.Outcome.Liveness),
+			fmt.Sprintf("Verdicts: %s.", verdictsText(f.Shrunk.Outcome.Verdicts)),
 		}
 		head = append(head, f.Shrunk.Header()...)
 		head = append(head, "Replay: "+ReplayCommand(spath, f.Seed)+" (exits 0 while it reproduces).", "")
@@ -191,7 +192,7 @@ func WriteSummary(w io.Writer, res *Result) {
 		fmt.Fprintf(w, "found %d violating runs in %d runs\n", len(res.Findings), res.Runs)
 	}
 	byKind := res.ByKind()
-	for _, kind := range Properties {
+	for _, kind := range Properties() {
 		n := byKind[kind]
 		if n == 0 {
 			continue
@@ -274,19 +275,38 @@ type JSONResult struct {
 
 // JSONFinding is one finding in JSONResult.
 type JSONFinding struct {
-	Number         int         `json:"number"`
-	Run            int         `json:"run"`
-	Seed           uint64      `json:"seed"`
-	Kinds          []string    `json:"kinds"`
-	LockSafety     string      `json:"lock_safety"`
-	ResourceSafety string      `json:"resource_safety"`
-	Liveness       string      `json:"liveness"`
-	Explanation    string      `json:"explanation"`
-	Swarm          string      `json:"swarm"`
-	Faults         []string    `json:"faults"`
-	File           string      `json:"file,omitempty"`
-	Replay         string      `json:"replay,omitempty"`
-	Shrunk         *JSONShrunk `json:"shrunk,omitempty"`
+	Number int      `json:"number"`
+	Run    int      `json:"run"`
+	Seed   uint64   `json:"seed"`
+	Kinds  []string `json:"kinds"`
+	// Verdicts are written as keys of the finding, before explanation
+	// ("lock_safety": "violated", ...).
+	Verdicts    checker.Verdicts `json:"-"`
+	Explanation string           `json:"explanation"`
+	Swarm       string           `json:"swarm"`
+	Faults      []string         `json:"faults"`
+	File        string           `json:"file,omitempty"`
+	Replay      string           `json:"replay,omitempty"`
+	Shrunk      *JSONShrunk      `json:"shrunk,omitempty"`
+}
+
+type jsonFinding JSONFinding
+
+// MarshalJSON writes the verdicts as keys of the finding.
+func (f JSONFinding) MarshalJSON() ([]byte, error) {
+	return checker.FlatJSON(jsonFinding(f), f.Verdicts, "explanation")
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (f *JSONFinding) UnmarshalJSON(b []byte) error {
+	var plain jsonFinding
+	if err := json.Unmarshal(b, &plain); err != nil {
+		return err
+	}
+	vs, err := checker.ReadFlat(b)
+	*f = JSONFinding(plain)
+	f.Verdicts = vs
+	return err
 }
 
 // JSONShrunk is a shrunk finding in JSONFinding.
@@ -330,7 +350,7 @@ func JSON(res *Result) JSONResult {
 	for _, f := range res.Findings {
 		jf := JSONFinding{
 			Number: f.Number, Run: f.Run, Seed: f.Seed, Kinds: f.Kinds,
-			LockSafety: string(f.LockSafety), ResourceSafety: string(f.ResourceSafety), Liveness: string(f.Liveness),
+			Verdicts:    f.Verdicts,
 			Explanation: f.Explanation, Swarm: f.Swarm.String(), Faults: specStrings(f.Faults), File: f.File,
 		}
 		if f.File != "" {
@@ -471,7 +491,7 @@ func WriteJUnit(w io.Writer, res *Result) error {
 }
 
 func verdictLine(f *Finding) string {
-	return fmt.Sprintf("lock_safety %s, resource_safety %s, liveness %s", f.LockSafety, f.ResourceSafety, f.Liveness)
+	return verdictsText(f.Verdicts)
 }
 
 func firstLine(s string) string {

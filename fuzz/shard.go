@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/scenarios"
 
 	"crypto/sha256"
 	"encoding/hex"
@@ -211,6 +212,11 @@ type VerdictRecord struct {
 // Verdicts is one run's three verdicts, as sweep and matrix keep them.
 type Verdicts struct {
 	Lock, Resource, Liveness checker.Verdict
+}
+
+// verdictsOf is the verdicts of o that sweep and matrix keep.
+func verdictsOf(o *scenarios.Outcome) Verdicts {
+	return Verdicts{Lock: o.Verdicts.Of(checker.LockSafety), Resource: o.Verdicts.Of(checker.ResourceSafety), Liveness: o.Verdicts.Of(checker.Liveness)}
 }
 
 // Violated reports whether any verdict is a violation.

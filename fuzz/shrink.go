@@ -82,32 +82,37 @@ func (r *ShrinkResult) Header() []string {
 // o violates (a fuzz finding); else, when it expects nothing, the first
 // property o violates. It fails when o violates nothing worth keeping.
 func TargetKind(s *scenarios.Scenario, o *scenarios.Outcome) (string, error) {
-	for _, p := range Properties {
-		if expected(s.Expect, p) == string(checker.Holds) && Verdict(o, p) == checker.Violated {
+	for _, p := range Properties() {
+		if expected(s.Expect, p) == checker.Holds && Verdict(o, p) == checker.Violated {
 			return p, nil
 		}
 	}
-	for _, p := range Properties {
-		if expected(s.Expect, p) == string(checker.Violated) && Verdict(o, p) == checker.Violated {
+	for _, p := range Properties() {
+		if expected(s.Expect, p) == checker.Violated && Verdict(o, p) == checker.Violated {
 			return p, nil
 		}
 	}
-	none := s.Expect.LockSafety == "" && s.Expect.ResourceSafety == "" && s.Expect.Liveness == ""
+	none := true
+	for _, p := range Properties() {
+		if expected(s.Expect, p) != "" {
+			none = false
+		}
+	}
 	if none {
-		for _, p := range Properties {
+		for _, p := range Properties() {
 			if Verdict(o, p) == checker.Violated {
 				return p, nil
 			}
 		}
 	}
-	return "", fmt.Errorf("the run at seed %d violates nothing to shrink (%s; expected: %s)", o.Seed, verdictsText(o), expectText(s.Expect))
+	return "", fmt.Errorf("the run at seed %d violates nothing to shrink (%s; expected: %s)", o.Seed, verdictsText(o.Verdicts), expectText(s.Expect))
 }
 
 func expectText(e scenarios.Expect) string {
 	var parts []string
-	for _, p := range Properties {
+	for _, p := range Properties() {
 		if v := expected(e, p); v != "" {
-			parts = append(parts, expectKey(p)+" "+v)
+			parts = append(parts, expectKey(p)+" "+string(v))
 		}
 	}
 	if len(parts) == 0 {
@@ -145,8 +150,8 @@ type shrinker struct {
 // reached. Every candidate goes through scenario validation; invalid ones
 // are skipped.
 func Shrink(s *scenarios.Scenario, seed uint64, opt ShrinkOptions) (*ShrinkResult, error) {
-	if !contains(Properties, opt.Kind) {
-		return nil, fmt.Errorf("unknown property %q (allowed: %s)", opt.Kind, strings.Join(Properties, ", "))
+	if !contains(Properties(), opt.Kind) {
+		return nil, fmt.Errorf("unknown property %q (allowed: %s)", opt.Kind, strings.Join(Properties(), ", "))
 	}
 	if opt.MaxRuns <= 0 {
 		opt.MaxRuns = DefaultShrinkRuns
@@ -161,7 +166,7 @@ func Shrink(s *scenarios.Scenario, seed uint64, opt ShrinkOptions) (*ShrinkResul
 	}
 	sh.runs++
 	if Verdict(o, opt.Kind) != checker.Violated {
-		return nil, fmt.Errorf("the run at seed %d does not violate %s (%s): nothing to shrink", seed, opt.Kind, verdictsText(o))
+		return nil, fmt.Errorf("the run at seed %d does not violate %s (%s): nothing to shrink", seed, opt.Kind, verdictsText(o.Verdicts))
 	}
 	sh.last = o
 	for {

@@ -39,11 +39,11 @@ func TestShrinkRemovesNoise(t *testing.T) {
 	}
 	assert.Len(t, r.Removed, len(specs)-len(r.After))
 	assert.Less(t, r.DurationAfter, r.DurationBefore)
-	assert.Equal(t, checker.Violated, r.Outcome.LockSafety)
+	assert.Equal(t, checker.Violated, r.Outcome.Verdicts.Of(checker.LockSafety))
 	// The result replays: its own run violates the lock.
 	o, err := scenarios.Run(r.Scenario, 1, scenarios.Options{})
 	require.NoError(t, err)
-	assert.Equal(t, checker.Violated, o.LockSafety)
+	assert.Equal(t, checker.Violated, o.Verdicts.Of(checker.LockSafety))
 	assert.Equal(t, r.DurationAfter, r.Scenario.Duration)
 	// Shrinking is deterministic.
 	again, err := Shrink(s, 1, ShrinkOptions{Kind: checker.KindLockSafety})
@@ -89,17 +89,17 @@ func TestTargetKind(t *testing.T) {
 		want   string
 		err    string
 	}{
-		{name: "mismatch first", expect: scenarios.Expect{LockSafety: "violated", ResourceSafety: "holds"},
-			o: scenarios.Outcome{LockSafety: v, ResourceSafety: v, Liveness: h}, want: checker.KindResourceSafety},
-		{name: "a fuzz finding", expect: scenarios.Expect{LockSafety: "violated"},
-			o: scenarios.Outcome{LockSafety: v, ResourceSafety: v, Liveness: h}, want: checker.KindLockSafety},
-		{name: "nothing expected", o: scenarios.Outcome{LockSafety: h, ResourceSafety: v, Liveness: v}, want: checker.KindResourceSafety},
-		{name: "liveness mismatch", expect: scenarios.Expect{Liveness: "holds"},
-			o: scenarios.Outcome{LockSafety: v, ResourceSafety: h, Liveness: v}, want: checker.KindLiveness},
-		{name: "matches its expect of holds", expect: scenarios.Expect{LockSafety: "holds"},
-			o: scenarios.Outcome{LockSafety: h, ResourceSafety: v, Liveness: h}, err: "violates nothing to shrink"},
-		{name: "expected violation missing", expect: scenarios.Expect{LockSafety: "violated"},
-			o: scenarios.Outcome{LockSafety: h, ResourceSafety: h, Liveness: h}, err: "expected: lock_safety violated"},
+		{name: "mismatch first", expect: scenarios.Expect{Verdicts: map[string]checker.Verdict{checker.LockSafety: "violated", checker.ResourceSafety: "holds"}},
+			o: scenarios.Outcome{Verdicts: checker.VerdictsFrom(map[string]checker.Verdict{checker.LockSafety: v, checker.ResourceSafety: v, checker.Liveness: h})}, want: checker.KindResourceSafety},
+		{name: "a fuzz finding", expect: scenarios.Expect{Verdicts: map[string]checker.Verdict{checker.LockSafety: "violated"}},
+			o: scenarios.Outcome{Verdicts: checker.VerdictsFrom(map[string]checker.Verdict{checker.LockSafety: v, checker.ResourceSafety: v, checker.Liveness: h})}, want: checker.KindLockSafety},
+		{name: "nothing expected", o: scenarios.Outcome{Verdicts: checker.VerdictsFrom(map[string]checker.Verdict{checker.LockSafety: h, checker.ResourceSafety: v, checker.Liveness: v})}, want: checker.KindResourceSafety},
+		{name: "liveness mismatch", expect: scenarios.Expect{Verdicts: map[string]checker.Verdict{checker.Liveness: "holds"}},
+			o: scenarios.Outcome{Verdicts: checker.VerdictsFrom(map[string]checker.Verdict{checker.LockSafety: v, checker.ResourceSafety: h, checker.Liveness: v})}, want: checker.KindLiveness},
+		{name: "matches its expect of holds", expect: scenarios.Expect{Verdicts: map[string]checker.Verdict{checker.LockSafety: "holds"}},
+			o: scenarios.Outcome{Verdicts: checker.VerdictsFrom(map[string]checker.Verdict{checker.LockSafety: h, checker.ResourceSafety: v, checker.Liveness: h})}, err: "violates nothing to shrink"},
+		{name: "expected violation missing", expect: scenarios.Expect{Verdicts: map[string]checker.Verdict{checker.LockSafety: "violated"}},
+			o: scenarios.Outcome{Verdicts: checker.VerdictsFrom(map[string]checker.Verdict{checker.LockSafety: h, checker.ResourceSafety: h, checker.Liveness: h})}, err: "expected: lock_safety violated"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

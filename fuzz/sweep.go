@@ -57,5 +57,5 @@ func (sw *Sweep) Run(n int) (Verdicts, error) {
 	if err != nil {
 		return Verdicts{}, fmt.Errorf("point %d seed %d: %w", p, sw.RunSeed(n), err)
 	}
-	return Verdicts{Lock: o.LockSafety, Resource: o.ResourceSafety, Liveness: o.Liveness}, nil
+	return verdictsOf(o), nil
 }

@@ -5,22 +5,30 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/scenarios"
 )
 
 // TwinRun is the verdicts of one run beside the others.
 type TwinRun struct {
-	Seed           uint64 `json:"seed"`
-	LockSafety     string `json:"lock_safety"`
-	ResourceSafety string `json:"resource_safety"`
-	Liveness       string `json:"liveness"`
-	TokenOrder     string `json:"token_order"`
-	// Agrees: a real run gave the simulator's four verdicts.
+	Seed uint64 `json:"seed"`
+	// Verdicts are the run's verdicts, written as keys of the run in JSON
+	// ("lock_safety": "holds", ...).
+	Verdicts checker.Verdicts `json:"-"`
+	// Agrees: a real run gave the simulator's verdicts, every one.
 	Agrees      bool   `json:"agrees"`
 	Explanation string `json:"explanation,omitempty"`
 	// Report is the folder that holds the run's report.
 	Report string `json:"report"`
+}
+
+type twinRun TwinRun
+
+// MarshalJSON writes the verdicts as keys of the run, before agrees.
+func (r TwinRun) MarshalJSON() ([]byte, error) {
+	return checker.FlatJSON(twinRun(r), r.Verdicts, "agrees")
 }
 
 // TwinResult is the simulator's run and the real runs of one scenario.
@@ -35,7 +43,7 @@ type TwinResult struct {
 }
 
 func twinRow(o *scenarios.Outcome, report string) TwinRun {
-	r := TwinRun{Seed: o.Seed, LockSafety: string(o.LockSafety), ResourceSafety: string(o.ResourceSafety), Liveness: string(o.Liveness), TokenOrder: string(o.TokenOrder), Report: report}
+	r := TwinRun{Seed: o.Seed, Verdicts: o.Verdicts, Report: report}
 	for _, v := range o.Violations {
 		if r.Explanation != "" {
 			r.Explanation += "\n"
@@ -46,7 +54,7 @@ func twinRow(o *scenarios.Outcome, report string) TwinRun {
 }
 
 // Twin runs s in the simulator on its seed and runs times in real mode on
-// seeds s.Seed, s.Seed+1, ..., and compares the four verdicts. Reports go
+// seeds s.Seed, s.Seed+1, ..., and compares the verdicts. Reports go
 // to out/sim and out/real-seed-N (the report writer is the caller's: write
 // is called with each folder and outcome). Errors are Run's.
 func Twin(ctx context.Context, s *scenarios.Scenario, runs int, out string, write func(dir string, o *scenarios.Outcome) error) (*TwinResult, error) {
@@ -90,7 +98,7 @@ func TwinWith(ctx context.Context, s *scenarios.Scenario, runs int, out string, 
 			}
 		}
 		row := twinRow(ro, dir)
-		row.Agrees = ro.LockSafety == so.LockSafety && ro.ResourceSafety == so.ResourceSafety && ro.Liveness == so.Liveness && ro.TokenOrder == so.TokenOrder
+		row.Agrees = slices.Equal(ro.Verdicts, so.Verdicts)
 		res.Agree = res.Agree && row.Agrees
 		res.Inconclusive = res.Inconclusive || ro.Inconclusive
 		res.Real = append(res.Real, row)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -79,8 +80,8 @@ func TestTwinSuite(t *testing.T) {
 			if r := results[i]; errs[i] != nil {
 				t.Logf("%s could not run (run %d: %v); running it again on its own", s.Name, attempt, errs[i])
 			} else {
-				t.Logf("%s disagreed (run %d: real %s/%s/%s: %s); running it again on its own",
-					s.Name, attempt, r.Real[0].LockSafety, r.Real[0].ResourceSafety, r.Real[0].Liveness, r.Real[0].Explanation)
+				t.Logf("%s disagreed (run %d: real %v: %s); running it again on its own",
+					s.Name, attempt, r.Real[0].Verdicts, r.Real[0].Explanation)
 			}
 			results[i], errs[i] = Twin(context.Background(), s, 1, t.TempDir(), nil)
 		}
@@ -90,9 +91,8 @@ func TestTwinSuite(t *testing.T) {
 			require.NoError(t, errs[i], "real mode must be able to run every marked scenario")
 			r := results[i]
 			require.Len(t, r.Real, 1)
-			assert.True(t, r.Agree, "%s: simulator %s/%s/%s, real %s/%s/%s\nsimulator: %s\nreal: %s\nreplay: simrun twin %s",
-				s.Name, r.Simulator.LockSafety, r.Simulator.ResourceSafety, r.Simulator.Liveness,
-				r.Real[0].LockSafety, r.Real[0].ResourceSafety, r.Real[0].Liveness,
+			assert.True(t, r.Agree, "%s: simulator %v, real %v\nsimulator: %s\nreal: %s\nreplay: simrun twin %s",
+				s.Name, r.Simulator.Verdicts, r.Real[0].Verdicts,
 				r.Simulator.Explanation, r.Real[0].Explanation, s.Name)
 		})
 	}
@@ -126,7 +126,7 @@ faults:
 		}
 	})
 	require.NoError(t, err)
-	assert.Equal(t, "holds", string(o.LockSafety))
+	assert.Equal(t, checker.Holds, o.Verdicts.Of(checker.LockSafety))
 	require.Len(t, pids, 2)
 	for _, pid := range pids {
 		assert.False(t, alive(pid), fmt.Sprintf("server pid %d still runs after Run returned", pid))
@@ -256,7 +256,7 @@ faults:
 	assert.Equal(t, stored("D", "mysql-row-locked")+sim.Time(500*time.Millisecond), crashes["D"], "the trigger on D's row-locked")
 	// memcached lost c1's item in its restart, so c2 locked while c1 held;
 	// the row c3 committed survived D's crash, so c4 never locked.
-	assert.Equal(t, "violated", string(o.LockSafety), "%v", o.Violations)
+	assert.Equal(t, checker.Violated, o.Verdicts.Of(checker.LockSafety), "%v", o.Violations)
 	acquired := map[string]bool{}
 	for _, e := range o.Trace {
 		if e.Kind == sim.KindAcquired {

@@ -225,11 +225,12 @@ func indexHTML(run *Run, timelineSVG, clocksSVG []byte) ([]byte, error) {
 		}
 		d.Verdicts = append(d.Verdicts, r)
 	}
-	row("lock safety", "lock_safety", run.Result.LockSafety)
-	row("resource safety", "resource_safety", run.Result.ResourceSafety)
-	row("liveness", "liveness", run.Result.Liveness)
-	if run.Result.TokenOrder != "" {
-		row("token order", "token_order", run.Result.TokenOrder)
+	for _, j := range run.Result.Verdicts {
+		title := j.Property
+		if p, ok := checker.Lookup(j.Property); ok {
+			title = p.About().Title
+		}
+		row(title, j.Property, j.Verdict)
 	}
 	switch {
 	case run.Result.Inconclusive:

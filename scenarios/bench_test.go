@@ -4,6 +4,8 @@ import (
 	"os"
 	"runtime"
 	"testing"
+
+	"github.com/locksim/locksim/checker"
 )
 
 func BenchmarkRedlockClockJump(b *testing.B) {
@@ -47,7 +49,7 @@ func BenchmarkRedlockCycles(b *testing.B) {
 			b.Fatal(err)
 		}
 		if !o.Matched {
-			b.Fatalf("seed %d: verdicts %s/%s do not match", i+1, o.LockSafety, o.ResourceSafety)
+			b.Fatalf("seed %d: verdicts %s/%s do not match", i+1, o.Verdicts.Of(checker.LockSafety), o.Verdicts.Of(checker.ResourceSafety))
 		}
 		cycles += len(o.History.Beliefs)
 	}

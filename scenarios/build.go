@@ -64,6 +64,10 @@ func BuildWith(s *Scenario, seed uint64, opt BuildOptions) (*World, error) {
 			cfg.Discovery = disc
 		}
 		cfg.Lock.Replicas = len(replicas[c.Lock.Node])
+		if cl := clusterOfLock(b, c.Lock); cl != nil {
+			cfg.Cluster = cl
+			cfg.Lock.Replicas = b.s.Cluster().replicasPerMaster()
+		}
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("client %s: %w", c.Name, err)
 		}

@@ -66,10 +66,7 @@ func Judge(s *Scenario, w *World, seed uint64, opt Options) (*Outcome, error) {
 		TraceHash:         sim.HashString(w.Kernel.TraceHash()),
 		Events:            int64(w.Kernel.TraceEvents()),
 		VirtualTime:       s.Duration.String(),
-		LockSafety:        res.LockSafety,
-		ResourceSafety:    res.ResourceSafety,
-		Liveness:          res.Liveness,
-		TokenOrder:        res.TokenOrder,
+		Verdicts:          res.Verdicts,
 		Violations:        res.Violations,
 		ViolationsOmitted: res.ViolationsOmitted,
 		Fencing:           res.Fencing,
@@ -88,7 +85,7 @@ func Judge(s *Scenario, w *World, seed uint64, opt Options) (*Outcome, error) {
 	if res.LongestWaitClient != "" {
 		o.LongestWait = res.LongestWait.String()
 	}
-	o.Expected, o.Matched, o.Inconclusive = judge(s.Expect, res)
+	o.Expected, o.Matched, o.Inconclusive = judge(s.Expect, res.Verdicts)
 	return o, nil
 }
 

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/checker"
 )
 
 // sweepSeeds is how many seeds besides its own each catalogue scenario must
@@ -28,7 +30,7 @@ func TestCatalogueSeedSweep(t *testing.T) {
 			require.NotEmpty(t, s.Title, "title")
 			require.NotEmpty(t, s.Source, "source")
 			require.NotEmpty(t, s.Why, "why")
-			require.True(t, s.Expect.LockSafety != "" || s.Expect.ResourceSafety != "" || s.Expect.Liveness != "", "a catalogue scenario states its expected verdicts")
+			require.NotEmpty(t, s.Expect.Verdicts, "a catalogue scenario states its expected verdicts")
 			seeds := []uint64{s.Seed}
 			for i := uint64(1); len(seeds) <= sweepSeeds; i++ {
 				if seed := s.Seed + i*7919; seed != s.Seed {
@@ -41,7 +43,7 @@ func TestCatalogueSeedSweep(t *testing.T) {
 				assert.False(t, o.Inconclusive, "seed %d inconclusive", seed)
 				if !o.Matched {
 					t.Errorf("%s seed %d: lock %s, resource %s, liveness %s; expected %v\n%s\nreplay: go run ./cmd/simrun run %s --seed %d",
-						s.Name, seed, o.LockSafety, o.ResourceSafety, o.Liveness, o.Expected, explanations(o), s.Name, seed)
+						s.Name, seed, o.Verdicts.Of(checker.LockSafety), o.Verdicts.Of(checker.ResourceSafety), o.Verdicts.Of(checker.Liveness), o.Expected, explanations(o), s.Name, seed)
 				}
 			}
 		})

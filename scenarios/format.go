@@ -5,6 +5,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/sim"
@@ -120,13 +121,33 @@ type ResourceSpec struct {
 	Fencing string
 }
 
-// Expect holds the expected verdicts; empty strings mean "not expected".
+// Expect holds the expected verdicts.
 type Expect struct {
-	LockSafety     string
-	ResourceSafety string
-	Liveness       string
-	// TokenOrder is the expected fencing-order verdict: holds, violated or
-	// not-used.
-	TokenOrder string
-	MaxWait    time.Duration
+	// Verdicts maps the name of a property of the checker's registry
+	// (checker.Lookup) to the verdict expected of it, one of the verdicts
+	// its About().Expect allows; a property missing from it is not
+	// expected.
+	Verdicts map[string]checker.Verdict
+	// MaxWait is the liveness bound of every client (expect.max_wait).
+	MaxWait time.Duration
 }
+
+// Of returns the verdict expected of the property named name, "" when
+// none is.
+func (e Expect) Of(name string) checker.Verdict { return e.Verdicts[name] }
+
+// Set expects verdict v of the property named name ("" removes the
+// expectation).
+func (e *Expect) Set(name string, v checker.Verdict) {
+	if v == "" {
+		delete(e.Verdicts, name)
+		return
+	}
+	if e.Verdicts == nil {
+		e.Verdicts = map[string]checker.Verdict{}
+	}
+	e.Verdicts[name] = v
+}
+
+// Expected returns the expected verdicts in registry order.
+func (e Expect) Expected() checker.Verdicts { return checker.VerdictsFrom(e.Verdicts) }

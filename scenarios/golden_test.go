@@ -28,7 +28,9 @@ func goldenText(s *Scenario) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "== %s seed %d\n", s.Name, o.Seed)
-	fmt.Fprintf(&b, "lock_safety: %s\nresource_safety: %s\nliveness: %s\ntoken_order: %s\n", o.LockSafety, o.ResourceSafety, o.Liveness, o.TokenOrder)
+	for _, j := range o.Verdicts {
+		fmt.Fprintf(&b, "%s: %s\n", j.Property, j.Verdict)
+	}
 	for _, v := range o.Violations {
 		fmt.Fprintf(&b, "%s: %s\n", v.Kind, v.Explanation)
 	}

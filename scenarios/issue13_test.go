@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/checker"
 )
 
 // withIssue13 has one of each of issue 13's additions: a Redis server with
@@ -114,8 +116,8 @@ func TestCounterSection(t *testing.T) {
 	assert.Equal(t, 5, c.Clients[0].Retries)
 	o, err := Run(s, 1, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, "holds", string(o.ResourceSafety))
-	assert.Equal(t, "not-used", string(o.LockSafety))
+	assert.Equal(t, "holds", string(o.Verdicts.Of(checker.ResourceSafety)))
+	assert.Equal(t, "not-used", string(o.Verdicts.Of(checker.LockSafety)))
 	var loads, purchases, reads int
 	for _, op := range o.History.Counter {
 		switch op.Kind.String() {

@@ -38,6 +38,7 @@ var redisKind = &ProcKind{
 		if len(out) > 0 {
 			setSection(s, redisSection, out)
 		}
+		r.readCluster(top, s) // the cluster: section (kind_redis_cluster.go)
 	},
 	procs: func(s *Scenario) []Proc {
 		var out []Proc
@@ -48,9 +49,10 @@ var redisKind = &ProcKind{
 			}
 			out = append(out, p)
 		}
-		return out
+		return append(out, clusterProcs(s)...)
 	},
 	check: func(x *xref, s *Scenario) {
+		checkCluster(x, s)
 		for i, rs := range s.Redis() {
 			if rs.ReplicaOf == "" {
 				continue
@@ -83,7 +85,7 @@ var redisKind = &ProcKind{
 				return err
 			}
 		}
-		return nil
+		return buildCluster(b)
 	},
 }
 

@@ -202,6 +202,8 @@ type builder struct {
 	opt BuildOptions
 	// discovery is set by the sentinel kind.
 	discovery *clients.Discovery
+	// cluster is set by the redis kind for a cluster: section.
+	cluster *clients.Cluster
 }
 
 // add adds a process with its initial clock; BuildOptions.Substitute may

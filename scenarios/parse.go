@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/internal/suggest"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -165,26 +169,42 @@ func (r *reader) clock(o *obj, path string) ClockSpec {
 	return c
 }
 
+// expect reads the expect block: max_wait, and a verdict for any property
+// of the checker's registry, which says which verdicts it may be expected
+// to have.
 func (r *reader) expect(n *yaml.Node) Expect {
 	var e Expect
 	o := r.mapping(n, "expect")
-	verdict := func(key string, dst *string) {
-		if o.str(key, dst) && *dst != "holds" && *dst != "violated" {
-			r.errf(o.get(key), "expect."+key, "unknown verdict %q (allowed: holds, violated)", *dst)
-		}
-	}
-	verdict("lock_safety", &e.LockSafety)
-	verdict("resource_safety", &e.ResourceSafety)
-	verdict("liveness", &e.Liveness)
-	if o.str("token_order", &e.TokenOrder) {
-		switch e.TokenOrder {
-		case "holds", "violated", "not-used":
-		default:
-			r.errf(o.get("token_order"), "expect.token_order", "unknown verdict %q (allowed: holds, violated, not-used)", e.TokenOrder)
-		}
-	}
 	if o.duration("max_wait", &e.MaxWait) && e.MaxWait <= 0 {
 		r.errf(o.get("max_wait"), "expect.max_wait", "must be positive")
+	}
+	known := append(checker.Names(), "max_wait")
+	for _, kn := range o.keys() {
+		if kn.Value == "max_wait" {
+			continue
+		}
+		p, ok := checker.Lookup(kn.Value)
+		if !ok {
+			list := append([]string(nil), known...)
+			sort.Strings(list)
+			r.errf(kn, "expect."+kn.Value, "unknown property %q (known: %s)%s", kn.Value, strings.Join(list, ", "), suggest.DidYouMean(kn.Value, known))
+			o.known = append(o.known, kn.Value) // reported here, not again by done
+			continue
+		}
+		var v string
+		if !o.str(kn.Value, &v) {
+			continue
+		}
+		allowed := p.About().Expect
+		if !slices.Contains(allowed, checker.Verdict(v)) {
+			words := make([]string, len(allowed))
+			for i, a := range allowed {
+				words[i] = string(a)
+			}
+			r.errf(o.get(kn.Value), "expect."+kn.Value, "unknown verdict %q (allowed: %s)", v, strings.Join(words, ", "))
+			continue
+		}
+		e.Set(kn.Value, checker.Verdict(v))
 	}
 	o.done()
 	return e

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/checker"
 )
 
 const minimal = `name: t
@@ -34,7 +36,7 @@ func TestParseNamesAndTokenOrder(t *testing.T) {
 	s, err := Parse("t.yaml", []byte(y))
 	require.NoError(t, err)
 	assert.Equal(t, "Client_1.b-2", s.Clients[0].Name)
-	assert.Equal(t, "not-used", s.Expect.TokenOrder)
+	assert.Equal(t, checker.NotUsed, s.Expect.Of(checker.TokenOrder))
 }
 
 // TestParseErrors checks that every user error names the file, the line and
@@ -87,6 +89,8 @@ func TestParseErrors(t *testing.T) {
 		{"process name with a space", strings.Replace(minimal, "- name: A\n", "- name: \"A B\"\n", 1), []string{"t.yaml:4: redis[0].name: \"A B\" is not a valid name"}},
 		{"process name starting with a dot", strings.Replace(minimal, "- name: A\n", "- name: .A\n", 1), []string{"redis[0].name: \".A\" is not a valid name"}},
 		{"bad token order expectation", minimal + "expect: {token_order: fine}\n", []string{"t.yaml:9: expect.token_order: unknown verdict \"fine\" (allowed: holds, violated, not-used)"}},
+		{"misspelt property in expect", minimal + "expect:\n  lock_safety: holds\n  token_ordr: holds\n", []string{"t.yaml:11: expect.token_ordr: unknown property \"token_ordr\" (known: liveness, lock_safety, max_wait, resource_safety, token_order); did you mean token_order?"}},
+		{"property in expect far from any", minimal + "expect: {safety: holds}\n", []string{"t.yaml:9: expect.safety: unknown property \"safety\" (known: liveness, lock_safety, max_wait, resource_safety, token_order)"}},
 		{"bad fencing", minimal + "resource: {fencing: strong}\n", []string{"resource.fencing: unknown mode \"strong\""}},
 		{"yaml syntax", "name: t\nduration: [\n", []string{"t.yaml:", "invalid YAML"}},
 		{"not a mapping", "- a\n- b\n", []string{"must be a mapping"}},

@@ -25,7 +25,7 @@ func TestFuzzFindingNamesTheHoldersPause(t *testing.T) {
 	require.NoError(t, err)
 	o, err := Run(s, s.Seed, Options{})
 	require.NoError(t, err)
-	require.Equal(t, checker.Violated, o.LockSafety)
+	require.Equal(t, checker.Violated, o.Verdicts.Of(checker.LockSafety))
 	require.NotEmpty(t, o.Violations)
 	text := o.Violations[0].Explanation
 	assert.Contains(t, text, "the overlap began 10.015s after c1 paused for 28.174s at 0.112s", text)
@@ -69,7 +69,7 @@ func TestLivenessEndToEnd(t *testing.T) {
 			require.NoError(t, err)
 			o, err := Run(s, s.Seed, Options{})
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, o.Liveness, o.LivenessNote)
+			assert.Equal(t, tt.want, o.Verdicts.Of(checker.Liveness), o.LivenessNote)
 			assert.Contains(t, o.LivenessNote, tt.note)
 		})
 	}

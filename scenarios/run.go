@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -59,13 +60,12 @@ type Outcome struct {
 	Seed      uint64 `json:"seed"`
 	TraceHash string `json:"trace_hash"`
 	// Events is the number of trace events.
-	Events         int64               `json:"events"`
-	VirtualTime    string              `json:"virtual_time"`
-	LockSafety     checker.Verdict     `json:"lock_safety"`
-	ResourceSafety checker.Verdict     `json:"resource_safety"`
-	Liveness       checker.Verdict     `json:"liveness"`
-	TokenOrder     checker.Verdict     `json:"token_order"`
-	Violations     []checker.Violation `json:"violations"`
+	Events      int64  `json:"events"`
+	VirtualTime string `json:"virtual_time"`
+	// Verdicts are the checker's verdicts (Result.Verdicts), in JSON one
+	// key per property here: "lock_safety": "holds", ... (MarshalJSON).
+	Verdicts   checker.Verdicts    `json:"-"`
+	Violations []checker.Violation `json:"violations"`
 	// ViolationsOmitted counts the violations beyond the first
 	// checker.MaxViolations, which Violations lists.
 	ViolationsOmitted int               `json:"violations_omitted,omitempty"`
@@ -128,38 +128,28 @@ func run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 
 // judge compares verdicts with expectations. With no expectation at all, a
 // run matches when no property is violated.
-func judge(e Expect, r checker.Result) (map[string]string, bool, bool) {
+func judge(e Expect, got checker.Verdicts) (map[string]string, bool, bool) {
 	exp := map[string]string{}
-	pairs := []struct {
-		name string
-		want string
-		got  checker.Verdict
-	}{
-		{"lock_safety", e.LockSafety, r.LockSafety},
-		{"resource_safety", e.ResourceSafety, r.ResourceSafety},
-		{"liveness", e.Liveness, r.Liveness},
-		{"token_order", e.TokenOrder, r.TokenOrder},
-	}
-	matched, inconclusive, any := true, false, false
-	for _, p := range pairs {
-		if p.want == "" {
+	matched, inconclusive := true, false
+	for _, j := range got {
+		want := e.Of(j.Property)
+		if want == "" {
 			continue
 		}
-		any = true
-		exp[p.name] = p.want
-		if p.got == checker.Unknown {
+		exp[j.Property] = string(want)
+		if j.Verdict == checker.Unknown {
 			inconclusive = true
 		}
-		if string(p.got) != p.want {
+		if j.Verdict != want {
 			matched = false
 		}
 	}
-	if !any {
-		for _, p := range pairs {
-			if p.got == checker.Violated {
+	if len(exp) == 0 {
+		for _, j := range got {
+			if j.Verdict == checker.Violated {
 				matched = false
 			}
-			if p.got == checker.Unknown {
+			if j.Verdict == checker.Unknown {
 				inconclusive = true
 			}
 		}
@@ -167,7 +157,28 @@ func judge(e Expect, r checker.Result) (map[string]string, bool, bool) {
 	return exp, matched, inconclusive
 }
 
-// Violated reports whether any safety property was violated.
-func (o *Outcome) Violated() bool {
-	return o.LockSafety == checker.Violated || o.ResourceSafety == checker.Violated
+// outcomeJSON is Outcome without its methods, for MarshalJSON.
+type outcomeJSON Outcome
+
+// MarshalJSON writes the outcome with one key per property verdict after
+// virtual_time, in registry order ("lock_safety": "violated", ...), the
+// shape result.json and --json have always had.
+func (o Outcome) MarshalJSON() ([]byte, error) {
+	return checker.FlatJSON(outcomeJSON(o), o.Verdicts, "violations")
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: the verdicts of the
+// registered properties from their keys.
+func (o *Outcome) UnmarshalJSON(b []byte) error {
+	var plain outcomeJSON
+	if err := json.Unmarshal(b, &plain); err != nil {
+		return err
+	}
+	vs, err := checker.ReadFlat(b)
+	if err != nil {
+		return err
+	}
+	*o = Outcome(plain)
+	o.Verdicts = vs
+	return nil
 }

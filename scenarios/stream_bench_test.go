@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -57,7 +58,7 @@ func BenchmarkLongRunPeakHeap(b *testing.B) {
 					b.Fatal(err)
 				}
 				if !o.Matched {
-					b.Fatalf("verdicts %s/%s do not match", o.LockSafety, o.ResourceSafety)
+					b.Fatalf("verdicts %s/%s do not match", o.Verdicts.Of(checker.LockSafety), o.Verdicts.Of(checker.ResourceSafety))
 				}
 				if o.History != nil {
 					cycles = len(o.History.Beliefs)

@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
 )
@@ -168,8 +169,8 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 	}
 
 	validateFaults(x, s.Faults, s.Duration, replicas)
-	if s.Expect.Liveness == "" && s.Expect.MaxWait > 0 {
-		r.errf(at("expect.max_wait"), "expect.max_wait", "only applies with expect.liveness")
+	if s.Expect.Of(checker.Liveness) == "" && s.Expect.MaxWait > 0 {
+		r.errf(at("expect.max_wait"), "expect.max_wait", "only applies with expect.%s", checker.Liveness)
 	}
 	// What a fault schedule is checked against, kept for WithFaults
 	// (faultsfast.go): the maps are only read from then on.

@@ -31,7 +31,7 @@ func TestSameHashAtAnyGOMAXPROCS(t *testing.T) {
 				require.Equal(t, h, o.TraceHash, "seed %d GOMAXPROCS %d", seed, procs)
 			}
 			hashes[procs] = o.TraceHash
-			if procs == 1 && o.LockSafety == checker.Violated {
+			if procs == 1 && o.Verdicts.Of(checker.LockSafety) == checker.Violated {
 				violated++
 			}
 		}

@@ -15,6 +15,6 @@ func TestOwnLockSingleGCPause(t *testing.T) {
 	for _, e := range o.Trace {
 		t.Logf("%v %s %s %s %s", e.At, e.Kind, e.Proc, e.Peer, e.Text)
 	}
-	require.Equal(t, checker.Violated, o.LockSafety)
-	require.Equal(t, checker.Violated, o.ResourceSafety)
+	require.Equal(t, checker.Violated, o.Verdicts.Of(checker.LockSafety))
+	require.Equal(t, checker.Violated, o.Verdicts.Of(checker.ResourceSafety))
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -127,11 +128,17 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 		}
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "SCENARIO\tSEED\tLOCK\tRESOURCE\tTOKENS\tLIVENESS\tRESULT\tEXIT")
+		props := checker.Properties()
+		head, none := "SCENARIO\tSEED\t", ""
+		for _, p := range props {
+			head += strings.ToUpper(p.About().Short) + "\t"
+			none += "-\t"
+		}
+		fmt.Fprintln(tw, head+"RESULT\tEXIT")
 		matched := 0
 		for _, r := range rows {
 			if r.o == nil {
-				fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t%s\t%d\n", r.arg, firstLine(r.err), r.code)
+				fmt.Fprintf(tw, "%s\t-\t%s%s\t%d\n", r.arg, none, firstLine(r.err), r.code)
 				continue
 			}
 			result := "matched"
@@ -146,7 +153,11 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 			if r.err != "" {
 				result += ": " + firstLine(r.err)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\n", scenarioArg(r.o.File, r.o.Scenario), r.o.Seed, r.o.LockSafety, r.o.ResourceSafety, r.o.TokenOrder, r.o.Liveness, result, r.code)
+			verdicts := ""
+			for _, p := range props {
+				verdicts += string(r.o.Verdicts.Of(p.About().Name)) + "\t"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s%s\t%d\n", scenarioArg(r.o.File, r.o.Scenario), r.o.Seed, verdicts, result, r.code)
 		}
 		tw.Flush()
 		fmt.Fprintf(stdout, "\n%d of %d scenarios matched their expected verdicts\n", matched, len(rows))

@@ -159,3 +159,22 @@ type realJSON struct {
 	Mode string `json:"mode"`
 	*scenarios.Outcome
 }
+
+// MarshalJSON writes {"mode": ..., then the outcome's keys}: the
+// outcome's own MarshalJSON would otherwise be promoted and drop the mode.
+func (r realJSON) MarshalJSON() ([]byte, error) {
+	mode, err := json.Marshal(struct {
+		Mode string `json:"mode"`
+	}{r.Mode})
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(r.Outcome)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) <= 2 {
+		return mode, nil
+	}
+	return append(append(mode[:len(mode)-1:len(mode)-1], ','), body[1:]...), nil
+}

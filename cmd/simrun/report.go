@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/scenarios"
@@ -87,7 +88,7 @@ func reportCmd(w, stderr io.Writer, path, traceIn, outDir string) error {
 	for _, v := range []struct {
 		file    string
 		verdict string
-	}{{"lock.html", string(rec.LockSafety)}, {"resource.html", string(rec.ResourceSafety)}} {
+	}{{"lock.html", string(rec.Verdicts.Of(checker.LockSafety))}, {"resource.html", string(rec.Verdicts.Of(checker.ResourceSafety))}} {
 		src := filepath.Join(resultDir, v.file)
 		if v.verdict != "violated" || !fileExists(src) {
 			continue

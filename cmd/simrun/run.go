@@ -67,14 +67,8 @@ func listJSON(w io.Writer, cat []*scenarios.Scenario) error {
 	out := make([]listEntry, 0, len(cat))
 	for _, s := range cat {
 		e := listEntry{Name: s.Name, Title: s.Title, Source: s.Source, Duration: s.Duration.String(), Seed: s.Seed, Expect: map[string]string{}}
-		if s.Expect.LockSafety != "" {
-			e.Expect["lock_safety"] = s.Expect.LockSafety
-		}
-		if s.Expect.ResourceSafety != "" {
-			e.Expect["resource_safety"] = s.Expect.ResourceSafety
-		}
-		if s.Expect.Liveness != "" {
-			e.Expect["liveness"] = s.Expect.Liveness
+		for _, j := range s.Expect.Expected() {
+			e.Expect[j.Property] = string(j.Verdict)
 		}
 		if s.Expect.MaxWait > 0 {
 			e.Expect["max_wait"] = s.Expect.MaxWait.String()
@@ -86,20 +80,18 @@ func listJSON(w io.Writer, cat []*scenarios.Scenario) error {
 	return enc.Encode(out)
 }
 
+// expectText says what e expects, property by property in registry order
+// ("lock violated, liveness holds (max wait 20s)").
 func expectText(e scenarios.Expect) string {
 	var parts []string
-	if e.LockSafety != "" {
-		parts = append(parts, "lock "+e.LockSafety)
-	}
-	if e.ResourceSafety != "" {
-		parts = append(parts, "resource "+e.ResourceSafety)
-	}
-	if e.TokenOrder != "" {
-		parts = append(parts, "token order "+e.TokenOrder)
-	}
-	if e.Liveness != "" {
-		l := "liveness " + e.Liveness
-		if e.MaxWait > 0 {
+	for _, p := range checker.Properties() {
+		a := p.About()
+		v := e.Of(a.Name)
+		if v == "" {
+			continue
+		}
+		l := a.Short + " " + string(v)
+		if a.Name == checker.Liveness && e.MaxWait > 0 {
 			l += " (max wait " + e.MaxWait.String() + ")"
 		}
 		parts = append(parts, l)
@@ -544,10 +536,10 @@ func printSummary(w io.Writer, s *scenarios.Scenario, o *scenarios.Outcome, keys
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "verdicts:")
-	line := func(name string, got checker.Verdict, want string) {
+	line := func(name string, got, want checker.Verdict) {
 		mark := ""
 		if want != "" {
-			if string(got) == want {
+			if got == want {
 				mark = fmt.Sprintf("(expected %s: ok)", want)
 			} else {
 				mark = fmt.Sprintf("(expected %s: MISMATCH)", want)
@@ -555,10 +547,13 @@ func printSummary(w io.Writer, s *scenarios.Scenario, o *scenarios.Outcome, keys
 		}
 		fmt.Fprintf(w, "  %-16s %-10s %s\n", name, got, mark)
 	}
-	line("lock safety", o.LockSafety, s.Expect.LockSafety)
-	line("resource safety", o.ResourceSafety, s.Expect.ResourceSafety)
-	line("liveness", o.Liveness, s.Expect.Liveness)
-	line("token order", o.TokenOrder, s.Expect.TokenOrder)
+	for _, j := range o.Verdicts {
+		title := j.Property
+		if p, ok := checker.Lookup(j.Property); ok {
+			title = p.About().Title
+		}
+		line(title, j.Verdict, s.Expect.Of(j.Property))
+	}
 	if len(o.Violations) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "explanation:")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -75,10 +76,10 @@ func TestList(t *testing.T) {
 		assert.Equal(t, s.Name, strings.Fields(name)[0])
 		assert.True(t, strings.HasSuffix(name, "  "+s.Title), "title of %s: %q", s.Name, name)
 		assert.Contains(t, expect, "expect: ", s.Name)
-		for _, want := range []struct{ what, v string }{{"lock ", s.Expect.LockSafety}, {"resource ", s.Expect.ResourceSafety}, {"liveness ", s.Expect.Liveness}} {
-			if want.v != "" {
-				assert.Contains(t, expect, want.what+want.v, s.Name)
-			}
+		for _, j := range s.Expect.Expected() {
+			p, ok := checker.Lookup(j.Property)
+			require.True(t, ok, j.Property)
+			assert.Contains(t, expect, p.About().Short+" "+string(j.Verdict), s.Name)
 		}
 	}
 	assert.Contains(t, r.stdout, "redlock-clock-jump")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/realmode"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -84,9 +85,18 @@ func twinScenario(stdout io.Writer, arg string, f twinFlags) error {
 
 func printTwin(w io.Writer, s *scenarios.Scenario, res *realmode.TwinResult) {
 	fmt.Fprintf(w, "%s: %s\n\n", s.Name, s.Title)
-	fmt.Fprintf(w, "%-18s %-6s %-10s %-10s %-10s %-12s %s\n", "run", "seed", "lock", "resource", "tokens", "liveness", "agrees")
+	props := checker.Properties()
+	head := fmt.Sprintf("%-18s %-6s ", "run", "seed")
+	for _, p := range props {
+		head += fmt.Sprintf("%-12s ", p.About().Short)
+	}
+	fmt.Fprintln(w, head+"agrees")
 	row := func(name string, r realmode.TwinRun, agrees string) {
-		fmt.Fprintf(w, "%-18s %-6d %-10s %-10s %-10s %-12s %s\n", name, r.Seed, r.LockSafety, r.ResourceSafety, r.TokenOrder, r.Liveness, agrees)
+		line := fmt.Sprintf("%-18s %-6d ", name, r.Seed)
+		for _, p := range props {
+			line += fmt.Sprintf("%-12s ", r.Verdicts.Of(p.About().Name))
+		}
+		fmt.Fprintln(w, line+agrees)
 	}
 	row("simulator", res.Simulator, "")
 	for i, r := range res.Real {

@@ -269,3 +269,15 @@ func (f *fatalTB) Fatal(args ...any) {
 	f.msg = fmt.Sprint(args...)
 	panic(fatalStop{})
 }
+
+// LineFailure reads the request line words with read, as a conversation
+// step at f.txt:1 would, and returns the failure it raised ("" if none):
+// for tests that a package's request grammar refuses a mistake loudly.
+func LineFailure(t *testing.T, words string, read func(a *Args, words []string)) string {
+	ws, err := Words(words)
+	if err != nil {
+		t.Fatalf("%q: %v", words, err)
+	}
+	td := &datadriven.TestData{Pos: "f.txt:1", Cmd: "do"}
+	return Failure(t, func(tb testing.TB) { read(NewArgs(tb, td), ws) })
+}

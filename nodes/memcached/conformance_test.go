@@ -142,8 +142,8 @@ func newModelSide(t *testing.T, cfg Config) *modelSide {
 // sync advances the model to the real time elapsed since the start.
 func (m *modelSide) sync() {
 	target := sim.Time(time.Since(m.start))
-	if target > m.w.k.Now() {
-		m.w.advance(target.Sub(m.w.k.Now()))
+	if target > m.w.K.Now() {
+		m.w.Advance(target.Sub(m.w.K.Now()))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
@@ -160,4 +161,22 @@ func renderReply(r Reply) string {
 	}
 	b.WriteString(r.Status)
 	return b.String()
+}
+
+// TestRequestLineMistakes: a request line the grammar does not know fails
+// at its file:line and says why.
+func TestRequestLineMistakes(t *testing.T) {
+	for line, want := range map[string]string{
+		"set k 0 10":     "f.txt:1: do: set k 0 10: want set KEY FLAGS EXPTIME VALUE",
+		"add k x 10 v":   `f.txt:1: do: add k x 10 v: "x" is not a number`,
+		"get":            "f.txt:1: do: get: want get KEY...",
+		"incr k 1 2":     "f.txt:1: do: incr k 1 2: want incr KEY DELTA",
+		"stats":          `f.txt:1: do: unknown command "stats" (set, add, replace, cas, get, gets, delete, touch, incr, decr, flush_all)`,
+		"touch k soon":   `f.txt:1: do: touch k soon: "soon" is not an exptime`,
+		"cas k 0 0 v 1":  "",
+		"flush_all now":  "f.txt:1: do: flush_all now: want flush_all",
+		"delete k other": "f.txt:1: do: delete k other: want delete KEY",
+	} {
+		assert.Equal(t, want, simtest.LineFailure(t, line, func(a *simtest.Args, w []string) { parseRequest(a, w) }), line)
+	}
 }

@@ -20,8 +20,6 @@ type probe = simtest.Probe[Reply]
 // client "c".
 type world struct {
 	*simtest.World
-	t testing.TB
-	k *sim.Kernel
 	p *probe
 	m sim.ProcID
 }
@@ -30,7 +28,7 @@ func newWorld(t testing.TB, cfg Config, clock sim.ClockSpec) *world {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
 	sw := simtest.NewWorld(t, 100*time.Microsecond)
-	w := &world{World: sw, t: t, k: sw.K, p: simtest.NewProbe(func(r Reply) uint64 { return r.ID })}
+	w := &world{World: sw, p: simtest.NewProbe(func(r Reply) uint64 { return r.ID })}
 	w.m = sw.Add("M", func() sim.Process { return New(cfg) }, clock)
 	simtest.AddProbe(sw, "c", w.p)
 	sw.Start()
@@ -39,17 +37,15 @@ func newWorld(t testing.TB, cfg Config, clock sim.ClockSpec) *world {
 
 // do sends r over the network and returns the reply (within 1 ms).
 func (w *world) do(r Request) Reply {
-	w.t.Helper()
+	w.T.Helper()
 	id := w.p.Send(w.m, func(id uint64) sim.Message { r.ID = id; return r })
 	w.Advance(time.Millisecond)
 	rep, ok := w.p.Reply(id)
-	require.True(w.t, ok, "no reply to %s", r.Line())
+	require.True(w.T, ok, "no reply to %s", r.Line())
 	return rep.Reply
 }
 
-func (w *world) advance(d time.Duration) { w.t.Helper(); w.Advance(d) }
-
-func (w *world) node() *Node { return w.k.Process(w.m).(*Node) }
+func (w *world) node() *Node { return w.K.Process(w.m).(*Node) }
 
 func (w *world) events(kind sim.Kind) []string { return w.Texts(kind, "M") }
 

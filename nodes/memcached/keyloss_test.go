@@ -17,7 +17,7 @@ import (
 func TestKeyLosses(t *testing.T) {
 	losses := func(w *world) []string {
 		var out []string
-		for _, l := range w.k.History().KeyLosses {
+		for _, l := range w.K.History().KeyLosses {
 			out = append(out, l.Node+" "+l.Key+" "+string(l.Cause)+" "+l.Detail)
 		}
 		return out
@@ -34,7 +34,7 @@ func TestKeyLosses(t *testing.T) {
 	t.Run("an exptime that passed, found on access", func(t *testing.T) {
 		w := newWorld(t, DefaultConfig(), sim.ClockSpec{})
 		require.Equal(t, "STORED", w.do(add("lock", "c1", 2)).Status)
-		w.advance(5 * time.Second)
+		w.Advance(5 * time.Second)
 		assert.Empty(t, losses(w), "found only on access")
 		require.Equal(t, "STORED", w.do(add("lock", "c2", 2)).Status)
 		assert.Equal(t, []string{"M lock expired "}, losses(w))

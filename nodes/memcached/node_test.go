@@ -142,15 +142,15 @@ func TestExptime(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t, DefaultConfig(), sim.ClockSpec{})
 			// Store at an instant well inside a second of the server's tick.
-			w.advance(300 * time.Millisecond)
+			w.Advance(300 * time.Millisecond)
 			require.Equal(t, "STORED", w.do(set("k", "v", tt.exptime(startWall))).Status)
-			at := w.k.Now()
+			at := w.K.Now()
 			for _, d := range tt.alive {
-				w.advance(at.Add(d).Sub(w.k.Now()))
+				w.Advance(at.Add(d).Sub(w.K.Now()))
 				assert.Len(t, w.do(get("k")).Items, 1, "alive at +%v", d)
 			}
 			if tt.gone >= 0 {
-				w.advance(at.Add(tt.gone).Sub(w.k.Now()))
+				w.Advance(at.Add(tt.gone).Sub(w.K.Now()))
 				assert.Empty(t, w.do(get("k")).Items, "gone at +%v", tt.gone)
 				assert.Equal(t, []string{"k"}, w.events(KindItemExpired))
 			}
@@ -166,10 +166,10 @@ func TestClocks(t *testing.T) {
 		require.Equal(t, "STORED", w.do(set("rel", "v", 10)).Status)
 		start := sim.Epoch / int64(time.Second)
 		require.Equal(t, "STORED", w.do(set("abs", "v", start+10)).Status)
-		w.k.JumpWall(w.m, time.Hour)
-		w.advance(5 * time.Second)
+		w.K.JumpWall(w.m, time.Hour)
+		w.Advance(5 * time.Second)
 		assert.Len(t, w.do(get("rel", "abs")).Items, 2)
-		w.advance(5 * time.Second)
+		w.Advance(5 * time.Second)
 		assert.Empty(t, w.do(get("rel", "abs")).Items)
 	})
 	t.Run("absolute exptimes use the server's start-time wall clock", func(t *testing.T) {
@@ -178,9 +178,9 @@ func TestClocks(t *testing.T) {
 		w := newWorld(t, DefaultConfig(), sim.ClockSpec{Offset: -20 * time.Second})
 		trueNow := sim.Epoch / int64(time.Second)
 		require.Equal(t, "STORED", w.do(set("abs", "v", trueNow+10)).Status)
-		w.advance(29 * time.Second)
+		w.Advance(29 * time.Second)
 		assert.Len(t, w.do(get("abs")).Items, 1)
-		w.advance(time.Second)
+		w.Advance(time.Second)
 		assert.Empty(t, w.do(get("abs")).Items)
 	})
 	t.Run("current_time starts at 62 and ticks each second", func(t *testing.T) {
@@ -188,9 +188,9 @@ func TestClocks(t *testing.T) {
 		n := w.node()
 		assert.Equal(t, int64(ItemUpdateInterval+2), n.CurrentTime())
 		assert.Equal(t, sim.Epoch/int64(time.Second)-ItemUpdateInterval-2, n.ProcessStarted())
-		w.advance(999 * time.Millisecond)
+		w.Advance(999 * time.Millisecond)
 		assert.Equal(t, int64(62), n.CurrentTime())
-		w.advance(time.Millisecond)
+		w.Advance(time.Millisecond)
 		assert.Equal(t, int64(63), n.CurrentTime())
 	})
 }
@@ -225,7 +225,7 @@ func TestEviction(t *testing.T) {
 			require.Equal(t, "STORED", w.do(set(k, val, 0)).Status)
 		}
 		require.Len(t, w.do(get("k1")).Items, 1) // read too soon to be bumped
-		w.advance(61 * time.Second)
+		w.Advance(61 * time.Second)
 		require.Len(t, w.do(get("k0")).Items, 1) // k0 is now the most recent
 		require.Equal(t, "STORED", w.do(set("k4", val, 0)).Status)
 		assert.Equal(t, []string{"k1"}, w.events(KindItemEvicted))
@@ -254,7 +254,7 @@ func TestEviction(t *testing.T) {
 		for _, k := range []string{"k1", "k2", "k3"} {
 			require.Equal(t, "STORED", w.do(set(k, val, 0)).Status)
 		}
-		w.advance(3 * time.Second)
+		w.Advance(3 * time.Second)
 		require.Equal(t, "STORED", w.do(set("k4", val, 0)).Status)
 		assert.Empty(t, w.events(KindItemEvicted))
 		assert.Equal(t, []string{"k0"}, w.events(KindItemExpired))
@@ -285,9 +285,9 @@ func TestRestartLosesEverything(t *testing.T) {
 	w := newWorld(t, DefaultConfig(), sim.ClockSpec{})
 	require.Equal(t, "STORED", w.do(add("lock", "c1", 0)).Status)
 	for _, mode := range []sim.CrashMode{sim.CrashProcess, sim.CrashClean, sim.CrashPower} {
-		w.k.Crash(w.m, mode)
-		w.k.Restart(w.m)
-		w.advance(time.Millisecond)
+		w.K.Crash(w.m, mode)
+		w.K.Restart(w.m)
+		w.Advance(time.Millisecond)
 		assert.Empty(t, w.do(get("lock")).Items, "after %v", mode)
 		assert.Equal(t, "STORED", w.do(add("lock", "c2", 0)).Status, "after %v", mode)
 		assert.Equal(t, "VALUE lock 0 2 1\r\nc2\r\nEND\r\n", w.do(gets("lock")).Wire(), "CAS ids restart at 1")
@@ -370,10 +370,10 @@ func TestDeterminism(t *testing.T) {
 			case 4:
 				w.do(incr(k, 3))
 			case 5:
-				w.advance(time.Duration(r.Intn(1500)) * time.Millisecond)
+				w.Advance(time.Duration(r.Intn(1500)) * time.Millisecond)
 			}
 		}
-		return sim.HashString(w.k.TraceHash())
+		return sim.HashString(w.K.TraceHash())
 	}
 	assert.Equal(t, run(), run())
 }

@@ -309,7 +309,7 @@ func runModel(t *testing.T, s script) []outcome {
 			out[i] = normKill(fromReply(r), st, int64(conns[st.kill].id))
 		case opSend:
 			ids[i] = c.send(stmt)
-			w.advance(modelSettle)
+			w.Advance(modelSettle)
 			r, got := c.reply(ids[i])
 			out[i] = outcome{Waiting: !got}
 			if got {
@@ -321,15 +321,15 @@ func runModel(t *testing.T, s script) []outcome {
 			require.True(t, got, "model: step %d: no reply to step %d", i, st.ref)
 			out[i] = fromReply(r)
 		case opSleep:
-			w.advance(st.d)
+			w.Advance(st.d)
 		case opHangup:
 			w.clients[c.client].Env().Send(w.db, Hangup{Conn: c.id})
-			w.advance(modelSettle)
+			w.Advance(modelSettle)
 		case opCrash:
-			w.k.Crash(w.db, sim.CrashProcess)
-			w.advance(time.Second)
-			w.k.Restart(w.db)
-			w.advance(time.Millisecond)
+			w.K.Crash(w.db, sim.CrashProcess)
+			w.Advance(time.Second)
+			w.K.Restart(w.db)
+			w.Advance(time.Millisecond)
 		case opReconnect:
 			conns[st.conn] = w.connect(c.client)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
@@ -266,4 +267,22 @@ func (h *mysqlDD) parseStmt(a *simtest.Args, words []string) Stmt {
 	}
 	a.Fatalf("unknown statement %q (BEGIN, COMMIT, ROLLBACK, PING, QUIT, INSERT, UPDATE, DELETE, SELECT, SET, KILL)", words[0])
 	return nil
+}
+
+// TestStatementMistakes: a statement the grammar does not know fails at
+// its file:line and says why.
+func TestStatementMistakes(t *testing.T) {
+	h := &mysqlDD{conns: map[string]*tconn{"a": {id: 7}}}
+	for line, want := range map[string]string{
+		"INSERT locks k":            "f.txt:1: do: INSERT locks k: want INSERT TABLE KEY VALUE",
+		"SELECT locks k FOR":        "f.txt:1: do: SELECT locks k FOR: want SELECT TABLE KEY [FOR UPDATE]",
+		"SET autocommit":            "f.txt:1: do: SET autocommit: want SET VARIABLE=N",
+		"KILL nobody":               `f.txt:1: do: KILL nobody: "nobody" is neither a connection nor a number`,
+		"BEGIN WORK":                "f.txt:1: do: BEGIN WORK: want BEGIN",
+		"LOCK TABLES":               `f.txt:1: do: unknown statement "LOCK" (BEGIN, COMMIT, ROLLBACK, PING, QUIT, INSERT, UPDATE, DELETE, SELECT, SET, KILL)`,
+		"KILL QUERY a":              "",
+		"select locks k for update": "",
+	} {
+		assert.Equal(t, want, simtest.LineFailure(t, line, func(a *simtest.Args, w []string) { h.parseStmt(a, w) }), line)
+	}
 }

@@ -57,8 +57,6 @@ func (c *client) at(id uint64) sim.Time {
 // world is a kernel with one MySQL node "db" and clients "c1".."cN".
 type world struct {
 	*simtest.World
-	t       testing.TB
-	k       *sim.Kernel
 	db      sim.ProcID
 	clients map[string]*client
 	next    uint64
@@ -77,8 +75,7 @@ func newWorldWith(t testing.TB, cfg Config, more func(k *sim.Kernel), clients ..
 	t.Helper()
 	require.NoError(t, cfg.Validate())
 	sw := simtest.NewWorld(t, latency)
-	k := sw.K
-	w := &world{World: sw, t: t, k: k, clients: map[string]*client{}}
+	w := &world{World: sw, clients: map[string]*client{}}
 	w.db = sw.Add("db", func() sim.Process { return New(cfg) }, sim.ClockSpec{})
 	for _, name := range clients {
 		c := newClient()
@@ -86,7 +83,7 @@ func newWorldWith(t testing.TB, cfg Config, more func(k *sim.Kernel), clients ..
 		simtest.AddProbe(sw, name, c.Probe)
 	}
 	if more != nil {
-		more(k)
+		more(sw.K)
 	}
 	sw.Start()
 	return w
@@ -101,13 +98,13 @@ type tconn struct {
 }
 
 func (w *world) connect(client string) *tconn {
-	w.t.Helper()
+	w.T.Helper()
 	w.next++
 	id := w.next
 	w.clients[client].SendMsg(w.db, id, Connect{ID: id})
 	r, ok := w.wait(client, id, time.Second)
-	require.True(w.t, ok, "no reply to connect")
-	require.True(w.t, r.OK(), "connect: %v", r)
+	require.True(w.T, ok, "no reply to connect")
+	require.True(w.T, r.OK(), "connect: %v", r)
 	return &tconn{w: w, client: client, id: r.Conn, node: w.db}
 }
 
@@ -121,10 +118,10 @@ func (c *tconn) send(s Stmt) uint64 {
 
 // do sends a statement and waits up to a minute of virtual time for its reply.
 func (c *tconn) do(s Stmt) Reply {
-	c.w.t.Helper()
+	c.w.T.Helper()
 	id := c.send(s)
 	r, ok := c.w.wait(c.client, id, time.Minute)
-	require.True(c.w.t, ok, "no reply to %T on conn %d", s, c.id)
+	require.True(c.w.T, ok, "no reply to %T on conn %d", s, c.id)
 	return r
 }
 
@@ -141,38 +138,19 @@ func (c *tconn) closedReason() (string, bool) {
 
 // wait runs the kernel until the reply to id arrives (at most limit).
 func (w *world) wait(client string, id uint64, limit time.Duration) (Reply, bool) {
-	end := w.k.Now().Add(limit)
-	c := w.clients[client]
-	for {
-		if a, ok := c.Reply(id); ok {
-			return a.Reply, true
-		}
-		if w.k.Now() >= end {
-			return Reply{}, false
-		}
-		require.NoError(w.t, w.k.Run(w.k.Now().Add(time.Millisecond)))
-	}
+	a, ok := simtest.Wait(w.World, w.clients[client].Probe, id, limit)
+	return a.Reply, ok
 }
 
-func (w *world) advance(d time.Duration) { require.NoError(w.t, w.k.Run(w.k.Now().Add(d))) }
-
 func (w *world) node() *Node {
-	p := w.k.Process(w.db)
+	p := w.K.Process(w.db)
 	if p == nil {
 		return nil
 	}
 	return p.(*Node)
 }
 
-func (w *world) events(kind sim.Kind) []string {
-	var out []string
-	for _, e := range w.k.Trace() {
-		if e.Kind == kind {
-			out = append(out, e.Text)
-		}
-	}
-	return out
-}
+func (w *world) events(kind sim.Kind) []string { return w.Texts(kind, "") }
 
 func cfgWith(f func(*Config)) Config {
 	c := DefaultConfig()

@@ -92,7 +92,7 @@ func TestRandomWorkloadInvariants(t *testing.T) {
 			conns := map[string]*tconn{}
 			outstanding := map[string]uint64{}
 			keys := []string{"a", "b", "c"}
-			w.k.Observe(func(ev sim.ObservedEvent) {
+			w.K.Observe(func(ev sim.ObservedEvent) {
 				// Deliveries and timers are traced before the handler runs,
 				// so the node is between two handlers there.
 				if ev.Kind != sim.KindDeliver && ev.Kind != sim.KindTimer {
@@ -100,7 +100,7 @@ func TestRandomWorkloadInvariants(t *testing.T) {
 				}
 				if n := w.node(); n != nil {
 					if err := checkInvariants(n); err != nil {
-						tr := w.k.Trace()
+						tr := w.K.Trace()
 						from := len(tr) - 40
 						if from < 0 {
 							from = 0
@@ -109,7 +109,7 @@ func TestRandomWorkloadInvariants(t *testing.T) {
 							t.Logf("%v %s %s %s %s", e.At, e.Kind, e.Proc, e.Peer, e.Text)
 						}
 						t.Log(dumpLocks(n))
-						t.Fatalf("seed %d at %v: %v", seed, w.k.Now(), err)
+						t.Fatalf("seed %d at %v: %v", seed, w.K.Now(), err)
 					}
 				}
 			})
@@ -132,7 +132,7 @@ func TestRandomWorkloadInvariants(t *testing.T) {
 						conns[name] = nil
 						delete(outstanding, name)
 					}
-					w.advance(rnd.Between(time.Millisecond, 300*time.Millisecond))
+					w.Advance(rnd.Between(time.Millisecond, 300*time.Millisecond))
 					continue
 				}
 				k := keys[rnd.Intn(len(keys))]
@@ -161,16 +161,16 @@ func TestRandomWorkloadInvariants(t *testing.T) {
 					s = Kill{Target: connID(other), Query: rnd.Chance(0.5)}
 				}
 				outstanding[name] = c.send(s)
-				w.advance(rnd.Between(time.Millisecond, 300*time.Millisecond))
+				w.Advance(rnd.Between(time.Millisecond, 300*time.Millisecond))
 			}
 			// The replica converges on the primary once the stream is quiet.
-			w.advance(time.Minute)
-			require.Equal(t, w.node().Rows("locks"), w.k.Process(rep).(*Node).Rows("locks"))
+			w.Advance(time.Minute)
+			require.Equal(t, w.node().Rows("locks"), w.K.Process(rep).(*Node).Rows("locks"))
 			if seed == 3 {
-				w.k.Crash(w.db, sim.CrashPower)
-				w.advance(time.Second)
-				w.k.Restart(w.db)
-				w.advance(time.Second)
+				w.K.Crash(w.db, sim.CrashPower)
+				w.Advance(time.Second)
+				w.K.Restart(w.db)
+				w.Advance(time.Second)
 				require.NoError(t, checkInvariants(w.node()))
 			}
 		})

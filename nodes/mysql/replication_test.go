@@ -19,15 +19,15 @@ func replWorld(t *testing.T, clients ...string) (*world, sim.ProcID) {
 	w := newWorldWith(t, DefaultConfig(), func(k *sim.Kernel) {
 		r = k.Add("r", func() sim.Process { return New(rc) }, sim.ClockSpec{})
 	}, clients...)
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	return w, r
 }
 
-func replica(w *world, r sim.ProcID) *Node { return w.k.Process(r).(*Node) }
+func replica(w *world, r sim.ProcID) *Node { return w.K.Process(r).(*Node) }
 
 // connectTo opens a connection from a client to another node.
 func (w *world) connectTo(client string, node sim.ProcID) *tconn {
-	w.t.Helper()
+	w.T.Helper()
 	saved := w.db
 	w.db = node
 	c := w.connect(client)
@@ -40,7 +40,7 @@ func TestReplicationIsAsynchronous(t *testing.T) {
 	w, r := replWorld(t, "c1", "c2")
 	a := w.connect("c1")
 	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	assert.Equal(t, map[string]string{"L": "a"}, replica(w, r).Rows("locks"))
 
 	// The replica refuses writes while read_only.
@@ -51,22 +51,22 @@ func TestReplicationIsAsynchronous(t *testing.T) {
 
 	// A commit acknowledged by the primary whose event never reaches the
 	// replica is lost when the replica is promoted.
-	p := w.k.Partition([][]sim.ProcID{{w.db}, {r}})
+	p := w.K.Partition([][]sim.ProcID{{w.db}, {r}})
 	ok(t, a.do(Delete{Table: "locks", Key: "L"}))
 	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a2"}))
-	w.k.Crash(w.db, sim.CrashPower)
-	w.k.Unpartition(p)
+	w.K.Crash(w.db, sim.CrashPower)
+	w.K.Unpartition(p)
 	w.clients["c2"].Env().Send(r, Promote{})
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	assert.Equal(t, map[string]string{"L": "a"}, replica(w, r).Rows("locks"), "the acknowledged re-lock was lost")
 	ok(t, b.do(Insert{Table: "locks", Key: "M", Value: "b"}))
 	code(t, ErrDupEntry, b.do(Insert{Table: "locks", Key: "L", Value: "b"}))
 
 	// The promotion survives a restart: it does not replicate again.
-	w.k.Crash(r, sim.CrashProcess)
-	w.k.Restart(r)
-	w.k.Restart(w.db)
-	w.advance(2 * time.Minute)
+	w.K.Crash(r, sim.CrashProcess)
+	w.K.Restart(r)
+	w.K.Restart(w.db)
+	w.Advance(2 * time.Minute)
 	assert.Equal(t, map[string]string{"L": "a", "M": "b"}, replica(w, r).Rows("locks"))
 	assert.Equal(t, map[string]string{"L": "a2"}, w.node().Rows("locks"))
 }
@@ -84,13 +84,13 @@ func TestReplicaCatchesUp(t *testing.T) {
 			w, r := replWorld(t, "c1")
 			a := w.connect("c1")
 			ok(t, a.do(Insert{Table: "locks", Key: "A", Value: "1"}))
-			p := w.k.Partition([][]sim.ProcID{{w.db}, {r}})
+			p := w.K.Partition([][]sim.ProcID{{w.db}, {r}})
 			ok(t, a.do(Insert{Table: "locks", Key: "B", Value: "2"}))
-			w.k.Unpartition(p)
+			w.K.Unpartition(p)
 			if tt.more {
 				ok(t, a.do(Insert{Table: "locks", Key: "C", Value: "3"}))
 			}
-			w.advance(tt.within)
+			w.Advance(tt.within)
 			assert.Equal(t, w.node().Rows("locks"), replica(w, r).Rows("locks"))
 		})
 	}
@@ -100,20 +100,20 @@ func TestReplicaReconnectsAfterSourceRestart(t *testing.T) {
 	w, r := replWorld(t, "c1")
 	a := w.connect("c1")
 	ok(t, a.do(Insert{Table: "locks", Key: "A", Value: "1"}))
-	w.k.Crash(w.db, sim.CrashProcess)
-	w.advance(time.Second)
-	w.k.Restart(w.db)
+	w.K.Crash(w.db, sim.CrashProcess)
+	w.Advance(time.Second)
+	w.K.Restart(w.db)
 	a = w.connect("c1")
 	ok(t, a.do(Insert{Table: "locks", Key: "B", Value: "2"}))
-	w.advance(time.Second)
+	w.Advance(time.Second)
 	assert.Equal(t, map[string]string{"A": "1"}, replica(w, r).Rows("locks"), "not reconnected yet")
 	// slave_net_timeout (60 s) after the last message from the old source.
-	w.advance(61 * time.Second)
+	w.Advance(61 * time.Second)
 	assert.Equal(t, map[string]string{"A": "1", "B": "2"}, replica(w, r).Rows("locks"))
 	// The replica's own crash loses nothing it applied (flush 1).
-	w.k.Crash(r, sim.CrashPower)
-	w.k.Restart(r)
+	w.K.Crash(r, sim.CrashPower)
+	w.K.Restart(r)
 	ok(t, a.do(Delete{Table: "locks", Key: "A"}))
-	w.advance(time.Second)
+	w.Advance(time.Second)
 	assert.Equal(t, map[string]string{"B": "2"}, replica(w, r).Rows("locks"))
 }

@@ -77,7 +77,7 @@ func TestInsertWaitsForUncommittedInsert(t *testing.T) {
 			ok(t, a.do(Begin{}))
 			ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
 			id := b.send(Insert{Table: "locks", Key: "L", Value: "b"})
-			w.advance(5 * time.Second)
+			w.Advance(5 * time.Second)
 			pending(t, b, id)
 			assert.Len(t, w.events(KindLockWait), 1)
 			ok(t, a.do(tt.end))
@@ -101,7 +101,7 @@ func TestSelectForUpdateWaitsUntilCommit(t *testing.T) {
 
 	ok(t, b.do(Begin{}))
 	id := b.send(SelectForUpdate{Table: "locks", Key: "L"})
-	w.advance(10 * time.Second)
+	w.Advance(10 * time.Second)
 	pending(t, b, id)
 	// A nonlocking read on another connection does not wait and sees the
 	// committed image.
@@ -138,7 +138,7 @@ func TestLockWaitTimeout(t *testing.T) {
 			ok(t, a.do(SelectForUpdate{Table: "locks", Key: "L"}))
 			ok(t, b.do(Begin{}))
 			ok(t, b.do(SelectForUpdate{Table: "locks", Key: "M"}))
-			sent := w.k.Now()
+			sent := w.K.Now()
 			id := b.send(SelectForUpdate{Table: "locks", Key: "L"})
 			r, got := w.wait("c2", id, 2*tt.wantAfter)
 			require.True(t, got)
@@ -149,7 +149,7 @@ func TestLockWaitTimeout(t *testing.T) {
 			// Only the statement was rolled back: b still holds M, so a's
 			// request for M waits; with innodb_rollback_on_timeout it does not.
 			mid := a.send(SelectForUpdate{Table: "locks", Key: "M"})
-			w.advance(100 * time.Millisecond)
+			w.Advance(100 * time.Millisecond)
 			_, granted := a.reply(mid)
 			assert.Equal(t, tt.rollback, granted)
 		})
@@ -182,7 +182,7 @@ func TestDeadlock(t *testing.T) {
 			ok(t, a.do(SelectForUpdate{Table: "locks", Key: "A"}))
 			ok(t, b.do(SelectForUpdate{Table: "locks", Key: "B"}))
 			ida := a.send(SelectForUpdate{Table: "locks", Key: "B"})
-			w.advance(10 * time.Millisecond)
+			w.Advance(10 * time.Millisecond)
 			idb := b.send(SelectForUpdate{Table: "locks", Key: "A"})
 			ra, gota := w.wait("c1", ida, 10*time.Second)
 			rb, gotb := w.wait("c2", idb, 10*time.Second)
@@ -221,9 +221,9 @@ func TestThreeInsertersDeadlockAfterRollback(t *testing.T) {
 	ok(t, b.do(Begin{}))
 	ok(t, c.do(Begin{}))
 	idb := b.send(Insert{Table: "locks", Key: "L", Value: "b"})
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	idc := c.send(Insert{Table: "locks", Key: "L", Value: "c"})
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	ok(t, a.do(Rollback{}))
 	rb, gotb := w.wait("c2", idb, time.Second)
 	rc, gotc := w.wait("c3", idc, time.Second)
@@ -246,7 +246,7 @@ func TestConnectionEndReleasesLocks(t *testing.T) {
 	}{
 		{"quit", func(w *world, a, _ *tconn) { a.send(Quit{}) }, "", nil},
 		{"hangup", func(w *world, a, _ *tconn) { w.clients["c1"].Env().Send(w.db, Hangup{Conn: a.id}) }, "", nil},
-		{"kill", func(w *world, a, k *tconn) { ok(w.t.(*testing.T), k.do(Kill{Target: a.id})) }, "killed by conn 3", []string{"c1 L connection-killed table locks, conn 1 killed by conn 3"}},
+		{"kill", func(w *world, a, k *tconn) { ok(w.T.(*testing.T), k.do(Kill{Target: a.id})) }, "killed by conn 3", []string{"c1 L connection-killed table locks, conn 1 killed by conn 3"}},
 		{"wait_timeout", func(w *world, a, _ *tconn) {}, "wait_timeout", []string{"c1 L connection-killed table locks, conn 1 wait_timeout"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,7 +259,7 @@ func TestConnectionEndReleasesLocks(t *testing.T) {
 			ok(t, a.do(SelectForUpdate{Table: "locks", Key: "L"}))
 			ok(t, a.do(Update{Table: "locks", Key: "L", Value: "a"}))
 			id := b.send(SelectForUpdate{Table: "locks", Key: "L"})
-			w.advance(time.Second)
+			w.Advance(time.Second)
 			pending(t, b, id)
 			tt.end(w, a, k)
 			r, got := w.wait("c2", id, time.Minute)
@@ -274,7 +274,7 @@ func TestConnectionEndReleasesLocks(t *testing.T) {
 				code(t, ErrServerGone, a.do(Ping{}))
 			}
 			var losses []string
-			for _, l := range w.k.History().KeyLosses {
+			for _, l := range w.K.History().KeyLosses {
 				losses = append(losses, l.Holder+" "+l.Key+" "+string(l.Cause)+" "+l.Detail)
 			}
 			assert.Equal(t, tt.losses, losses)
@@ -292,10 +292,10 @@ func TestHangupWhileWaiting(t *testing.T) {
 	ok(t, a.do(Begin{}))
 	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
 	b.send(SelectForUpdate{Table: "locks", Key: "L"})
-	w.advance(time.Second)
+	w.Advance(time.Second)
 	w.clients["c2"].Env().Send(w.db, Hangup{Conn: b.id})
 	id := c.send(Insert{Table: "locks", Key: "M", Value: "c"})
-	w.advance(10 * time.Second)
+	w.Advance(10 * time.Second)
 	pending(t, c, id)
 	assert.Contains(t, w.node().Conns(), b.id)
 	ok(t, a.do(Commit{}))
@@ -309,10 +309,10 @@ func TestWaitTimeoutIsIdleTime(t *testing.T) {
 	w := newWorld(t, cfgWith(func(c *Config) { c.WaitTimeout = 10 * time.Second }), "c1")
 	a := w.connect("c1")
 	for i := 0; i < 5; i++ {
-		w.advance(9 * time.Second)
+		w.Advance(9 * time.Second)
 		ok(t, a.do(Ping{}))
 	}
-	w.advance(11 * time.Second)
+	w.Advance(11 * time.Second)
 	reason, closed := a.closedReason()
 	require.True(t, closed)
 	assert.Equal(t, "wait_timeout", reason)
@@ -328,7 +328,7 @@ func TestKill(t *testing.T) {
 	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
 	ok(t, b.do(Begin{}))
 	id := b.send(SelectForUpdate{Table: "locks", Key: "L"})
-	w.advance(time.Second)
+	w.Advance(time.Second)
 	// KILL QUERY ends only the wait: b keeps its connection.
 	ok(t, k.do(Kill{Target: b.id, Query: true}))
 	r, got := w.wait("c2", id, time.Second)
@@ -336,7 +336,7 @@ func TestKill(t *testing.T) {
 	code(t, ErrQueryInterrupted, r)
 	// KILL of a waiting connection: the client finds it lost.
 	id = b.send(SelectForUpdate{Table: "locks", Key: "L"})
-	w.advance(time.Second)
+	w.Advance(time.Second)
 	ok(t, k.do(Kill{Target: b.id}))
 	r, got = w.wait("c2", id, time.Second)
 	require.True(t, got)
@@ -354,7 +354,7 @@ func TestStatementsQueueBehindAWait(t *testing.T) {
 	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
 	id1 := b.send(Insert{Table: "locks", Key: "L", Value: "b"})
 	id2 := b.send(Insert{Table: "locks", Key: "M", Value: "b"})
-	w.advance(time.Second)
+	w.Advance(time.Second)
 	pending(t, b, id1)
 	pending(t, b, id2)
 	ok(t, a.do(Commit{}))
@@ -386,15 +386,15 @@ func TestDurability(t *testing.T) {
 			w := newWorld(t, cfgWith(func(c *Config) { c.FlushLogAtTrxCommit = tt.flush }), "c1", "c2")
 			a, b := w.connect("c1"), w.connect("c2")
 			ok(t, a.do(Insert{Table: "locks", Key: "old", Value: "a"}))
-			w.advance(5 * time.Second)
+			w.Advance(5 * time.Second)
 			ok(t, a.do(Insert{Table: "locks", Key: "new", Value: "a"}))
 			ok(t, b.do(Begin{}))
 			ok(t, b.do(Insert{Table: "locks", Key: "uncommitted", Value: "b"}))
-			w.advance(tt.wait)
-			w.k.Crash(w.db, tt.crash)
-			w.advance(time.Second)
-			w.k.Restart(w.db)
-			w.advance(time.Millisecond)
+			w.Advance(tt.wait)
+			w.K.Crash(w.db, tt.crash)
+			w.Advance(time.Second)
+			w.K.Restart(w.db)
+			w.Advance(time.Millisecond)
 			want := map[string]string{"old": "a"}
 			if tt.wantLast {
 				want["new"] = "a"
@@ -423,7 +423,7 @@ func TestGapLockBlocksInsertOnly(t *testing.T) {
 	assert.False(t, b.do(SelectForUpdate{Table: "locks", Key: "L"}).Found)
 	// ...but block the other's insert, and both inserting deadlocks.
 	id := b.send(Insert{Table: "locks", Key: "L", Value: "b"})
-	w.advance(time.Second)
+	w.Advance(time.Second)
 	pending(t, b, id)
 	code(t, ErrLockDeadlock, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
 	rb, _ := w.wait("c2", id, time.Second)
@@ -481,10 +481,10 @@ func TestDeterministicTrace(t *testing.T) {
 		ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
 		b.send(Insert{Table: "locks", Key: "L", Value: "b"})
 		c.send(Insert{Table: "locks", Key: "L", Value: "c"})
-		w.advance(time.Second)
+		w.Advance(time.Second)
 		ok(t, a.do(Rollback{}))
-		w.advance(time.Second)
-		return w.k.TraceHash()
+		w.Advance(time.Second)
+		return w.K.TraceHash()
 	}
 	assert.Equal(t, run(), run())
 }
@@ -502,12 +502,12 @@ func TestRedoCheckpoint(t *testing.T) {
 				ok(t, a.do(Delete{Table: "locks", Key: fmt.Sprint("k", (i+3)%7)}))
 			}
 			ok(t, a.do(Insert{Table: "locks", Key: "n", Value: "last"}))
-			w.advance(2 * time.Second)
-			assert.Less(t, w.k.Disk(w.db).File(RedoFile).Len(), checkpointEvery+2)
+			w.Advance(2 * time.Second)
+			assert.Less(t, w.K.Disk(w.db).File(RedoFile).Len(), checkpointEvery+2)
 			want := w.node().Rows("locks")
-			w.k.Crash(w.db, sim.CrashPower)
-			w.k.Restart(w.db)
-			w.advance(time.Millisecond)
+			w.K.Crash(w.db, sim.CrashPower)
+			w.K.Restart(w.db)
+			w.Advance(time.Millisecond)
 			assert.Equal(t, want, w.node().Rows("locks"))
 			assert.Equal(t, "last", want["n"])
 		})

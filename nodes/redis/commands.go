@@ -68,6 +68,9 @@ func init() {
 		{name: "eval", arity: -3, run: cmdEval},
 		{name: "evalsha", arity: -3, run: cmdEvalSHA},
 		{name: "debug", arity: -2, run: cmdDebug},
+		{name: "cluster", arity: -2, run: cmdCluster},
+		{name: "asking", arity: 1, run: cmdAsking},
+		{name: "readwrite", arity: 1, run: cmdAsking},
 		{name: "script", arity: -2, subs: map[string]*cmdSpec{
 			"load":   {name: "script|load", arity: 3, run: cmdScriptLoad},
 			"exists": {name: "script|exists", arity: -3, run: cmdScriptExists},
@@ -181,6 +184,15 @@ func (n *Node) process(a []string) Value {
 		return *errv
 	}
 	exec := spec.name == "exec"
+	// Cluster redirection before anything else but arity
+	// (processCommand, R 7.0.15 src/server.c:3690-3716): not for the
+	// master's stream; inside MULTI each command is checked as it is
+	// queued, and EXEC checks what it queued again.
+	if n.cl != nil && !n.cur.fromMaster && !n.loading {
+		if v := n.clusterRedirect(spec, a); v != nil {
+			return n.rejectCommand(*v, exec)
+		}
+	}
 	if n.cfg.MaxMemory > 0 {
 		// maxmemory: evict first, then refuse the commands that need memory
 		// (server.c:3976-4004); inside MULTI every command but EXEC and

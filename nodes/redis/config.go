@@ -75,6 +75,10 @@ type Config struct {
 	// master. A CONFIG REWRITE persisted on the node's disk overrides it
 	// after a restart.
 	ReplicaOf string
+	// Cluster turns on cluster mode (cluster-enabled yes, cluster.go); the
+	// node's role then comes from the cluster layout and ReplicaOf must be
+	// empty.
+	Cluster *ClusterConfig
 	// ReplicationDelay is an extra delay applied to everything this replica
 	// receives from its master (the full sync and the command stream), on
 	// top of the network latency. Order is preserved.
@@ -171,6 +175,14 @@ func (c Config) Validate() error {
 	}
 	if err := c.validateMemory(); err != nil {
 		return err
+	}
+	if c.Cluster != nil {
+		if c.ReplicaOf != "" {
+			return fmt.Errorf("redis config: ReplicaOf: must be empty in cluster mode (the cluster layout gives the role)")
+		}
+		if err := c.Cluster.Validate(); err != nil {
+			return fmt.Errorf("redis config: %w", err)
+		}
 	}
 	if strings.ContainsAny(c.ReplicaOf, " \t\r\n") {
 		return fmt.Errorf("redis config: ReplicaOf: %q is not a process name", c.ReplicaOf)

@@ -13,7 +13,7 @@ import (
 
 func syncTexts(w *world, proc string) []string {
 	var out []string
-	for _, e := range w.events(EventReplicaSync, proc) {
+	for _, e := range w.Events(EventReplicaSync, proc) {
 		out = append(out, strings.Fields(e.Text)[0])
 	}
 	return out
@@ -24,16 +24,16 @@ func syncTexts(w *world, proc string) []string {
 // connection: no resync at all.
 func TestShortPartitionRetransmits(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
-	w.advance(10 * time.Millisecond)
-	id := w.k.Partition([][]sim.ProcID{{w.ID("A")}, {w.ID("R")}})
+	w.Advance(10 * time.Millisecond)
+	id := w.K.Partition([][]sim.ProcID{{w.ID("A")}, {w.ID("R")}})
 	require.True(t, w.do("A", "SET", "k", "v").IsOK())
-	w.advance(500 * time.Millisecond)
+	w.Advance(500 * time.Millisecond)
 	assert.Equal(t, Nil(), w.do("R", "GET", "k"))
-	w.k.Unpartition(id)
-	w.advance(2 * time.Second)
+	w.K.Unpartition(id)
+	w.Advance(2 * time.Second)
 	assert.Equal(t, Bulk("v"), w.do("R", "GET", "k"))
 	assert.Equal(t, []string{"from"}, syncTexts(w, "R"), "only the initial full sync")
-	assert.Empty(t, w.events(EventReplicaLink, "R"))
+	assert.Empty(t, w.Events(EventReplicaLink, "R"))
 }
 
 // TestPartialVersusFullResync: after a partition longer than repl-timeout
@@ -54,15 +54,15 @@ func TestPartialVersusFullResync(t *testing.T) {
 			m := master()
 			m.ReplBacklogSize = tt.backlog
 			w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: m}, nodeSpec{name: "R", cfg: replicaOf("A")})
-			w.advance(10 * time.Millisecond)
-			w.k.Partition([][]sim.ProcID{{w.ID("A")}, {w.ID("R")}})
+			w.Advance(10 * time.Millisecond)
+			w.K.Partition([][]sim.ProcID{{w.ID("A")}, {w.ID("R")}})
 			for i := 0; i < 10; i++ {
 				require.True(t, w.do("A", "SET", "k"+itoa(int64(i)), strings.Repeat("x", 20)).IsOK())
 			}
-			w.advance(70 * time.Second) // both ends time out (repl-timeout 60 s)
+			w.Advance(70 * time.Second) // both ends time out (repl-timeout 60 s)
 			assert.Equal(t, "0", infoLine(w.do("A", "INFO", "replication"), "connected_slaves"))
-			w.k.Heal()
-			w.advance(5 * time.Second)
+			w.K.Heal()
+			w.Advance(5 * time.Second)
 			assert.Equal(t, Bulk(strings.Repeat("x", 20)), w.do("R", "GET", "k9"))
 			assert.Equal(t, []string{"from", tt.want}, syncTexts(w, "R"))
 			assert.Equal(t, infoLine(w.do("A", "INFO", "replication"), "master_repl_offset"),
@@ -85,16 +85,16 @@ func TestReplicaLearnsMasterCrash(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mode.String(), func(t *testing.T) {
 			w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
-			w.advance(10 * time.Millisecond)
+			w.Advance(10 * time.Millisecond)
 			if tt.upAt > 0 {
-				w.k.Crash(w.ID("A"), tt.mode)
-				w.advance(tt.upAt)
+				w.K.Crash(w.ID("A"), tt.mode)
+				w.Advance(tt.upAt)
 				assert.Equal(t, "up", infoLine(w.do("R", "INFO", "replication"), "master_link_status"), "not yet")
-				w.advance(tt.downAt - tt.upAt)
+				w.Advance(tt.downAt - tt.upAt)
 			} else {
 				assert.Equal(t, "up", infoLine(w.do("R", "INFO", "replication"), "master_link_status"), "before the crash")
-				w.k.Crash(w.ID("A"), tt.mode)
-				w.advance(tt.downAt)
+				w.K.Crash(w.ID("A"), tt.mode)
+				w.Advance(tt.downAt)
 			}
 			assert.Equal(t, "down", infoLine(w.do("R", "INFO", "replication"), "master_link_status"))
 		})

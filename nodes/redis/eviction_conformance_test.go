@@ -85,7 +85,7 @@ func realEvSide(t *testing.T, policy EvictionPolicy) evSide {
 
 func modelEvSide(t *testing.T, policy EvictionPolicy, budget int64) evSide {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: limited(policy, budget)})
-	return evSide{name: "model", do: func(args ...string) Value { return w.do("A", args...) }, advance: w.advance,
+	return evSide{name: "model", do: func(args ...string) Value { return w.do("A", args...) }, advance: w.Advance,
 		limitNow: func(int64) {}, evicted: func() int64 { return w.node("A").EvictedKeys() }}
 }
 

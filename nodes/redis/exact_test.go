@@ -25,7 +25,6 @@ package redis
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -64,13 +63,7 @@ type exactNode struct {
 func newExactWorld(t *testing.T) *exactWorld {
 	t.Helper()
 	redisServerPath(t)
-	if _, err := exec.LookPath("cc"); err != nil {
-		const install = "(install it with `apt-get install -y gcc`)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal("cc not found in PATH and CI=true: the exact differential suite builds its clock library with it " + install)
-		}
-		t.Skip("cc not found in PATH: the exact differential suite against real Redis is SKIPPED " + install)
-	}
+	simtest.NeedBinaries(t, "the exact differential suite against real Redis builds its clock library with it", "apt-get install -y gcc", "cc")
 	dir := t.TempDir()
 	lib, err := clockshift.Build(dir)
 	require.NoError(t, err)

@@ -15,30 +15,30 @@ import (
 // client's SET NX succeeds (reference 1.5, Kleppmann's S3).
 func TestClockJumpForward(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "30000").IsOK())
 	assert.Equal(t, Nil(), w.do("A", "SET", "lock", "c2", "NX", "PX", "30000"))
-	w.k.JumpWall(w.ID("A"), 31*time.Second)
+	w.K.JumpWall(w.ID("A"), 31*time.Second)
 	assert.True(t, w.do("A", "SET", "lock", "c2", "NX", "PX", "30000").IsOK(), "the lock expired at once")
 	assert.Equal(t, Bulk("c2"), w.do("A", "GET", "lock"))
-	exp := w.events(EventKeyExpired, "A")
+	exp := w.Events(EventKeyExpired, "A")
 	require.Len(t, exp, 1)
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	assert.Equal(t, Bulk("c2"), w.do("R", "GET", "lock"), "the replica got DEL then SET PXAT")
-	assert.Len(t, w.events(EventKeyDel, "R"), 1)
-	assert.Empty(t, w.events(EventKeyExpired, "R"), "replicas never expire by themselves")
+	assert.Len(t, w.Events(EventKeyDel, "R"), 1)
+	assert.Empty(t, w.Events(EventKeyExpired, "R"), "replicas never expire by themselves")
 }
 
 // TestClockJumpBackward: keys live longer by the jump (reference 1.5).
 func TestClockJumpBackward(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()})
 	require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "1000").IsOK())
-	w.k.JumpWall(w.ID("A"), -5*time.Second)
-	w.advance(2 * time.Second)
+	w.K.JumpWall(w.ID("A"), -5*time.Second)
+	w.Advance(2 * time.Second)
 	assert.Equal(t, Bulk("c1"), w.do("A", "GET", "lock"))
 	pttl := w.do("A", "PTTL", "lock").Int
 	assert.InDelta(t, 4000, pttl, 20)
-	w.advance(4 * time.Second)
+	w.Advance(4 * time.Second)
 	assert.Equal(t, Nil(), w.do("A", "GET", "lock"))
 }
 
@@ -48,10 +48,10 @@ func TestExpiryStrictAndFrozen(t *testing.T) {
 	// Zero latency: the commands execute exactly when sent.
 	w := newWorld(t, 0, nodeSpec{name: "A", cfg: master()})
 	require.True(t, w.do("A", "SET", "k", "v", "PX", "100").IsOK())
-	w.advance(100 * time.Millisecond)
+	w.Advance(100 * time.Millisecond)
 	assert.Equal(t, Bulk("v"), w.do("A", "GET", "k"), "at the deadline the key is still valid")
 	assert.Equal(t, Int(0), w.do("A", "PTTL", "k"))
-	w.advance(time.Millisecond)
+	w.Advance(time.Millisecond)
 	assert.Equal(t, Nil(), w.do("A", "GET", "k"))
 }
 
@@ -65,12 +65,12 @@ func TestActiveExpiry(t *testing.T) {
 			require.True(t, w.do("A", "DEBUG", "SET-ACTIVE-EXPIRE", "0").IsOK())
 		}
 		require.True(t, w.do("A", "SET", "k", "v", "PX", "50").IsOK())
-		w.advance(160 * time.Millisecond)
+		w.Advance(160 * time.Millisecond)
 		if active {
-			assert.Len(t, w.events(EventKeyExpired, "A"), 1)
+			assert.Len(t, w.Events(EventKeyExpired, "A"), 1)
 			assert.Equal(t, Int(0), w.do("A", "DBSIZE"))
 		} else {
-			assert.Empty(t, w.events(EventKeyExpired, "A"))
+			assert.Empty(t, w.Events(EventKeyExpired, "A"))
 			assert.Equal(t, Int(1), w.do("A", "DBSIZE"))
 		}
 	}
@@ -80,15 +80,15 @@ func TestActiveExpiry(t *testing.T) {
 // on its own clock but keeps it until the master's DEL (reference 1.3).
 func TestReplicaHidesExpiredKeys(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	require.True(t, w.do("A", "DEBUG", "SET-ACTIVE-EXPIRE", "0").IsOK())
 	require.True(t, w.do("A", "SET", "k", "v", "PX", "100").IsOK())
 	require.Equal(t, Int(1), w.do("A", "WAIT", "1", "0"))
-	w.advance(200 * time.Millisecond)
+	w.Advance(200 * time.Millisecond)
 	assert.Equal(t, Nil(), w.do("R", "GET", "k"))
 	assert.Equal(t, Int(-2), w.do("R", "PTTL", "k"))
 	assert.Equal(t, Int(1), w.do("R", "DBSIZE"), "still stored on the replica")
-	assert.Empty(t, w.events(EventKeyExpired, "R"))
+	assert.Empty(t, w.Events(EventKeyExpired, "R"))
 	assert.Equal(t, Nil(), w.do("A", "GET", "k"), "the master expires it on access")
 	require.Equal(t, Int(1), w.do("A", "WAIT", "1", "0"))
 	assert.Equal(t, Int(0), w.do("R", "DBSIZE"))
@@ -101,16 +101,16 @@ func TestReplicaClockSkew(t *testing.T) {
 	w := newWorld(t, time.Millisecond,
 		nodeSpec{name: "A", cfg: master()},
 		nodeSpec{name: "R", cfg: replicaOf("A"), clock: sim.ClockSpec{Offset: 20 * time.Second}})
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "10000").IsOK())
 	require.Equal(t, Int(1), w.do("A", "WAIT", "1", "0"))
 	assert.Equal(t, Bulk("c1"), w.do("A", "GET", "lock"))
 	assert.Equal(t, Nil(), w.do("R", "GET", "lock"), "hidden by the replica's own clock")
 	assert.Equal(t, Int(1), w.do("R", "DBSIZE"))
 	require.True(t, w.do("R", "REPLICAOF", "NO", "ONE").IsOK())
-	require.Len(t, w.events(EventPromoted, "R"), 1)
+	require.Len(t, w.Events(EventPromoted, "R"), 1)
 	assert.True(t, w.do("R", "SET", "lock", "c2", "NX", "PX", "10000").IsOK(), "the promoted node lets c2 in")
-	assert.Len(t, w.events(EventKeyExpired, "R"), 1)
+	assert.Len(t, w.Events(EventKeyExpired, "R"), 1)
 }
 
 // TestReplicaAppliesStreamIgnoringExpiry: commands from the master apply to
@@ -119,12 +119,12 @@ func TestReplicaAppliesStreamIgnoringExpiry(t *testing.T) {
 	w := newWorld(t, time.Millisecond,
 		nodeSpec{name: "A", cfg: master()},
 		nodeSpec{name: "R", cfg: replicaOf("A"), clock: sim.ClockSpec{Offset: 20 * time.Second}})
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	require.True(t, w.do("A", "SET", "c", "1", "PX", "10000").IsOK())
 	require.Equal(t, Int(2), w.do("A", "INCR", "c"))
 	require.Equal(t, Int(1), w.do("A", "WAIT", "1", "0"))
 	require.True(t, w.do("R", "REPLICAOF", "NO", "ONE").IsOK())
-	w.k.JumpWall(w.ID("R"), -20*time.Second)
+	w.K.JumpWall(w.ID("R"), -20*time.Second)
 	assert.Equal(t, Bulk("2"), w.do("R", "GET", "c"), "INCR applied to the replica's expired copy")
 }
 
@@ -136,7 +136,7 @@ func TestKeySetEvents(t *testing.T) {
 	require.True(t, w.do("A", ScriptRedissonLock.Eval([]string{"h"}, "1000", "c")...).IsNil())
 	require.Equal(t, Int(1), w.do("A", ScriptRedsyncTouchSetNX.Eval([]string{"b"}, "y", "1000")...))
 	require.Equal(t, Int(1), w.do("A", "INCR", "n"))
-	ev := w.events(EventKeySet, "A")
+	ev := w.Events(EventKeySet, "A")
 	require.Len(t, ev, 3)
 	assert.Contains(t, ev[0].Text, `"a" "x" deadline=`)
 	assert.Contains(t, ev[1].Text, `"h" hash`)

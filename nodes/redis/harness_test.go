@@ -28,15 +28,13 @@ type nodeSpec struct {
 // world is a shared simtest.World with Redis nodes and one probe client "c".
 type world struct {
 	*simtest.World
-	t testing.TB
-	k *sim.Kernel
 	p *probe
 }
 
 func newWorld(t testing.TB, latency time.Duration, nodes ...nodeSpec) *world {
 	t.Helper()
 	sw := simtest.NewWorld(t, latency)
-	w := &world{World: sw, t: t, k: sw.K, p: newProbe()}
+	w := &world{World: sw, p: newProbe()}
 	for _, n := range nodes {
 		cfg := n.cfg
 		require.NoError(t, cfg.Validate())
@@ -58,20 +56,14 @@ func (w *world) wait(id uint64, limit time.Duration) (Value, bool) {
 	return a.Reply.Value, ok
 }
 
-// answered reports whether the reply to id has arrived.
-func (w *world) answered(id uint64) bool { return w.p.Answered(id) }
-
 // do sends a request and waits for its reply.
 func (w *world) do(node string, args ...string) Value {
-	w.t.Helper()
+	w.T.Helper()
 	id := w.send(node, args...)
 	v, ok := w.wait(id, time.Minute)
-	require.True(w.t, ok, "no reply to %v from %s", args, node)
+	require.True(w.T, ok, "no reply to %v from %s", args, node)
 	return v
 }
-
-// advance runs the kernel for d of true time.
-func (w *world) advance(d time.Duration) { w.t.Helper(); w.Advance(d) }
 
 func (w *world) node(name string) *Node {
 	p := w.Process(name)
@@ -80,9 +72,6 @@ func (w *world) node(name string) *Node {
 	}
 	return p.(*Node)
 }
-
-// events returns the trace events of a kind emitted by a process.
-func (w *world) events(kind sim.Kind, proc string) []sim.Event { return w.Events(kind, proc) }
 
 func master() Config { return DefaultConfig() }
 

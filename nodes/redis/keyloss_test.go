@@ -15,7 +15,7 @@ import (
 func TestKeyLosses(t *testing.T) {
 	causes := func(w *world) []string {
 		var out []string
-		for _, l := range w.k.History().KeyLosses {
+		for _, l := range w.K.History().KeyLosses {
 			out = append(out, l.Node+" "+l.Key+" "+string(l.Cause)+" "+l.Detail)
 		}
 		return out
@@ -32,18 +32,18 @@ func TestKeyLosses(t *testing.T) {
 		w := newWorld(t, 0, nodeSpec{name: "A", cfg: master()})
 		require.True(t, w.do("A", "DEBUG", "SET-ACTIVE-EXPIRE", "0").IsOK())
 		require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "100").IsOK())
-		w.advance(time.Second)
+		w.Advance(time.Second)
 		assert.Empty(t, causes(w), "nothing removed yet")
-		at := w.k.Now()
+		at := w.K.Now()
 		assert.True(t, w.do("A", "SET", "lock", "c2", "NX", "PX", "100").IsOK())
 		assert.Equal(t, []string{"A lock expired "}, causes(w))
-		assert.Equal(t, at, w.k.History().KeyLosses[0].At)
+		assert.Equal(t, at, w.K.History().KeyLosses[0].At)
 	})
 	t.Run("an expiry by the active cycle, on the master only", func(t *testing.T) {
 		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
-		w.advance(10 * time.Millisecond)
+		w.Advance(10 * time.Millisecond)
 		require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "100").IsOK())
-		w.advance(time.Second)
+		w.Advance(time.Second)
 		assert.Equal(t, []string{"A lock expired "}, causes(w), "the replica applies the master's DEL: no loss of its own")
 	})
 	t.Run("an eviction names the limit and the policy", func(t *testing.T) {

@@ -79,7 +79,7 @@ func TestEvictionPolicies(t *testing.T) {
 			assert.Equal(t, Int(1), w.do("A", "EXISTS", fmt.Sprintf("cache%04d", i)), "cache keys are never evicted")
 		}
 		assert.Equal(t, int64(len(locks)), w.node("A").EvictedKeys())
-		assert.Len(t, w.events(EventKeyEvicted, "A"), len(locks))
+		assert.Len(t, w.Events(EventKeyEvicted, "A"), len(locks))
 	})
 	t.Run("volatile-random evicts only keys with a TTL", func(t *testing.T) {
 		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: limited(VolatileRandom, 6000)})
@@ -95,7 +95,7 @@ func TestEvictionPolicies(t *testing.T) {
 		}
 		fill(w, "cache", 10, val)
 		var evicted []string
-		for _, e := range w.events(EventKeyEvicted, "A") {
+		for _, e := range w.Events(EventKeyEvicted, "A") {
 			evicted = append(evicted, strings.Fields(e.Text)[0])
 		}
 		require.NotEmpty(t, evicted)
@@ -105,11 +105,11 @@ func TestEvictionPolicies(t *testing.T) {
 	t.Run("allkeys-lru evicts the least recently used", func(t *testing.T) {
 		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: limited(AllKeysLRU, 6000)})
 		fill(w, "old", 20, val)
-		w.advance(5 * time.Second)
+		w.Advance(5 * time.Second)
 		for i := 0; i < 5; i++ {
 			w.do("A", "GET", fmt.Sprintf("old%04d", i)) // hot
 		}
-		w.advance(5 * time.Second)
+		w.Advance(5 * time.Second)
 		fill(w, "new", 30, val)
 		hot := present(w, "old0000", "old0001", "old0002", "old0003", "old0004")
 		var cold []string
@@ -140,9 +140,9 @@ func TestEvictionPolicies(t *testing.T) {
 		cfg := limited(AllKeysLRU, 3000)
 		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: DefaultConfig()},
 			nodeSpec{name: "B", cfg: func() Config { c := cfg; c.ReplicaOf = "A"; return c }()})
-		w.advance(2 * time.Second)
+		w.Advance(2 * time.Second)
 		fill(w, "cache", 60, val)
-		w.advance(time.Second)
+		w.Advance(time.Second)
 		assert.Zero(t, w.node("B").EvictedKeys())
 		assert.Greater(t, w.node("B").UsedMemory(), int64(3000))
 	})
@@ -170,7 +170,7 @@ func TestMemoryAccount(t *testing.T) {
 		case 5:
 			w.do("A", "PEXPIRE", k, "100")
 		case 6:
-			w.advance(30 * time.Millisecond)
+			w.Advance(30 * time.Millisecond)
 		case 7:
 			w.do("A", "SET", k, "12345", "KEEPTTL")
 		case 8:

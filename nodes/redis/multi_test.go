@@ -43,7 +43,7 @@ func TestTransactionsModel(t *testing.T) {
 		w.do("A", "DEBUG", "SET-ACTIVE-EXPIRE", "0")
 		w.do("A", "SET", "lock", "v", "PX", "100")
 		w.do("A", "WATCH", "lock")
-		w.advance(200 * time.Millisecond)
+		w.Advance(200 * time.Millisecond)
 		w.do("A", "MULTI")
 		w.do("A", "PING")
 		assert.Equal(t, Nil(), w.do("A", "EXEC"))
@@ -51,9 +51,9 @@ func TestTransactionsModel(t *testing.T) {
 	t.Run("a restart forgets transactions", func(t *testing.T) {
 		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()})
 		w.do("A", "MULTI")
-		w.k.Crash(w.ID("A"), 0)
-		w.k.Restart(w.ID("A"))
-		w.advance(10 * time.Millisecond)
+		w.K.Crash(w.ID("A"), 0)
+		w.K.Restart(w.ID("A"))
+		w.Advance(10 * time.Millisecond)
 		assert.Equal(t, errExecNoMulti, w.do("A", "EXEC"))
 	})
 }

@@ -131,6 +131,12 @@ type Node struct {
 	// for reuse (db.go, recycleEntries).
 	deadEntries []*entry
 	freeEntries []*entry
+
+	// cl is the cluster state in cluster mode (cluster.go), nil otherwise.
+	cl *clusterState
+	// pausedReqs are write commands held by a manual failover's
+	// CLIENT_PAUSE_WRITE (cluster_bus.go), in arrival order.
+	pausedReqs []pausedReq
 }
 
 type stats struct {
@@ -203,6 +209,10 @@ func (n *Node) Init(env *sim.Env) {
 	if rec, ok := n.loadRole(); ok {
 		replicaOf = rec.ReplicaOf
 	}
+	if n.cfg.Cluster != nil {
+		// The role comes from the cluster configuration (nodes.conf).
+		replicaOf = n.clusterInit()
+	}
 	if replicaOf != "" {
 		n.masterName, n.masterPort = replicaOf, ListenPort
 		if id, ok := env.Lookup(replicaOf); ok && id != env.ID() {
@@ -243,6 +253,10 @@ func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 		n.onAck(from, m)
 	case Reset:
 		n.onReset(from, m)
+	case *BusMsg:
+		if n.cl != nil {
+			n.onBus(m)
+		}
 	}
 	n.beforeSleep()
 	n.recycleEntries()
@@ -309,6 +323,10 @@ func (n *Node) serverCron() {
 	if n.runWithPeriod(1000) {
 		n.replicationCron()
 	}
+	// clusterCron every 100 ms (R 7.0.15 src/server.c:1411-1413).
+	if n.cl != nil && n.runWithPeriod(100) {
+		n.clusterCron()
+	}
 	n.cronLoops++
 }
 
@@ -330,6 +348,9 @@ func (n *Node) activeExpireCycle() {
 // background everysec fsync (flushAppendOnlyFile from beforeSleep,
 // R 7.2.4 src/server.c:1718-1738).
 func (n *Node) beforeSleep() {
+	if n.cl != nil {
+		n.clusterBeforeSleep()
+	}
 	n.handleWaitTimeouts()
 	n.everysecFsync()
 }
@@ -339,6 +360,9 @@ func (n *Node) beforeSleep() {
 func (n *Node) handleRequest(from sim.ProcID, id uint64, args []string, pooled bool) {
 	n.now = n.env.WallMs()
 	n.cur = execCtx{client: from, reqID: id, pooled: pooled}
+	if n.cl != nil && n.pauseWrite(from, id, args, pooled) {
+		return
+	}
 	v := n.process(args)
 	n.endUnit(from)
 	if n.cur.blocked {

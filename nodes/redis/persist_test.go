@@ -47,19 +47,19 @@ func TestCrashPersistence(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t, 100*time.Microsecond, nodeSpec{name: "A", cfg: tt.cfg})
-			w.advance(tt.writeAt)
+			w.Advance(tt.writeAt)
 			require.True(t, w.do("A", "SET", "k", "v").IsOK())
-			w.advance(tt.crashAt - time.Duration(w.k.Now()))
-			w.k.Crash(w.ID("A"), tt.mode)
-			w.advance(time.Second)
-			w.k.Restart(w.ID("A"))
+			w.Advance(tt.crashAt - time.Duration(w.K.Now()))
+			w.K.Crash(w.ID("A"), tt.mode)
+			w.Advance(time.Second)
+			w.K.Restart(w.ID("A"))
 			got := w.do("A", "GET", "k")
 			if tt.survives {
 				assert.Equal(t, Bulk("v"), got)
 			} else {
 				assert.Equal(t, Nil(), got)
 			}
-			assert.Len(t, w.events(EventLoaded, "A"), 2, "one load at start, one after the restart")
+			assert.Len(t, w.Events(EventLoaded, "A"), 2, "one load at start, one after the restart")
 		})
 	}
 }
@@ -71,12 +71,12 @@ func TestEverysecFsyncDelayedByBackwardJump(t *testing.T) {
 	for _, jump := range []time.Duration{0, -10 * time.Second} {
 		t.Run(jump.String(), func(t *testing.T) {
 			w := newWorld(t, 100*time.Microsecond, nodeSpec{name: "A", cfg: aof(FsyncEverysec)})
-			w.advance(500 * time.Millisecond)
-			w.k.JumpWall(w.ID("A"), jump)
+			w.Advance(500 * time.Millisecond)
+			w.K.JumpWall(w.ID("A"), jump)
 			require.True(t, w.do("A", "SET", "k", "v").IsOK())
-			w.advance(5 * time.Second)
-			w.k.Crash(w.ID("A"), sim.CrashPower)
-			w.k.Restart(w.ID("A"))
+			w.Advance(5 * time.Second)
+			w.K.Crash(w.ID("A"), sim.CrashPower)
+			w.K.Restart(w.ID("A"))
 			if jump == 0 {
 				assert.Equal(t, Bulk("v"), w.do("A", "GET", "k"))
 			} else {
@@ -111,11 +111,11 @@ func TestRestartDropsExpiredKeys(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t, 100*time.Microsecond, nodeSpec{name: "A", cfg: tt.cfg})
 			require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "5000").IsOK())
-			w.k.Crash(w.ID("A"), sim.CrashClean)
-			w.k.JumpWall(w.ID("A"), tt.jump)
-			w.advance(tt.down)
-			w.k.Restart(w.ID("A"))
-			loaded := w.events(EventLoaded, "A")
+			w.K.Crash(w.ID("A"), sim.CrashClean)
+			w.K.JumpWall(w.ID("A"), tt.jump)
+			w.Advance(tt.down)
+			w.K.Restart(w.ID("A"))
+			loaded := w.Events(EventLoaded, "A")
 			require.Len(t, loaded, 2)
 			assert.Contains(t, loaded[1].Text, tt.expired)
 			if tt.alive {
@@ -133,12 +133,12 @@ func TestRestartDropsExpiredKeys(t *testing.T) {
 // the DEL of expired keys, never relative times (reference 1.1).
 func TestAOFRecordsAbsoluteDeadlines(t *testing.T) {
 	w := newWorld(t, 100*time.Microsecond, nodeSpec{name: "A", cfg: aof(FsyncAlways)})
-	wall := w.k.ReadClock(w.ID("A"), sim.Wall) / int64(time.Millisecond)
+	wall := w.K.ReadClock(w.ID("A"), sim.Wall) / int64(time.Millisecond)
 	require.True(t, w.do("A", "SET", "k", "v", "PX", "100").IsOK())
 	require.Equal(t, Int(1), w.do("A", "PEXPIRE", "k", "200"))
-	w.advance(time.Second)
+	w.Advance(time.Second)
 	var lines []string
-	for _, e := range w.events(EventAOFWrite, "A") {
+	for _, e := range w.Events(EventAOFWrite, "A") {
 		lines = append(lines, e.Text)
 	}
 	require.Len(t, lines, 3)
@@ -146,7 +146,7 @@ func TestAOFRecordsAbsoluteDeadlines(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("PEXPIREAT k %d", wall+200), lines[1])
 	assert.NotContains(t, lines[0], " PX ")
 	assert.Equal(t, "DEL k", lines[2], "the active expiry cycle propagates DEL to the AOF")
-	assert.Len(t, w.events(EventAOFFsync, "A"), 3)
+	assert.Len(t, w.Events(EventAOFFsync, "A"), 3)
 }
 
 // TestSavePointsOnWallClock: RDB save points compare wall seconds, so a
@@ -164,19 +164,19 @@ func TestSavePointsOnWallClock(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t, 100*time.Microsecond, nodeSpec{name: "A", cfg: DefaultConfig()})
 			require.True(t, w.do("A", "SET", "k", "v").IsOK())
-			w.k.JumpWall(w.ID("A"), tt.jump)
-			w.advance(time.Second)
-			assert.Equal(t, tt.saved, len(w.events(EventRDBSave, "A")) == 1)
+			w.K.JumpWall(w.ID("A"), tt.jump)
+			w.Advance(time.Second)
+			assert.Equal(t, tt.saved, len(w.Events(EventRDBSave, "A")) == 1)
 		})
 	}
 	t.Run("backward-delays", func(t *testing.T) {
 		w := newWorld(t, 100*time.Microsecond, nodeSpec{name: "A", cfg: DefaultConfig()})
 		require.True(t, w.do("A", "SET", "k", "v").IsOK())
-		w.k.JumpWall(w.ID("A"), -time.Hour)
-		w.advance(3602 * time.Second)
-		assert.Empty(t, w.events(EventRDBSave, "A"), "an hour of wall time has not passed yet")
-		w.advance(3602 * time.Second)
-		assert.Len(t, w.events(EventRDBSave, "A"), 1)
+		w.K.JumpWall(w.ID("A"), -time.Hour)
+		w.Advance(3602 * time.Second)
+		assert.Empty(t, w.Events(EventRDBSave, "A"), "an hour of wall time has not passed yet")
+		w.Advance(3602 * time.Second)
+		assert.Len(t, w.Events(EventRDBSave, "A"), 1)
 	})
 }
 
@@ -186,13 +186,13 @@ func TestSavePointsOnWallClock(t *testing.T) {
 func TestConfigRewritePersistsRole(t *testing.T) {
 	for _, rewrite := range []bool{false, true} {
 		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
-		w.advance(100 * time.Millisecond)
+		w.Advance(100 * time.Millisecond)
 		require.True(t, w.do("R", "REPLICAOF", "NO", "ONE").IsOK())
 		if rewrite {
 			require.True(t, w.do("R", "CONFIG", "REWRITE").IsOK())
 		}
-		w.k.Crash(w.ID("R"), sim.CrashProcess)
-		w.k.Restart(w.ID("R"))
+		w.K.Crash(w.ID("R"), sim.CrashProcess)
+		w.K.Restart(w.ID("R"))
 		role := w.do("R", "ROLE")
 		if rewrite {
 			assert.Equal(t, Bulk("master"), role.Array[0])

@@ -353,6 +353,9 @@ func (n *Node) syncRequest() SyncRequest {
 // (its blocked WAIT ends with it).
 func (n *Node) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 	n.env = env
+	if n.cl != nil {
+		n.clusterConnEnded(peer)
+	}
 	if n.isReplica() && peer == n.masterID {
 		if n.link == linkConnected {
 			n.downSince = n.wallSec()
@@ -556,6 +559,10 @@ func (n *Node) applyStream(m Stream) {
 // The host is a process name; the port must be a valid port number, as in
 // Redis, and is otherwise ignored (every node listens on ListenPort).
 func cmdReplicaOf(n *Node, a []string) Value {
+	if n.cl != nil {
+		// replicaofCommand (R 7.0.15 src/replication.c:3093-3096).
+		return Err("ERR REPLICAOF not allowed in cluster mode.")
+	}
 	if strings.EqualFold(a[1], "no") && strings.EqualFold(a[2], "one") {
 		if n.isReplica() {
 			n.promote()

@@ -26,40 +26,40 @@ func TestReplicationDelay(t *testing.T) {
 	r := replicaOf("A")
 	r.ReplicationDelay = sim.Fixed(500 * time.Millisecond)
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: r})
-	w.advance(time.Second) // the full sync is delayed too
+	w.Advance(time.Second) // the full sync is delayed too
 	require.Equal(t, "up", infoLine(w.do("R", "INFO", "replication"), "master_link_status"))
 	require.True(t, w.do("A", "SET", "k", "v").IsOK())
 	assert.Equal(t, Int(0), w.do("A", "WAIT", "1", "100"), "not acked within 100 ms")
 	assert.Equal(t, Nil(), w.do("R", "GET", "k"))
-	w.advance(500 * time.Millisecond)
+	w.Advance(500 * time.Millisecond)
 	assert.Equal(t, Bulk("v"), w.do("R", "GET", "k"))
 	require.True(t, w.do("A", "SET", "k", "w").IsOK())
-	start := w.k.Now()
+	start := w.K.Now()
 	assert.Equal(t, Int(1), w.do("A", "WAIT", "1", "2000"))
-	assert.InDelta(t, 0.5, (w.k.Now() - start).Seconds(), 0.05, "WAIT returns once the delayed GETACK is answered")
+	assert.InDelta(t, 0.5, (w.K.Now() - start).Seconds(), 0.05, "WAIT returns once the delayed GETACK is answered")
 }
 
 // TestWait covers WAIT with and without acks.
 func TestWait(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	assert.Equal(t, Int(1), w.do("A", "WAIT", "0", "0"), "no write yet: every replica acked offset 0")
 	require.True(t, w.do("A", "SET", "k", "v").IsOK())
 	assert.Equal(t, Int(1), w.do("A", "WAIT", "1", "0"))
-	pid := w.k.Partition([][]sim.ProcID{{w.ID("A")}, {w.ID("R")}})
+	pid := w.K.Partition([][]sim.ProcID{{w.ID("A")}, {w.ID("R")}})
 	require.True(t, w.do("A", "SET", "k", "w").IsOK())
-	start := w.k.Now()
+	start := w.K.Now()
 	assert.Equal(t, Int(0), w.do("A", "WAIT", "1", "250"))
 	// The timeout is noticed on the first serverCron tick after the deadline.
-	assert.InDelta(t, 0.3, (w.k.Now() - start).Seconds(), 0.11)
+	assert.InDelta(t, 0.3, (w.K.Now() - start).Seconds(), 0.11)
 	assert.Equal(t, Int(0), w.do("A", "WAIT", "0", "0"))
 	// WAIT with timeout 0 blocks until the partition heals and the replica
 	// resyncs.
 	id := w.send("A", "WAIT", "1", "0")
-	w.advance(5 * time.Second)
-	done := w.answered(id)
+	w.Advance(5 * time.Second)
+	done := w.p.Answered(id)
 	assert.False(t, done, "WAIT 1 0 blocks")
-	w.k.Unpartition(pid)
+	w.K.Unpartition(pid)
 	v, ok := w.wait(id, 20*time.Second)
 	require.True(t, ok)
 	assert.Equal(t, Int(1), v)
@@ -71,7 +71,7 @@ func TestWait(t *testing.T) {
 // script at its first write; a writable replica accepts them locally.
 func TestReadOnlyReplica(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	assert.Equal(t, errReadOnly, w.do("R", "SET", "k", "v"))
 	assert.Equal(t, errReadOnly, w.do("R", "HINCRBY", "h", "f", "1"))
 	assert.Equal(t, Int(-1), w.do("R", ScriptRedsyncDelete.Eval([]string{"k"}, "v")...), "a read-only run is fine")
@@ -81,7 +81,7 @@ func TestReadOnlyReplica(t *testing.T) {
 	rw := replicaOf("A")
 	rw.ReplicaReadOnly = false
 	w = newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: rw})
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	assert.True(t, w.do("R", "SET", "k", "v").IsOK())
 	assert.Equal(t, Nil(), w.do("A", "GET", "k"), "writes on a replica stay local")
 }
@@ -94,27 +94,27 @@ func TestMinReplicasToWrite(t *testing.T) {
 	m.MinReplicasToWrite = 1
 	t.Run("partition", func(t *testing.T) {
 		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: m}, nodeSpec{name: "R", cfg: replicaOf("A")})
-		w.advance(10 * time.Millisecond)
+		w.Advance(10 * time.Millisecond)
 		require.True(t, w.do("A", "SET", "k", "v").IsOK())
-		w.k.Partition([][]sim.ProcID{{w.ID("A"), w.ID("c")}, {w.ID("R")}})
-		w.advance(9 * time.Second)
+		w.K.Partition([][]sim.ProcID{{w.ID("A"), w.ID("c")}, {w.ID("R")}})
+		w.Advance(9 * time.Second)
 		assert.True(t, w.do("A", "SET", "k", "v").IsOK(), "within max lag the old ack still counts")
-		w.advance(3 * time.Second)
+		w.Advance(3 * time.Second)
 		assert.Equal(t, errNoReplicas, w.do("A", "SET", "k", "v"))
 		assert.Equal(t, "NOREPLICAS Not enough good replicas to write. script: "+ScriptRedissonLock.SHA+", on @user_script:2.",
 			w.do("A", ScriptRedissonLock.Eval([]string{"h"}, "1000", "c")...).Str)
 		assert.Equal(t, Bulk("v"), w.do("A", "GET", "k"), "reads still work")
-		w.k.Heal()
-		w.advance(3 * time.Second)
+		w.K.Heal()
+		w.Advance(3 * time.Second)
 		assert.True(t, w.do("A", "SET", "k", "v").IsOK())
 	})
 	t.Run("forward-jump", func(t *testing.T) {
 		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: m}, nodeSpec{name: "R", cfg: replicaOf("A")})
-		w.advance(10 * time.Millisecond)
+		w.Advance(10 * time.Millisecond)
 		require.True(t, w.do("A", "SET", "k", "v").IsOK())
-		w.advance(1500 * time.Millisecond)
-		w.k.JumpWall(w.ID("A"), 30*time.Second)
-		w.advance(time.Second)
+		w.Advance(1500 * time.Millisecond)
+		w.K.JumpWall(w.ID("A"), 30*time.Second)
+		w.Advance(time.Second)
 		// The next ack arrives every second and refreshes the count; right
 		// after the refresh in replicationCron the replica may look lagging.
 		good := 0
@@ -122,7 +122,7 @@ func TestMinReplicasToWrite(t *testing.T) {
 			if w.do("A", "SET", "k", "v").IsOK() {
 				good++
 			}
-			w.advance(50 * time.Millisecond)
+			w.Advance(50 * time.Millisecond)
 		}
 		assert.Less(t, good, 20, "a forward jump makes the replica look lagging for a while")
 	})
@@ -134,16 +134,16 @@ func TestMasterRestartWipesReplicas(t *testing.T) {
 	m := master()
 	m.Save = nil
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: m}, nodeSpec{name: "R", cfg: replicaOf("A")})
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	require.True(t, w.do("A", "SET", "lock", "c1").IsOK())
 	require.Equal(t, Int(1), w.do("A", "WAIT", "1", "0"))
-	w.k.Crash(w.ID("A"), sim.CrashProcess)
-	w.advance(500 * time.Millisecond)
+	w.K.Crash(w.ID("A"), sim.CrashProcess)
+	w.Advance(500 * time.Millisecond)
 	assert.Equal(t, Bulk("c1"), w.do("R", "GET", "lock"), "the replica serves stale data meanwhile")
-	w.k.Restart(w.ID("A"))
-	w.advance(3 * time.Second)
+	w.K.Restart(w.ID("A"))
+	w.Advance(3 * time.Second)
 	assert.Equal(t, Nil(), w.do("R", "GET", "lock"), "wiped by the resync with the empty master")
-	assert.Len(t, w.events(EventReplicaSync, "R"), 2)
+	assert.Len(t, w.Events(EventReplicaSync, "R"), 2)
 	assert.Equal(t, "1", infoLine(w.do("A", "INFO", "replication"), "connected_slaves"))
 }
 
@@ -155,7 +155,7 @@ func TestReplicaOfReplacesData(t *testing.T) {
 	require.True(t, w.do("B", "SET", "b", "2").IsOK())
 	require.True(t, w.do("B", "REPLICAOF", "A", "6379").IsOK())
 	assert.Equal(t, Status("OK Already connected to specified master"), w.do("B", "REPLICAOF", "A", "6379"))
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	assert.Equal(t, Nil(), w.do("B", "GET", "b"))
 	assert.Equal(t, Bulk("1"), w.do("B", "GET", "a"))
 	role := w.do("B", "ROLE")
@@ -170,7 +170,7 @@ func TestReplicaOfReplacesData(t *testing.T) {
 	assert.Equal(t, infoLine(info, "master_replid"), infoLine(info2, "master_replid2"))
 	assert.NotEqual(t, infoLine(info, "master_replid"), infoLine(info2, "master_replid"))
 	assert.Equal(t, Bulk("1"), w.do("B", "GET", "a"))
-	w.advance(2 * time.Second)
+	w.Advance(2 * time.Second)
 	assert.Equal(t, "0", infoLine(w.do("A", "INFO", "replication"), "connected_slaves"))
 }
 
@@ -178,11 +178,11 @@ func TestReplicaOfReplacesData(t *testing.T) {
 // deadlines computed from the time frozen at the script's start.
 func TestScriptEffectsReplicate(t *testing.T) {
 	w := newWorld(t, 0, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
-	w.advance(10 * time.Millisecond)
-	wall := w.k.ReadClock(w.ID("A"), sim.Wall) / int64(time.Millisecond)
+	w.Advance(10 * time.Millisecond)
+	wall := w.K.ReadClock(w.ID("A"), sim.Wall) / int64(time.Millisecond)
 	require.True(t, w.do("A", ScriptRedissonLock.Eval([]string{"h"}, "30000", "c:1")...).IsNil())
 	var stream []string
-	for _, e := range w.k.Trace() {
+	for _, e := range w.K.Trace() {
 		if e.Kind == sim.KindSend && e.Proc == "A" && e.Peer == "R" && strings.Contains(e.Text, "stream") {
 			stream = append(stream, e.Text)
 		}
@@ -203,32 +203,32 @@ func itoa(n int64) string { return Int(n).String()[1:] }
 // gap that the next message reveals; the replica resyncs.
 func TestStreamGapResync(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
-	w.advance(10 * time.Millisecond)
-	w.k.DropNext(w.ID("A"), w.ID("R"), 1)
+	w.Advance(10 * time.Millisecond)
+	w.K.DropNext(w.ID("A"), w.ID("R"), 1)
 	require.True(t, w.do("A", "SET", "x", "1").IsOK())
 	require.True(t, w.do("A", "SET", "y", "2").IsOK())
-	w.advance(100 * time.Millisecond)
+	w.Advance(100 * time.Millisecond)
 	assert.Equal(t, Bulk("1"), w.do("R", "GET", "x"))
 	assert.Equal(t, Bulk("2"), w.do("R", "GET", "y"))
-	assert.Len(t, w.events(EventReplicaSync, "R"), 2)
+	assert.Len(t, w.Events(EventReplicaSync, "R"), 2)
 }
 
 // TestReplicaTimeouts: after repl-timeout without acks the master drops the
 // replica; the replica marks its link down; both recover after the heal.
 func TestReplicaTimeouts(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")})
-	w.advance(10 * time.Millisecond)
-	w.k.Partition([][]sim.ProcID{{w.ID("A")}, {w.ID("R")}})
-	w.advance(59 * time.Second)
+	w.Advance(10 * time.Millisecond)
+	w.K.Partition([][]sim.ProcID{{w.ID("A")}, {w.ID("R")}})
+	w.Advance(59 * time.Second)
 	assert.Equal(t, "1", infoLine(w.do("A", "INFO", "replication"), "connected_slaves"))
 	assert.Equal(t, "up", infoLine(w.do("R", "INFO", "replication"), "master_link_status"))
-	w.advance(3 * time.Second)
+	w.Advance(3 * time.Second)
 	assert.Equal(t, "0", infoLine(w.do("A", "INFO", "replication"), "connected_slaves"))
 	info := w.do("R", "INFO", "replication")
 	assert.Equal(t, "down", infoLine(info, "master_link_status"))
 	assert.NotEqual(t, "-1", infoLine(info, "master_link_down_since_seconds"))
-	w.k.Heal()
-	w.advance(2 * time.Second)
+	w.K.Heal()
+	w.Advance(2 * time.Second)
 	assert.Equal(t, "1", infoLine(w.do("A", "INFO", "replication"), "connected_slaves"))
 	assert.Equal(t, "up", infoLine(w.do("R", "INFO", "replication"), "master_link_status"))
 }
@@ -237,9 +237,9 @@ func TestReplicaTimeouts(t *testing.T) {
 func TestChainedReplica(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")},
 		nodeSpec{name: "S", cfg: replicaOf("R")})
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	require.True(t, w.do("A", "SET", "k", "v", "PX", "100000").IsOK())
-	w.advance(10 * time.Millisecond)
+	w.Advance(10 * time.Millisecond)
 	assert.Equal(t, Bulk("v"), w.do("S", "GET", "k"))
 	ra := infoLine(w.do("R", "INFO", "replication"), "master_repl_offset")
 	sa := infoLine(w.do("S", "INFO", "replication"), "master_repl_offset")
@@ -255,10 +255,10 @@ func TestDeterminism(t *testing.T) {
 		for i := 0; i < 50; i++ {
 			w.do("A", "SET", "k"+itoa(int64(i%5)), "v", "PX", itoa(int64(10+i*7)))
 			w.do("A", ScriptRedissonLock.Eval([]string{"h"}, "50", "c")...)
-			w.advance(13 * time.Millisecond)
+			w.Advance(13 * time.Millisecond)
 		}
-		w.advance(5 * time.Second)
-		return sim.HashString(w.k.TraceHash())
+		w.Advance(5 * time.Second)
+		return sim.HashString(w.K.TraceHash())
 	}
 	assert.Equal(t, run(), run())
 }

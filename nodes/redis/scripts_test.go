@@ -123,9 +123,9 @@ func TestScripts(t *testing.T) {
 // script (reference 1.2).
 func TestScriptTimeFrozen(t *testing.T) {
 	w := newWorld(t, 0, nodeSpec{name: "A", cfg: master()})
-	wall := w.k.ReadClock(w.ID("A"), sim.Wall) / int64(time.Millisecond)
+	wall := w.K.ReadClock(w.ID("A"), sim.Wall) / int64(time.Millisecond)
 	require.True(t, w.do("A", "SET", "lock", "a", "PXAT", itoa(wall+5)).IsOK())
-	w.advance(5 * time.Millisecond)
+	w.Advance(5 * time.Millisecond)
 	assert.Equal(t, Int(1), w.do("A", ScriptRedsyncTouch.Eval([]string{"lock"}, "a", "1000")...))
 }
 
@@ -137,7 +137,7 @@ func TestScriptCacheLostOnRestart(t *testing.T) {
 	assert.True(t, IsNoScript(w.do("A", s.EvalSHA([]string{"k"}, "v")...)))
 	assert.Equal(t, Int(0), w.do("A", s.Eval([]string{"k"}, "v")...))
 	assert.Equal(t, Int(0), w.do("A", s.EvalSHA([]string{"k"}, "v")...))
-	w.k.Crash(w.ID("A"), sim.CrashProcess)
-	w.k.Restart(w.ID("A"))
+	w.K.Crash(w.ID("A"), sim.CrashProcess)
+	w.K.Restart(w.ID("A"))
 	assert.True(t, IsNoScript(w.do("A", s.EvalSHA([]string{"k"}, "v")...)))
 }

@@ -13,7 +13,7 @@ import (
 // connEnds returns the conn-end events of a sentinel with peer.
 func (w *world) connEnds(proc, peer string) []sim.Event {
 	var out []sim.Event
-	for _, e := range w.k.Trace() {
+	for _, e := range w.K.Trace() {
 		if e.Kind == sim.KindConnEnd && e.Proc == proc && e.Peer == peer {
 			out = append(out, e)
 		}
@@ -26,8 +26,8 @@ func (w *world) connEnds(proc, peer string) []sim.Event {
 // reconnections are refused (and SDOWN still waits for down_after).
 func TestLinkLearnsReset(t *testing.T) {
 	w := newRedisWorld(t, 1, fastConfig(), standardRedis(), 3)
-	w.at(10*time.Second, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
-	w.run(t, 20*time.Second)
+	w.At(10*time.Second, func() { w.K.Crash(w.ID("A"), sim.CrashProcess) })
+	w.RunTo(sim.At(20 * time.Second))
 	for _, s := range w.sentinels {
 		ends := w.connEnds(s, "A")
 		require.NotEmpty(t, ends, s)
@@ -45,10 +45,10 @@ func TestLinkLearnsReset(t *testing.T) {
 // (sentinel.c:4549-4560), closing the connection.
 func TestLinkTimeoutClosesConnection(t *testing.T) {
 	w := newRedisWorld(t, 1, fastConfig(), standardRedis(), 3)
-	w.at(20*time.Second, func() {
-		w.k.Partition([][]sim.ProcID{{w.id(t, "S1")}, {w.id(t, "A"), w.id(t, "B"), w.id(t, "C")}})
+	w.At(20*time.Second, func() {
+		w.K.Partition([][]sim.ProcID{{w.ID("S1")}, {w.ID("A"), w.ID("B"), w.ID("C")}})
 	})
-	w.run(t, 30*time.Second)
+	w.RunTo(sim.At(30 * time.Second))
 	ends := w.connEnds("S1", "A")
 	require.NotEmpty(t, ends)
 	assert.Equal(t, "close", ends[0].Text)

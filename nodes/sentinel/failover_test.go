@@ -58,13 +58,13 @@ func TestFailoverPromotesBestReplica(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newFakeWorld(t, 1, fastConfig(), tt.nodes, 3)
-			w.at(10*time.Second, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
-			w.run(t, 30*time.Second)
+			w.At(10*time.Second, func() { w.K.Crash(w.ID("A"), sim.CrashProcess) })
+			w.RunTo(sim.At(30 * time.Second))
 
-			promoted := w.events("promoted", "")
+			promoted := w.Events("promoted", "")
 			require.Len(t, promoted, 1, "exactly one replica is promoted")
 			assert.Equal(t, tt.want, promoted[0].Proc)
-			assert.Len(t, w.events(KindElected, ""), 1, "exactly one leader")
+			assert.Len(t, w.Events(KindElected, ""), 1, "exactly one leader")
 			for _, s := range w.sentinels {
 				assert.Equal(t, tt.want, w.sentinel(t, s).MasterAddr(), "sentinel %s", s)
 				assert.NotEqual(t, sim.Time(-1), w.first(KindSwitchMaster, s), "sentinel %s switched", s)
@@ -73,7 +73,7 @@ func TestFailoverPromotesBestReplica(t *testing.T) {
 				if nd.name == "A" || nd.name == tt.want {
 					continue
 				}
-				ev := w.events("replicaof", nd.name)
+				ev := w.Events("replicaof", nd.name)
 				require.NotEmpty(t, ev, "%s is reconfigured", nd.name)
 				assert.Equal(t, "fake replicaof "+tt.want, ev[len(ev)-1].Text)
 			}
@@ -86,8 +86,8 @@ func TestFailoverPromotesBestReplica(t *testing.T) {
 // the leader saw the promotion in INFO.
 func promotionDelay(t *testing.T, seed uint64, cfg Config, crashAt, runFor time.Duration) (applied, observed time.Duration) {
 	w := newFakeWorld(t, seed, cfg, standardFakes(), 3)
-	w.at(crashAt, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
-	w.run(t, runFor)
+	w.At(crashAt, func() { w.K.Crash(w.ID("A"), sim.CrashProcess) })
+	w.RunTo(sim.At(runFor))
 	p := w.first("promoted", "B")
 	o := w.first(KindPromotedReplica, "")
 	require.NotEqual(t, sim.Time(-1), p, "seed %d: B promoted", seed)
@@ -128,25 +128,25 @@ func TestGetMasterAddrByName(t *testing.T) {
 	for _, s := range w.sentinels {
 		q := &querier{sentinel: s, master: "mymaster"}
 		queriers[s] = q
-		w.k.Add("q"+s, func() sim.Process { return q }, sim.ClockSpec{})
+		w.K.Add("q"+s, func() sim.Process { return q }, sim.ClockSpec{})
 	}
 	unknown := &querier{sentinel: "S1", master: "othermaster"}
-	w.k.Add("qx", func() sim.Process { return unknown }, sim.ClockSpec{})
-	w.at(10*time.Second, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
+	w.K.Add("qx", func() sim.Process { return unknown }, sim.ClockSpec{})
+	w.At(10*time.Second, func() { w.K.Crash(w.ID("A"), sim.CrashProcess) })
 
-	w.run(t, 9*time.Second)
+	w.RunTo(sim.At(9 * time.Second))
 	for _, s := range w.sentinels {
 		assert.Equal(t, redis.Array(redis.Bulk("A"), redis.Bulk("6379")), queriers[s].last, "before the failover, %s", s)
 	}
 	assert.Equal(t, redis.Nil(), unknown.last, "an unknown master name gives a null reply")
 
-	w.run(t, 30*time.Second)
+	w.RunTo(sim.At(30 * time.Second))
 	for _, s := range w.sentinels {
 		assert.Equal(t, redis.Array(redis.Bulk("B"), redis.Bulk("6379")), queriers[s].last, "after the failover, %s", s)
 	}
 	// The leader answers with the new master as soon as it saw the
 	// promotion, before +switch-master.
-	leader := w.events(KindElected, "")[0].Proc
+	leader := w.Events(KindElected, "")[0].Proc
 	assert.Less(t, w.first(KindPromotedReplica, leader), w.first(KindSwitchMaster, leader))
 }
 
@@ -155,16 +155,16 @@ func TestGetMasterAddrByName(t *testing.T) {
 // wrong role was reported for more than 4*publish_period = 8 s.
 func TestReturningOldMasterIsConverted(t *testing.T) {
 	w := newFakeWorld(t, 5, fastConfig(), standardFakes(), 3)
-	a := w.id(t, "A")
-	w.at(10*time.Second, func() { w.k.Crash(a, sim.CrashProcess) })
-	w.at(30*time.Second, func() { w.k.Restart(a) })
-	w.run(t, 60*time.Second)
+	a := w.ID("A")
+	w.At(10*time.Second, func() { w.K.Crash(a, sim.CrashProcess) })
+	w.At(30*time.Second, func() { w.K.Restart(a) })
+	w.RunTo(sim.At(60 * time.Second))
 
 	require.NotEqual(t, sim.Time(-1), w.first(KindSwitchMaster, ""), "failover happened")
-	conv := w.events(KindConvertToReplica, "")
+	conv := w.Events(KindConvertToReplica, "")
 	require.NotEmpty(t, conv, "A is converted")
 	assert.Contains(t, conv[0].Text, "+convert-to-slave A")
-	got := w.events("replicaof", "A")
+	got := w.Events("replicaof", "A")
 	require.NotEmpty(t, got, "A received REPLICAOF")
 	assert.Equal(t, "fake replicaof B", got[0].Text)
 	delay := got[0].At.Sub(sim.At(30 * time.Second))
@@ -191,45 +191,45 @@ func TestTilt(t *testing.T) {
 		{"no fault: failover after ~5-8s", func(w *world) {}, nil, 15 * time.Second, 18 * time.Second},
 		{"+10s wall jump on every sentinel: no action for 30s", func(w *world) {
 			for _, s := range w.sentinels {
-				w.k.JumpWall(w.id(t, s), 10*time.Second)
+				w.K.JumpWall(w.ID(s), 10*time.Second)
 			}
 		}, []string{"S1", "S2", "S3"}, 40 * time.Second, 43 * time.Second},
 		{"-1s wall jump on every sentinel also tilts", func(w *world) {
 			for _, s := range w.sentinels {
-				w.k.JumpWall(w.id(t, s), -time.Second)
+				w.K.JumpWall(w.ID(s), -time.Second)
 			}
 		}, []string{"S1", "S2", "S3"}, 40 * time.Second, 43 * time.Second},
 		{"3s pause of every sentinel tilts", func(w *world) {
 			for _, s := range w.sentinels {
-				w.k.Pause(w.id(t, s), 3*time.Second)
+				w.K.Pause(w.ID(s), 3*time.Second)
 			}
 		}, []string{"S1", "S2", "S3"}, 43 * time.Second, 46 * time.Second},
 		{"+10s jump on two of three: the third gets no quorum", func(w *world) {
-			w.k.JumpWall(w.id(t, "S2"), 10*time.Second)
-			w.k.JumpWall(w.id(t, "S3"), 10*time.Second)
+			w.K.JumpWall(w.ID("S2"), 10*time.Second)
+			w.K.JumpWall(w.ID("S3"), 10*time.Second)
 		}, []string{"S2", "S3"}, 40 * time.Second, 43 * time.Second},
 		{"+10s jump on one of three: the others fail over", func(w *world) {
-			w.k.JumpWall(w.id(t, "S3"), 10*time.Second)
+			w.K.JumpWall(w.ID("S3"), 10*time.Second)
 		}, []string{"S3"}, 15 * time.Second, 18 * time.Second},
 		{"1.5s pause does not tilt", func(w *world) {
 			for _, s := range w.sentinels {
-				w.k.Pause(w.id(t, s), 1500*time.Millisecond)
+				w.K.Pause(w.ID(s), 1500*time.Millisecond)
 			}
 		}, nil, 15 * time.Second, 18 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newFakeWorld(t, 7, fastConfig(), standardFakes(), 3)
-			w.at(10*time.Second, func() {
+			w.At(10*time.Second, func() {
 				tt.fault(w)
-				w.k.Crash(w.id(t, "A"), sim.CrashProcess)
+				w.K.Crash(w.ID("A"), sim.CrashProcess)
 			})
-			w.run(t, 60*time.Second)
+			w.RunTo(sim.At(60 * time.Second))
 			var tilted []string
 			for _, s := range w.sentinels {
-				if ev := w.events(KindTilt, s); len(ev) > 0 {
+				if ev := w.Events(KindTilt, s); len(ev) > 0 {
 					tilted = append(tilted, s)
-					end := w.events(KindTiltEnd, s)
+					end := w.Events(KindTiltEnd, s)
 					require.NotEmpty(t, end, "%s leaves TILT", s)
 					assert.InDelta(t, 30, end[0].At.Sub(ev[0].At).Seconds(), 0.2, "%s: TILT lasts 30 s", s)
 				}
@@ -241,10 +241,10 @@ func TestTilt(t *testing.T) {
 			assert.LessOrEqual(t, p, sim.At(tt.hi))
 			// No sentinel acts while it is in TILT.
 			for _, s := range tilted {
-				start := w.events(KindTilt, s)[0].At
-				end := w.events(KindTiltEnd, s)[0].At
+				start := w.Events(KindTilt, s)[0].At
+				end := w.Events(KindTiltEnd, s)[0].At
 				for _, k := range []sim.Kind{KindSDown, KindODown, KindFailoverStart, KindElected, KindConvertToReplica} {
-					for _, e := range w.events(k, s) {
+					for _, e := range w.Events(k, s) {
 						assert.False(t, e.At > start && e.At < end, "%s logged %s at %v during TILT", s, k, e.At)
 					}
 				}
@@ -265,49 +265,49 @@ func TestQuorumAndMajority(t *testing.T) {
 		check    func(t *testing.T, w *world)
 	}{
 		{"master cut off from one sentinel only: SDOWN there, no ODOWN", 2, func(w *world) {
-			w.k.Partition([][]sim.ProcID{{w.id(t, "S1")}, {w.id(t, "A")}})
+			w.K.Partition([][]sim.ProcID{{w.ID("S1")}, {w.ID("A")}})
 		}, false, func(t *testing.T, w *world) {
-			assert.NotEmpty(t, w.events(KindSDown, "S1"))
-			assert.Empty(t, w.events(KindSDown, "S2"))
-			assert.Empty(t, w.events(KindODown, ""))
+			assert.NotEmpty(t, w.Events(KindSDown, "S1"))
+			assert.Empty(t, w.Events(KindSDown, "S2"))
+			assert.Empty(t, w.Events(KindODown, ""))
 		}},
 		{"master dead, one sentinel of three isolated, quorum 2: the other two fail over", 2, func(w *world) {
-			w.k.Crash(w.id(t, "A"), sim.CrashProcess)
-			w.k.Partition([][]sim.ProcID{{w.id(t, "S3")}, {w.id(t, "S1"), w.id(t, "S2"), w.id(t, "B"), w.id(t, "C")}})
+			w.K.Crash(w.ID("A"), sim.CrashProcess)
+			w.K.Partition([][]sim.ProcID{{w.ID("S3")}, {w.ID("S1"), w.ID("S2"), w.ID("B"), w.ID("C")}})
 		}, true, func(t *testing.T, w *world) {
-			assert.Empty(t, w.events(KindODown, "S3"), "S3 alone cannot reach the quorum")
+			assert.Empty(t, w.Events(KindODown, "S3"), "S3 alone cannot reach the quorum")
 			assert.Equal(t, "A", w.sentinel(t, "S3").MasterAddr(), "S3 never hears of the new master")
 		}},
 		{"master dead, one sentinel of three isolated, quorum 3: no ODOWN", 3, func(w *world) {
-			w.k.Crash(w.id(t, "A"), sim.CrashProcess)
-			w.k.Partition([][]sim.ProcID{{w.id(t, "S3")}, {w.id(t, "S1"), w.id(t, "S2"), w.id(t, "B"), w.id(t, "C")}})
+			w.K.Crash(w.ID("A"), sim.CrashProcess)
+			w.K.Partition([][]sim.ProcID{{w.ID("S3")}, {w.ID("S1"), w.ID("S2"), w.ID("B"), w.ID("C")}})
 		}, false, func(t *testing.T, w *world) {
 			n := 0
-			for _, e := range w.events(KindSDown, "") {
+			for _, e := range w.Events(KindSDown, "") {
 				if strings.HasPrefix(e.Text, "+sdown master A ") {
 					n++
 				}
 			}
 			assert.Equal(t, 3, n, "every sentinel sees the master down")
-			assert.Empty(t, w.events(KindODown, ""))
+			assert.Empty(t, w.Events(KindODown, ""))
 		}},
 		{"master dead, two sentinels isolated: the third has no quorum", 2, func(w *world) {
-			w.k.Crash(w.id(t, "A"), sim.CrashProcess)
-			w.k.Partition([][]sim.ProcID{{w.id(t, "S1")}, {w.id(t, "S2")}, {w.id(t, "S3")}})
+			w.K.Crash(w.ID("A"), sim.CrashProcess)
+			w.K.Partition([][]sim.ProcID{{w.ID("S1")}, {w.ID("S2")}, {w.ID("S3")}})
 		}, false, func(t *testing.T, w *world) {
-			assert.Empty(t, w.events(KindODown, ""))
+			assert.Empty(t, w.Events(KindODown, ""))
 		}},
 		{"quorum 1, isolated sentinel reaches ODOWN but cannot win the election", 1, func(w *world) {
-			w.k.Crash(w.id(t, "A"), sim.CrashProcess)
-			w.k.Partition([][]sim.ProcID{{w.id(t, "S3")}, {w.id(t, "S1"), w.id(t, "S2")}})
+			w.K.Crash(w.ID("A"), sim.CrashProcess)
+			w.K.Partition([][]sim.ProcID{{w.ID("S3")}, {w.ID("S1"), w.ID("S2")}})
 		}, true, func(t *testing.T, w *world) {
-			assert.NotEmpty(t, w.events(KindODown, "S3"))
-			assert.NotEmpty(t, w.events(KindFailoverStart, "S3"))
-			assert.Empty(t, w.events(KindElected, "S3"), "1 vote of 3 is no majority")
-			abort := w.events(KindFailoverAbort, "S3")
+			assert.NotEmpty(t, w.Events(KindODown, "S3"))
+			assert.NotEmpty(t, w.Events(KindFailoverStart, "S3"))
+			assert.Empty(t, w.Events(KindElected, "S3"), "1 vote of 3 is no majority")
+			abort := w.Events(KindFailoverAbort, "S3")
 			require.NotEmpty(t, abort)
 			assert.Contains(t, abort[0].Text, "not-elected")
-			elapsed := abort[0].At.Sub(w.events(KindFailoverStart, "S3")[0].At)
+			elapsed := abort[0].At.Sub(w.Events(KindFailoverStart, "S3")[0].At)
 			assert.InDelta(t, 10.5, elapsed.Seconds(), 0.7, "abort after the 10 s election timeout plus the start desync")
 		}},
 	}
@@ -316,14 +316,14 @@ func TestQuorumAndMajority(t *testing.T) {
 			cfg := fastConfig()
 			cfg.Quorum = tt.quorum
 			w := newFakeWorld(t, 11, cfg, standardFakes(), 3)
-			w.at(10*time.Second, func() { tt.fault(w) })
-			w.run(t, 45*time.Second)
+			w.At(10*time.Second, func() { tt.fault(w) })
+			w.RunTo(sim.At(45 * time.Second))
 			if tt.promoted {
-				assert.Len(t, w.events("promoted", ""), 1)
-				assert.Len(t, w.events(KindElected, ""), 1)
+				assert.Len(t, w.Events("promoted", ""), 1)
+				assert.Len(t, w.Events(KindElected, ""), 1)
 			} else {
-				assert.Empty(t, w.events("promoted", ""))
-				assert.Empty(t, w.events(KindFailoverStart, ""))
+				assert.Empty(t, w.Events("promoted", ""))
+				assert.Empty(t, w.Events(KindFailoverStart, ""))
 			}
 			tt.check(t, w)
 		})
@@ -334,10 +334,10 @@ func TestQuorumAndMajority(t *testing.T) {
 // and the vote's epoch survive a restart in the rewritten config.
 func TestRestartKeepsEpochAndMaster(t *testing.T) {
 	w := newFakeWorld(t, 13, fastConfig(), standardFakes(), 3)
-	w.at(10*time.Second, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
-	w.at(25*time.Second, func() { w.k.Crash(w.id(t, "S1"), sim.CrashPower) })
-	w.at(26*time.Second, func() { w.k.Restart(w.id(t, "S1")) })
-	w.run(t, 30*time.Second)
+	w.At(10*time.Second, func() { w.K.Crash(w.ID("A"), sim.CrashProcess) })
+	w.At(25*time.Second, func() { w.K.Crash(w.ID("S1"), sim.CrashPower) })
+	w.At(26*time.Second, func() { w.K.Restart(w.ID("S1")) })
+	w.RunTo(sim.At(30 * time.Second))
 	s1 := w.sentinel(t, "S1")
 	assert.Equal(t, "B", s1.MasterAddr())
 	assert.Equal(t, uint64(1), s1.Epoch())
@@ -357,10 +357,10 @@ func names(list []*instance) []string {
 // INFO.
 func TestReplicasDiscoveredFromInfo(t *testing.T) {
 	w := newFakeWorld(t, 17, fastConfig(), standardFakes(), 3, withoutReplicaList)
-	w.at(10*time.Second, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
-	w.run(t, 30*time.Second)
-	assert.Len(t, w.events(KindDiscovered, ""), 6, "each sentinel learns B and C")
-	promoted := w.events("promoted", "")
+	w.At(10*time.Second, func() { w.K.Crash(w.ID("A"), sim.CrashProcess) })
+	w.RunTo(sim.At(30 * time.Second))
+	assert.Len(t, w.Events(KindDiscovered, ""), 6, "each sentinel learns B and C")
+	promoted := w.Events("promoted", "")
 	require.Len(t, promoted, 1)
 	assert.Equal(t, "B", promoted[0].Proc)
 }
@@ -368,10 +368,10 @@ func TestReplicasDiscoveredFromInfo(t *testing.T) {
 func TestDeterminism(t *testing.T) {
 	hash := func(seed uint64) string {
 		w := newFakeWorld(t, seed, fastConfig(), standardFakes(), 3)
-		w.at(10*time.Second, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
-		w.at(12*time.Second, func() { w.k.JumpWall(w.id(t, "S2"), 5*time.Second) })
-		w.run(t, 40*time.Second)
-		return sim.HashString(w.k.TraceHash())
+		w.At(10*time.Second, func() { w.K.Crash(w.ID("A"), sim.CrashProcess) })
+		w.At(12*time.Second, func() { w.K.JumpWall(w.ID("S2"), 5*time.Second) })
+		w.RunTo(sim.At(40 * time.Second))
+		return sim.HashString(w.K.TraceHash())
 	}
 	assert.Equal(t, hash(21), hash(21))
 	assert.NotEqual(t, hash(21), hash(22))
@@ -386,15 +386,15 @@ func TestFailedElectionRetriesAfterTwiceFailoverTimeout(t *testing.T) {
 	cfg := fastConfig()
 	cfg.FailoverTimeout = 8 * time.Second
 	w := newFakeWorld(t, 19, cfg, standardFakes(), 4)
-	w.at(10*time.Second, func() {
-		w.k.Crash(w.id(t, "A"), sim.CrashProcess)
-		w.k.Partition([][]sim.ProcID{{w.id(t, "S1"), w.id(t, "S2")}, {w.id(t, "S3"), w.id(t, "S4")}})
+	w.At(10*time.Second, func() {
+		w.K.Crash(w.ID("A"), sim.CrashProcess)
+		w.K.Partition([][]sim.ProcID{{w.ID("S1"), w.ID("S2")}, {w.ID("S3"), w.ID("S4")}})
 	})
-	w.at(50*time.Second, func() { w.k.Heal() })
-	w.run(t, 90*time.Second)
+	w.At(50*time.Second, func() { w.K.Heal() })
+	w.RunTo(sim.At(90 * time.Second))
 
 	var before []sim.Event
-	for _, e := range w.events(KindElected, "") {
+	for _, e := range w.Events(KindElected, "") {
 		if e.At < sim.At(50*time.Second) {
 			before = append(before, e)
 		}
@@ -402,7 +402,7 @@ func TestFailedElectionRetriesAfterTwiceFailoverTimeout(t *testing.T) {
 	assert.Empty(t, before, "no leader while split 2/2")
 	retries := 0
 	for _, s := range w.sentinels {
-		starts := w.events(KindFailoverStart, s)
+		starts := w.Events(KindFailoverStart, s)
 		for i := 1; i < len(starts); i++ {
 			retries++
 			gap := starts[i].At.Sub(starts[i-1].At)
@@ -410,11 +410,11 @@ func TestFailedElectionRetriesAfterTwiceFailoverTimeout(t *testing.T) {
 		}
 	}
 	assert.Positive(t, retries, "some sentinel retried")
-	assert.NotEmpty(t, w.events(KindFailoverAbort, ""), "attempts abort as not elected")
+	assert.NotEmpty(t, w.Events(KindFailoverAbort, ""), "attempts abort as not elected")
 	p := w.first("promoted", "")
 	require.NotEqual(t, sim.Time(-1), p, "after the heal a leader is elected")
 	assert.Greater(t, p, sim.At(50*time.Second))
-	assert.Len(t, w.events("promoted", ""), 1)
+	assert.Len(t, w.Events("promoted", ""), 1)
 }
 
 // BenchmarkFailover measures a whole failover run: three sentinels, a master
@@ -422,7 +422,7 @@ func TestFailedElectionRetriesAfterTwiceFailoverTimeout(t *testing.T) {
 func BenchmarkFailover(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		w := newFakeWorld(b, uint64(i), DefaultConfig(), standardFakes(), 3)
-		w.at(10*time.Second, func() { w.k.Crash(w.id(b, "A"), sim.CrashProcess) })
-		w.run(b, 60*time.Second)
+		w.At(10*time.Second, func() { w.K.Crash(w.ID("A"), sim.CrashProcess) })
+		w.RunTo(sim.At(60 * time.Second))
 	}
 }

@@ -97,41 +97,24 @@ func (f *fakeRedis) info() string {
 // Redis nodes (fake or real) and sentinels.
 type world struct {
 	*simtest.World
-	k         *sim.Kernel
 	sentinels []string
 }
 
 // newWorld returns an empty deployment whose messages take 1 to 3 ms.
 func newWorld(t testing.TB, seed uint64) *world {
 	sw := simtest.NewWorld(t, 0, simtest.Options{Seed: seed, Latency: &sim.Range{Lo: time.Millisecond, Hi: 3 * time.Millisecond}})
-	return &world{World: sw, k: sw.K}
-}
-
-func (w *world) id(t testing.TB, name string) sim.ProcID {
-	id, ok := w.k.Lookup(name)
-	require.True(t, ok, "no process %q", name)
-	return id
+	return &world{World: sw}
 }
 
 func (w *world) sentinel(t testing.TB, name string) *Sentinel {
-	p := w.k.Process(w.id(t, name))
+	p := w.K.Process(w.ID(name))
 	require.NotNil(t, p, "sentinel %s is not running", name)
 	return p.(*Sentinel)
 }
 
-// at schedules f at true time d.
-func (w *world) at(d time.Duration, f func()) { w.At(d, f) }
-
-func (w *world) run(t testing.TB, d time.Duration) {
-	require.NoError(t, w.k.Run(sim.At(d)))
-}
-
-// events returns the kept trace events of a kind, optionally of one process.
-func (w *world) events(kind sim.Kind, proc string) []sim.Event { return w.Events(kind, proc) }
-
 // first returns the time of the first event of a kind (and process), or -1.
 func (w *world) first(kind sim.Kind, proc string) sim.Time {
-	if ev := w.events(kind, proc); len(ev) > 0 {
+	if ev := w.Events(kind, proc); len(ev) > 0 {
 		return ev[0].At
 	}
 	return -1

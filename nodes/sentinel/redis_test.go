@@ -97,10 +97,10 @@ func TestRedisPromotionDelay(t *testing.T) {
 			for seed := uint64(1); seed <= 6; seed++ {
 				w := newRedisWorld(t, seed, tt.cfg, standardRedis(), 3)
 				crash := 20 * time.Second
-				w.at(crash, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
-				w.run(t, crash+tt.cfg.DownAfter+20*time.Second)
+				w.At(crash, func() { w.K.Crash(w.ID("A"), sim.CrashProcess) })
+				w.RunTo(sim.At(crash + tt.cfg.DownAfter + 20*time.Second))
 
-				promoted := w.events(redis.EventPromoted, "")
+				promoted := w.Events(redis.EventPromoted, "")
 				require.Len(t, promoted, 1, "seed %d: one replica promoted", seed)
 				newMaster := promoted[0].Proc
 				delay := promoted[0].At.Sub(sim.At(crash))
@@ -117,7 +117,7 @@ func TestRedisPromotionDelay(t *testing.T) {
 				if newMaster == "B" {
 					other = "C"
 				}
-				syncs := w.events(redis.EventReplicaSync, other)
+				syncs := w.Events(redis.EventReplicaSync, other)
 				require.NotEmpty(t, syncs, "seed %d: %s resynced", seed, other)
 				// A partial resync: the promoted replica inherited the old
 				// master's replication id as its replid2 (PSYNC continues).
@@ -133,17 +133,17 @@ func TestRedisPromotionDelay(t *testing.T) {
 // seen for more than 8 s; its writes are then discarded by the resync.
 func TestRedisReturningOldMasterAcceptsWritesUntilConverted(t *testing.T) {
 	w := newRedisWorld(t, 5, fastConfig(), standardRedis(), 3)
-	c := &writer{node: "A", k: w.k}
-	w.k.Add("c1", func() sim.Process { return c }, sim.ClockSpec{})
-	a := w.id(t, "A")
-	w.at(10*time.Second, func() { w.k.Crash(a, sim.CrashProcess) })
-	w.at(30*time.Second, func() { w.k.Restart(a) })
-	w.run(t, 60*time.Second)
+	c := &writer{node: "A", k: w.K}
+	w.K.Add("c1", func() sim.Process { return c }, sim.ClockSpec{})
+	a := w.ID("A")
+	w.At(10*time.Second, func() { w.K.Crash(a, sim.CrashProcess) })
+	w.At(30*time.Second, func() { w.K.Restart(a) })
+	w.RunTo(sim.At(60 * time.Second))
 
-	promoted := w.events(redis.EventPromoted, "")
+	promoted := w.Events(redis.EventPromoted, "")
 	require.Len(t, promoted, 1)
 	newMaster := promoted[0].Proc
-	conv := w.events(KindConvertToReplica, "")
+	conv := w.Events(KindConvertToReplica, "")
 	require.NotEmpty(t, conv, "A is converted")
 	convAt := conv[0].At
 	t.Logf("old master restarted at 30s, converted %.2fs later by %s", convAt.Sub(sim.At(30*time.Second)).Seconds(), conv[0].Proc)
@@ -163,7 +163,7 @@ func TestRedisReturningOldMasterAcceptsWritesUntilConverted(t *testing.T) {
 	}
 	assert.Positive(t, okBefore, "the returned old master accepts writes until it is converted")
 	assert.Positive(t, readonlyAfter, "after the conversion it refuses them")
-	syncs := w.events(redis.EventReplicaSync, "A")
+	syncs := w.Events(redis.EventReplicaSync, "A")
 	require.NotEmpty(t, syncs)
 	assert.True(t, strings.HasPrefix(syncs[len(syncs)-1].Text, "from "+newMaster+" "), syncs[len(syncs)-1].Text)
 }
@@ -171,14 +171,14 @@ func TestRedisReturningOldMasterAcceptsWritesUntilConverted(t *testing.T) {
 // Reference: redis-and-lock-clients.md §3.4 "TILT".
 func TestRedisTiltDelaysFailover(t *testing.T) {
 	w := newRedisWorld(t, 7, fastConfig(), standardRedis(), 3)
-	w.at(10*time.Second, func() {
+	w.At(10*time.Second, func() {
 		for _, s := range w.sentinels {
-			w.k.JumpWall(w.id(t, s), 10*time.Second)
+			w.K.JumpWall(w.ID(s), 10*time.Second)
 		}
-		w.k.Crash(w.id(t, "A"), sim.CrashProcess)
+		w.K.Crash(w.ID("A"), sim.CrashProcess)
 	})
-	w.run(t, 50*time.Second)
-	assert.Len(t, w.events(KindTilt, ""), 3)
+	w.RunTo(sim.At(50 * time.Second))
+	assert.Len(t, w.Events(KindTilt, ""), 3)
 	p := w.first(redis.EventPromoted, "")
 	require.NotEqual(t, sim.Time(-1), p)
 	t.Logf("with a +10s jump at the crash, promotion at %v (TILT until ~40.1s)", p)
@@ -193,21 +193,21 @@ func TestRedisNoFailoverWithoutQuorum(t *testing.T) {
 		fault func(w *world)
 	}{
 		{"master cut off from one sentinel", func(w *world) {
-			w.k.Partition([][]sim.ProcID{{w.id(t, "S1")}, {w.id(t, "A")}})
+			w.K.Partition([][]sim.ProcID{{w.ID("S1")}, {w.ID("A")}})
 		}},
 		{"master dead, two of three sentinels cut off", func(w *world) {
-			w.k.Crash(w.id(t, "A"), sim.CrashProcess)
-			w.k.Partition([][]sim.ProcID{{w.id(t, "S1")}, {w.id(t, "S2")}, {w.id(t, "S3")}})
+			w.K.Crash(w.ID("A"), sim.CrashProcess)
+			w.K.Partition([][]sim.ProcID{{w.ID("S1")}, {w.ID("S2")}, {w.ID("S3")}})
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newRedisWorld(t, 9, fastConfig(), standardRedis(), 3)
-			w.at(10*time.Second, func() { tt.fault(w) })
-			w.run(t, 40*time.Second)
-			assert.NotEmpty(t, w.events(KindSDown, "S1"))
-			assert.Empty(t, w.events(KindODown, ""))
-			assert.Empty(t, w.events(redis.EventPromoted, ""))
+			w.At(10*time.Second, func() { tt.fault(w) })
+			w.RunTo(sim.At(40 * time.Second))
+			assert.NotEmpty(t, w.Events(KindSDown, "S1"))
+			assert.Empty(t, w.Events(KindODown, ""))
+			assert.Empty(t, w.Events(redis.EventPromoted, ""))
 		})
 	}
 }
@@ -236,13 +236,13 @@ func TestRedisReplicaSelection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newRedisWorld(t, 23, fastConfig(), tt.nodes, 3)
-			c := &writer{node: "A", k: w.k}
-			w.k.Add("c1", func() sim.Process { return c }, sim.ClockSpec{})
+			c := &writer{node: "A", k: w.K}
+			w.K.Add("c1", func() sim.Process { return c }, sim.ClockSpec{})
 			// A replication delay of 8 s leaves the delayed replica 8 s of
 			// writes behind when the failover happens (~6 s after the crash).
-			w.at(15*time.Second, func() { w.k.Crash(w.id(t, "A"), sim.CrashProcess) })
-			w.run(t, 35*time.Second)
-			promoted := w.events(redis.EventPromoted, "")
+			w.At(15*time.Second, func() { w.K.Crash(w.ID("A"), sim.CrashProcess) })
+			w.RunTo(sim.At(35 * time.Second))
+			promoted := w.Events(redis.EventPromoted, "")
 			require.Len(t, promoted, 1)
 			assert.Equal(t, tt.want, promoted[0].Proc)
 		})

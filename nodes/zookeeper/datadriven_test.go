@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
@@ -62,54 +63,12 @@ var zkDDKinds = []sim.Kind{
 	sim.KindPartition, sim.KindHeal, sim.KindConnEnd,
 }
 
-// ddClient is a client process with a Session, driven from the test
-// between kernel steps.
-type ddClient struct {
-	name    string
-	k       *sim.Kernel
-	env     *sim.Env
-	zk      Session
-	replies map[uint64]simtest.Arrival[Reply]
-	events  []string // the session events but replies, as "TIME NAME EVENT [PATH]"
-}
-
-func (c *ddClient) Init(env *sim.Env) { c.env = env }
-
-func (c *ddClient) Fire(env *sim.Env, tag any) {
-	_, ev := c.zk.Fire(env, tag)
-	c.record(ev)
-}
-
-func (c *ddClient) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
-	_, ev := c.zk.Handle(env, from, msg)
-	c.record(ev)
-}
-
-func (c *ddClient) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
-	c.record(c.zk.ConnEnded(env, peer))
-}
-
-func (c *ddClient) record(evs []SessionEvent) {
-	for _, e := range evs {
-		switch e.Kind {
-		case EventReply:
-			c.replies[e.Reply.ID] = simtest.Arrival[Reply]{Reply: e.Reply, At: c.k.Now()}
-		case EventWatch:
-			c.events = append(c.events, fmt.Sprintf("%s %s watch %s\n", c.k.Now(), c.name, e.Path))
-		case EventConnected:
-			c.events = append(c.events, fmt.Sprintf("%s %s connected session %d timeout %s\n", c.k.Now(), c.name, c.zk.ID(), c.zk.Timeout()))
-		default:
-			c.events = append(c.events, fmt.Sprintf("%s %s %s\n", c.k.Now(), c.name, e.Kind))
-		}
-	}
-}
-
 type zkDD struct {
 	cfg     Config
 	clients []string
 	w       *simtest.World
 	zk      sim.ProcID
-	by      map[string]*ddClient
+	by      map[string]*sessClient
 	shown   map[string]int // session events printed, per client
 }
 
@@ -157,17 +116,16 @@ func (h *zkDD) Start(t testing.TB) (*simtest.Steps, *simtest.Conversation) {
 	h.w = simtest.NewWorld(t, ms)
 	cfg := h.cfg
 	h.zk = h.w.Add("zk", func() sim.Process { return New(cfg) }, sim.ClockSpec{})
-	h.by, h.shown = map[string]*ddClient{}, map[string]int{}
+	h.by, h.shown = map[string]*sessClient{}, map[string]int{}
 	for _, n := range h.clients {
-		c := &ddClient{name: n, k: h.w.K, replies: map[uint64]simtest.Arrival[Reply]{}}
-		h.by[n] = c
-		h.w.AddProcess(n, c, sim.ClockSpec{})
+		h.by[n] = newSess(h.w.K, n)
+		h.w.AddProcess(n, h.by[n], sim.ClockSpec{})
 	}
 	h.w.Start()
 	return &simtest.Steps{W: h.w, Kinds: zkDDKinds}, &simtest.Conversation{W: h.w, Send: h.send, Reply: h.reply}
 }
 
-func (h *zkDD) client(a *simtest.Args, name string) *ddClient {
+func (h *zkDD) client(a *simtest.Args, name string) *sessClient {
 	c, ok := h.by[name]
 	if !ok {
 		a.Fatalf("unknown client %q (known: %s)", name, strings.Join(h.clients, ", "))
@@ -269,4 +227,19 @@ func renderReply(r Reply) string {
 		s += fmt.Sprint(" exists=", r.Exists)
 	}
 	return fmt.Sprintf("%s zxid %d", s, r.Zxid)
+}
+
+// TestRequestLineMistakes: a call the grammar does not know fails at its
+// file:line and says why.
+func TestRequestLineMistakes(t *testing.T) {
+	for line, want := range map[string]string{
+		"create":                  "f.txt:1: do: create: missing the path",
+		"create /a ephemral":      `f.txt:1: do: create /a ephemral: unexpected "ephemral"`,
+		"exists /a ephemeral":     `f.txt:1: do: exists /a ephemeral: unexpected "ephemeral"`,
+		"set /a":                  `f.txt:1: do: unknown call "set" (create, delete, get-children, exists, ping)`,
+		"connect /a":              `f.txt:1: do: unknown call "connect" (create, delete, get-children, exists, ping)`,
+		"create /a/n- sequential": "",
+	} {
+		assert.Equal(t, want, simtest.LineFailure(t, line, func(a *simtest.Args, w []string) { parseRequest(a, w) }), line)
+	}
 }

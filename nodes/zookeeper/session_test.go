@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -22,22 +23,34 @@ type action struct {
 type actTag int
 
 // sessClient embeds a Session, runs scripted actions and logs every
-// SessionEvent as "time event [details]".
+// SessionEvent as "time event [details]"; it keeps the replies by request
+// id with their arrival times, and the other events as TestInteractions
+// prints them. A test may also drive its Session between kernel steps
+// (with env).
 type sessClient struct {
 	k       *sim.Kernel
+	name    string
+	env     *sim.Env
 	zk      Session
 	server  sim.ProcID
 	actions []action
 	log     []string
+	replies map[uint64]simtest.Arrival[Reply]
+	events  []string // "TIME NAME EVENT [details]\n", replies left out
 }
 
 func addSess(k *sim.Kernel, name string, actions ...action) (*sessClient, sim.ProcID) {
-	c := &sessClient{k: k, actions: actions}
+	c := newSess(k, name, actions...)
 	id := k.Add(name, func() sim.Process { return c }, sim.ClockSpec{})
 	return c, id
 }
 
+func newSess(k *sim.Kernel, name string, actions ...action) *sessClient {
+	return &sessClient{k: k, name: name, actions: actions, replies: map[uint64]simtest.Arrival[Reply]{}}
+}
+
 func (c *sessClient) Init(env *sim.Env) {
+	c.env = env
 	c.server, _ = env.Lookup("zk")
 	for i, a := range c.actions {
 		env.SetTimer(sim.Mono, int64(a.at), actTag(i))
@@ -67,9 +80,11 @@ func (c *sessClient) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 
 func (c *sessClient) record(evs []SessionEvent) {
 	for _, e := range evs {
-		s := c.k.Now().String() + " " + e.Kind.String()
+		now := c.k.Now()
+		s := now.String() + " " + e.Kind.String()
 		switch e.Kind {
 		case EventReply:
+			c.replies[e.Reply.ID] = simtest.Arrival[Reply]{Reply: e.Reply, At: now}
 			s += " " + e.Reply.Op.String()
 			if e.Reply.Err != "" {
 				s += " " + e.Reply.Err
@@ -81,6 +96,13 @@ func (c *sessClient) record(evs []SessionEvent) {
 			s += " " + e.Path
 		}
 		c.log = append(c.log, s)
+		switch e.Kind {
+		case EventReply:
+		case EventConnected:
+			c.events = append(c.events, fmt.Sprintf("%s %s connected session %d timeout %s\n", now, c.name, c.zk.ID(), c.zk.Timeout()))
+		default:
+			c.events = append(c.events, fmt.Sprintf("%s %s %s\n", now, c.name, strings.TrimPrefix(s, now.String()+" ")))
+		}
 	}
 }
 

@@ -10,11 +10,53 @@ import (
 // NotUsed means there was nothing of the kind to judge: as the token-order
 // verdict, no write carried a fencing token, so there was no order to keep;
 // as the lock-safety verdict, no client took a lock (a history of stock
-// counters only, Result.judgeCounters).
+// counters only, countersOnly).
 const NotUsed Verdict = "not-used"
+
+// TokenOrder is the name of the token-order property.
+const TokenOrder = "token_order"
 
 // KindTokenOrder is the kind of a token-order violation.
 const KindTokenOrder = "token-order"
+
+// tokenOrder is the fencing order, judged by CheckTokenOrder.
+type tokenOrder struct{}
+
+func (tokenOrder) About() About {
+	return About{
+		Name: TokenOrder, Title: "token order", Kind: KindTokenOrder, Short: "token order",
+		Explains: "the resource never accepted a lower fencing token after a higher one, nor one token from two grants (not-used: no write carried a token)",
+		Expect:   []Verdict{Holds, Violated, NotUsed},
+	}
+}
+
+func (tokenOrder) Judge(h *sim.History, _ Options) Judgement {
+	v, vs := CheckTokenOrder(h)
+	return Judgement{Verdict: v, Violations: vs}
+}
+
+// Stream carries, per lock, the first accepted write of the highest token
+// (tokenLedger): a later write is judged by the same rule whatever came
+// before.
+func (tokenOrder) Stream(Options) PieceJudge { return &tokenPieces{ledger: newTokenLedger()} }
+
+type tokenPieces struct{ ledger tokenLedger }
+
+func (t *tokenPieces) Piece(p *sim.History) (bool, string) {
+	for _, w := range tokenWrites(p) {
+		if !t.ledger.accept(w) {
+			return false, "token order violated"
+		}
+	}
+	return true, ""
+}
+
+func (t *tokenPieces) Final(*sim.History) Judgement {
+	if !t.ledger.used {
+		return Judgement{Verdict: NotUsed}
+	}
+	return Judgement{Verdict: Holds}
+}
 
 // CheckTokenOrder judges the fencing order of h: per lock, the protected
 // resource must never accept a write whose token is lower than the token of
@@ -33,25 +75,10 @@ const KindTokenOrder = "token-order"
 // Violated with one violation per offending write, and Holds otherwise.
 func CheckTokenOrder(h *sim.History) (Verdict, []Violation) {
 	h = orEmpty(h)
-	var writes []*sim.Section // pointers into h: a word per write
-	for i := range h.Sections {
-		if x := &h.Sections[i]; x.Written && x.Outcome == sim.WriteAccepted && x.HasToken {
-			writes = append(writes, x)
-		}
-	}
+	writes := tokenWrites(h)
 	if len(writes) == 0 {
 		return NotUsed, nil
 	}
-	sort.SliceStable(writes, func(i, j int) bool {
-		a, b := writes[i], writes[j]
-		if a.Lock != b.Lock {
-			return a.Lock < b.Lock
-		}
-		if a.WriteAt != b.WriteAt {
-			return a.WriteAt < b.WriteAt
-		}
-		return a.ID < b.ID
-	})
 	// The beliefs by ID, built only to explain a violation.
 	var beliefs map[int]sim.Belief
 	index := func() map[int]sim.Belief {
@@ -63,14 +90,26 @@ func CheckTokenOrder(h *sim.History) (Verdict, []Violation) {
 		}
 		return beliefs
 	}
+	ledger := newTokenLedger()
+	byToken := map[string]map[int64]*sim.Section{} // per lock, the first write of each token
 	var vs []Violation
-	for i := 0; i < len(writes); {
-		j := i
-		for j < len(writes) && writes[j].Lock == writes[i].Lock {
-			j++
+	for _, w := range writes {
+		first := byToken[w.Lock]
+		if first == nil {
+			first = map[int64]*sim.Section{}
+			byToken[w.Lock] = first
 		}
-		vs = append(vs, tokenViolations(h, writes[i:j], index)...)
-		i = j
+		hi := ledger.highest[w.Lock]
+		if !ledger.accept(w) {
+			if p, ok := first[w.Token]; ok && !sameGrant(*p, *w) {
+				vs = append(vs, duplicateToken(h, *p, *w, index()))
+			} else {
+				vs = append(vs, lowerToken(h, hi, *w, index()))
+			}
+		}
+		if _, ok := first[w.Token]; !ok {
+			first[w.Token] = w
+		}
 	}
 	if len(vs) == 0 {
 		return Holds, nil
@@ -79,26 +118,54 @@ func CheckTokenOrder(h *sim.History) (Verdict, []Violation) {
 	return Violated, vs
 }
 
-// tokenViolations judges the accepted writes of one lock, in the order the
-// resource applied them.
-func tokenViolations(h *sim.History, writes []*sim.Section, beliefs func() map[int]sim.Belief) []Violation {
-	var vs []Violation
-	var highest *sim.Section            // the accepted write with the highest token so far
-	byToken := map[int64]*sim.Section{} // the first write of each token
-	for k, w := range writes {
-		if p, ok := byToken[w.Token]; ok && !sameGrant(*p, *w) {
-			vs = append(vs, duplicateToken(h, *p, *w, beliefs()))
-		} else if k > 0 && w.Token < highest.Token {
-			vs = append(vs, lowerToken(h, *highest, *w, beliefs()))
-		}
-		if _, ok := byToken[w.Token]; !ok {
-			byToken[w.Token] = w
-		}
-		if k == 0 || w.Token > highest.Token {
-			highest = w
+// tokenWrites returns the accepted writes of h that carried a token, in
+// the order the storage node applied them per lock: pointers into h.
+func tokenWrites(h *sim.History) []*sim.Section {
+	var writes []*sim.Section
+	for i := range h.Sections {
+		if x := &h.Sections[i]; x.Written && x.Outcome == sim.WriteAccepted && x.HasToken {
+			writes = append(writes, x)
 		}
 	}
-	return vs
+	sort.SliceStable(writes, func(i, j int) bool {
+		a, b := writes[i], writes[j]
+		if a.Lock != b.Lock {
+			return a.Lock < b.Lock
+		}
+		if a.WriteAt != b.WriteAt {
+			return a.WriteAt < b.WriteAt
+		}
+		return a.ID < b.ID
+	})
+	return writes
+}
+
+// tokenLedger is the token-order rule, written once for the whole history
+// (CheckTokenOrder) and for pieces (Stream). It keeps, per lock, the first
+// accepted write of the highest token so far: a later write is in order
+// iff its token is higher, or equal and of the same grant; any other is a
+// violation, whatever came before (a lower token is below the highest, and
+// an equal one of another grant duplicates it).
+type tokenLedger struct {
+	highest map[string]sim.Section
+	used    bool // some accepted write carried a token
+}
+
+func newTokenLedger() tokenLedger { return tokenLedger{highest: map[string]sim.Section{}} }
+
+// accept judges the next accepted write w of its lock and reports whether
+// it keeps the order.
+func (l *tokenLedger) accept(w *sim.Section) bool {
+	l.used = true
+	hi, ok := l.highest[w.Lock]
+	switch {
+	case !ok || w.Token > hi.Token:
+		l.highest[w.Lock] = *w
+		return true
+	case w.Token == hi.Token && sameGrant(hi, *w):
+		return true
+	}
+	return false
 }
 
 // sameGrant reports whether two sections ran under the same belief period.

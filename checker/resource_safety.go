@@ -1,0 +1,83 @@
+package checker
+
+import (
+	"time"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// ResourceSafety is the name of the resource-safety property.
+const ResourceSafety = "resource_safety"
+
+// KindResourceSafety is the kind of a resource-safety violation.
+const KindResourceSafety = "resource-safety"
+
+// resourceSafety asks whether the critical sections on the protected
+// resource are explained by some order in which each accepted write
+// incremented the value it read (porcupine with ResourceModel, piece by
+// piece: split.go), and whether the stock counters sold what they had
+// (CheckCounters): both are the resource's safety, so a history with both
+// is safe only if both are.
+type resourceSafety struct{}
+
+func (resourceSafety) About() About {
+	return About{
+		Name: ResourceSafety, Title: "resource safety", Kind: KindResourceSafety, Short: "resource",
+		Explains: "the protected resource's history is explained by some serial order of its accepted writes (no lost update, no oversold stock)",
+		Expect:   []Verdict{Holds, Violated},
+		Fuzz:     FuzzByDefault,
+	}
+}
+
+func (resourceSafety) Judge(h *sim.History, opts Options) Judgement {
+	timeout := withDefault(opts.Timeout)
+	p := checkResource(h, timeout, opts.OutDir != "")
+	j := Judgement{Verdict: p.verdict}
+	if p.verdict == Violated {
+		j.Violations = explainResource(h)
+		if p.index > 0 {
+			j.page = &page{piece: p, rows: sectionClients(checkedSections(h)), vs: j.Violations, file: "resource.html"}
+		}
+	}
+	cv, cvs := CheckCounters(h, timeout)
+	if cv == NotUsed {
+		return j
+	}
+	switch {
+	case len(h.Sections) == 0:
+		j.Verdict = cv
+	case cv == Violated:
+		j.Verdict = Violated
+	case cv == Unknown && j.Verdict == Holds:
+		j.Verdict = Unknown
+	}
+	j.Violations = append(j.Violations, cvs...)
+	return j
+}
+
+// Stream carries each resource's value at the cut, the start of the next
+// piece's counter (split.go). The stock counters are not cut into pieces:
+// the kernel keeps their records until the end of the run, so they all
+// arrive with the last piece and are judged there, whole.
+func (resourceSafety) Stream(opts Options) PieceJudge {
+	return &resourcePieces{timeout: withDefault(opts.Timeout), value: map[string]int64{}}
+}
+
+type resourcePieces struct {
+	timeout time.Duration
+	value   map[string]int64 // each resource's value at the last cut
+}
+
+func (r *resourcePieces) Piece(p *sim.History) (bool, string) {
+	if v := checkResourceFrom(p, r.timeout, false, r.value).verdict; v != Holds {
+		return false, "resource safety " + string(v)
+	}
+	if len(p.Counter) > 0 {
+		if v, _ := CheckCounters(p, r.timeout); v != Holds && v != NotUsed {
+			return false, "resource safety (stock counters) " + string(v)
+		}
+	}
+	return true, ""
+}
+
+func (*resourcePieces) Final(*sim.History) Judgement { return Judgement{Verdict: Holds} }

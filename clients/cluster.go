@@ -1,0 +1,268 @@
+package clients
+
+import (
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/nodes/redis/resp"
+	"github.com/locksim/locksim/sim"
+)
+
+// Cluster makes a client cluster-aware: the lock's Redis node is one node
+// of a Redis Cluster (nodes/redis cluster mode), and the client routes
+// every command by its key's slot, as go-redis v9's ClusterClient does
+// (osscluster.go of v9.22.0, cited as "GR osscluster.go:N"):
+//   - the slot map comes from CLUSTER SLOTS, loaded before the first
+//     command (clusterStateHolder.Get -> Reload, :1141) from the nodes in a
+//     random order (loadState, rand.Perm, :1573; here the client's seeded
+//     stream);
+//   - a -MOVED or -ASK reply sends the command again to the node it names
+//     (ASK preceded by ASKING), at most MaxRedirects = 3 times
+//     (ClusterOptions.init, :214-218; process, :1293-1390), and schedules
+//     a reload of the slot map (LazyReload, :1106-1135: one reload at a
+//     time, a 200 ms cooldown, one more if another was asked for meanwhile);
+//   - read-only routing is off (ReadOnly false): reads go to masters too.
+//
+// Simplifications: a keyless command (WAIT after a SET) goes to the node
+// the client's last keyed command went to, as it would on the same
+// connection in a pipeline or a Redisson batch; go-redis's retries of
+// CLUSTERDOWN, TRYAGAIN, LOADING and timeouts (shouldRetry with its
+// 8-512 ms backoff) are not modelled: the algorithm sees the error, as it
+// does with a single node (MaxRetries off, see plumbing.go). A map older
+// than ClusterStateReloadInterval (60 s, :290-292) is reloaded in the
+// background when a command uses it (clusterStateHolder.Get, :1141-1152):
+// after a failover without a MOVED (the old master is unreachable, so its
+// commands time out) this is how the client finds the new master.
+type Cluster struct {
+	// Nodes are the cluster's nodes (process names), in creation order.
+	Nodes []string
+}
+
+// maxRedirects is ClusterOptions.MaxRedirects' default (GR osscluster.go:217).
+const maxRedirects = 3
+
+// reloadInterval is ClusterStateReloadInterval's default (GR
+// osscluster.go:290-292).
+const reloadInterval = 60 * time.Second
+
+// reloadCooldown is LazyReload's pause between reloads (GR
+// osscluster.go:1127).
+const reloadCooldown = 200 * time.Millisecond
+
+// clusterRouting is a cluster-aware client's state.
+type clusterRouting struct {
+	cfg                       *Cluster
+	ids                       []sim.ProcID
+	slots                     []int16 // owner per slot (index into ids); nil until loaded
+	loaded                    int64   // mono ns the slot map was loaded
+	last                      sim.ProcID
+	held                      []heldCmd // commands waiting for the first slot map
+	loading, pending, cooling bool
+}
+
+// heldCmd is a command sent before the slot map was known.
+type heldCmd struct {
+	id  uint64
+	msg sim.Recycler
+	p   pending
+}
+
+// clusterOf returns the client's routing state, nil for a client that is
+// not cluster-aware.
+func (c *client) clusterOf() *clusterRouting {
+	if c.cfg.Cluster == nil {
+		return nil
+	}
+	if c.cl == nil {
+		cl := &clusterRouting{cfg: c.cfg.Cluster, last: sim.NoProc}
+		for _, n := range cl.cfg.Nodes {
+			id, ok := c.env.Lookup(n)
+			if !ok {
+				panic("clients: unknown cluster node " + n)
+			}
+			cl.ids = append(cl.ids, id)
+		}
+		c.cl = cl
+	}
+	return c.cl
+}
+
+func (cl *clusterRouting) member(id sim.ProcID) bool {
+	for _, x := range cl.ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// routeCluster picks the node of a Redis command to a cluster node; it
+// reports false when the command was held until the slot map is loaded.
+func (c *client) routeCluster(id uint64, msg sim.Recycler, p *pending) bool {
+	cl := c.clusterOf()
+	req, ok := msg.(*resp.Request)
+	if !ok || !cl.member(p.to) {
+		return true
+	}
+	p.argv = req.Args
+	if cl.slots == nil {
+		cl.held = append(cl.held, heldCmd{id: id, msg: msg, p: *p})
+		c.reloadSlots()
+		return false
+	}
+	if time.Duration(c.env.Mono()-cl.loaded) > reloadInterval {
+		c.reloadSlots()
+	}
+	keys := redis.CommandKeys(req.Args)
+	if len(keys) == 0 {
+		if cl.last != sim.NoProc {
+			p.to = cl.last
+		}
+		return true
+	}
+	if o := cl.slots[redis.KeySlot(keys[0])]; o >= 0 {
+		p.to = cl.ids[o]
+	}
+	cl.last = p.to
+	return true
+}
+
+// clusterRedirect handles a -MOVED or -ASK reply to request p: the command
+// goes again to the node named, and the slot map is reloaded. It reports
+// whether the reply was consumed.
+func (c *client) clusterRedirect(p pending, v redis.Value) bool {
+	if v.Kind != redis.KindError || p.argv == nil || p.redirects >= maxRedirects {
+		return false
+	}
+	ask := strings.HasPrefix(v.Str, "ASK ")
+	if !ask && !strings.HasPrefix(v.Str, "MOVED ") {
+		return false
+	}
+	f := strings.Fields(v.Str)
+	if len(f) != 3 {
+		return false
+	}
+	host := f[2]
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	to, ok := c.env.Lookup(host)
+	if !ok {
+		return false
+	}
+	cl := c.clusterOf()
+	c.env.Logf(KindClient, "cluster: %s, resending to %s", v.Str, host)
+	c.reloadSlots()
+	p.redirects++
+	p.to = to
+	cl.last = to
+	if ask {
+		aid := c.newID()
+		c.track(aid, pending{to: to, timeout: p.timeout, rcb: callback{fn: func(redis.Value, bool) {}}})
+		c.env.SendPooled(to, resp.NewRequest(aid, []string{"ASKING"}))
+	}
+	id := c.newID()
+	c.track(id, p)
+	c.env.SendPooled(to, resp.NewRequest(id, p.argv))
+	return true
+}
+
+// reloadSlots is LazyReload: CLUSTER SLOTS to the nodes in a random order
+// until one answers; then the held commands go out.
+func (c *client) reloadSlots() {
+	cl := c.clusterOf()
+	if cl.loading || cl.cooling {
+		cl.pending = true
+		return
+	}
+	cl.loading, cl.pending = true, false
+	// rand.Perm as a Fisher-Yates shuffle on the client's stream.
+	order := make([]int, len(cl.ids))
+	r := c.env.Rand()
+	for i := range order {
+		j := r.Intn(i + 1)
+		order[i] = order[j]
+		order[j] = i
+	}
+	timeout := c.cfg.Lock.NodeTimeout
+	var try func(i int)
+	try = func(i int) {
+		if i == len(order) {
+			cl.loading = false
+			c.env.Logf(KindClient, "cluster: no node answered CLUSTER SLOTS")
+			c.releaseHeld(false)
+			return
+		}
+		to := cl.ids[order[i]]
+		id := c.newID()
+		c.track(id, pending{to: to, timeout: timeout, rcb: callback{fn: func(v redis.Value, ok bool) {
+			if !ok || !c.loadSlots(v) {
+				try(i + 1)
+				return
+			}
+			cl.loading, cl.cooling = false, true
+			c.releaseHeld(true)
+			c.after(reloadCooldown, whatRetry, func() {
+				cl.cooling = false
+				if cl.pending {
+					c.reloadSlots()
+				}
+			})
+		}}})
+		c.env.SendPooled(to, resp.NewRequest(id, []string{"CLUSTER", "SLOTS"}))
+	}
+	try(0)
+}
+
+// loadSlots reads a CLUSTER SLOTS reply into the slot map.
+func (c *client) loadSlots(v redis.Value) bool {
+	if v.Kind != redis.KindArray || len(v.Array) == 0 {
+		return false
+	}
+	cl := c.cl
+	slots := make([]int16, redis.ClusterSlots)
+	for i := range slots {
+		slots[i] = -1
+	}
+	for _, e := range v.Array {
+		if e.Kind != redis.KindArray || len(e.Array) < 3 || e.Array[2].Kind != redis.KindArray || len(e.Array[2].Array) < 1 {
+			return false
+		}
+		from, to := int(e.Array[0].Int), int(e.Array[1].Int)
+		host := e.Array[2].Array[0].Str
+		idx := -1
+		for i, n := range cl.cfg.Nodes {
+			if n == host {
+				idx = i
+			}
+		}
+		if idx < 0 || from < 0 || to >= redis.ClusterSlots {
+			return false
+		}
+		for s := from; s <= to; s++ {
+			slots[s] = int16(idx)
+		}
+	}
+	cl.slots = slots
+	cl.loaded = c.env.Mono()
+	return true
+}
+
+// releaseHeld sends the commands held for the slot map (or fails them).
+func (c *client) releaseHeld(ok bool) {
+	cl := c.cl
+	held := cl.held
+	cl.held = nil
+	for _, h := range held {
+		if !ok {
+			h.p.rcb.call(redis.Err("CLUSTERDOWN no node answered CLUSTER SLOTS (client)"), true)
+			continue
+		}
+		p := h.p
+		if c.routeCluster(h.id, h.msg, &p) {
+			c.track(h.id, p)
+			c.env.SendPooled(p.to, h.msg)
+		}
+	}
+}

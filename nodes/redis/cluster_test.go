@@ -1,0 +1,169 @@
+package redis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// clusterWorld builds a cluster of names laid out as redis-cli --cluster
+// create does, with node timeout nt.
+func clusterWorld(t *testing.T, nt time.Duration, replicas int, names ...string) (*world, ClusterConfig) {
+	t.Helper()
+	members, err := CreateCluster(names, replicas)
+	require.NoError(t, err)
+	cc := DefaultClusterConfig()
+	cc.NodeTimeout = nt
+	cc.Members = members
+	var specs []nodeSpec
+	for _, n := range names {
+		cfg := DefaultConfig()
+		c := cc
+		cfg.Cluster = &c
+		specs = append(specs, nodeSpec{name: n, cfg: cfg})
+	}
+	return newWorld(t, time.Millisecond, specs...), cc
+}
+
+func TestKeySlot(t *testing.T) {
+	// Values from the cluster specification's examples and redis-cli
+	// CLUSTER KEYSLOT on a real 7.0 server.
+	for _, tc := range []struct {
+		key  string
+		slot int
+	}{
+		{"123456789", 12739}, // CRC16 XMODEM check value 0x31C3 mod 16384
+		{"foo", 12182},
+		{"bar", 5061},
+		{"{user1000}.following", KeySlot("user1000")},
+		{"foo{}{bar}", KeySlot("foo{}{bar}")}, // empty tag: whole key
+		{"foo{{bar}}zap", KeySlot("{bar")},
+		{"foo{bar}{zap}", KeySlot("bar")},
+		{"lock", 8718},
+	} {
+		assert.Equal(t, tc.slot, KeySlot(tc.key), tc.key)
+	}
+	assert.Equal(t, uint16(0x31C3), crc16("123456789"))
+	assert.NotEqual(t, KeySlot("foo{}{bar}"), KeySlot("bar"))
+}
+
+func TestCreateClusterLayout(t *testing.T) {
+	m, err := CreateCluster([]string{"a", "b", "c", "d", "e", "f"}, 1)
+	require.NoError(t, err)
+	// redis-cli --cluster create with 6 nodes and 1 replica: 0-5460,
+	// 5461-10922, 10923-16383; replicas rotated: a<-e, b<-f, c<-d.
+	assert.Equal(t, []SlotRange{{0, 5460}}, m[0].Slots)
+	assert.Equal(t, []SlotRange{{5461, 10922}}, m[1].Slots)
+	assert.Equal(t, []SlotRange{{10923, 16383}}, m[2].Slots)
+	assert.Equal(t, "c", m[3].ReplicaOf)
+	assert.Equal(t, "a", m[4].ReplicaOf)
+	assert.Equal(t, "b", m[5].ReplicaOf)
+	for i := range m {
+		assert.Equal(t, uint64(i+1), m[i].ConfigEpoch)
+	}
+	_, err = CreateCluster([]string{"a", "b", "c", "d"}, 1)
+	require.ErrorContains(t, err, "at least 3 master")
+}
+
+func TestClusterMovedAndSlots(t *testing.T) {
+	w, _ := clusterWorld(t, 15*time.Second, 1, "n1", "n2", "n3", "n4", "n5", "n6")
+	w.Advance(time.Second)
+	// "lock" hashes to 8718, served by b.
+	v := w.do("n1", "SET", "lock", "x")
+	assert.Equal(t, "MOVED 8718 n2:6379", v.Str)
+	assert.True(t, w.do("n2", "SET", "lock", "x").IsOK())
+	assert.Equal(t, "MOVED 8718 n2:6379", w.do("n6", "GET", "lock").Str, "a replica redirects reads without READONLY")
+	assert.Equal(t, int64(8718), w.do("n3", "CLUSTER", "KEYSLOT", "lock").Int)
+	assert.Contains(t, w.do("n1", "SET", "{x}1", "1").Str+w.do("n1", "DEL", "n1", "n2").Str, "CROSSSLOT")
+	slots := w.do("n4", "CLUSTER", "SLOTS")
+	require.Len(t, slots.Array, 3)
+	assert.Equal(t, int64(5461), slots.Array[1].Array[0].Int)
+	assert.Equal(t, "n2", slots.Array[1].Array[2].Array[0].Str)
+	assert.Equal(t, "n6", slots.Array[1].Array[3].Array[0].Str)
+	info := w.do("n5", "CLUSTER", "INFO").Str
+	assert.Contains(t, info, "cluster_state:ok")
+	assert.Contains(t, info, "cluster_size:3")
+	assert.Contains(t, w.do("n1", "CLUSTER", "NODES").Str, "myself,master")
+}
+
+// eventTimes returns the true times of trace events of kind on proc whose
+// text contains sub.
+func eventTimes(w *world, kind sim.Kind, proc, sub string) []time.Duration {
+	var out []time.Duration
+	for _, e := range w.Events(kind, proc) {
+		if strings.Contains(e.Text, sub) {
+			out = append(out, time.Duration(e.At))
+		}
+	}
+	return out
+}
+
+func TestClusterFailoverAfterCrash(t *testing.T) {
+	const nt = 5 * time.Second
+	w, _ := clusterWorld(t, nt, 1, "n1", "n2", "n3", "n4", "n5", "n6")
+	w.Advance(2 * time.Second)
+	require.True(t, w.do("n2", "SET", "lock", "x").IsOK())
+	w.Advance(2 * time.Second) // replicated to f
+	crashAt := w.K.Now()
+	w.K.Crash(w.ID("n2"), sim.CrashProcess)
+	w.Advance(4 * nt)
+	pf := eventTimes(w, EventClusterPFail, "n1", "n2 ")
+	require.NotEmpty(t, pf)
+	d := time.Duration(int64(pf[0]) - int64(crashAt))
+	assert.True(t, d > nt && d < nt+2*time.Second, "PFAIL %v after the crash (node timeout %v)", d, nt)
+	fail := eventTimes(w, EventClusterFail, "n6", "n2 marked FAIL")
+	require.NotEmpty(t, fail, "f learns b failed")
+	took := eventTimes(w, EventClusterFailover, "n6", "took the slots of n2")
+	require.Len(t, took, 1)
+	delay := took[0] - fail[0]
+	assert.True(t, delay >= 500*time.Millisecond && delay < 1200*time.Millisecond, "election %v after FAIL (500ms + 0..500ms + rank 0)", delay)
+	assert.Equal(t, "x", w.do("n6", "GET", "lock").Str)
+	assert.Equal(t, "MOVED 8718 n6:6379", w.do("n1", "GET", "lock").Str)
+	assert.Contains(t, w.do("n6", "CLUSTER", "INFO").Str, "cluster_current_epoch:7")
+	// b comes back: it learns the newer configEpoch and becomes f's replica.
+	w.K.Restart(w.ID("n2"))
+	w.Advance(3 * nt)
+	assert.Equal(t, "MOVED 8718 n6:6379", w.do("n2", "GET", "lock").Str)
+	role := w.do("n2", "ROLE")
+	assert.Equal(t, "slave", role.Array[0].Str)
+	assert.Equal(t, "n6", role.Array[1].Str)
+}
+
+func TestClusterMinorityMasterLosesWrites(t *testing.T) {
+	const nt = 5 * time.Second
+	w, _ := clusterWorld(t, nt, 1, "n1", "n2", "n3", "n4", "n5", "n6")
+	w.Advance(2 * time.Second)
+	ids := func(names ...string) []sim.ProcID {
+		var out []sim.ProcID
+		for _, n := range names {
+			out = append(out, w.ID(n))
+		}
+		return out
+	}
+	// n2 and the client on one side, everything else on the other.
+	cut := w.K.Partition([][]sim.ProcID{ids("n2", "c"), ids("n1", "n3", "n4", "n5", "n6")})
+	start := w.K.Now()
+	assert.True(t, w.do("n2", "SET", "lock", "minority").IsOK(), "the minority master accepts writes at first")
+	w.Advance(nt - time.Second)
+	assert.True(t, w.do("n2", "SET", "lock", "still").IsOK(), "before node timeout it still accepts")
+	w.Advance(3 * time.Second)
+	assert.Equal(t, "CLUSTERDOWN The cluster is down", w.do("n2", "SET", "lock", "late").Str)
+	down := eventTimes(w, EventClusterState, "n2", "fail")
+	require.NotEmpty(t, down)
+	window := time.Duration(int64(down[0]) - int64(start))
+	assert.True(t, window > nt && window <= nt+nt/2+200*time.Millisecond, "minority master went down %v after the cut", window)
+	w.Advance(3 * nt)
+	require.NotEmpty(t, eventTimes(w, EventClusterFailover, "n6", "took the slots of n2"))
+	w.K.Unpartition(cut)
+	w.Advance(2 * nt)
+	role := w.do("n2", "ROLE")
+	assert.Equal(t, "slave", role.Array[0].Str)
+	assert.Equal(t, "MOVED 8718 n6:6379", w.do("n2", "GET", "lock").Str)
+	// The writes n2 acknowledged in the minority are gone.
+	assert.True(t, w.do("n6", "GET", "lock").Kind == KindNil)
+}

@@ -1,0 +1,341 @@
+package scenarios
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/sim"
+)
+
+// The cluster: section, a Redis Cluster (nodes/redis cluster mode), read
+// and built by the redis kind: its nodes are Redis servers like those of
+// the redis: list, so faults, triggers and lock nodes name them the same
+// way. A lock whose node (or one of whose nodes) is a cluster node makes
+// its client cluster-aware (clients/cluster.go).
+
+// clusterSection is the top-level field and the key of the parsed section.
+const clusterSection = "cluster"
+
+// ClusterSpec is the cluster: section.
+type ClusterSpec struct {
+	// Name prefixes the generated node names (name1, name2, ...).
+	Name string
+	// Masters and Replicas (per master) lay the nodes out as
+	// redis-cli --cluster create --cluster-replicas does.
+	Masters, Replicas int
+	// Nodes are the nodes in creation order: generated, or given with
+	// their slots and masters (an explicit layout).
+	Nodes []ClusterNodeSpec
+	// Explicit: the layout came from nodes:, not from masters/replicas.
+	Explicit              bool
+	NodeTimeout           time.Duration
+	ReplicaValidityFactor int
+	RequireFullCoverage   bool
+	AllowReadsWhenDown    bool
+	AppendOnly            bool
+	AppendFsync           string
+	Clock                 ClockSpec
+}
+
+// ClusterNodeSpec is one node of an explicit layout.
+type ClusterNodeSpec struct {
+	Name      string
+	ReplicaOf string
+	Slots     []redis.SlotRange
+}
+
+// maxClusterNodes bounds the nodes of a cluster (the bus pings every node:
+// the cost grows with the square of the count).
+const maxClusterNodes = 30
+
+// Cluster returns the scenario's cluster: section, nil if it has none.
+func (s *Scenario) Cluster() *ClusterSpec { return sectionOf[*ClusterSpec](s, clusterSection) }
+
+// readCluster reads the cluster: section.
+func (r *reader) readCluster(top *obj, s *Scenario) {
+	n := top.get(clusterSection)
+	if n == nil {
+		return
+	}
+	def := redis.DefaultClusterConfig()
+	cs := &ClusterSpec{Name: "C", NodeTimeout: def.NodeTimeout, ReplicaValidityFactor: def.ReplicaValidityFactor,
+		RequireFullCoverage: def.RequireFullCoverage, AllowReadsWhenDown: def.AllowReadsWhenDown, AppendFsync: "everysec"}
+	o := r.mapping(n, clusterSection)
+	o.str("name", &cs.Name)
+	hasM := o.integer("masters", &cs.Masters)
+	o.integer("replicas", &cs.Replicas)
+	if o.duration("node_timeout", &cs.NodeTimeout) && cs.NodeTimeout < time.Millisecond {
+		r.errf(o.get("node_timeout"), "cluster.node_timeout", "must be at least 1ms (cluster-node-timeout), got %v", cs.NodeTimeout)
+	}
+	if o.integer("replica_validity_factor", &cs.ReplicaValidityFactor) && cs.ReplicaValidityFactor < 0 {
+		r.errf(o.get("replica_validity_factor"), "cluster.replica_validity_factor", "must be 0 or more, got %d", cs.ReplicaValidityFactor)
+	}
+	o.boolean("require_full_coverage", &cs.RequireFullCoverage)
+	o.boolean("allow_reads_when_down", &cs.AllowReadsWhenDown)
+	o.boolean("appendonly", &cs.AppendOnly)
+	if o.str("appendfsync", &cs.AppendFsync) {
+		switch cs.AppendFsync {
+		case "always", "everysec", "no":
+		default:
+			r.errf(o.get("appendfsync"), "cluster.appendfsync", "unknown value %q (allowed: always, everysec, no)", cs.AppendFsync)
+		}
+	}
+	if cs.Replicas < 0 {
+		r.errf(o.get("replicas"), "cluster.replicas", "must be 0 or more, got %d", cs.Replicas)
+	}
+	if nodes := o.get("nodes"); nodes != nil {
+		cs.Explicit = true
+		if hasM {
+			r.errf(o.get("masters"), "cluster.masters", "give either masters/replicas or an explicit nodes: layout, not both")
+		}
+		if nodes.Kind != yaml.SequenceNode {
+			r.errf(nodes, "cluster.nodes", "must be a list of nodes ({name, slots} or {name, replicaof})")
+		} else {
+			for i, nn := range nodes.Content {
+				path := fmt.Sprintf("cluster.nodes[%d]", i)
+				no := r.mapping(nn, path)
+				var ns ClusterNodeSpec
+				no.str("name", &ns.Name)
+				no.str("replicaof", &ns.ReplicaOf)
+				var slots string
+				if no.str("slots", &slots) {
+					rs, err := parseSlotRanges(slots)
+					if err != nil {
+						r.errf(no.get("slots"), path+".slots", "%v", err)
+					}
+					ns.Slots = rs
+				}
+				if ns.Name == "" {
+					r.errf(nn, path+".name", "a cluster node needs a name")
+				}
+				if ns.ReplicaOf != "" && len(ns.Slots) > 0 {
+					r.errf(no.get("slots"), path+".slots", "a replica serves no slots (it has replicaof %s)", ns.ReplicaOf)
+				}
+				no.done()
+				cs.Nodes = append(cs.Nodes, ns)
+			}
+		}
+	} else {
+		if !hasM {
+			r.errf(n, "cluster.masters", "missing: the number of masters (3 or more, as redis-cli --cluster create requires), or an explicit nodes: layout")
+		} else if cs.Masters < 3 {
+			// redis-cli.c:6155-6163: "Redis Cluster requires at least 3
+			// master nodes".
+			r.errf(o.get("masters"), "cluster.masters", "a Redis Cluster needs at least 3 masters (redis-cli --cluster create refuses fewer), got %d", cs.Masters)
+		} else if total := cs.Masters * (cs.Replicas + 1); total > maxClusterNodes {
+			r.errf(o.get("masters"), "cluster.masters", "%d masters with %d replicas each is %d nodes; at most %d", cs.Masters, cs.Replicas, total, maxClusterNodes)
+		} else {
+			var names []string
+			for i := 1; i <= cs.Masters*(cs.Replicas+1); i++ {
+				names = append(names, cs.Name+strconv.Itoa(i))
+			}
+			members, err := redis.CreateCluster(names, cs.Replicas)
+			if err != nil {
+				r.errf(o.get("masters"), "cluster.masters", "%v", err)
+			}
+			for _, m := range members {
+				cs.Nodes = append(cs.Nodes, ClusterNodeSpec{Name: m.Name, ReplicaOf: m.ReplicaOf, Slots: m.Slots})
+			}
+		}
+	}
+	cs.Clock = r.clock(o, clusterSection)
+	o.done()
+	setSection(s, clusterSection, cs)
+}
+
+// parseSlotRanges reads "0-5460" or "0-100,200,300-400".
+func parseSlotRanges(s string) ([]redis.SlotRange, error) {
+	var out []redis.SlotRange
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		a, b, found := strings.Cut(part, "-")
+		from, err1 := strconv.Atoi(a)
+		to := from
+		var err2 error
+		if found {
+			to, err2 = strconv.Atoi(b)
+		}
+		if err1 != nil || err2 != nil || from < 0 || to >= redis.ClusterSlots || from > to {
+			return nil, fmt.Errorf("bad slot range %q (slots are 0-%d, written as a-b or a single slot, comma-separated)", part, redis.ClusterSlots-1)
+		}
+		out = append(out, redis.SlotRange{From: from, To: to})
+	}
+	return out, nil
+}
+
+// members returns the cluster's layout as the node model takes it, with
+// configEpoch 1..N in creation order (redis-cli.c:6290-6298).
+func (cs *ClusterSpec) members() []redis.ClusterMember {
+	var out []redis.ClusterMember
+	for i, n := range cs.Nodes {
+		out = append(out, redis.ClusterMember{Name: n.Name, ReplicaOf: n.ReplicaOf, Slots: n.Slots, ConfigEpoch: uint64(i + 1)})
+	}
+	return out
+}
+
+// config returns the cluster settings every node shares.
+func (cs *ClusterSpec) config() redis.ClusterConfig {
+	cc := redis.DefaultClusterConfig()
+	cc.Members = cs.members()
+	cc.NodeTimeout = cs.NodeTimeout
+	cc.ReplicaValidityFactor = cs.ReplicaValidityFactor
+	cc.RequireFullCoverage = cs.RequireFullCoverage
+	cc.AllowReadsWhenDown = cs.AllowReadsWhenDown
+	return cc
+}
+
+// clusterProcs lists the cluster's nodes as redis-kind processes.
+func clusterProcs(s *Scenario) []Proc {
+	cs := s.Cluster()
+	if cs == nil {
+		return nil
+	}
+	var out []Proc
+	for i, n := range cs.Nodes {
+		path := fmt.Sprintf("cluster.nodes[%d].name", i)
+		if !cs.Explicit {
+			path = "cluster.masters"
+		}
+		p := Proc{Name: n.Name, Path: path, Clock: cs.Clock, Role: RoleRedis, AOF: cs.AppendOnly, Note: "cluster master"}
+		if n.ReplicaOf != "" {
+			p.Role, p.Note, p.ReplicaOf = RoleReplica, "cluster replica of "+n.ReplicaOf, n.ReplicaOf
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// checkCluster refuses a cluster that cannot form: fewer than 3 masters in
+// an explicit layout is allowed by Redis itself but not one master;
+// unassigned or doubly assigned slots, a replica of a node that is not a
+// master of the cluster.
+func checkCluster(x *xref, s *Scenario) {
+	cs := s.Cluster()
+	if cs == nil || !cs.Explicit {
+		return
+	}
+	idx := map[string]int{}
+	for i, n := range cs.Nodes {
+		idx[n.Name] = i
+	}
+	masters := 0
+	for i, n := range cs.Nodes {
+		path := fmt.Sprintf("cluster.nodes[%d]", i)
+		if n.ReplicaOf == "" {
+			masters++
+			if len(n.Slots) == 0 {
+				x.r.errf(x.at(path), path+".slots", "master %s has no slots (give slots:, or replicaof: to make it a replica)", n.Name)
+			}
+			continue
+		}
+		j, ok := idx[n.ReplicaOf]
+		if !ok {
+			x.r.errf(x.at(path+".replicaof"), path+".replicaof", "%q is not a node of the cluster (known: %s)", n.ReplicaOf, clusterNames(cs))
+		} else if cs.Nodes[j].ReplicaOf != "" {
+			x.r.errf(x.at(path+".replicaof"), path+".replicaof", "%q is a replica itself; a cluster replica replicates a master", n.ReplicaOf)
+		}
+	}
+	if masters < 2 {
+		// One master cannot fail over (no other master votes) and the
+		// majority rules degenerate: refused.
+		x.r.errf(x.at("cluster.nodes"), "cluster.nodes", "a Redis Cluster needs at least 2 masters with slots (3 to survive a failure); got %d", masters)
+		return
+	}
+	var owner [redis.ClusterSlots]int
+	for i := range owner {
+		owner[i] = -1
+	}
+	for i, n := range cs.Nodes {
+		for _, r := range n.Slots {
+			for sl := r.From; sl <= r.To; sl++ {
+				if owner[sl] >= 0 {
+					path := fmt.Sprintf("cluster.nodes[%d].slots", i)
+					x.r.errf(x.at(path), path, "slot %d is already served by %s", sl, cs.Nodes[owner[sl]].Name)
+					return
+				}
+				owner[sl] = i
+			}
+		}
+	}
+	for sl, o := range owner {
+		if o < 0 {
+			end := sl
+			for end+1 < len(owner) && owner[end+1] < 0 {
+				end++
+			}
+			x.r.errf(x.at("cluster.nodes"), "cluster.nodes", "slots %d-%d are not assigned to any master: the cluster would be down (cluster-require-full-coverage) and keys there unservable", sl, end)
+			return
+		}
+	}
+}
+
+func clusterNames(cs *ClusterSpec) string {
+	var n []string
+	for _, x := range cs.Nodes {
+		n = append(n, x.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// buildCluster adds the cluster's nodes and the routing its clients use.
+func buildCluster(b *builder) error {
+	cs := b.s.Cluster()
+	if cs == nil {
+		return nil
+	}
+	cc := cs.config()
+	var names []string
+	for _, n := range cs.Nodes {
+		names = append(names, n.Name)
+	}
+	for _, n := range cs.Nodes {
+		cfg := redis.DefaultConfig()
+		cfg.AppendOnly = cs.AppendOnly
+		cfg.AppendFsync = redis.FsyncPolicy(cs.AppendFsync)
+		c := cc
+		cfg.Cluster = &c
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("cluster node %s: %w", n.Name, err)
+		}
+		if err := b.add(n.Name, cs.Clock, func() sim.Process { return redis.New(cfg) }); err != nil {
+			return err
+		}
+	}
+	b.cluster = &clients.Cluster{Nodes: names}
+	return nil
+}
+
+// clusterOfLock returns the cluster routing of a lock whose node is a
+// cluster node, nil otherwise.
+func clusterOfLock(b *builder, l clients.LockConfig) *clients.Cluster {
+	if b.cluster == nil {
+		return nil
+	}
+	for _, n := range b.cluster.Nodes {
+		if usesNode(l, n) {
+			return b.cluster
+		}
+	}
+	return nil
+}
+
+// replicasPerMaster is the replicas of the first master (Redisson's
+// initial view of the replicas a WAIT waits for).
+func (cs *ClusterSpec) replicasPerMaster() int {
+	if len(cs.Nodes) == 0 {
+		return 0
+	}
+	n := 0
+	for _, x := range cs.Nodes {
+		if x.ReplicaOf == cs.Nodes[0].Name {
+			n++
+		}
+	}
+	return n
+}
