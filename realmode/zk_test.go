@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -97,5 +98,5 @@ faults:
 	assert.NotEmpty(t, notes("c1", "zookeeper: reconnected", 8*time.Second, 12*time.Second), "c1 reconnects to its session after the restart")
 	assert.Positive(t, acquired("c1", 0, 2500*time.Millisecond)+acquired("c2", 0, 2500*time.Millisecond), "the lock works on the real server")
 	assert.Positive(t, acquired("c1", 8*time.Second, 12*time.Second)+acquired("c2", 8*time.Second, 12*time.Second), "and again after the restart")
-	assert.Equal(t, "holds", string(o.LockSafety), "%v", o.Violations)
+	assert.Equal(t, checker.Holds, o.Verdicts.Of(checker.LockSafety), "%v", o.Violations)
 }
