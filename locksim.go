@@ -24,18 +24,18 @@
 package locksim
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/outdir"
+	"github.com/locksim/locksim/internal/shell"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -66,6 +66,14 @@ const (
 	NotJudged Verdict = checker.NotJudged
 	NotUsed   Verdict = checker.NotUsed
 )
+
+// Property is a property the checker judges (checker.Property): its name,
+// title and short column heading come with it.
+type Property = checker.Property
+
+// Properties returns the judged properties in registry order: the order of
+// verdicts everywhere.
+func Properties() []Property { return checker.Properties() }
 
 // Scenario is a parsed and validated scenario, ready to run any number of
 // times (a Scenario is not modified by Run and may be shared).
@@ -107,6 +115,25 @@ func Load(path string) (*Scenario, error) {
 	return Parse(path, data)
 }
 
+// NotFoundError is Open's error for an argument that is neither a
+// built-in scenario's name nor a file.
+type NotFoundError = scenarios.NotFoundError
+
+// Open reads the scenario a command line names: a file when arg names
+// one, else the built-in of that name (a *NotFoundError when there is
+// none).
+func Open(arg string) (*Scenario, error) {
+	s, err := scenarios.Load(arg)
+	if err != nil {
+		return nil, err
+	}
+	return &Scenario{s: s}, nil
+}
+
+// Arg is the NAME|FILE argument that names the scenario on a command line
+// (record.ScenarioArg): its name for a built-in, its file otherwise.
+func (s *Scenario) Arg() string { return record.ScenarioArg(s.s.File, s.s.Name) }
+
 // Builtin returns the built-in scenario with the given name (BuiltinNames
 // lists them; simrun list describes them).
 func Builtin(name string) (*Scenario, error) {
@@ -138,8 +165,10 @@ func FromValues(file string, v any) (*Scenario, error) {
 type Options struct {
 	_ struct{}
 
-	// Seed is the run's seed; 0 means the scenario's own seed.
-	Seed uint64
+	// Seed is the run's seed; 0 means the scenario's own seed, unless
+	// SeedZero is set (then the seed is 0).
+	Seed     uint64
+	SeedZero bool
 	// CheckTimeout bounds each linearizability check (0: the checker's
 	// default). A check that runs out of time gives the verdict Unknown.
 	CheckTimeout time.Duration
@@ -147,6 +176,22 @@ type Options struct {
 	// illegal history, for Result.WriteTrace and Result.WriteReport. The
 	// trace hash is computed either way.
 	KeepTrace bool
+	// MaxEvents is the run's event budget and MaxMemory its memory budget
+	// in bytes (0: the kernel's defaults; a negative MaxMemory turns it
+	// off). A run that outgrows one stops with a *sim.ErrBudget or
+	// *sim.ErrMemory error.
+	MaxEvents int64
+	MaxMemory int64
+	// CheckDeterminism runs the scenario a second time and compares the
+	// two traces event by event: a difference is a *DeterminismError.
+	CheckDeterminism bool
+	// KeyEvents bounds the key events Result keeps for WriteSummary: the
+	// first three quarters and the last quarter of them (0:
+	// DefaultKeyEvents; negative: all).
+	KeyEvents int
+	// OnEvent receives every trace event as it happens (to stream the
+	// trace to disk on a long run without keeping it).
+	OnEvent func(*sim.Event)
 }
 
 // Result is what one run found.
@@ -177,46 +222,99 @@ type Result struct {
 	// Inconclusive is true when a verdict that mattered is Unknown.
 	Inconclusive bool
 
-	s     *scenarios.Scenario
-	o     *scenarios.Outcome
-	pages map[string][]byte // porcupine's visualizations, by file name
+	rec  *record.Run
+	keys *keyEvents
+	// determinism is the number of events two runs agreed on
+	// (Options.CheckDeterminism), -1 when not checked.
+	determinism int
+}
+
+// RunError is Run's error for a run that could not happen: the scenario's
+// name and why (a budget stop is a *sim.ErrBudget or *sim.ErrMemory
+// inside).
+type RunError struct {
+	Scenario string
+	Err      error
+}
+
+func (e *RunError) Error() string { return fmt.Sprintf("locksim.Run %s: %v", e.Scenario, e.Err) }
+func (e *RunError) Unwrap() error { return e.Err }
+
+// DeterminismError is the error of Options.CheckDeterminism when the two
+// runs differ: the first diverging event of each (Index counts from 0).
+type DeterminismError struct {
+	Index         int
+	First, Second string
+}
+
+func (e *DeterminismError) Error() string {
+	return fmt.Sprintf("determinism check failed: the two runs diverge at event #%d:\n  first:  %s\n  second: %s", e.Index+1, e.First, e.Second)
 }
 
 // Run simulates the scenario and checks its history. An error means the
-// run could not happen (an internal error); a violation is not an error.
+// run could not happen (an internal error, a budget, a failed determinism
+// check); a violation is not an error.
 func Run(s *Scenario, opt Options) (*Result, error) {
 	if s == nil || s.s == nil {
 		return nil, errors.New("locksim.Run: nil scenario")
 	}
 	seed := s.s.Seed
-	if opt.Seed != 0 {
+	if opt.Seed != 0 || opt.SeedZero {
 		seed = opt.Seed
 	}
+	keys := newKeyEvents(opt.KeyEvents)
+	keep := opt.KeepTrace || opt.CheckDeterminism
 	// Without KeepTrace nothing reads the whole history: it goes to the
-	// checker in pieces as the run goes (issue 15).
-	sopt := scenarios.Options{KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout, Stream: !opt.KeepTrace}
-	if opt.KeepTrace {
-		// The checker writes its pages into a private folder; they are
-		// kept in memory for WriteReport.
-		tmp, err := os.MkdirTemp("", "locksim-vis-")
-		if err != nil {
-			return nil, fmt.Errorf("locksim.Run: %w", err)
+	// checker in pieces as the run goes (issue 15), and only the key
+	// events of the summary are kept of the trace.
+	sopt := scenarios.Options{
+		KeepTrace:    keep,
+		CheckTimeout: opt.CheckTimeout,
+		Visualize:    opt.KeepTrace,
+		Stream:       !opt.KeepTrace,
+		Describe:     true,
+		MaxEvents:    opt.MaxEvents,
+		MaxMemory:    opt.MaxMemory,
+	}
+	switch {
+	case !keep && opt.OnEvent != nil:
+		sopt.TraceSink = func(e *sim.Event) {
+			keys.add(e)
+			opt.OnEvent(e)
 		}
-		defer os.RemoveAll(tmp)
-		sopt.OutDir = tmp
+	case !keep:
+		sopt.TraceSink = keys.add
+	default:
+		sopt.TraceSink = opt.OnEvent
 	}
 	o, err := scenarios.Run(s.s, seed, sopt)
 	if err != nil {
-		return nil, fmt.Errorf("locksim.Run %s: %w", s.s.Name, err)
+		return nil, &RunError{Scenario: s.s.Name, Err: err}
 	}
-	pages := map[string][]byte{}
-	if sopt.OutDir != "" {
-		for _, v := range visualizations {
-			if b, err := os.ReadFile(filepath.Join(sopt.OutDir, v)); err == nil {
-				pages[v] = b
-			}
+	if keep {
+		for i := range o.Trace {
+			keys.add(&o.Trace[i])
 		}
 	}
+	r := resultOf(o, keys)
+	if opt.CheckDeterminism {
+		o2, err := scenarios.Run(s.s, seed, scenarios.Options{KeepTrace: true, MaxEvents: opt.MaxEvents, MaxMemory: opt.MaxMemory})
+		if err != nil {
+			return nil, &RunError{Scenario: s.s.Name, Err: fmt.Errorf("the second run: %w", err)}
+		}
+		if i := sim.FirstDivergence(o.Trace, o2.Trace); i >= 0 || o.TraceHash != o2.TraceHash {
+			return nil, &DeterminismError{Index: i, First: EventText(o.Trace, i), Second: EventText(o2.Trace, i)}
+		}
+		r.determinism = len(o.Trace)
+		if !opt.KeepTrace {
+			o.Trace = nil
+		}
+	}
+	return r, nil
+}
+
+// resultOf is the Result of a record.
+func resultOf(o *record.Run, keys *keyEvents) *Result {
 	r := &Result{
 		Scenario:     o.Scenario,
 		Seed:         o.Seed,
@@ -224,15 +322,38 @@ func Run(s *Scenario, opt Options) (*Result, error) {
 		Events:       o.Events,
 		Matched:      o.Matched,
 		Inconclusive: o.Inconclusive,
-		s:            s.s,
-		o:            o,
-		pages:        pages,
+		rec:          o,
+		keys:         keys,
+		determinism:  -1,
 	}
 	r.setVerdicts(o.Verdicts)
 	for _, v := range o.Violations {
 		r.Explanations = append(r.Explanations, v.Explanation)
 	}
-	return r, nil
+	return r
+}
+
+// ResultOf wraps the record of a run made elsewhere (real mode) as a
+// Result, its key events taken from its trace.
+func ResultOf(o *record.Run, keyEvents int) *Result {
+	keys := newKeyEvents(keyEvents)
+	for i := range o.Trace {
+		keys.add(&o.Trace[i])
+	}
+	return resultOf(o, keys)
+}
+
+// Record is the run's record: what result.json holds, with the run's
+// trace and porcupine's pages when kept.
+func (r *Result) Record() *record.Run { return r.rec }
+
+// DeterminismNote says what Options.CheckDeterminism found ("" when the
+// check was not asked for).
+func (r *Result) DeterminismNote() string {
+	if r.determinism < 0 {
+		return ""
+	}
+	return fmt.Sprintf("determinism check: two runs, %d identical events, trace hash %s", r.determinism, r.TraceHash)
 }
 
 // setVerdicts records the run's verdicts, and their copies in the named
@@ -245,24 +366,21 @@ func (r *Result) setVerdicts(vs Verdicts) {
 	r.TokenOrder = vs.Of(checker.TokenOrder)
 }
 
-// visualizations are porcupine's pages a run may have, in report order.
-var visualizations = []string{"lock.html", "resource.html"}
-
 // errNoTrace is returned by what needs the events of a run without them.
 var errNoTrace = errors.New("the run kept no trace: run with Options{KeepTrace: true}")
 
 // WriteTrace writes the run's events as JSON Lines (the format of
 // simrun run --trace).
 func (r *Result) WriteTrace(w io.Writer) error {
-	if r.o.Trace == nil {
+	if r.rec.Trace == nil {
 		return errNoTrace
 	}
-	return sim.WriteJSONL(w, r.o.Trace)
+	return sim.WriteJSONL(w, r.rec.Trace)
 }
 
 // WriteJSON writes the result as simrun run --json prints it (result.json).
 func (r *Result) WriteJSON(w io.Writer) error {
-	data, err := r.jsonBytes()
+	data, err := r.rec.JSON()
 	if err != nil {
 		return err
 	}
@@ -270,12 +388,74 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	return err
 }
 
-func (r *Result) jsonBytes() ([]byte, error) {
-	data, err := jsonIndent(r.o)
+// File is one file of a run's report: its name in the report folder and
+// its bytes.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// TraceFile is the name of the trace in a report folder; the report's
+// other files are ReportFiles'.
+const TraceFile = "trace.jsonl"
+
+// ReportNames are the names of every file a run's report folder may hold:
+// what WriteReport and simrun remove of an earlier run when this run did
+// not write it.
+func ReportNames() []string {
+	names := append([]string{"result.json", TraceFile}, reports.RunFiles...)
+	return append(names, checker.PageNames...)
+}
+
+// ReportFiles are the files of the run's report but its trace (which
+// WriteTrace writes): result.json, porcupine's pages of a violated safety
+// property (lock.html, resource.html), index.html and the images.
+func (r *Result) ReportFiles() ([]File, error) {
+	if r.rec.Trace == nil {
+		return nil, errNoTrace
+	}
+	data, err := r.rec.JSON()
 	if err != nil {
 		return nil, err
 	}
-	return append(data, '\n'), nil
+	files, err := RenderReport(r.rec, r.rec.Trace, r.rec.Pages)
+	if err != nil {
+		return nil, err
+	}
+	return append([]File{{Name: "result.json", Data: data}}, files...), nil
+}
+
+// RenderReport draws the report of a recorded run from its record, its
+// trace and porcupine's pages: the pages, then index.html and the images
+// (reports.RunFiles). The one code path of simrun run --out, simrun
+// report and WriteReport, so that they write the same bytes.
+func RenderReport(rec *record.Run, trace []sim.Event, pages []checker.Page) ([]File, error) {
+	setup, err := reportSetup(rec)
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	var vis []string
+	for _, name := range checker.PageNames {
+		if b := checker.PageOf(pages, name); b != nil {
+			out = append(out, File{Name: name, Data: b})
+			vis = append(vis, name)
+		}
+	}
+	files, err := reports.RenderRun(&reports.Run{
+		Setup:          setup,
+		Result:         *rec,
+		Trace:          trace,
+		Command:        fmt.Sprintf("simrun run %s --seed %d", shell.Quote(rec.Arg()), rec.Seed),
+		Visualizations: vis,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("writing the report: %w", err)
+	}
+	for _, name := range reports.RunFiles {
+		out = append(out, File{Name: name, Data: files[name]})
+	}
+	return out, nil
 }
 
 // WriteReport writes the run's report into dir, as simrun run --out does:
@@ -285,30 +465,7 @@ func (r *Result) jsonBytes() ([]byte, error) {
 // through a symlink, and report files of an earlier run in dir are
 // removed. The run must have kept its trace (Options.KeepTrace).
 func (r *Result) WriteReport(dir string) error {
-	if r.o.Trace == nil {
-		return errNoTrace
-	}
-	setup, err := reports.SetupOf(r.s)
-	if err != nil {
-		return err
-	}
-	data, err := r.jsonBytes()
-	if err != nil {
-		return err
-	}
-	var vis []string
-	for _, v := range visualizations {
-		if _, ok := r.pages[v]; ok {
-			vis = append(vis, v)
-		}
-	}
-	files, err := reports.RenderRun(&reports.Run{
-		Setup:          setup,
-		Result:         *r.o,
-		Trace:          r.o.Trace,
-		Command:        fmt.Sprintf("simrun run %s --seed %d", r.replayArg(), r.Seed),
-		Visualizations: vis,
-	})
+	files, err := r.ReportFiles()
 	if err != nil {
 		return err
 	}
@@ -317,44 +474,21 @@ func (r *Result) WriteReport(dir string) error {
 		return err
 	}
 	defer d.Close()
-	if err := d.WriteFile("result.json", data); err != nil {
-		return err
-	}
-	f, err := d.Create("trace.jsonl")
+	f, err := d.Create(TraceFile)
 	if err != nil {
 		return err
 	}
-	if err := sim.WriteJSONL(f, r.o.Trace); err != nil {
+	if err := r.WriteTrace(f); err != nil {
 		f.Abort()
 		return err
 	}
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	for _, v := range vis {
-		if err := d.WriteFile(v, r.pages[v]); err != nil {
+	for _, file := range files {
+		if err := d.WriteFile(file.Name, file.Data); err != nil {
 			return err
 		}
 	}
-	for _, name := range reports.RunFiles {
-		if err := d.WriteFile(name, files[name]); err != nil {
-			return err
-		}
-	}
-	return d.RemoveStale(visualizations...)
+	return d.RemoveStale(ReportNames()...)
 }
-
-// replayArg is how simrun names the scenario: a built-in by name, a file
-// by path.
-func (r *Result) replayArg() string {
-	if f := r.s.File; f != "" && !isCatalogue(f) {
-		return f
-	}
-	return r.s.Name
-}
-
-func isCatalogue(file string) bool {
-	return len(file) > len("catalogue/") && file[:len("catalogue/")] == "catalogue/"
-}
-
-func jsonIndent(v any) ([]byte, error) { return json.MarshalIndent(v, "", "  ") }

@@ -27,6 +27,9 @@ type Held = usercode.Held
 // usercode.Proc.
 type Proc = usercode.Proc
 
+// LockParams are a user client's lock parameters from its scenario (Proc.Lock).
+type LockParams = usercode.LockParams
+
 // UserOptions tune RunUser.
 type UserOptions struct {
 	_ struct{}
@@ -91,20 +94,6 @@ func RunUser(t *testing.T, s *Scenario, opt UserOptions) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locksim.RunUser %s: %w", s.s.Name, err)
 	}
-	r := &Result{
-		Scenario:     o.Scenario,
-		Seed:         o.Seed,
-		TraceHash:    o.TraceHash,
-		Events:       o.Events,
-		Matched:      o.Matched,
-		Inconclusive: o.Inconclusive,
-		s:            s.s,
-		o:            o,
-		pages:        map[string][]byte{},
-	}
-	r.setVerdicts(o.Verdicts)
-	for _, v := range o.Violations {
-		r.Explanations = append(r.Explanations, v.Explanation)
-	}
+	r := ResultOf(o, 0)
 	return r, nil
 }

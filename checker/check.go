@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"time"
@@ -65,13 +63,12 @@ type Options struct {
 	// (nothing is ever delivered) is a fault that acts over the whole run;
 	// a lower loss is the network's normal behaviour under TCP.
 	NetworkLoss float64
-	// OutDir, when not empty, receives porcupine's HTML visualization of each
-	// illegal history (lock.html, resource.html): of the first piece that
-	// holds a violation (see pieceMinOps), with a note on a row tagged
-	// "piece" saying which, the faults that meet it drawn on a row tagged
-	// "faults" and the violations on a row tagged "violations".
-	// The HTML is not byte-for-byte deterministic; the verdicts are.
-	OutDir string
+	// Visualize makes Check draw porcupine's HTML visualization of each
+	// illegal history into Result.Pages (PageLock, PageResource): of the
+	// first piece that holds a violation (see pieceMinOps), with a note on a
+	// row tagged "piece" saying which, the faults that meet it drawn on a
+	// row tagged "faults" and the violations on a row tagged "violations".
+	Visualize bool
 }
 
 // Window is a span of true time.
@@ -181,10 +178,38 @@ type Result struct {
 	// verdict is Unknown.
 	HistoryErr error `json:"-"`
 
-	// Visualizations are the HTML files written to Options.OutDir, and
-	// VisualizationErr the first error met writing them.
-	Visualizations   []string `json:"visualizations,omitempty"`
-	VisualizationErr error    `json:"-"`
+	// Pages are porcupine's visualizations of the illegal histories
+	// (Options.Visualize), in PageNames order, and VisualizationErr the
+	// first error met drawing them.
+	Pages            []Page `json:"-"`
+	VisualizationErr error  `json:"-"`
+}
+
+// Page is one HTML page of porcupine's visualization: its file name in a
+// report folder and its bytes.
+type Page struct {
+	Name string
+	HTML []byte
+}
+
+// The file names of porcupine's pages in a report: the one place they are
+// spelled.
+const (
+	PageLock     = "lock.html"
+	PageResource = "resource.html"
+)
+
+// PageNames are the pages a report may hold, in report order.
+var PageNames = []string{PageLock, PageResource}
+
+// PageOf returns the HTML of the named page, nil when there is none.
+func PageOf(pages []Page, name string) []byte {
+	for _, p := range pages {
+		if p.Name == name {
+			return p.HTML
+		}
+	}
+	return nil
 }
 
 // MaxViolations is how many violations a Result lists in full: a long run
@@ -224,9 +249,9 @@ func Check(h *sim.History, opts Options) Result {
 	if n := len(r.Violations) - MaxViolations; n > 0 {
 		r.Violations, r.ViolationsOmitted = r.Violations[:MaxViolations:MaxViolations], n
 	}
-	if opts.OutDir != "" {
+	if opts.Visualize {
 		for _, pg := range pages {
-			r.visualize(pg.piece, pg.rows, h, pg.vs, filepath.Join(opts.OutDir, pg.file))
+			r.visualize(pg.piece, pg.rows, h, pg.vs, pg.file)
 		}
 	}
 	return r
@@ -241,30 +266,24 @@ func (r *Result) add(name string, j Judgement) {
 	}
 }
 
-// visualize writes porcupine's visualization of the illegal piece p to path,
-// with a note saying which piece it is, h's faults and the given violations
-// that touch the piece as annotations, and its client rows labelled with
-// rows (the client names in porcupine client id order), and records the file
-// or the error in r. Showing one piece, not the whole history, keeps the page
+// visualize draws porcupine's visualization of the illegal piece p as the
+// page name, with a note saying which piece it is, h's faults and the given
+// violations that touch the piece as annotations, and its client rows
+// labelled with rows (the client names in porcupine client id order), and
+// records the page or the error in r. Showing one piece, not the whole
+// history, keeps the page
 // (and porcupine's work to draw it) the size of the piece.
-func (r *Result) visualize(p pieceCheck, rows []string, h *sim.History, vs []Violation, path string) {
+func (r *Result) visualize(p pieceCheck, rows []string, h *sim.History, vs []Violation, name string) {
 	info := p.info
 	info.AddAnnotations(append([]porcupine.Annotation{p.pieceNote()}, annotations(h, vs, p.from, p.to)...))
 	var page bytes.Buffer
-	err := porcupine.Visualize(p.model, info, &page)
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(path), 0o755)
-	}
-	if err == nil {
-		err = os.WriteFile(path, labelRows(canonicalData(page.Bytes()), rows), 0o644)
-	}
-	if err != nil {
+	if err := porcupine.Visualize(p.model, info, &page); err != nil {
 		if r.VisualizationErr == nil {
-			r.VisualizationErr = fmt.Errorf("checker: writing %s: %w", path, err)
+			r.VisualizationErr = fmt.Errorf("checker: drawing %s: %w", name, err)
 		}
 		return
 	}
-	r.Visualizations = append(r.Visualizations, path)
+	r.Pages = append(r.Pages, Page{Name: name, HTML: labelRows(canonicalData(page.Bytes()), rows)})
 }
 
 // canonicalData makes porcupine's page the same bytes on every run.

@@ -1,9 +1,8 @@
 package checker
 
 import (
+	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +117,6 @@ func TestCheckUnknown(t *testing.T) {
 
 func TestVisualization(t *testing.T) {
 	t.Run("illegal histories are drawn", func(t *testing.T) {
-		dir := filepath.Join(t.TempDir(), "out")
 		h := history(s(100), []sim.Belief{
 			withToken(bel("c1", s(26), s(27), s(62)), 2),
 			withToken(bel("c0", s(40), s(43), s(81)), 3),
@@ -127,32 +125,24 @@ func TestVisualization(t *testing.T) {
 			fault(s(30), s(50), "pause", "c1 was paused for 20s", "c1"),
 			fault(s(35), sim.Never, "crash", "r1 crashed", "r1"),
 		}
-		r := Check(h, Options{OutDir: dir})
+		r := Check(h, Options{Visualize: true})
 		require.NoError(t, r.VisualizationErr)
 		require.Equal(t, Violated, r.Verdicts.Of(LockSafety))
 		require.Equal(t, Violated, r.Verdicts.Of(ResourceSafety))
-		assert.Equal(t, []string{filepath.Join(dir, "lock.html"), filepath.Join(dir, "resource.html")}, r.Visualizations)
-		for _, path := range r.Visualizations {
-			info, err := os.Stat(path)
-			require.NoError(t, err)
-			assert.Positive(t, info.Size())
+		require.Len(t, r.Pages, 2)
+		for i, name := range PageNames {
+			assert.Equal(t, name, r.Pages[i].Name)
+			assert.True(t, bytes.Contains(PageOf(r.Pages, name), []byte("const data = ")), "%s is a page of porcupine", name)
 		}
 	})
 	t.Run("legal histories are not", func(t *testing.T) {
-		dir := t.TempDir()
-		r := Check(history(s(10), []sim.Belief{bel("c1", 0, s(1), s(2))}, nil), Options{OutDir: dir})
-		assert.Empty(t, r.Visualizations)
-		entries, err := os.ReadDir(dir)
-		require.NoError(t, err)
-		assert.Empty(t, entries)
+		r := Check(history(s(10), []sim.Belief{bel("c1", 0, s(1), s(2))}, nil), Options{Visualize: true})
+		assert.Empty(t, r.Pages)
 	})
-	t.Run("an error is reported, verdicts stand", func(t *testing.T) {
-		file := filepath.Join(t.TempDir(), "file")
-		require.NoError(t, os.WriteFile(file, nil, 0o644))
-		r := Check(history(s(100), nil, counterexample()), Options{OutDir: file})
+	t.Run("nothing is drawn unless asked", func(t *testing.T) {
+		r := Check(history(s(100), nil, counterexample()), Options{})
 		assert.Equal(t, Violated, r.Verdicts.Of(ResourceSafety))
-		assert.Error(t, r.VisualizationErr)
-		assert.Empty(t, r.Visualizations)
+		assert.Empty(t, r.Pages)
 	})
 }
 
@@ -175,14 +165,11 @@ func TestCheckIsDeterministic(t *testing.T) {
 // textContent.
 func TestVisualizationEscapesNames(t *testing.T) {
 	const evil = `<img src=x onerror=alert(1)>`
-	dir := t.TempDir()
 	h := history(s(100), []sim.Belief{bel(evil, 0, s(1), s(10)), bel("c2", s(2), s(5), s(12))}, nil)
-	r := Check(h, Options{OutDir: dir})
+	r := Check(h, Options{Visualize: true})
 	require.NoError(t, r.VisualizationErr)
 	require.Equal(t, Violated, r.Verdicts.Of(LockSafety))
-	page, err := os.ReadFile(filepath.Join(dir, "lock.html"))
-	require.NoError(t, err)
-	text := string(page)
+	text := string(PageOf(r.Pages, PageLock))
 	// (assert.True rather than Contains: the page is too long to print)
 	assert.False(t, strings.Contains(text, evil), "the raw name never appears in the page")
 	assert.True(t, strings.Contains(text, `const LOCKSIM_ROWS = ["\u003cimg src=x onerror=alert(1)\u003e","c2"]`), "rows are labelled by client name")

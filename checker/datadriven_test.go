@@ -39,6 +39,11 @@ import (
 //	check [options]          (no end=, no input)
 //	    judge the previous step's history again with other options.
 //
+// Every check also judges the history with the streaming checker (the
+// whole history as one piece, forgotten once judged) and prints a line
+// "stream: ..." only where its verdicts differ from Check's, or where it
+// needs the whole history.
+//
 // A time is a Go duration since the run's start (1s, 12.003s, 1500ms); a
 // SPAN is FROM..TO, or FROM.. for a record the run ended in (still open).
 // The records, each a word and arguments (bare words and key=value):
@@ -102,7 +107,25 @@ func (d *historyDD) step(t testing.TB, td *datadriven.TestData) string {
 	}
 	opts := checkOptions(a)
 	a.Done()
-	return renderResult(Check(d.h, opts))
+	r := Check(d.h, opts)
+	return renderResult(r) + streamDifference(d.h, opts, r)
+}
+
+// streamDifference judges h again as the streaming checker would, the
+// whole history as one piece that it judges and forgets, and says how its
+// verdicts differ from Check's; "" when they do not, so every file is a
+// test of the stream too.
+func streamDifference(h *sim.History, opts Options, whole Result) string {
+	st := NewStream(opts, 0)
+	st.Piece(h)
+	r, _, err := st.Result()
+	switch {
+	case err != nil:
+		return fmt.Sprintf("stream: %v\n", err)
+	case fmt.Sprint(r.Verdicts) != fmt.Sprint(whole.Verdicts):
+		return fmt.Sprintf("stream: verdicts %v\n", r.Verdicts)
+	}
+	return ""
 }
 
 // TestHistoriesRefuseMistakes: a typo in a step or a record fails at its

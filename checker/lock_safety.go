@@ -32,12 +32,12 @@ func (lockSafety) Judge(h *sim.History, opts Options) Judgement {
 	if countersOnly(h) {
 		return Judgement{Verdict: NotUsed}
 	}
-	p := checkLock(h, withDefault(opts.Timeout), opts.OutDir != "")
+	p := checkLock(h, withDefault(opts.Timeout), opts.Visualize)
 	j := Judgement{Verdict: p.verdict}
 	if p.verdict == Violated {
 		j.Violations = explainLock(h)
 		if p.index > 0 {
-			j.page = &page{piece: p, rows: beliefClients(h), vs: j.Violations, file: "lock.html"}
+			j.page = &page{piece: p, rows: beliefClients(h), vs: j.Violations, file: PageLock}
 		}
 	}
 	return j

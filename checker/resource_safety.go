@@ -31,12 +31,12 @@ func (resourceSafety) About() About {
 
 func (resourceSafety) Judge(h *sim.History, opts Options) Judgement {
 	timeout := withDefault(opts.Timeout)
-	p := checkResource(h, timeout, opts.OutDir != "")
+	p := checkResource(h, timeout, opts.Visualize)
 	j := Judgement{Verdict: p.verdict}
 	if p.verdict == Violated {
 		j.Violations = explainResource(h)
 		if p.index > 0 {
-			j.page = &page{piece: p, rows: sectionClients(checkedSections(h)), vs: j.Violations, file: "resource.html"}
+			j.page = &page{piece: p, rows: sectionClients(checkedSections(h)), vs: j.Violations, file: PageResource}
 		}
 	}
 	cv, cvs := CheckCounters(h, timeout)

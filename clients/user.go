@@ -22,8 +22,9 @@ import (
 // the user's code runs elsewhere and comes back through the kernel (the
 // process's Fire with a tag the bridge recognises, after sim.Kernel.Wake).
 type UserLock interface {
-	// Start runs when the process starts (at every incarnation).
-	Start(env *sim.Env)
+	// Start runs when the process starts (at every incarnation); lost
+	// ends the client's belief (the code learnt it lost the lock).
+	Start(env *sim.Env, lost func(why string))
 	// Acquire makes one attempt and calls done once, in a later kernel
 	// step, with the outcome: whether the lock was obtained, its fencing
 	// token when the code returned one, and the lock's value (for a
@@ -59,6 +60,9 @@ func NewUser(cfg Config, u UserLock) sim.Process {
 	if err := cfg.Validate(); err != nil {
 		panic(fmt.Sprintf("clients: invalid config for %s: %v", cfg.Name, err))
 	}
+	// The user's code finds the master itself (go-redis' failover client):
+	// the workload does not ask the sentinels before each attempt.
+	cfg.Discovery = nil
 	c := &client{cfg: cfg, lock: cfg.Lock.Key, want: -1, belief: -1, section: -1}
 	a := &userAlg{c: c, u: u}
 	c.alg = a
@@ -77,7 +81,7 @@ type userClient struct {
 }
 
 func (uc *userClient) Init(env *sim.Env) {
-	uc.u.Start(env)
+	uc.u.Start(env, uc.client.lost)
 	uc.client.Init(env)
 }
 

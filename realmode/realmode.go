@@ -26,8 +26,9 @@ import (
 type Options struct {
 	// CheckTimeout bounds each porcupine check.
 	CheckTimeout time.Duration
-	// OutDir receives porcupine's visualization of illegal histories.
-	OutDir string
+	// Visualize draws porcupine's visualization of illegal histories into
+	// the outcome's Pages.
+	Visualize bool
 	// Dir is where the servers' data directories go; a private temporary
 	// directory (removed afterwards) when empty.
 	Dir string
@@ -203,7 +204,7 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 	if err := rt.loop(ctx, sim.At(s.Duration)); err != nil {
 		return nil, err
 	}
-	return scenarios.Judge(s, w, seed, scenarios.Options{KeepTrace: true, CheckTimeout: opt.CheckTimeout, OutDir: opt.OutDir})
+	return scenarios.Judge(s, w, seed, scenarios.Options{KeepTrace: true, CheckTimeout: opt.CheckTimeout, Visualize: opt.Visualize, Describe: true})
 }
 
 // loop runs the kernel in real time until end: virtual time follows the

@@ -61,8 +61,8 @@ func Twin(ctx context.Context, s *scenarios.Scenario, runs int, out string, writ
 	return TwinWith(ctx, s, runs, out, write, Options{})
 }
 
-// TwinWith is Twin with the options of the real runs (OutDir is each
-// run's report folder and Dir a fresh temporary directory per run,
+// TwinWith is Twin with the options of the real runs (Visualize is
+// always set and Dir a fresh temporary directory per run,
 // whatever opt says).
 func TwinWith(ctx context.Context, s *scenarios.Scenario, runs int, out string, write func(dir string, o *scenarios.Outcome) error, opt Options) (*TwinResult, error) {
 	if err := Check(s); err != nil {
@@ -72,7 +72,7 @@ func TwinWith(ctx context.Context, s *scenarios.Scenario, runs int, out string, 
 	if err := os.MkdirAll(simDir, 0o755); err != nil {
 		return nil, err
 	}
-	so, err := scenarios.Run(s, s.Seed, scenarios.Options{KeepTrace: true, OutDir: simDir})
+	so, err := scenarios.Run(s, s.Seed, scenarios.Options{KeepTrace: true, Visualize: true})
 	if err != nil {
 		return nil, fmt.Errorf("simulating %s: %w", s.Name, err)
 	}
@@ -88,7 +88,7 @@ func TwinWith(ctx context.Context, s *scenarios.Scenario, runs int, out string, 
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		ro, err := Run(ctx, s, seed, Options{OutDir: dir, CheckTimeout: opt.CheckTimeout, BeforeStart: opt.BeforeStart, serverStarted: opt.serverStarted})
+		ro, err := Run(ctx, s, seed, Options{Visualize: true, CheckTimeout: opt.CheckTimeout, BeforeStart: opt.BeforeStart, serverStarted: opt.serverStarted})
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -267,7 +268,7 @@ func BuildTimeline(run *Run) (*Timeline, error) {
 	}
 	for _, s := range run.Setup.Servers {
 		b.addLane(s.Name, clockNote(run.Setup, s.Name, s.Note), LaneServer)
-		if lk, ok := laneKeysOf[s.Role]; ok {
+		if lk, ok := laneKeysOf[s.Lane]; ok {
 			lk.init(b, s)
 			b.laneKeys[s.Name] = lk
 		}
@@ -1034,7 +1035,7 @@ func (b *builder) finish() {
 		lanes := append([]string(nil), v.Clients...)
 		if v.Kind == checker.KindResourceSafety {
 			for _, sv := range b.run.Setup.Servers {
-				if sv.Role == RoleStorage {
+				if sv.Lane == record.LaneResource {
 					lanes = append(lanes, sv.Name)
 				}
 			}

@@ -1,13 +1,17 @@
 package reports
 
-import "github.com/locksim/locksim/sim"
+import (
+	"github.com/locksim/locksim/record"
+	"github.com/locksim/locksim/sim"
+)
 
 // laneKeys is a server kind's part of the timeline: how the lock keys its
 // lane holds are drawn from the typed fields of its own trace events. The
-// builder looks it up by the lane's role (Setup's servers, from the
-// process kinds), so a node kind whose keys the timeline should draw adds
-// an entry here and its handler; a kind without one gets a lane with its
-// faults, pauses and downtime but no held keys.
+// builder looks it up by what the lane draws (record.Lane, which the
+// process kind declares for its processes), so a node kind whose keys the
+// timeline should draw names a lane with an entry here and its handler; a
+// kind of LanePlain gets a lane with its faults, pauses and downtime but
+// no held keys.
 type laneKeys struct {
 	// init sets up the lane's state.
 	init func(b *builder, s Server)
@@ -46,10 +50,10 @@ var zkLaneKeys = laneKeys{
 	crash: func(b *builder, e sim.Event, _ string) { b.zkCrash(e) },
 }
 
-// laneKeysOf maps a server lane's role to its held-key drawing. Only
-// looked up, never iterated.
-var laneKeysOf = map[Role]laneKeys{
-	RoleRedis:     redisLaneKeys,
-	RoleReplica:   redisLaneKeys,
-	RoleZooKeeper: zkLaneKeys,
+// laneKeysOf maps what a server's lane draws (record.Lane: its kind
+// declares it; the reports draw by lane, never by kind) to its held-key
+// drawing. Only looked up, never iterated.
+var laneKeysOf = map[record.Lane]laneKeys{
+	record.LaneKeyspace: redisLaneKeys,
+	record.LaneZnodes:   zkLaneKeys,
 }

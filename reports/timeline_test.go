@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -406,11 +407,11 @@ func TestStorageLaneOnlyWithLockClients(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := scenarios.Builtin(tt.name)
 			require.NoError(t, err)
-			st, err := SetupOf(s)
+			st, err := scenarios.SetupOf(s)
 			require.NoError(t, err)
 			has := false
 			for _, sv := range st.Servers {
-				has = has || sv.Role == RoleStorage
+				has = has || sv.Lane == record.LaneResource
 			}
 			assert.Equal(t, tt.storage, has)
 		})

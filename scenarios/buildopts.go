@@ -75,6 +75,7 @@ func Judge(s *Scenario, w *World, seed uint64, opt Options) (*Outcome, error) {
 		History:           h,
 		Trace:             w.Kernel.Trace(),
 		Result:            res,
+		Pages:             res.Pages,
 	}
 	if w.stream != nil {
 		o.Pieces = w.stream.Pieces()
@@ -86,6 +87,11 @@ func Judge(s *Scenario, w *World, seed uint64, opt Options) (*Outcome, error) {
 		o.LongestWait = res.LongestWait.String()
 	}
 	o.Expected, o.Matched, o.Inconclusive = judge(s.Expect, res.Verdicts)
+	if opt.Describe {
+		if err := Describe(s, w, o); err != nil {
+			return nil, err
+		}
+	}
 	return o, nil
 }
 
@@ -96,7 +102,7 @@ func checkOptions(s *Scenario, w *World, opt Options) checker.Options {
 		MaxWait:     w.MaxWait,
 		Settle:      w.Settle,
 		NetworkLoss: s.Network.Loss,
-		OutDir:      opt.OutDir,
+		Visualize:   opt.Visualize,
 	}
 }
 

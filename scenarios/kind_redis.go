@@ -9,6 +9,7 @@ import (
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -43,7 +44,7 @@ var redisKind = &ProcKind{
 	procs: func(s *Scenario) []Proc {
 		var out []Proc
 		for i, rs := range s.Redis() {
-			p := Proc{Name: rs.Name, Path: fmt.Sprintf("redis[%d].name", i), Clock: rs.Clock, Role: RoleRedis, AOF: rs.AppendOnly}
+			p := Proc{Name: rs.Name, Path: fmt.Sprintf("redis[%d].name", i), Clock: rs.Clock, Role: RoleRedis, Lane: record.LaneKeyspace, AOF: rs.AppendOnly}
 			if rs.ReplicaOf != "" {
 				p.Role, p.Note, p.ReplicaOf = RoleReplica, "replica of "+rs.ReplicaOf, rs.ReplicaOf
 			}

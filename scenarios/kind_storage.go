@@ -6,6 +6,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/locksim/locksim/nodes/storage"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -21,7 +22,7 @@ var storageKind = &ProcKind{
 	Name: KindStorage, Section: "resource", What: "the storage service",
 	read: func(r *reader, top *obj, s *Scenario) { s.Resource = r.resource(top.get("resource")) },
 	procs: func(s *Scenario) []Proc {
-		return []Proc{{Name: s.Resource.Name, Path: "resource.name", Role: RoleStorage, Note: "resource, fencing " + orNone(s.Resource.Fencing)}}
+		return []Proc{{Name: s.Resource.Name, Path: "resource.name", Role: RoleStorage, Lane: record.LaneResource, Note: "resource, fencing " + orNone(s.Resource.Fencing)}}
 	},
 	build: func(b *builder) error {
 		cfg := storage.DefaultConfig()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/nodes/zookeeper"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -34,7 +35,7 @@ var zookeeperKind = &ProcKind{
 		if z == nil {
 			return nil
 		}
-		return []Proc{{Name: z.Name, Path: "zookeeper.name", Clock: z.Clock, Role: RoleZooKeeper, Note: "zookeeper"}}
+		return []Proc{{Name: z.Name, Path: "zookeeper.name", Clock: z.Clock, Role: RoleZooKeeper, Lane: record.LaneZnodes, Note: "zookeeper"}}
 	},
 	build: func(b *builder) error {
 		z := b.s.ZK()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -66,16 +67,18 @@ type Proc struct {
 	Clock ClockSpec
 	// ReplicaOf names the process it replicates from ("": none).
 	ReplicaOf string
-	// Role, Note and AOF describe its lane in reports.
+	// Role, Lane, Note and AOF describe its lane in reports: what it
+	// stands for, what it draws (record.Lane), the line under its name,
+	// whether a Redis node's restart loads its AOF.
 	Role Role
+	Lane record.Lane
 	Note string
 	AOF  bool
 }
 
-// Role says what a process's lane in a report stands for.
-type Role string
-
-// The roles of server lanes are declared with their kinds (kind_*.go).
+// Role says what a process's lane in a report stands for (record.Role,
+// where the roles are spelled; each kind's file names its own).
+type Role = record.Role
 
 // kinds is the one list of process kinds, in build order: process ids and
 // random streams follow it, so a new kind goes before storage (existing

@@ -1,11 +1,11 @@
 package scenarios
 
 import (
-	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -16,8 +16,12 @@ type Options struct {
 	KeepTrace bool
 	// CheckTimeout bounds each porcupine check (checker.DefaultTimeout if 0).
 	CheckTimeout time.Duration
-	// OutDir receives porcupine's visualization of illegal histories.
-	OutDir string
+	// Visualize draws porcupine's visualization of illegal histories into
+	// Outcome.Pages (checker.Options.Visualize).
+	Visualize bool
+	// Describe fills in the record's description of the run (Describe):
+	// what a result.json needs to be read back alone.
+	Describe bool
 	// TraceSink receives every trace event as it happens (to stream the
 	// trace to disk on a long run without keeping it).
 	TraceSink func(*sim.Event)
@@ -32,8 +36,8 @@ type Options struct {
 	// history (issue 15; checker.Stream). Outcome.History is then nil when
 	// the run was long enough for pieces to be forgotten; a run that
 	// violates a property after that is made a second time, keeping its
-	// history whole, to explain the violation. Ignored with OutDir, whose
-	// visualizations need the whole history.
+	// history whole, to explain the violation. Ignored with Visualize,
+	// whose pages need the whole history.
 	Stream bool
 }
 
@@ -52,44 +56,9 @@ func (opt Options) budgets() (events, memory int64) {
 	return events, memory
 }
 
-// Outcome is the result of one run: what DESIGN.md's --json prints, plus
-// the history and (optionally) the trace for reports.
-type Outcome struct {
-	Scenario  string `json:"scenario"`
-	File      string `json:"file"`
-	Seed      uint64 `json:"seed"`
-	TraceHash string `json:"trace_hash"`
-	// Events is the number of trace events.
-	Events      int64  `json:"events"`
-	VirtualTime string `json:"virtual_time"`
-	// Verdicts are the checker's verdicts (Result.Verdicts), in JSON one
-	// key per property here: "lock_safety": "holds", ... (MarshalJSON).
-	Verdicts   checker.Verdicts    `json:"-"`
-	Violations []checker.Violation `json:"violations"`
-	// ViolationsOmitted counts the violations beyond the first
-	// checker.MaxViolations, which Violations lists.
-	ViolationsOmitted int               `json:"violations_omitted,omitempty"`
-	Fencing           string            `json:"fencing,omitempty"`
-	LivenessNote      string            `json:"liveness_note,omitempty"`
-	LongestWait       string            `json:"longest_wait,omitempty"`
-	LongestWaiter     string            `json:"longest_wait_client,omitempty"`
-	Expected          map[string]string `json:"expected"`
-	Matched           bool              `json:"matched"`
-	// Inconclusive is true when a verdict that mattered is unknown (a
-	// checker timeout).
-	Inconclusive bool `json:"inconclusive"`
-
-	// Pieces is the number of pieces of the history the checker judged
-	// and forgot during the run (Options.Stream; 0 when it judged the
-	// whole history), and Rerun is true when a violation made Run run the
-	// scenario a second time to judge it whole.
-	Pieces int  `json:"-"`
-	Rerun  bool `json:"-"`
-
-	History *sim.History   `json:"-"`
-	Trace   []sim.Event    `json:"-"`
-	Result  checker.Result `json:"-"`
-}
+// Outcome is the result of one run: its record (record.Run, the JSON of
+// simrun's result.json), plus the history and (optionally) the trace.
+type Outcome = record.Run
 
 // Run builds the scenario's world with the given seed, simulates it for the
 // scenario's duration and checks the history.
@@ -117,7 +86,7 @@ func run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 	if opt.TraceSink != nil {
 		w.Kernel.SetTraceSink(opt.TraceSink)
 	}
-	if opt.Stream && opt.OutDir == "" {
+	if opt.Stream && !opt.Visualize {
 		startStream(s, w, opt)
 	}
 	if err := w.Kernel.Run(sim.At(s.Duration)); err != nil {
@@ -155,30 +124,4 @@ func judge(e Expect, got checker.Verdicts) (map[string]string, bool, bool) {
 		}
 	}
 	return exp, matched, inconclusive
-}
-
-// outcomeJSON is Outcome without its methods, for MarshalJSON.
-type outcomeJSON Outcome
-
-// MarshalJSON writes the outcome with one key per property verdict after
-// virtual_time, in registry order ("lock_safety": "violated", ...), the
-// shape result.json and --json have always had.
-func (o Outcome) MarshalJSON() ([]byte, error) {
-	return checker.FlatJSON(outcomeJSON(o), o.Verdicts, "violations")
-}
-
-// UnmarshalJSON reads what MarshalJSON writes: the verdicts of the
-// registered properties from their keys.
-func (o *Outcome) UnmarshalJSON(b []byte) error {
-	var plain outcomeJSON
-	if err := json.Unmarshal(b, &plain); err != nil {
-		return err
-	}
-	vs, err := checker.ReadFlat(b)
-	if err != nil {
-		return err
-	}
-	*o = Outcome(plain)
-	o.Verdicts = vs
-	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +37,7 @@ type instance struct {
 	ctrlSeq uint64
 	closers []func() error
 	rands   int
+	lostFn  func(string)
 
 	// root only
 	conns   []*simConn
@@ -59,8 +62,9 @@ func (in *instance) ctrl(act func(*instance)) {
 // Start implements clients.UserLock: it registers the incarnation and
 // builds the user's lock with the factory (which must not block: build
 // clients, do not talk to servers).
-func (in *instance) Start(env *sim.Env) {
+func (in *instance) Start(env *sim.Env, lost func(string)) {
 	in.env = env
+	in.lostFn = lost
 	in.inc = in.w.k.Incarnation(in.id)
 	in.ctx, in.cancel = context.WithCancel(context.Background())
 	in.dials = map[sim.ProcID]uint32{}
@@ -137,7 +141,7 @@ func (in *instance) Acquire(done func(clients.UserAcquired)) {
 			r := clients.UserAcquired{}
 			switch {
 			case err != nil:
-				in.env.Logf(clients.KindClient, "user code: Obtain failed: %v", err)
+				in.env.Logf(clients.KindClient, "user code: Obtain failed: %s", errText(err))
 			case h == nil:
 				in.env.Log(clients.KindClient, "user code: Obtain returned no lock")
 			default:
@@ -153,10 +157,17 @@ func (in *instance) Acquire(done func(clients.UserAcquired)) {
 // (Held.Until, on the bubble's clock, which is the true time) has passed.
 func (in *instance) Expired() bool {
 	h := in.held
-	if h == nil || h.Until.IsZero() {
+	if h == nil {
 		return false
 	}
-	return !in.w.epoch.Add(time.Duration(in.w.k.Now())).Before(h.Until)
+	until := h.Until
+	if h.UntilFunc != nil {
+		until = h.UntilFunc()
+	}
+	if until.IsZero() {
+		return false
+	}
+	return !in.w.epoch.Add(time.Duration(in.w.k.Now())).Before(until)
 }
 
 // Release implements clients.UserLock.
@@ -175,7 +186,7 @@ func (in *instance) Release(done func()) {
 		in.ctrl(func(in *instance) {
 			in.calls--
 			if err != nil {
-				in.env.Logf(clients.KindClient, "user code: Release failed: %v", err)
+				in.env.Logf(clients.KindClient, "user code: Release failed: %s", errText(err))
 			}
 			done()
 		})
@@ -185,6 +196,10 @@ func (in *instance) Release(done func()) {
 // Fire implements clients.UserLock: the items the driver handed over, and
 // the end of a pause.
 func (in *instance) Fire(tag any) bool {
+	if t, ok := tag.(sleepTag); ok {
+		in.w.handoff = append(in.w.handoff, func() { close(t.ch) })
+		return true
+	}
 	if _, ok := tag.(resumeTag); ok {
 		for _, c := range in.conns {
 			in.w.handoff = append(in.w.handoff, c.signal)
@@ -210,3 +225,20 @@ func (in *instance) Receive(_ sim.ProcID, msg sim.Message) bool { return in.rece
 
 // ConnEnded implements clients.UserLock.
 func (in *instance) ConnEnded(peer sim.ProcID, why sim.ConnEnd) { in.connEnded(peer, why) }
+
+// lost ends the belief of the lock the code holds.
+func (in *instance) lost(why string) {
+	if in.held != nil {
+		in.lostFn(why)
+	}
+}
+
+// errText is an error's text for the trace, its lines sorted: a library
+// that joins the errors of parallel goroutines (redsync's per-node errors)
+// joins them in the order the goroutines finished, which the Go scheduler
+// decides when their deadlines fall at the same instant.
+func errText(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}

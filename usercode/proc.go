@@ -40,6 +40,10 @@ type Held struct {
 	// zero when it computes none. The workload checks it before writing,
 	// as a careful client does: past it, the client abandons the section.
 	Until time.Time
+	// UntilFunc, when set, is read instead of Until at each check, for a
+	// validity that extensions move (redsync's Mutex.Until). It runs in
+	// the simulation's loop and must not block.
+	UntilFunc func() time.Time
 	// Value is the lock's value, sent to a token-cas resource.
 	Value string
 	// Data is free for the code (the library's lock handle).
@@ -75,12 +79,82 @@ type LockParams struct {
 	RetryDelay sim.Range
 	// Fencing is the scenario's fencing_token (incr, zxid, "" none).
 	Fencing string
+	// The redlock/redsync parameters (clients.LockConfig).
+	DriftFactor   float64
+	TimeoutFactor float64
+	NodeTimeout   time.Duration
+	SetNXOnExtend bool
+	ExtendEvery   time.Duration
+	// Sentinel discovery: when the lock's node is the master the
+	// scenario's sentinels monitor, MasterName and Sentinels (process
+	// names) say how to ask them (go-redis NewFailoverClient, with
+	// FailoverOptions from Proc.FailoverOptions).
+	MasterName string
+	Sentinels  []string
+	// Master is the process the sentinels monitor (one of Node, Nodes).
+	Master string
 }
 
 // Lock returns the scenario's lock parameters of this client.
 func (p *Proc) Lock() LockParams {
 	l := p.in.cfg.Lock
-	return LockParams{Key: l.Key, Node: l.Node, Nodes: append([]string(nil), l.Nodes...), TTL: l.TTL, Tries: l.Tries, RetryDelay: l.RetryDelay, Fencing: l.FencingToken}
+	lp := LockParams{Key: l.Key, Node: l.Node, Nodes: append([]string(nil), l.Nodes...), TTL: l.TTL, Tries: l.Tries, RetryDelay: l.RetryDelay, Fencing: l.FencingToken,
+		DriftFactor: l.DriftFactor, TimeoutFactor: l.TimeoutFactor, NodeTimeout: l.NodeTimeout, SetNXOnExtend: l.SetNXOnExtend, ExtendEvery: l.ExtendEvery}
+	if d := p.in.cfg.Discovery; d != nil {
+		lp.MasterName = d.MasterName
+		if lp.MasterName == "" {
+			lp.MasterName = "mymaster"
+		}
+		lp.Sentinels = append([]string(nil), d.Sentinels...)
+		lp.Master = d.Master
+	}
+	return lp
+}
+
+// Lost tells the workload that the code learnt it lost the lock it holds
+// (an extension failed): the client's belief ends there, as a modelled
+// client's does, and its critical section is abandoned before the write.
+func (p *Proc) Lost(why string) {
+	p.in.ctrl(func(in *instance) { in.lost(why) })
+}
+
+// FailoverOptions returns go-redis failover options for the scenario's
+// sentinels (LockParams.MasterName and Sentinels), with what RedisOptions
+// sets for determinism. go-redis asks a sentinel for the master's address
+// (SENTINEL get-master-addr-by-name) and the simulated dialer maps the
+// name it answers to the process.
+func (p *Proc) FailoverOptions() *goredis.FailoverOptions {
+	l := p.Lock()
+	o := p.RedisOptions(l.Master)
+	// One sentinel address, the first: with several, go-redis v9.23.0's
+	// sentinelFailover.MasterAddr asks them from parallel goroutines that
+	// meet in a sync.Once (sentinel.go:1062-1086), and a goroutine waiting
+	// on a mutex held by one that waits for a reply is not durably blocked:
+	// the simulation could not tell it from a hang. go-redis asks for the
+	// other sentinels itself (SENTINEL sentinels) and keeps the one that
+	// answered.
+	var addrs []string
+	if len(l.Sentinels) > 0 {
+		addrs = []string{l.Sentinels[0] + ":26379"}
+	}
+	return &goredis.FailoverOptions{
+		MasterName:            l.MasterName,
+		SentinelAddrs:         addrs,
+		Dialer:                o.Dialer,
+		MaxRetries:            o.MaxRetries,
+		PoolSize:              o.PoolSize,
+		Protocol:              o.Protocol,
+		DisableIdentity:       o.DisableIdentity,
+		ContextTimeoutEnabled: o.ContextTimeoutEnabled,
+	}
+}
+
+// Failover returns a go-redis failover client of the scenario's sentinels
+// (FailoverOptions), closed when the client crashes or the run ends.
+func (p *Proc) Failover() *goredis.Client {
+	c := goredis.NewFailoverClient(p.FailoverOptions())
+	p.OnClose(c.Close)
+	return c
 }
 
 // Dial opens a simulated connection to a server of the scenario; addr is
@@ -154,9 +228,33 @@ func (p *Proc) Mono() time.Duration {
 	return time.Duration(in.w.k.ReadClockAt(in.id, sim.Mono, in.w.nowT()))
 }
 
-// Sleep waits d of virtual time (time.Sleep does the same inside the
-// simulation).
-func (p *Proc) Sleep(d time.Duration) { time.Sleep(d) }
+// After returns a channel closed when d has passed on the client's
+// monotonic clock, as a timer of the client process: a pause of the client
+// delays it past the resume, as it delays a modelled client's timers. A
+// library's own timers (time.Sleep, time.After, context deadlines) run on
+// the simulation's true time instead and fire during a pause (LimitNote):
+// loops of the code's own, such as a watchdog that extends the lock, should
+// wait with After or Sleep. The channel is never closed after a crash
+// (select on Proc.Context too).
+func (p *Proc) After(d time.Duration) <-chan struct{} {
+	ch := make(chan struct{})
+	p.in.ctrl(func(in *instance) { in.env.After(sim.Mono, d, sleepTag{ch}) })
+	return ch
+}
+
+// Sleep waits d on the client's monotonic clock (After), or until the
+// client crashes or the run ends.
+func (p *Proc) Sleep(d time.Duration) {
+	select {
+	case <-p.After(d):
+	case <-p.in.ctx.Done():
+	}
+}
+
+// sleepTag is the timer of After.
+type sleepTag struct{ ch chan struct{} }
+
+func (sleepTag) AppendTrace(b []byte) []byte { return append(b, "user-code after"...) }
 
 // Rand returns a new random stream seeded by the run's seed, the client's
 // name, its incarnation and how many streams it asked for before: hand it

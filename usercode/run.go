@@ -123,7 +123,7 @@ func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o
 			return clients.NewUser(cfg, starter{in})
 		}
 	}}
-	sopt := scenarios.Options{KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout}
+	sopt := scenarios.Options{KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout, Visualize: opt.KeepTrace, Describe: true}
 	func() {
 		defer func() {
 			if v := recover(); v != nil {
@@ -150,9 +150,9 @@ func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o
 // starter sets the instance's process id at its start.
 type starter struct{ *instance }
 
-func (s starter) Start(env *sim.Env) {
+func (s starter) Start(env *sim.Env, lost func(string)) {
 	s.id = env.ID()
-	s.instance.Start(env)
+	s.instance.Start(env, lost)
 }
 
 // CheckDeterminism runs the scenario twice with the same seed and compares

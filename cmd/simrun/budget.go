@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim"
 	"github.com/locksim/locksim/sim"
 	"github.com/spf13/cobra"
 )
@@ -27,7 +27,7 @@ func addBudgetFlags(cmd *cobra.Command, b *budgetFlags) {
 }
 
 // apply checks the flags and sets them on opt; bad values are exit 2.
-func (b budgetFlags) apply(opt *scenarios.Options) error {
+func (b budgetFlags) apply(opt *locksim.Options) error {
 	if b.events <= 0 {
 		return badInput("--max-events: must be a positive number of events (got %d)", b.events)
 	}

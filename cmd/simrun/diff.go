@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -48,7 +48,7 @@ differ; 2 bad input.`,
 type recordedRun struct {
 	label  string
 	path   string // the result file
-	rec    scenarios.Outcome
+	rec    *record.Run
 	fields map[string]any // every top-level field, for verdicts added later
 	trace  []sim.Event
 	note   string // why there is no trace
@@ -64,29 +64,21 @@ func loadRecordedRun(label, arg, traceFlag, traceIn string) (*recordedRun, error
 		return nil, badInput("%s: %v", label, err)
 	}
 	r := &recordedRun{label: label, path: path}
-	if err := json.Unmarshal(data, &r.rec); err != nil {
-		return nil, badInput("%s: %s is not a simrun result: %v", label, path, err)
+	if r.rec, err = record.Read(path, data); err != nil {
+		return nil, badInput("%s: %v", label, err)
 	}
-	if err := json.Unmarshal(data, &r.fields); err != nil || r.rec.Scenario == "" || r.rec.TraceHash == "" {
-		return nil, badInput("%s: %s is not a simrun result (no scenario or trace_hash)", label, path)
+	if err := json.Unmarshal(data, &r.fields); err != nil {
+		return nil, badInput("%s: %s is not a simrun result: %v", label, path, err)
 	}
 	flag := traceFlag
 	if traceIn == "" {
-		traceIn, flag = filepath.Join(filepath.Dir(path), "trace.jsonl"), "trace"
+		traceIn, flag = filepath.Join(filepath.Dir(path), locksim.TraceFile), "trace"
 		if !fileExists(traceIn) {
 			r.note = "no trace beside " + path
 			return r, nil
 		}
 	}
-	s, err := scenarioOfResult(r.rec.Scenario, r.rec.File)
-	if err != nil {
-		if traceFlag == flag {
-			return nil, err
-		}
-		r.note = "its scenario cannot be loaded to check the trace"
-		return r, nil
-	}
-	r.trace, err = readTraceOf(&r.rec, s, path, flag, traceIn)
+	r.trace, err = readTraceOf(r.rec, path, flag, traceIn)
 	if err != nil {
 		if flag == traceFlag {
 			return nil, err // a trace named on the command line must fit
@@ -110,8 +102,8 @@ func verdictKeys(a, b map[string]any) []string {
 			if !ok || fixed[k] || seen[k] {
 				continue
 			}
-			switch checker.Verdict(s) {
-			case checker.Holds, checker.Violated, checker.Unknown, checker.NotJudged:
+			switch locksim.Verdict(s) {
+			case locksim.Holds, locksim.Violated, locksim.Unknown, locksim.NotJudged:
 				seen[k] = true
 				extra = append(extra, k)
 			}
@@ -140,7 +132,7 @@ func diffRuns(w io.Writer, argA, argB, traceA, traceB string) error {
 	}
 	differ := false
 	for _, r := range []*recordedRun{a, b} {
-		fmt.Fprintf(w, "%s: %s seed %d, %d events, trace hash %s (%s)\n", r.label, scenarioArg(r.rec.File, r.rec.Scenario), r.rec.Seed, r.rec.Events, short(r.rec.TraceHash), r.path)
+		fmt.Fprintf(w, "%s: %s seed %d, %d events, trace hash %s (%s)\n", r.label, r.rec.Arg(), r.rec.Seed, r.rec.Events, short(r.rec.TraceHash), r.path)
 	}
 	if a.rec.Scenario != b.rec.Scenario || a.rec.File != b.rec.File {
 		fmt.Fprintln(w, "different scenarios")
@@ -167,7 +159,7 @@ func diffRuns(w io.Writer, argA, argB, traceA, traceB string) error {
 		switch {
 		case a.trace != nil && b.trace != nil:
 			i := sim.FirstDivergence(a.trace, b.trace)
-			fmt.Fprintf(w, "first diverging event #%d:\n  A: %s\n  B: %s\n", i+1, eventAt(a.trace, i), eventAt(b.trace, i))
+			fmt.Fprintf(w, "first diverging event #%d:\n  A: %s\n  B: %s\n", i+1, locksim.EventText(a.trace, i), locksim.EventText(b.trace, i))
 		default:
 			for _, r := range []*recordedRun{a, b} {
 				if r.trace == nil {

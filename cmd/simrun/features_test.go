@@ -157,7 +157,7 @@ func TestRunSummaryCapsKeyEvents(t *testing.T) {
 			keyLines++
 		}
 	}
-	assert.Equal(t, defaultKeyEvents+1, keyLines, "40 events and the omission line")
+	assert.Equal(t, locksim.DefaultKeyEvents+1, keyLines, "40 events and the omission line")
 	assert.Regexp(t, `\.\.\. \d+ key events omitted \(\d+\.\d{3}s to \d+\.\d{3}s\); all of them: --events 0, the full trace: --trace FILE or --out DIR`, r.stdout)
 
 	r = simrun("run", long, "--events", "10", "--trace", filepath.Join(t.TempDir(), "t.jsonl"))
@@ -171,21 +171,6 @@ func TestRunSummaryCapsKeyEvents(t *testing.T) {
 
 	r = simrun("run", long, "--events", "-1")
 	assert.Equal(t, exitBadInput, r.code)
-}
-
-func TestRelativeWallTimes(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{`"lock" deadline=1767225610010 now=1767225630300`, `"lock" deadline=+10.010s now=+30.300s`},
-		{"deadline=1767225599000", "deadline=-1.000s"},
-		{"value=1767225610010123", "value=1767225610010123"},
-		{"count=1234567890123", "count=1234567890123"},
-		{"no numbers", "no numbers"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			assert.Equal(t, tt.want, relativeWallTimes(tt.in))
-		})
-	}
 }
 
 func TestVersionString(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim"
 	"github.com/locksim/locksim/internal/outdir"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/record"
 )
 
 // expandArgs turns NAME|FILE|DIR arguments into scenario arguments: a
@@ -60,12 +60,12 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 	}
 	type item struct {
 		arg string
-		s   *scenarios.Scenario
+		s   *locksim.Scenario
 		out *outdir.Dir
 	}
 	var items []item
 	for _, a := range args {
-		s, err := loadScenario(a)
+		s, err := openScenario(a)
 		if err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 	if f.outDir != "" {
 		seen := map[string]int{}
 		for i := range items {
-			sub := items[i].s.Name
+			sub := items[i].s.Name()
 			if seen[sub]++; seen[sub] > 1 {
 				sub = fmt.Sprintf("%s-%d", sub, seen[sub])
 			}
@@ -91,21 +91,25 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 	}
 	type row struct {
 		arg  string
-		o    *scenarios.Outcome
+		o    *record.Run
 		code int
 		err  string
 	}
 	var rows []row
-	var outcomes []*scenarios.Outcome
+	var outcomes []*record.Run
 	worst := exitOK
 	for _, it := range items {
-		o, vis, note, _, err := runOnce(it.s, f, it.out != nil, nil)
-		r := row{arg: it.arg, o: o}
-		if err == nil && note != "" {
-			fmt.Fprintln(stderr, it.arg+": "+note)
+		res, err := runOnce(it.s, f, it.out != nil, nil)
+		var o *record.Run
+		if err == nil {
+			o = res.Record()
+			if note := res.DeterminismNote(); note != "" {
+				fmt.Fprintln(stderr, it.arg+": "+note)
+			}
 		}
+		r := row{arg: it.arg, o: o}
 		if err == nil && it.out != nil {
-			err = writeRunOutputs(g, it.s, o, vis, "", it.out)
+			err = writeRunOutputs(g, res, "", it.out)
 		}
 		if err == nil {
 			err = outcomeCode(o)
@@ -128,7 +132,7 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 		}
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		props := checker.Properties()
+		props := locksim.Properties()
 		head, none := "SCENARIO\tSEED\t", ""
 		for _, p := range props {
 			head += strings.ToUpper(p.About().Short) + "\t"
@@ -157,7 +161,7 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 			for _, p := range props {
 				verdicts += string(r.o.Verdicts.Of(p.About().Name)) + "\t"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s%s\t%d\n", scenarioArg(r.o.File, r.o.Scenario), r.o.Seed, verdicts, result, r.code)
+			fmt.Fprintf(tw, "%s\t%d\t%s%s\t%d\n", r.o.Arg(), r.o.Seed, verdicts, result, r.code)
 		}
 		tw.Flush()
 		fmt.Fprintf(stdout, "\n%d of %d scenarios matched their expected verdicts\n", matched, len(rows))

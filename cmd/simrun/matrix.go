@@ -12,6 +12,7 @@ import (
 
 	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/outdir"
+	"github.com/locksim/locksim/internal/shell"
 	"github.com/locksim/locksim/reports"
 )
 
@@ -180,7 +181,7 @@ func writeMatrix(stdout io.Writer, d *outdir.Dir, pl *fuzz.Matrix, man *fuzz.Man
 			if err := cd.WriteFile(name, text); err != nil {
 				return badInput("--out: %v", err)
 			}
-			cell.Replay = fmt.Sprintf("simrun run %s --seed %d", shellQuote(filepath.Join(d.Path(), "cases", name)), jb.Seed)
+			cell.Replay = fmt.Sprintf("simrun run %s --seed %d", shell.Quote(filepath.Join(d.Path(), "cases", name)), jb.Seed)
 		}
 	}
 	if err := cd.RemoveStale("*.yaml"); err != nil {

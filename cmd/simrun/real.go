@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim"
 	"github.com/locksim/locksim/realmode"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -51,7 +52,7 @@ a scenario real mode cannot run; 3 inconclusive or internal error.`,
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "seed of the run (default: the scenario's seed)")
 	cmd.Flags().BoolVar(&f.jsonOut, "json", false, "print one JSON object (with \"mode\": \"real\") instead of the summary")
 	cmd.Flags().StringVar(&f.outDir, "out", "", "write the report (result.json, trace, checker visualizations) into this folder")
-	cmd.Flags().IntVar(&f.events, "events", defaultKeyEvents, "most key events the summary prints (0: all)")
+	cmd.Flags().IntVar(&f.events, "events", locksim.DefaultKeyEvents, "most key events the summary prints (0: all)")
 	return cmd
 }
 
@@ -68,7 +69,7 @@ var realBeforeStart func(name, addr string)
 // realOutcome runs s once in real mode and maps real mode's errors to exit
 // codes.
 func realOutcome(ctx context.Context, s *scenarios.Scenario, seed uint64, outDir string) (*scenarios.Outcome, error) {
-	o, err := realmode.Run(ctx, s, seed, realmode.Options{OutDir: outDir, BeforeStart: realBeforeStart})
+	o, err := realmode.Run(ctx, s, seed, realmode.Options{Visualize: outDir != "", BeforeStart: realBeforeStart})
 	if err != nil {
 		return nil, realError(s, err)
 	}
@@ -121,27 +122,31 @@ func realScenario(stdout io.Writer, arg string, f runFlags) error {
 		}
 	} else {
 		fmt.Fprintln(stdout, "mode: real (real servers on loopback, in real time)")
-		keys := newKeyEvents(f.events)
-		for i := range o.Trace {
-			keys.add(&o.Trace[i])
+		events := f.events
+		if events == 0 {
+			events = -1 // --events 0: all of them
 		}
-		printSummary(stdout, s, o, keys, f)
+		locksim.ResultOf(o, events).WriteSummary(stdout, traceWhere(f))
 		fmt.Fprintln(stdout, "NB: a real run is not replayable bit for bit (real time, real servers); the replay line above runs the simulator")
 	}
 	return outcomeCode(o)
 }
 
 // writeRealOutputs writes result.json (the outcome, as --json prints it
-// for run) and trace.jsonl into dir; porcupine's visualizations of an
-// illegal history are already there (the checker writes them into OutDir).
-// simrun report DIR renders the HTML report from these files.
+// for run), porcupine's pages of an illegal history and trace.jsonl into
+// dir. simrun report DIR renders the HTML report from these files.
 func writeRealOutputs(dir string, o *scenarios.Outcome) error {
-	data, err := json.MarshalIndent(o, "", "  ")
+	data, err := o.JSON()
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), data, 0o644); err != nil {
 		return err
+	}
+	for _, p := range o.Pages {
+		if err := os.WriteFile(filepath.Join(dir, p.Name), p.HTML, 0o644); err != nil {
+			return err
+		}
 	}
 	fh, err := os.Create(filepath.Join(dir, "trace.jsonl"))
 	if err != nil {

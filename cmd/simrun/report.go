@@ -1,19 +1,17 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim"
 	"github.com/locksim/locksim/internal/outdir"
-	"github.com/locksim/locksim/reports"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -28,9 +26,9 @@ func newReportCmd() *cobra.Command {
 		Short: "Draw the report of a recorded run (timeline, clocks, index.html) without re-running it",
 		Long: `Draw the report of a run recorded by simrun run --out: timeline.png/svg,
 clocks.png/svg and a self-contained index.html. The report is reconstructed
-from the recorded result, its trace (trace.jsonl beside the result, or
---trace) and the scenario's names and initial clocks (the built-in scenario
-or the file named in the result); the simulation is not run again.`,
+from the recorded result (which carries the scenario's text, names and
+initial clocks) and its trace (trace.jsonl beside the result, or --trace);
+the simulation is not run again and the scenario file is not needed.`,
 		Args: exactArgs(1, "RESULT.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return reportCmd(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], traceIn, outDir)
@@ -42,33 +40,38 @@ or the file named in the result); the simulation is not run again.`,
 }
 
 func reportCmd(w, stderr io.Writer, path, traceIn, outDir string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		return withCode(exitBadInput, fmt.Errorf("RESULT.json: %w", err))
 	}
-	var rec scenarios.Outcome
-	if err := json.Unmarshal(data, &rec); err != nil {
-		return withCode(exitBadInput, fmt.Errorf("%s: not a simrun result: %v", path, err))
-	}
-	if rec.Scenario == "" || rec.TraceHash == "" {
-		return withCode(exitBadInput, fmt.Errorf("%s: not a simrun result (no scenario or trace_hash)", path))
-	}
-	res := rec
-	s, err := scenarioOfResult(rec.Scenario, rec.File)
+	rec, err := readRecord(path)
 	if err != nil {
 		return err
+	}
+	if !rec.Described() {
+		// A result of an older simrun: its report needs its scenario.
+		if _, err := recordedScenario(rec, ""); err != nil {
+			return err
+		}
 	}
 	resultDir := filepath.Dir(path)
 	flag := "--trace"
 	if traceIn == "" {
-		traceIn, flag = filepath.Join(resultDir, "trace.jsonl"), "trace"
+		traceIn, flag = filepath.Join(resultDir, locksim.TraceFile), "trace"
 		if !fileExists(traceIn) {
 			return withCode(exitBadInput, fmt.Errorf("%s: no trace beside the result (trace.jsonl); write one with simrun run --out, or name it with --trace", path))
 		}
 	}
-	trace, err := readTraceOf(&rec, s, path, flag, traceIn)
+	trace, err := readTraceOf(rec, path, flag, traceIn)
 	if err != nil {
 		return err
+	}
+	pages, err := locksim.ReadPages(rec, resultDir)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	files, err := locksim.RenderReport(rec, trace, pages)
+	if err != nil {
+		return recordError(path, err)
 	}
 	if outDir == "" {
 		outDir = resultDir
@@ -81,46 +84,40 @@ func reportCmd(w, stderr io.Writer, path, traceIn, outDir string) error {
 	}
 	defer out.Close()
 	g.track(out)
-	// Porcupine's visualizations come with the result: copied along when
-	// the result says their property was violated (a page of another run
-	// left in the folder is not this result's).
-	var vis []string
-	for _, v := range []struct {
-		file    string
-		verdict string
-	}{{"lock.html", string(rec.Verdicts.Of(checker.LockSafety))}, {"resource.html", string(rec.Verdicts.Of(checker.ResourceSafety))}} {
-		src := filepath.Join(resultDir, v.file)
-		if v.verdict != "violated" || !fileExists(src) {
-			continue
-		}
-		b, err := os.ReadFile(src)
-		if err != nil {
-			return withCode(exitBadInput, err)
-		}
-		if err := g.stageBytes(out, v.file, b); err != nil {
+	for _, f := range files {
+		if err := g.stageBytes(out, f.Name, f.Data); err != nil {
 			g.abort()
 			return badInput("--out: %v", err)
 		}
-		vis = append(vis, v.file)
-	}
-	if err := stageRunReport(g, out, s, res, trace, vis); err != nil {
-		g.abort()
-		return err
 	}
 	// result.json and trace.jsonl are kept in place (the report reads them).
-	stale := []string{"index.html", "timeline.png", "timeline.svg", "clocks.png", "clocks.svg", "lock.html", "resource.html"}
-	if err := g.commit(func() error { return out.RemoveStale(stale...) }); err != nil {
+	if err := g.commit(func() error { return out.RemoveStale(locksim.ReportNames()[2:]...) }); err != nil {
 		return badInput("--out: %v", err)
 	}
 	fmt.Fprintf(w, "report of %s seed %d written to %s (index.html, timeline.png/svg, clocks.png/svg)\n", rec.Scenario, rec.Seed, outDir)
 	return nil
 }
 
+// recordError maps an error of reading a result back: a result of an
+// older simrun whose scenario cannot be had is bad input, anything else
+// internal.
+func recordError(path string, err error) error {
+	var nf *locksim.NotFoundError
+	var le *locksim.LegacyError
+	switch {
+	case errors.As(err, &nf):
+		return notFound(nf.Name)
+	case errors.As(err, &le):
+		return badInput("%s: %v", path, err)
+	}
+	return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
+}
+
 // readTraceOf reads the trace file at path for the result rec (read from
 // resultPath) and checks that it belongs to it: a trace that is missing,
 // not JSON Lines, empty, of another scenario or another seed is bad input,
 // named with flag.
-func readTraceOf(rec *scenarios.Outcome, s *scenarios.Scenario, resultPath, flag, path string) ([]sim.Event, error) {
+func readTraceOf(rec *record.Run, resultPath, flag, path string) ([]sim.Event, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, badInput("%s: %v", flag, err)
@@ -133,18 +130,21 @@ func readTraceOf(rec *scenarios.Outcome, s *scenarios.Scenario, resultPath, flag
 	if len(trace) == 0 {
 		return nil, badInput("%s %s: the trace is empty", flag, path)
 	}
-	w, err := scenarios.Build(s, rec.Seed, false)
-	if err != nil {
+	err = locksim.CheckTrace(rec, trace)
+	var nf *locksim.NotFoundError
+	var le *locksim.LegacyError
+	var tm *locksim.TraceMismatchError
+	switch {
+	case err == nil:
+		return trace, nil
+	case errors.As(err, &nf):
+		return nil, notFound(nf.Name)
+	case errors.As(err, &le):
 		return nil, badInput("%s: %v", resultPath, err)
+	case errors.As(err, &tm):
+		return nil, badInput("%s %s does not belong to %s: %v, the result (scenario %s, seed %d) records trace hash %s over %d events", flag, path, resultPath, err, rec.Scenario, rec.Seed, short(rec.TraceHash), rec.Events)
 	}
-	h, err := sim.HashEvents(trace, w.Kernel.Lookup)
-	if err != nil {
-		return nil, badInput("%s %s does not belong to %s (scenario %s): %v", flag, path, resultPath, rec.Scenario, err)
-	}
-	if got := sim.HashString(h); got != rec.TraceHash {
-		return nil, badInput("%s %s does not belong to %s: its %d events hash to %s, the result (scenario %s, seed %d) records trace hash %s over %d events", flag, path, resultPath, len(trace), short(got), rec.Scenario, rec.Seed, short(rec.TraceHash), rec.Events)
-	}
-	return trace, nil
+	return nil, badInput("%s %s does not belong to %s (scenario %s): %v", flag, path, resultPath, rec.Scenario, err)
 }
 
 // short abbreviates a trace hash for messages.
@@ -160,60 +160,3 @@ func sameFile(a, b string) bool {
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
-
-// scenarioOfResult finds the scenario a result names: the built-in by name
-// for catalogue scenarios, otherwise the file.
-func scenarioOfResult(name, file string) (*scenarios.Scenario, error) {
-	arg := file
-	if arg == "" || strings.HasPrefix(arg, "catalogue/") {
-		arg = name
-	}
-	return loadScenario(arg)
-}
-
-// replayArg is how a command line names a scenario: built-ins by name,
-// files by path.
-func replayArg(s *scenarios.Scenario) string {
-	if s.File == "" || strings.HasPrefix(s.File, "catalogue/") {
-		return s.Name
-	}
-	return s.File
-}
-
-// stageRunReport draws the report of one run and stages its files in d:
-// the one code path for simrun run --out and simrun report, so that both
-// write the same bytes. vis names porcupine's pages that go with it.
-func stageRunReport(g *outputGuard, d *outdir.Dir, s *scenarios.Scenario, res reports.Result, trace []sim.Event, vis []string) error {
-	setup, err := reportSetup(s)
-	if err != nil {
-		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
-	}
-	run := &reports.Run{
-		Setup:          setup,
-		Result:         res,
-		Trace:          trace,
-		Command:        fmt.Sprintf("simrun run %s --seed %d", shellQuote(replayArg(s)), res.Seed),
-		Visualizations: vis,
-	}
-	files, err := reports.RenderRun(run)
-	if err != nil {
-		return withCode(exitInconclusive, fmt.Errorf("writing the report: %w", err))
-	}
-	for _, name := range reports.RunFiles {
-		if err := g.stageBytes(d, name, files[name]); err != nil {
-			return badInput("--out: %v", err)
-		}
-	}
-	return nil
-}
-
-// shellQuote quotes a word for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// reportSetup extracts what a report needs from a scenario (reports.SetupOf).
-func reportSetup(s *scenarios.Scenario) (reports.Setup, error) { return reports.SetupOf(s) }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -101,8 +102,23 @@ func TestReportErrors(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	assert.Equal(t, "points/point-001.yaml", shellQuote("points/point-001.yaml"))
-	assert.Equal(t, "'my dir/x.yaml'", shellQuote("my dir/x.yaml"))
-	assert.Equal(t, `'it'\''s'`, shellQuote("it's"))
+// TestReportWithoutTheScenarioFile: the result carries its scenario, so a
+// report is drawn again, the same bytes, after the scenario file is gone.
+func TestReportWithoutTheScenarioFile(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, t.TempDir(), "turns.yaml", turnsYAML)
+	out := filepath.Join(dir, "out")
+	r := simrun("run", file, "--out", out)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.NoError(t, os.Remove(file))
+	again := filepath.Join(dir, "again")
+	r = simrun("report", filepath.Join(out, "result.json"), "--out", again)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	for _, f := range []string{"index.html", "timeline.svg", "clocks.svg"} {
+		want, err := os.ReadFile(filepath.Join(out, f))
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(again, f))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(want, got), "%s differs", f)
+	}
 }

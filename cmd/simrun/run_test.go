@@ -383,6 +383,14 @@ func TestReplay(t *testing.T) {
 		c[key] = v
 		return c
 	}
+	// legacy is a result as simrun wrote them before results described
+	// their run: without the scenario's text and process table.
+	legacy := func(c map[string]any) map[string]any {
+		for _, k := range []string{"setup", "processes", "scenario_sha256", "scenario_text"} {
+			delete(c, k)
+		}
+		return c
+	}
 	wrongHash := write("wrong-hash.json", tamper("trace_hash", strings.Repeat("ab", 32)))
 
 	// A recorded trace whose 11th event differs from the run's.
@@ -421,6 +429,15 @@ func TestReplay(t *testing.T) {
 	ur := simrun("run", userFile, "--json")
 	require.Equal(t, exitOK, ur.code)
 	userResult := writeFile(t, dir, "user-result.json", ur.stdout)
+	// A result whose scenario file is gone: the result carries it.
+	goneFile := writeFile(t, t.TempDir(), "gone.yaml", calmYAML)
+	gr := simrun("run", goneFile, "--json")
+	require.Equal(t, exitOK, gr.code)
+	goneResult := writeFile(t, dir, "gone-result.json", gr.stdout)
+	require.NoError(t, os.Remove(goneFile))
+	// The user's file edited after the run.
+	editedFile := writeFile(t, t.TempDir(), "user.yaml", strings.Replace(calmYAML, "duration: 10s", "duration: 11s", 1))
+	require.NotContains(t, calmYAML, "duration: 11s")
 
 	tests := []struct {
 		name string
@@ -448,7 +465,13 @@ func TestReplay(t *testing.T) {
 		{name: "missing trace", args: []string{wrongHash, "--trace", filepath.Join(dir, "none.jsonl")}, code: exitBadInput, errs: []string{"none.jsonl"}},
 		{name: "not JSON", args: []string{writeFile(t, dir, "x.json", "this is not json\n")}, code: exitBadInput, errs: []string{"not a simrun result"}},
 		{name: "JSON but not a result", args: []string{writeFile(t, dir, "y.json", `{"hello": 1}`)}, code: exitBadInput, errs: []string{"not a simrun result (no scenario or trace_hash)"}},
-		{name: "unknown scenario", args: []string{write("z.json", tamper("scenario", "no-such-scenario"))}, code: exitBadInput, errs: []string{"no-such-scenario"}},
+		{name: "scenario file gone", args: []string{goneResult}, code: exitOK, out: []string{"replay of user-calm seed 1", "matches"}},
+		{name: "the same scenario given", args: []string{userResult, userFile}, code: exitOK, out: []string{"matches"}},
+		{name: "the scenario changed", args: []string{userResult, editedFile}, code: exitMismatch, errs: []string{"the scenario changed: " + editedFile}},
+		{name: "another scenario given", args: []string{resultPath, "redlock-clock-jump"}, code: exitMismatch, errs: []string{"the scenario changed: redlock-clock-jump"}},
+		{name: "result of an older simrun", args: []string{write("old.json", legacy(tamper("seed", 7)))}, code: exitOK, out: []string{"matches"}},
+		{name: "result of an older simrun, unknown scenario", args: []string{write("z.json", legacy(tamper("scenario", "no-such-scenario")))}, code: exitBadInput, errs: []string{"no-such-scenario"}},
+		{name: "result of an older simrun, scenario given", args: []string{write("old2.json", legacy(tamper("seed", 7))), quick}, code: exitBadInput, errs: []string{"cannot tell whether " + quick + " changed"}},
 		{name: "missing result", args: []string{filepath.Join(dir, "missing.json")}, code: exitBadInput, errs: []string{"missing.json"}},
 	}
 	for _, tt := range tests {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/outdir"
+	"github.com/locksim/locksim/internal/shell"
 	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -422,7 +423,7 @@ func writeSweep(stdout io.Writer, d *outdir.Dir, pl *sweepPlan, m *fuzz.Manifest
 		if first < 0 {
 			first = 0
 		}
-		pt.Replay = fmt.Sprintf("simrun run %s --seed %d", shellQuote(file), pl.RunSeed(i*pl.Seeds+first))
+		pt.Replay = fmt.Sprintf("simrun run %s --seed %d", shell.Quote(file), pl.RunSeed(i*pl.Seeds+first))
 		sw.Points = append(sw.Points, pt)
 	}
 	// Issue 18: a second sweep with fewer points left point files of the

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim"
 	"github.com/locksim/locksim/realmode"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -85,7 +85,7 @@ func twinScenario(stdout io.Writer, arg string, f twinFlags) error {
 
 func printTwin(w io.Writer, s *scenarios.Scenario, res *realmode.TwinResult) {
 	fmt.Fprintf(w, "%s: %s\n\n", s.Name, s.Title)
-	props := checker.Properties()
+	props := locksim.Properties()
 	head := fmt.Sprintf("%-18s %-6s ", "run", "seed")
 	for _, p := range props {
 		head += fmt.Sprintf("%-12s ", p.About().Short)

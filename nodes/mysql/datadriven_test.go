@@ -35,6 +35,7 @@ import (
 //	closed               print the close notices the clients received
 //	                     since the previous closed step, or "(none)".
 //	rows [table=T]       print the committed rows of table T (locks).
+//	conns                print the connections the server holds open.
 //
 // the steps of simtest.ConversationSteps (do, send, wait) with a
 // connection's NAME as the target and a statement as the request, written
@@ -74,7 +75,7 @@ type mysqlDD struct {
 }
 
 func (h *mysqlDD) SetupSteps() []string { return []string{"server"} }
-func (h *mysqlDD) Steps() []string      { return []string{"connect", "hangup", "closed", "rows"} }
+func (h *mysqlDD) Steps() []string      { return []string{"connect", "hangup", "closed", "rows", "conns"} }
 
 func (h *mysqlDD) Step(a *simtest.Args, td *datadriven.TestData) string {
 	switch td.Cmd {
@@ -104,6 +105,26 @@ func (h *mysqlDD) Step(a *simtest.Args, td *datadriven.TestData) string {
 			return "(none)\n"
 		}
 		return out
+	case "conns":
+		a.Done()
+		n := h.w.node()
+		if n == nil {
+			return "(db is down)\n"
+		}
+		var b strings.Builder
+		for _, id := range n.Conns() {
+			name := "?"
+			for _, k := range simtest.SortedKeys(h.conns) {
+				if h.conns[k].id == id {
+					name = k
+				}
+			}
+			fmt.Fprintf(&b, "conn %d (%s)\n", id, name)
+		}
+		if b.Len() == 0 {
+			return "(none)\n"
+		}
+		return b.String()
 	case "rows":
 		table := a.String("table", h.cfg.Tables[0].Name)
 		a.Done()

@@ -35,86 +35,6 @@ func pending(t *testing.T, c *tconn, id uint64) {
 	require.False(t, got, "expected the statement to wait, got %v", r)
 }
 
-func TestInsertLock(t *testing.T) {
-	w := newWorld(t, DefaultConfig(), "c1", "c2")
-	a, b := w.connect("c1"), w.connect("c2")
-
-	r := a.do(Insert{Table: "locks", Key: "L", Value: "a"})
-	ok(t, r)
-	assert.Equal(t, int64(1), r.Affected)
-	dup := b.do(Insert{Table: "locks", Key: "L", Value: "b"})
-	code(t, ErrDupEntry, dup)
-	assert.Equal(t, "23000", dup.State)
-	assert.Equal(t, "Duplicate entry 'L' for key 'PRIMARY'", dup.Msg)
-
-	del := a.do(Delete{Table: "locks", Key: "L"})
-	ok(t, del)
-	assert.Equal(t, int64(1), del.Affected)
-	ok(t, b.do(Insert{Table: "locks", Key: "L", Value: "b"}))
-	assert.Equal(t, map[string]string{"L": "b"}, w.node().Rows("locks"))
-
-	nt := a.do(Insert{Table: "nope", Key: "L", Value: "a"})
-	code(t, ErrNoSuchTable, nt)
-	assert.Equal(t, "Table 'locksim.nope' doesn't exist", nt.Msg)
-}
-
-// An INSERT of a key another transaction inserted and has not committed
-// waits for it; the holder's COMMIT makes it a duplicate, its ROLLBACK lets
-// it in.
-func TestInsertWaitsForUncommittedInsert(t *testing.T) {
-	for _, tt := range []struct {
-		name  string
-		end   Stmt
-		want  int
-		owner string
-	}{
-		{"holder commits", Commit{}, ErrDupEntry, "a"},
-		{"holder rolls back", Rollback{}, 0, "b"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newWorld(t, DefaultConfig(), "c1", "c2")
-			a, b := w.connect("c1"), w.connect("c2")
-			ok(t, a.do(Begin{}))
-			ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
-			id := b.send(Insert{Table: "locks", Key: "L", Value: "b"})
-			w.Advance(5 * time.Second)
-			pending(t, b, id)
-			assert.Len(t, w.events(KindLockWait), 1)
-			ok(t, a.do(tt.end))
-			r, got := w.wait("c2", id, time.Second)
-			require.True(t, got)
-			code(t, tt.want, r)
-			assert.Equal(t, map[string]string{"L": tt.owner}, w.node().Rows("locks"))
-		})
-	}
-}
-
-func TestSelectForUpdateWaitsUntilCommit(t *testing.T) {
-	w := newWorld(t, DefaultConfig(), "c1", "c2")
-	a, b := w.connect("c1"), w.connect("c2")
-	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "free"}))
-	ok(t, a.do(Begin{}))
-	r := a.do(SelectForUpdate{Table: "locks", Key: "L"})
-	assert.True(t, r.Found)
-	assert.Equal(t, "free", r.Value)
-	ok(t, a.do(Update{Table: "locks", Key: "L", Value: "a"}))
-
-	ok(t, b.do(Begin{}))
-	id := b.send(SelectForUpdate{Table: "locks", Key: "L"})
-	w.Advance(10 * time.Second)
-	pending(t, b, id)
-	// A nonlocking read on another connection does not wait and sees the
-	// committed image.
-	plain := w.connect("c2").do(Select{Table: "locks", Key: "L"})
-	assert.True(t, plain.Found)
-	assert.Equal(t, "free", plain.Value)
-	ok(t, a.do(Commit{}))
-	r, got := w.wait("c2", id, time.Second)
-	require.True(t, got)
-	ok(t, r)
-	assert.Equal(t, "a", r.Value)
-}
-
 func TestLockWaitTimeout(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
@@ -209,32 +129,6 @@ func TestDeadlock(t *testing.T) {
 	}
 }
 
-// Two inserters wait behind a third one's uncommitted insert; when it rolls
-// back both get their shared locks, which become gap locks, and each one's
-// insert intention waits for the other's: a deadlock (MySQL manual
-// innodb-locks-set.html).
-func TestThreeInsertersDeadlockAfterRollback(t *testing.T) {
-	w := newWorld(t, DefaultConfig(), "c1", "c2", "c3")
-	a, b, c := w.connect("c1"), w.connect("c2"), w.connect("c3")
-	ok(t, a.do(Begin{}))
-	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
-	ok(t, b.do(Begin{}))
-	ok(t, c.do(Begin{}))
-	idb := b.send(Insert{Table: "locks", Key: "L", Value: "b"})
-	w.Advance(10 * time.Millisecond)
-	idc := c.send(Insert{Table: "locks", Key: "L", Value: "c"})
-	w.Advance(10 * time.Millisecond)
-	ok(t, a.do(Rollback{}))
-	rb, gotb := w.wait("c2", idb, time.Second)
-	rc, gotc := w.wait("c3", idc, time.Second)
-	require.True(t, gotb)
-	require.True(t, gotc)
-	ok(t, rb)
-	code(t, ErrLockDeadlock, rc)
-	ok(t, b.do(Commit{}))
-	assert.Equal(t, map[string]string{"L": "b"}, w.node().Rows("locks"))
-}
-
 func TestConnectionEndReleasesLocks(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -280,89 +174,6 @@ func TestConnectionEndReleasesLocks(t *testing.T) {
 			assert.Equal(t, tt.losses, losses)
 		})
 	}
-}
-
-// A server thread waiting for a row lock does not read its socket, so a
-// client that hangs up meanwhile keeps its locks until the wait ends.
-func TestHangupWhileWaiting(t *testing.T) {
-	w := newWorld(t, DefaultConfig(), "c1", "c2", "c3")
-	a, b, c := w.connect("c1"), w.connect("c2"), w.connect("c3")
-	ok(t, b.do(Begin{}))
-	ok(t, b.do(Insert{Table: "locks", Key: "M", Value: "b"}))
-	ok(t, a.do(Begin{}))
-	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
-	b.send(SelectForUpdate{Table: "locks", Key: "L"})
-	w.Advance(time.Second)
-	w.clients["c2"].Env().Send(w.db, Hangup{Conn: b.id})
-	id := c.send(Insert{Table: "locks", Key: "M", Value: "c"})
-	w.Advance(10 * time.Second)
-	pending(t, c, id)
-	assert.Contains(t, w.node().Conns(), b.id)
-	ok(t, a.do(Commit{}))
-	r, got := w.wait("c3", id, time.Second)
-	require.True(t, got)
-	ok(t, r)
-	assert.NotContains(t, w.node().Conns(), b.id)
-}
-
-func TestWaitTimeoutIsIdleTime(t *testing.T) {
-	w := newWorld(t, cfgWith(func(c *Config) { c.WaitTimeout = 10 * time.Second }), "c1")
-	a := w.connect("c1")
-	for i := 0; i < 5; i++ {
-		w.Advance(9 * time.Second)
-		ok(t, a.do(Ping{}))
-	}
-	w.Advance(11 * time.Second)
-	reason, closed := a.closedReason()
-	require.True(t, closed)
-	assert.Equal(t, "wait_timeout", reason)
-}
-
-func TestKill(t *testing.T) {
-	w := newWorld(t, DefaultConfig(), "c1", "c2", "c3")
-	a, b, k := w.connect("c1"), w.connect("c2"), w.connect("c3")
-	code(t, ErrNoSuchThread, k.do(Kill{Target: 99}))
-	assert.Equal(t, "Unknown thread id: 99", k.do(Kill{Target: 99}).Msg)
-
-	ok(t, a.do(Begin{}))
-	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
-	ok(t, b.do(Begin{}))
-	id := b.send(SelectForUpdate{Table: "locks", Key: "L"})
-	w.Advance(time.Second)
-	// KILL QUERY ends only the wait: b keeps its connection.
-	ok(t, k.do(Kill{Target: b.id, Query: true}))
-	r, got := w.wait("c2", id, time.Second)
-	require.True(t, got)
-	code(t, ErrQueryInterrupted, r)
-	// KILL of a waiting connection: the client finds it lost.
-	id = b.send(SelectForUpdate{Table: "locks", Key: "L"})
-	w.Advance(time.Second)
-	ok(t, k.do(Kill{Target: b.id}))
-	r, got = w.wait("c2", id, time.Second)
-	require.True(t, got)
-	code(t, ErrServerLost, r)
-	// KILL of one's own connection.
-	code(t, ErrConnectionKilled, a.do(Kill{Target: a.id}))
-	assert.Equal(t, []ConnID{k.id}, w.node().Conns())
-	assert.Empty(t, w.node().Rows("locks"), "a's insert was rolled back")
-}
-
-func TestStatementsQueueBehindAWait(t *testing.T) {
-	w := newWorld(t, DefaultConfig(), "c1", "c2")
-	a, b := w.connect("c1"), w.connect("c2")
-	ok(t, a.do(Begin{}))
-	ok(t, a.do(Insert{Table: "locks", Key: "L", Value: "a"}))
-	id1 := b.send(Insert{Table: "locks", Key: "L", Value: "b"})
-	id2 := b.send(Insert{Table: "locks", Key: "M", Value: "b"})
-	w.Advance(time.Second)
-	pending(t, b, id1)
-	pending(t, b, id2)
-	ok(t, a.do(Commit{}))
-	r1, _ := w.wait("c2", id1, time.Second)
-	r2, _ := w.wait("c2", id2, time.Second)
-	code(t, ErrDupEntry, r1)
-	ok(t, r2)
-	assert.Less(t, w.clients["c2"].at(id1), w.clients["c2"].at(id2)+1)
 }
 
 func TestDurability(t *testing.T) {

@@ -1,0 +1,195 @@
+package locksim
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/sim"
+)
+
+// keyKinds are the trace kinds a summary shows.
+var keyKinds = map[sim.Kind]bool{
+	sim.KindAcquired: true, sim.KindReleased: true, sim.KindLockLost: true,
+	sim.KindFault: true, sim.KindCrash: true, sim.KindRestart: true,
+	"key-expired": true, "resource-applied": true, "resource-rejected": true,
+	"promoted": true, "switch-master": true, "session-expired": true, "loaded": true,
+}
+
+// DefaultKeyEvents is how many key events a summary shows by default: a
+// screen. The rest are counted and found in the trace.
+const DefaultKeyEvents = 40
+
+// keyEvents keeps what a summary prints of a trace, fed one event at a
+// time: with a limit of max > 0, the first max-max/4 key events, the last
+// max/4 and how many lay between (with their span); with no limit, all of
+// them. Its memory is bounded by the limit, whatever the run's length.
+type keyEvents struct {
+	head, tail  int // head < 0: keep every key event in first
+	first       []sim.Event
+	last        []sim.Event // a ring of the latest tail events once full
+	next        int         // the oldest event of last, once full
+	omitted     int
+	omittedFrom sim.Time
+	omittedTo   sim.Time
+}
+
+// newKeyEvents keeps n key events (Options.KeyEvents: 0 the default,
+// negative all).
+func newKeyEvents(n int) *keyEvents {
+	switch {
+	case n < 0:
+		return &keyEvents{head: -1}
+	case n == 0:
+		n = DefaultKeyEvents
+	}
+	// The start and the end of the story; the middle is in the trace.
+	return &keyEvents{head: n - n/4, tail: n / 4}
+}
+
+// add records e if it is a key event.
+func (k *keyEvents) add(e *sim.Event) {
+	if !keyKinds[e.Kind] || (e.Kind == "loaded" && e.At == 0) {
+		return
+	}
+	if k.head < 0 || len(k.first) < k.head {
+		k.first = append(k.first, *e)
+		return
+	}
+	if len(k.last) < k.tail {
+		k.last = append(k.last, *e)
+		return
+	}
+	// The oldest of the tail falls into the omitted middle (with no tail,
+	// e itself does).
+	out := *e
+	if k.tail > 0 {
+		out = k.last[k.next]
+		k.last[k.next] = *e
+		k.next = (k.next + 1) % k.tail
+	}
+	if k.omitted == 0 {
+		k.omittedFrom = out.At
+	}
+	k.omitted++
+	k.omittedTo = out.At
+}
+
+// lastEvents returns the kept tail, oldest first.
+func (k *keyEvents) lastEvents() []sim.Event {
+	return append(append([]sim.Event(nil), k.last[k.next:]...), k.last[:k.next]...)
+}
+
+// WriteSummary prints what simrun run prints of a run: the scenario, the
+// key events, the verdicts against the expected ones with the
+// explanation, the trace hash and the command that replays the run.
+// traceAt says where the whole trace is, for the line that counts the key
+// events left out.
+func (r *Result) WriteSummary(w io.Writer, traceAt string) {
+	o, keys := r.rec, r.keys
+	if o.Setup != nil && o.Setup.Title != "" {
+		fmt.Fprintf(w, "%s: %s\n", o.Scenario, o.Setup.Title)
+	} else {
+		fmt.Fprintln(w, o.Scenario)
+	}
+	if o.Setup != nil && o.Setup.Source != "" {
+		fmt.Fprintf(w, "source: %s\n", o.Setup.Source)
+	}
+	fmt.Fprintf(w, "seed %d, %s of virtual time, %d events\n\n", o.Seed, o.VirtualTime, o.Events)
+	fmt.Fprintln(w, "key events:")
+	for _, e := range keys.first {
+		printKeyEvent(w, e)
+	}
+	if keys.omitted > 0 {
+		fmt.Fprintf(w, "  ... %d key events omitted (%s to %s); all of them: --events 0, the full trace: %s\n", keys.omitted, keys.omittedFrom, keys.omittedTo, traceAt)
+	}
+	for _, e := range keys.lastEvents() {
+		printKeyEvent(w, e)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "verdicts:")
+	line := func(name string, got, want checker.Verdict) {
+		mark := ""
+		if want != "" {
+			if got == want {
+				mark = fmt.Sprintf("(expected %s: ok)", want)
+			} else {
+				mark = fmt.Sprintf("(expected %s: MISMATCH)", want)
+			}
+		}
+		fmt.Fprintf(w, "  %-16s %-10s %s\n", name, got, mark)
+	}
+	for _, j := range o.Verdicts {
+		title := j.Property
+		if p, ok := checker.Lookup(j.Property); ok {
+			title = p.About().Title
+		}
+		line(title, j.Verdict, checker.Verdict(o.Expected[j.Property]))
+	}
+	if len(o.Violations) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "explanation:")
+		for _, v := range o.Violations {
+			fmt.Fprintf(w, "  - %s\n", v.Explanation)
+		}
+		if o.ViolationsOmitted > 0 {
+			fmt.Fprintf(w, "  - and %d more violations, not listed (the first %d are)\n", o.ViolationsOmitted, checker.MaxViolations)
+		}
+	}
+	if o.Fencing != "" {
+		fmt.Fprintf(w, "  fencing: %s\n", o.Fencing)
+	}
+	if o.LivenessNote != "" {
+		fmt.Fprintf(w, "  liveness: %s\n", o.LivenessNote)
+	}
+	fmt.Fprintf(w, "\ntrace hash %s\n", o.TraceHash)
+	verdict := "MATCHED the expected verdicts"
+	if !o.Matched {
+		verdict = "did NOT match the expected verdicts"
+	}
+	if o.Inconclusive {
+		verdict = "INCONCLUSIVE (the checker timed out)"
+	}
+	fmt.Fprintf(w, "%s (replay: simrun run %s --seed %d)\n", verdict, o.Arg(), o.Seed)
+}
+
+func printKeyEvent(w io.Writer, e sim.Event) {
+	fmt.Fprintf(w, "  %10s  %-6s %-16s %s\n", e.At, e.Proc, e.Kind, relativeWallTimes(e.Text))
+}
+
+// EventText is event i of a trace in one line, for divergence reports.
+func EventText(tr []sim.Event, i int) string {
+	if i < 0 || i >= len(tr) {
+		return "(no event: the trace ended)"
+	}
+	e := tr[i]
+	return fmt.Sprintf("#%d %s %s %s %s %s", e.Seq, e.At, e.Kind, e.Proc, e.Peer, e.Text)
+}
+
+// epochMillisRE matches a wall-clock reading in Unix milliseconds after an
+// '=' (deadline=1767225610010, now=...), as the Redis model prints them.
+var epochMillisRE = regexp.MustCompile(`=(-?\d{12,14})\b`)
+
+// relativeWallTimes rewrites wall-clock readings in Unix milliseconds as
+// seconds since the simulation's wall-clock origin (sim.Epoch, the true
+// start): deadline=1767225610010 reads deadline=+10.010s. Numbers more than
+// a year from the origin are left alone (they are not readings).
+func relativeWallTimes(text string) string {
+	const year = 366 * 24 * 3600 * 1000
+	origin := sim.Epoch / int64(time.Millisecond)
+	return epochMillisRE.ReplaceAllStringFunc(text, func(m string) string {
+		v, err := strconv.ParseInt(m[1:], 10, 64)
+		if err != nil || v < origin-year || v > origin+year {
+			return m
+		}
+		d := v - origin
+		sign := "+"
+		if d < 0 {
+			sign, d = "-", -d
+		}
+		return fmt.Sprintf("=%s%d.%03ds", sign, d/1000, d%1000)
+	})
+}

@@ -1,0 +1,66 @@
+package locksim
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// TestKeyEventsKeepsWhatTheSummaryPrints feeds traces of every length to
+// the bounded collector and compares it with the whole list of key events:
+// the first events, the last ones, and the omitted middle with its span.
+func TestKeyEventsKeepsWhatTheSummaryPrints(t *testing.T) {
+	for _, max := range []int{-1, 1, 4, 5, 40} {
+		for n := 0; n <= 60; n++ {
+			t.Run(fmt.Sprintf("max=%d/n=%d", max, n), func(t *testing.T) {
+				k := newKeyEvents(max)
+				var all []sim.Event
+				for i := 0; i < n; i++ {
+					// Every other event is not a key event.
+					noise := sim.Event{Seq: uint64(2 * i), At: sim.Time(10 * i), Kind: sim.KindSend}
+					e := sim.Event{Seq: uint64(2*i + 1), At: sim.Time(10*i + 1), Kind: sim.KindAcquired}
+					k.add(&noise)
+					k.add(&e)
+					all = append(all, e)
+				}
+				shown := append(append([]sim.Event(nil), k.first...), k.lastEvents()...)
+				if max <= 0 || n <= max {
+					assert.Equal(t, append([]sim.Event{}, all...), append([]sim.Event{}, shown...), "everything is shown")
+					assert.Zero(t, k.omitted)
+					return
+				}
+				tail := max / 4
+				head := max - tail
+				assert.Equal(t, all[:head], k.first)
+				assert.Equal(t, all[n-tail:], append([]sim.Event{}, k.lastEvents()...))
+				assert.Equal(t, n-max, k.omitted)
+				assert.Equal(t, all[head].At, k.omittedFrom)
+				assert.Equal(t, all[n-tail-1].At, k.omittedTo)
+			})
+		}
+	}
+	t.Run("the initial load is not a key event", func(t *testing.T) {
+		k := newKeyEvents(-1)
+		k.add(&sim.Event{Kind: "loaded", At: 0})
+		k.add(&sim.Event{Kind: "loaded", At: 5})
+		assert.Len(t, k.first, 1)
+	})
+}
+
+func TestRelativeWallTimes(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`"lock" deadline=1767225610010 now=1767225630300`, `"lock" deadline=+10.010s now=+30.300s`},
+		{"deadline=1767225599000", "deadline=-1.000s"},
+		{"value=1767225610010123", "value=1767225610010123"},
+		{"count=1234567890123", "count=1234567890123"},
+		{"no numbers", "no numbers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			assert.Equal(t, tt.want, relativeWallTimes(tt.in))
+		})
+	}
+}
