@@ -69,15 +69,21 @@ func startZooKeeper(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 	if err != nil {
 		return err
 	}
-	ls, err := rt.group.StartZooKeeper(launch.ZooKeeperOptions{
-		Name: z.Name, Java: java, Jar: jar, IP: ip, Port: port, Dir: filepath.Join(env.dir, z.Name),
-		TickTime: z.TickTime, MinSessionTimeout: z.MinSessionTimeout, MaxSessionTimeout: z.MaxSessionTimeout,
-	})
+	o := zkLaunchOptions(z)
+	o.Java, o.Jar, o.IP, o.Port, o.Dir = java, jar, ip, port, filepath.Join(env.dir, z.Name)
+	ls, err := rt.group.StartZooKeeper(o)
 	if err != nil {
 		return startErr(z.Name, err)
 	}
 	rt.addServer(srv, ls)
 	return nil
+}
+
+// zkLaunchOptions is what of the zookeeper section reaches the server's
+// zoo.cfg: tickTime, minSessionTimeout and maxSessionTimeout (lock_delay
+// and clock are refused by checkZooKeeper).
+func zkLaunchOptions(z *scenarios.ZKSpec) launch.ZooKeeperOptions {
+	return launch.ZooKeeperOptions{Name: z.Name, TickTime: z.TickTime, MinSessionTimeout: z.MinSessionTimeout, MaxSessionTimeout: z.MaxSessionTimeout}
 }
 
 // zkMissing names what a ZooKeeper scenario needs that is not installed

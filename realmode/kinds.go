@@ -123,7 +123,7 @@ func checkRedis(s *scenarios.Scenario) error {
 		// Its nodes are redis-kind processes that startRedis (which starts
 		// the redis: list) would not start: the model's nodes would run in
 		// their place.
-		return &UnsupportedError{Where: "cluster", Why: "real mode does not start a Redis Cluster yet (redis-server with cluster-enabled, its bus and slot assignment)"}
+		return &UnsupportedError{Where: "cluster", Why: "real mode does not start a Redis Cluster yet (redis-server with cluster-enabled, its bus and slot assignment)", System: true}
 	}
 	for _, n := range s.Redis() {
 		if n.ReplicationDelay.Hi != n.ReplicationDelay.Lo {
