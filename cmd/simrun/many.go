@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/locksim/locksim"
+	"github.com/locksim/locksim/internal/exit"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/record"
 )
@@ -71,8 +72,8 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 		}
 		items = append(items, item{arg: a, s: s})
 	}
-	g := newOutputGuard(stderr)
-	defer g.stop()
+	g := outdir.NewGuard(stderr)
+	defer g.Stop()
 	if f.outDir != "" {
 		seen := map[string]int{}
 		for i := range items {
@@ -85,7 +86,7 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 				return badInput("--out: %v", err)
 			}
 			defer d.Close()
-			g.track(d)
+			g.Track(d)
 			items[i].out = d
 		}
 	}
@@ -178,12 +179,4 @@ func firstLine(s string) string {
 }
 
 // exitCodeOf is the exit code an error of a command stands for.
-func exitCodeOf(err error) int {
-	if err == nil {
-		return exitOK
-	}
-	if ee, ok := err.(*exitError); ok {
-		return ee.code
-	}
-	return exitInconclusive
-}
+var exitCodeOf = exit.CodeOf

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/campaign"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/internal/shell"
 	"github.com/locksim/locksim/reports"
@@ -71,7 +72,7 @@ into --out; 'simrun merge' joins the shards into the whole matrix.`,
 
 // matrixIdentity is the campaign identity of a matrix.
 func matrixIdentity(pl *fuzz.Matrix) fuzz.Identity {
-	return fuzz.Identity{Command: "matrix", Version: campaignVersion(), Base: "matrix worlds", BaseHash: pl.Hash,
+	return fuzz.Identity{Command: "matrix", Version: campaign.Version(version), Base: "matrix worlds", BaseHash: pl.Hash,
 		Seed: pl.Seed, Total: len(pl.Jobs), Params: []string{"runs=" + strconv.Itoa(pl.Runs)}}
 }
 
@@ -95,7 +96,7 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 	if f.workers < 1 {
 		return badInput("--workers: must be at least 1 (got %d)", f.workers)
 	}
-	shard, err := parseShardFlag(f.shard)
+	shard, err := campaign.ParseShard(f.shard)
 	if err != nil {
 		return err
 	}
@@ -106,17 +107,17 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 	id := matrixIdentity(pl)
 	// The matrix's outputs are regenerated whole: it replaces an earlier
 	// campaign's (force).
-	d, err := claimOut("--out", f.outDir, id, shard, true)
+	d, err := campaign.ClaimOut("--out", f.outDir, id, shard, true)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
 	defer d.Close()
-	verdicts, m, err := runShard(stderr, "matrix", id, shard, len(pl.Jobs), f.workers, f.quiet, pl.Run)
+	verdicts, m, err := campaign.RunShard(stderr, "matrix", id, shard, len(pl.Jobs), f.workers, f.quiet, pl.Run)
 	if err != nil {
 		return err
 	}
 	if shard.N > 1 {
-		if err := writeManifest(d, m, nil, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+		if err := campaign.WriteManifest(d, m, nil, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
 			return badInput("--out: %v", err)
 		}
 		fmt.Fprintf(stdout, "matrix shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",
@@ -204,7 +205,7 @@ func writeMatrix(stdout io.Writer, d *outdir.Dir, pl *fuzz.Matrix, man *fuzz.Man
 			return badInput("--out: %v", err)
 		}
 	}
-	if err := writeManifest(d, man, nil, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+	if err := campaign.WriteManifest(d, man, nil, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
 		return badInput("--out: %v", err)
 	}
 	fmt.Fprintf(stdout, "violation rates (lock / resource), %d random schedules per cell, base seed %d:\n\n%s\nwrote %s (matrix.png, matrix.svg, matrix.csv, matrix.md, matrix.html, worlds/, cases/)\n", pl.Runs, pl.Seed, m.Summary(), d.Path())
@@ -230,15 +231,15 @@ func mergeMatrix(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f
 	if pl.Hash != id.BaseHash || len(pl.Jobs) != id.Total {
 		return badInput("%s: the matrix's worlds differ from this simrun's (%.12s, %d runs; this simrun: %.12s, %d runs)", dirs[0], id.BaseHash, id.Total, pl.Hash, len(pl.Jobs))
 	}
-	verdicts, err := joinVerdicts(dirs, ms)
+	verdicts, err := campaign.JoinVerdicts(dirs, ms)
 	if err != nil {
 		return err
 	}
-	d, err := claimOut("--out", f.out, id, fuzz.Whole, true)
+	d, err := campaign.ClaimOut("--out", f.out, id, fuzz.Whole, true)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
 	defer d.Close()
 	fmt.Fprintf(stderr, "merged %d shards of the matrix: %d runs\n", len(dirs), len(verdicts))
-	return writeMatrix(stdout, d, pl, wholeManifest(id), verdicts)
+	return writeMatrix(stdout, d, pl, campaign.WholeManifest(id), verdicts)
 }

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/big"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/campaign"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/internal/shell"
 	"github.com/locksim/locksim/reports"
@@ -79,120 +78,6 @@ into the same folder, point files included.`,
 	cmd.Flags().BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	cmd.Flags().StringVar(&f.shard, "shard", "", "run only shard K/N of the sweep's runs (K from 0 to N-1); join the shards with simrun merge")
 	return cmd
-}
-
-var rangeRE = regexp.MustCompile(`^(.+?)\.\.(.+)/(\d+)$`)
-
-// parseSweepParam parses PATH=VALUES (see the command's help).
-func parseSweepParam(spec string) (reports.SweepParam, error) {
-	path, values, ok := strings.Cut(spec, "=")
-	path = strings.TrimSpace(path)
-	if !ok || path == "" || strings.TrimSpace(values) == "" {
-		return reports.SweepParam{}, fmt.Errorf("--param %q: want PATH=VALUES, e.g. faults[1].by=0s..40s/9 or clients[0].lock.ttl=2s,5s,10s", spec)
-	}
-	p := reports.SweepParam{Path: path}
-	values = strings.TrimSpace(values)
-	if m := rangeRE.FindStringSubmatch(values); m != nil {
-		n, err := strconv.Atoi(m[3])
-		if err != nil || n < 1 || n > 1000 {
-			return p, fmt.Errorf("--param %s: the count after / must be from 1 to 1000, not %q", spec, m[3])
-		}
-		if err := expandRange(&p, strings.TrimSpace(m[1]), strings.TrimSpace(m[2]), n); err != nil {
-			return p, fmt.Errorf("--param %s: %v", spec, err)
-		}
-		return p, nil
-	}
-	for _, v := range strings.Split(values, ",") {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			return p, fmt.Errorf("--param %s: empty value in the list", spec)
-		}
-		p.Values = append(p.Values, v)
-	}
-	// Numeric positions: all durations, or all numbers.
-	var xs []float64
-	unit := "s"
-	for _, v := range p.Values {
-		d, err := sim.ParseDuration(v)
-		if err != nil {
-			xs = nil
-			break
-		}
-		xs = append(xs, d.Seconds())
-	}
-	if xs == nil {
-		unit = ""
-		for _, v := range p.Values {
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				xs = nil
-				break
-			}
-			xs = append(xs, x)
-		}
-	} else if !hasUnit(p.Values) {
-		unit = "" // all bare numbers that happen to be zero: numbers
-	}
-	p.X, p.Unit = xs, unit
-	return p, nil
-}
-
-func hasUnit(vs []string) bool {
-	for _, v := range vs {
-		if strings.IndexFunc(v, func(r rune) bool { return r >= 'a' && r <= 'z' || r == 'µ' }) >= 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// expandRange fills p with n evenly spaced values from lo to hi.
-func expandRange(p *reports.SweepParam, lo, hi string, n int) error {
-	dlo, errLo := sim.ParseDuration(lo)
-	dhi, errHi := sim.ParseDuration(hi)
-	if errLo == nil && errHi == nil && hasUnit([]string{lo, hi}) {
-		plus := strings.HasPrefix(lo, "+") || strings.HasPrefix(hi, "+")
-		for i := 0; i < n; i++ {
-			d := dlo
-			if n > 1 {
-				// lo + (hi-lo)*i/(n-1), exactly, rounded to the nanosecond.
-				num := new(big.Int).Mul(big.NewInt(int64(dhi)-int64(dlo)), big.NewInt(int64(i)))
-				q := new(big.Rat).SetFrac(num, big.NewInt(int64(n-1)))
-				f, _ := q.Float64()
-				d = dlo + time.Duration(math.Round(f))
-			}
-			s := d.String()
-			if plus && d > 0 {
-				s = "+" + s
-			}
-			p.Values = append(p.Values, s)
-			p.X = append(p.X, d.Seconds())
-		}
-		p.Unit = "s"
-		return nil
-	}
-	flo, err1 := strconv.ParseFloat(lo, 64)
-	fhi, err2 := strconv.ParseFloat(hi, 64)
-	if err1 != nil || err2 != nil {
-		switch {
-		case errLo != nil && err1 != nil:
-			return fmt.Errorf("%q is neither a duration (10s, +30s) nor a number (0.01)", lo)
-		case errHi != nil && err2 != nil:
-			return fmt.Errorf("%q is neither a duration (10s, +30s) nor a number (0.01)", hi)
-		}
-		return fmt.Errorf("%q and %q mix a duration with a number: give both ends a unit, or neither", lo, hi)
-	}
-	for i := 0; i < n; i++ {
-		x := flo
-		if n > 1 {
-			x = flo + (fhi-flo)*float64(i)/float64(n-1)
-		}
-		// 12 significant digits: 0.1*3 prints as 0.3, not 0.30000000000000004.
-		x, _ = strconv.ParseFloat(strconv.FormatFloat(x, 'g', 12, 64), 64)
-		p.Values = append(p.Values, strconv.FormatFloat(x, 'g', -1, 64))
-		p.X = append(p.X, x)
-	}
-	return nil
 }
 
 // sweepPlan is a sweep: its base, parameters, points and seeds, from
@@ -265,7 +150,7 @@ func (pl *sweepPlan) annotate() error {
 func planSweep(s *scenarios.Scenario, specs, labels, refs []string, seeds int, seed uint64) (*sweepPlan, error) {
 	pl := &sweepPlan{s: s, specs: specs, labels: labels, refs: refs}
 	for _, spec := range specs {
-		p, err := parseSweepParam(spec)
+		p, err := reports.ParseSweepParam(spec)
 		if err != nil {
 			return nil, withCode(exitBadInput, err)
 		}
@@ -331,7 +216,7 @@ func (pl *sweepPlan) identity() fuzz.Identity {
 		params = append(params, "reference="+r)
 	}
 	params = append(params, "seeds="+strconv.Itoa(pl.Seeds))
-	return fuzz.Identity{Command: "sweep", Version: campaignVersion(), Base: pl.s.Name, BaseHash: fuzz.Hash(pl.baseYAML),
+	return fuzz.Identity{Command: "sweep", Version: campaign.Version(version), Base: pl.s.Name, BaseHash: fuzz.Hash(pl.baseYAML),
 		Seed: pl.Seed, Total: pl.Total(), Params: params}
 }
 
@@ -348,7 +233,7 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 	if f.workers < 1 {
 		return badInput("--workers: must be at least 1 (got %d)", f.workers)
 	}
-	shard, err := parseShardFlag(f.shard)
+	shard, err := campaign.ParseShard(f.shard)
 	if err != nil {
 		return err
 	}
@@ -367,18 +252,18 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 	id := pl.identity()
 	// A sweep's outputs are regenerated whole, so it replaces an earlier
 	// campaign's (force).
-	d, err := claimOut("--out", f.outDir, id, shard, true)
+	d, err := campaign.ClaimOut("--out", f.outDir, id, shard, true)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
 	defer d.Close()
 
-	verdicts, m, err := runShard(stderr, "sweep "+s.Name, id, shard, pl.Total(), f.workers, f.quiet, pl.Run)
+	verdicts, m, err := campaign.RunShard(stderr, "sweep "+s.Name, id, shard, pl.Total(), f.workers, f.quiet, pl.Run)
 	if err != nil {
 		return err
 	}
 	if shard.N > 1 {
-		if err := writeManifest(d, m, pl.baseYAML, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+		if err := campaign.WriteManifest(d, m, pl.baseYAML, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
 			return badInput("--out: %v", err)
 		}
 		fmt.Fprintf(stdout, "sweep %s shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",
@@ -441,7 +326,7 @@ func writeSweep(stdout io.Writer, d *outdir.Dir, pl *sweepPlan, m *fuzz.Manifest
 			return badInput("--out: %v", err)
 		}
 	}
-	if err := writeManifest(d, m, pl.baseYAML, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+	if err := campaign.WriteManifest(d, m, pl.baseYAML, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
 		return badInput("--out: %v", err)
 	}
 	printSweep(stdout, sw, d.Path())
@@ -479,17 +364,17 @@ func mergeSweep(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f 
 	if pl.Total() != id.Total || fuzz.Hash(pl.baseYAML) != id.BaseHash {
 		return badInput("%s: the sweep planned again does not match its manifest (%d runs, manifest %d)", dirs[0], pl.Total(), id.Total)
 	}
-	verdicts, err := joinVerdicts(dirs, ms)
+	verdicts, err := campaign.JoinVerdicts(dirs, ms)
 	if err != nil {
 		return err
 	}
-	d, err := claimOut("--out", f.out, id, fuzz.Whole, true)
+	d, err := campaign.ClaimOut("--out", f.out, id, fuzz.Whole, true)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
 	defer d.Close()
 	fmt.Fprintf(stderr, "merged %d shards of sweep %s: %d runs\n", len(dirs), s.Name, len(verdicts))
-	return writeSweep(stdout, d, pl, wholeManifest(id), verdicts)
+	return writeSweep(stdout, d, pl, campaign.WholeManifest(id), verdicts)
 }
 
 func pointWords(params []reports.SweepParam, vals []string) string {
