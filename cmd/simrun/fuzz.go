@@ -260,7 +260,12 @@ func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, ba
 		}
 	}
 	if junit != "" {
-		if err := fuzzWriteJUnit(junit, res); err != nil {
+		var buf bytes.Buffer
+		err := fuzz.WriteJUnit(&buf, res)
+		if err == nil {
+			err = outdir.WriteFileAtomic(junit, buf.Bytes())
+		}
+		if err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--junit: %w", err))
 		}
 	}
@@ -285,18 +290,4 @@ func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, ba
 		return withCode(exitInconclusive, nil)
 	}
 	return nil
-}
-
-// fuzzWriteJUnit writes the JUnit report atomically beside its final name.
-func fuzzWriteJUnit(path string, res *fuzz.Result) error {
-	d, err := outdir.Prepare(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	var buf bytes.Buffer
-	if err := fuzz.WriteJUnit(&buf, res); err != nil {
-		return err
-	}
-	return d.WriteFile(filepath.Base(path), buf.Bytes())
 }
