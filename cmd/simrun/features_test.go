@@ -112,6 +112,16 @@ func TestDiff(t *testing.T) {
 	r = simrun("diff", a, filepath.Join(t.TempDir(), "none"))
 	assert.Equal(t, exitBadInput, r.code)
 	assert.Contains(t, r.stderr, "B: ")
+
+	// The same file, edited between two runs.
+	dir := t.TempDir()
+	file := writeFile(t, dir, "calm.yaml", calmYAML)
+	require.Equal(t, exitOK, simrun("run", file, "--out", filepath.Join(dir, "before")).code)
+	writeFile(t, dir, "calm.yaml", strings.Replace(calmYAML, "duration: 10s", "duration: 11s", 1))
+	require.Equal(t, exitOK, simrun("run", file, "--out", filepath.Join(dir, "after")).code)
+	r = simrun("diff", filepath.Join(dir, "before"), filepath.Join(dir, "after"))
+	assert.Equal(t, exitMismatch, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "different scenarios: the scenario changed between the runs")
 }
 
 func TestCompletion(t *testing.T) {
