@@ -3,9 +3,11 @@ package locksim
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/usercode"
 )
 
@@ -96,4 +98,99 @@ func RunUser(t *testing.T, s *Scenario, opt UserOptions) (*Result, error) {
 	}
 	r := ResultOf(o, 0)
 	return r, nil
+}
+
+// UserFinding is a fault schedule under which user code violated a
+// property, with the scenario files written. See usercode.Finding.
+type UserFinding = usercode.Finding
+
+// FuzzUserOptions tune FuzzUser and CheckUserSchedule.
+type FuzzUserOptions struct {
+	_ struct{}
+
+	// Clients, HangAfter and CheckTimeout are as in UserOptions.
+	Clients      map[string]func(*Proc) UserLock
+	HangAfter    time.Duration
+	CheckTimeout time.Duration
+	// Kinds are the fault kinds drawn (nil: every kind that applies).
+	Kinds []string
+	// Checks are the properties that must hold, as simrun fuzz --check
+	// takes them ("lock_safety", "resource_safety", "liveness", ...; nil:
+	// those the base's expect block claims hold, else both safety
+	// properties).
+	Checks []string
+	// Runs is the number of schedules FuzzUser tries (0: 100); Seed the
+	// campaign seed (0: 1); MaxFaults bounds a schedule (0: default).
+	Runs      int
+	Seed      uint64
+	MaxFaults int
+	// ShrinkRuns bounds the shrink (0: 300).
+	ShrinkRuns int
+	// OutDir receives the scenario files ("": locksim-findings in the
+	// working directory, the test's package directory: keep it as a CI
+	// artifact).
+	OutDir string
+}
+
+func (o FuzzUserOptions) usercode() (usercode.FuzzOptions, error) {
+	fo := usercode.FuzzOptions{
+		Options:    usercode.Options{HangAfter: o.HangAfter, CheckTimeout: o.CheckTimeout, Clients: map[string]func(*usercode.Proc) usercode.Lock{}},
+		Kinds:      o.Kinds,
+		Runs:       o.Runs,
+		Seed:       o.Seed,
+		MaxFaults:  o.MaxFaults,
+		ShrinkRuns: o.ShrinkRuns,
+		OutDir:     o.OutDir,
+	}
+	for name, f := range o.Clients {
+		fo.Options.Clients[name] = f
+	}
+	if len(o.Checks) > 0 {
+		checks, err := fuzz.ParseChecks(strings.Join(o.Checks, ","))
+		if err != nil {
+			return fo, fmt.Errorf("FuzzUserOptions.Checks: %w", err)
+		}
+		fo.Checks = checks
+	}
+	return fo, nil
+}
+
+// FuzzUser fuzzes fault schedules against user code, as simrun fuzz does
+// against locksim's models (the same generator, run seeds, properties and
+// shrinking): it tries opt.Runs schedules on the base scenario's world (its
+// own faults replaced), and at the first violation shrinks the schedule and
+// writes the scenario file as found and shrunk. It returns nil when no
+// schedule violated anything. Run it from a test in CI, on every change
+// of the lock; CheckUserSchedule is the form for go test -fuzz.
+func FuzzUser(t *testing.T, s *Scenario, opt FuzzUserOptions) (*UserFinding, error) {
+	if s == nil || s.s == nil {
+		return nil, errors.New("locksim.FuzzUser: nil scenario")
+	}
+	fo, err := opt.usercode()
+	if err != nil {
+		return nil, err
+	}
+	return usercode.Fuzz(t, s.s, fo)
+}
+
+// CheckUserSchedule decodes a native fuzz target's bytes into a fault
+// schedule for s's world (as the FuzzSchedules target of simrun's fuzz
+// package), runs it against the user code at seed and, on a violation,
+// shrinks it and writes the scenario files:
+//
+//	f.Fuzz(func(t *testing.T, seed uint64, data []byte) {
+//		fd, err := locksim.CheckUserSchedule(t, s, seed, data, opt)
+//		if err != nil || fd != nil {
+//			t.Fatal(fd, err)
+//		}
+//	})
+func CheckUserSchedule(t *testing.T, s *Scenario, seed uint64, data []byte, opt FuzzUserOptions) (*UserFinding, error) {
+	if s == nil || s.s == nil {
+		return nil, errors.New("locksim.CheckUserSchedule: nil scenario")
+	}
+	fo, err := opt.usercode()
+	if err != nil {
+		return nil, err
+	}
+	return usercode.CheckSchedule(t, s.s, seed, data, fo)
 }

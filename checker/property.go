@@ -49,7 +49,8 @@ type About struct {
 	// --check lock).
 	Short string
 	// Explains says in one sentence what the verdict holds means (the
-	// README's table of verdicts).
+	// tooltip of the property in the HTML report's table of verdicts; the
+	// README's "Verdicts" section says it at length).
 	Explains string
 	// Expect lists the verdicts a scenario's expect block may claim for
 	// it, the first two being holds and violated.

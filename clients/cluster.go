@@ -24,9 +24,11 @@ import (
 //     time, a 200 ms cooldown, one more if another was asked for meanwhile);
 //   - read-only routing is off (ReadOnly false): reads go to masters too.
 //
-// Simplifications: a keyless command (WAIT after a SET) goes to the node
-// the client's last keyed command went to, as it would on the same
-// connection in a pipeline or a Redisson batch; go-redis's retries of
+// Simplifications: a lock client's keyless command (WAIT after a SET,
+// Redisson's INFO replication) goes to the master of the lock key's slot,
+// as it would on the same connection in a pipeline or a Redisson batch;
+// another client's (a counter's MULTI) to the node of its last keyed
+// command; go-redis's retries of
 // CLUSTERDOWN, TRYAGAIN, LOADING and timeouts (shouldRetry with its
 // 8-512 ms backoff) are not modelled: the algorithm sees the error, as it
 // does with a single node (MaxRetries off, see plumbing.go). A map older
@@ -34,6 +36,11 @@ import (
 // background when a command uses it (clusterStateHolder.Get, :1141-1152):
 // after a failover without a MOVED (the old master is unreachable, so its
 // commands time out) this is how the client finds the new master.
+//
+// Redisson (ClusterConnectionManager) instead rescans the topology every
+// scanInterval, 5000 ms by default (redisson ClusterServersConfig.java:42,
+// "private int scanInterval = 5000"): a Redisson client reloads its slot
+// map every 5 s after the first load, and follows MOVED/ASK as above.
 type Cluster struct {
 	// Nodes are the cluster's nodes (process names), in creation order.
 	Nodes []string
@@ -45,6 +52,10 @@ const maxRedirects = 3
 // reloadInterval is ClusterStateReloadInterval's default (GR
 // osscluster.go:290-292).
 const reloadInterval = 60 * time.Second
+
+// redissonScanInterval is Redisson's ClusterServersConfig.scanInterval
+// default.
+const redissonScanInterval = 5 * time.Second
 
 // reloadCooldown is LazyReload's pause between reloads (GR
 // osscluster.go:1127).
@@ -59,6 +70,7 @@ type clusterRouting struct {
 	last                      sim.ProcID
 	held                      []heldCmd // commands waiting for the first slot map
 	loading, pending, cooling bool
+	scanning                  bool // Redisson's periodic rescan is armed
 }
 
 // heldCmd is a command sent before the slot map was known.
@@ -116,7 +128,14 @@ func (c *client) routeCluster(id uint64, msg sim.Recycler, p *pending) bool {
 	}
 	keys := redis.CommandKeys(req.Args)
 	if len(keys) == 0 {
-		if cl.last != sim.NoProc {
+		switch {
+		case c.cfg.Lock.Key != "":
+			// A lock client's keyless commands (WAIT, INFO replication)
+			// are about its lock: the master of the lock key's slot.
+			if o := cl.slots[redis.KeySlot(c.cfg.Lock.Key)]; o >= 0 {
+				p.to = cl.ids[o]
+			}
+		case cl.last != sim.NoProc:
 			p.to = cl.last
 		}
 		return true
@@ -192,6 +211,7 @@ func (c *client) reloadSlots() {
 			cl.loading = false
 			c.env.Logf(KindClient, "cluster: no node answered CLUSTER SLOTS")
 			c.releaseHeld(false)
+			c.armScan()
 			return
 		}
 		to := cl.ids[order[i]]
@@ -203,6 +223,7 @@ func (c *client) reloadSlots() {
 			}
 			cl.loading, cl.cooling = false, true
 			c.releaseHeld(true)
+			c.armScan()
 			c.after(reloadCooldown, whatRetry, func() {
 				cl.cooling = false
 				if cl.pending {
@@ -213,6 +234,19 @@ func (c *client) reloadSlots() {
 		c.env.SendPooled(to, resp.NewRequest(id, []string{"CLUSTER", "SLOTS"}))
 	}
 	try(0)
+}
+
+// armScan arms Redisson's next topology scan (none for go-redis).
+func (c *client) armScan() {
+	cl := c.cl
+	if c.cfg.Lock.Algorithm != Redisson || cl.scanning {
+		return
+	}
+	cl.scanning = true
+	c.after(redissonScanInterval, whatClusterScan, func() {
+		cl.scanning = false
+		c.reloadSlots()
+	})
 }
 
 // loadSlots reads a CLUSTER SLOTS reply into the slot map.

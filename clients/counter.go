@@ -123,6 +123,9 @@ type CounterConfig struct {
 	// client asks the sentinels for the master before each purchase and
 	// after an error, as the lock clients do (discovery.go).
 	Discovery *Discovery
+	// Cluster is set when Node is a Redis Cluster node: the client routes
+	// its commands by slot (cluster.go).
+	Cluster *Cluster
 }
 
 // Validate reports the first bad field, naming it.
@@ -187,7 +190,7 @@ type counterClient struct {
 // Init starts the purchases at Start (a restarted client starts over).
 func (k *counterClient) Init(env *sim.Env) {
 	k.c = &client{
-		cfg: Config{Name: k.cfg.Name, Lock: LockConfig{Node: k.cfg.Node, NodeTimeout: k.cfg.Timeout}, Discovery: k.cfg.Discovery},
+		cfg: Config{Name: k.cfg.Name, Lock: LockConfig{Node: k.cfg.Node, NodeTimeout: k.cfg.Timeout}, Discovery: k.cfg.Discovery, Cluster: k.cfg.Cluster},
 		env: env, want: -1, belief: -1, section: -1,
 	}
 	if k.cfg.Discovery != nil {
@@ -460,6 +463,8 @@ type CounterLoaderConfig struct {
 	Key     string
 	Stock   int64
 	Timeout time.Duration
+	// Cluster: Node is a Redis Cluster node (CounterConfig.Cluster).
+	Cluster *Cluster
 }
 
 // NewCounterLoader returns a factory of the loader process: every
@@ -481,7 +486,7 @@ type counterLoader struct {
 
 // Init sends the SET once per run.
 func (l *counterLoader) Init(env *sim.Env) {
-	l.c = &client{cfg: Config{Name: l.cfg.Name, Lock: LockConfig{Node: l.cfg.Node}}, env: env, want: -1, belief: -1, section: -1}
+	l.c = &client{cfg: Config{Name: l.cfg.Name, Lock: LockConfig{Node: l.cfg.Node, NodeTimeout: l.cfg.Timeout}, Cluster: l.cfg.Cluster}, env: env, want: -1, belief: -1, section: -1}
 	if *l.loaded {
 		return
 	}

@@ -22,6 +22,7 @@ const (
 	whatExtend
 	whatRenew
 	whatZKDeleteRetry
+	whatClusterScan
 )
 
 // whatNames are the trace names of the timerWhat values.
@@ -35,6 +36,7 @@ var whatNames = [...]string{
 	whatExtend:        "extend",
 	whatRenew:         "renew",
 	whatZKDeleteRetry: "zk-delete-retry",
+	whatClusterScan:   "cluster-scan",
 }
 
 // timerTag is the tag of every client timer: what the client waits for (for

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -148,7 +149,7 @@ func TestInstallTimed(t *testing.T) {
 		},
 		{
 			name:  "a pause of a crashed process is not a pause",
-			setup: func(w *world) { w.at(s, func() { w.k.Crash(w.id("a"), sim.CrashProcess) }) },
+			setup: func(w *world) { w.At(s, func() { w.K.Crash(w.ID("a"), sim.CrashProcess) }) },
 			specs: []faults.Spec{{At: at(2 * s), Kind: "pause", Node: "a", For: sim.Fixed(5 * s)}},
 			looks: []lookAt{{3 * s, state("a")}},
 			want:  []string{"3s paused=false crashed=true file=1 synced=0"},
@@ -234,7 +235,7 @@ func TestInstallTimed(t *testing.T) {
 		},
 		{
 			name:  "a crash of a crashed process is not a crash and does not restart it",
-			setup: func(w *world) { w.at(s, func() { w.k.Crash(w.id("a"), sim.CrashProcess) }) },
+			setup: func(w *world) { w.At(s, func() { w.K.Crash(w.ID("a"), sim.CrashProcess) }) },
 			specs: []faults.Spec{{At: at(2 * s), Kind: "crash", Node: "a", Mode: "power", RestartAfter: rng(s, s)}},
 			looks: []lookAt{{5 * s, state("a")}},
 			want:  []string{"5s paused=false crashed=true file=1 synced=0"},
@@ -244,7 +245,7 @@ func TestInstallTimed(t *testing.T) {
 		},
 		{
 			name:  "restart starts a crashed node again",
-			setup: func(w *world) { w.at(s, func() { w.k.Crash(w.id("a"), sim.CrashPower) }) },
+			setup: func(w *world) { w.At(s, func() { w.K.Crash(w.ID("a"), sim.CrashPower) }) },
 			specs: []faults.Spec{{At: at(2 * s), Kind: "restart", Node: "a"}},
 			looks: []lookAt{{1999 * ms, state("a")}, {2001 * ms, state("a")}},
 			want: []string{
@@ -339,11 +340,11 @@ func TestInstallTimed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newWorld(1, []string{"a", "b"}, tt.scripts)
+			w := newWorld(t, 1, []string{"a", "b"}, tt.scripts)
 			if tt.setup != nil {
 				tt.setup(w)
 			}
-			require.NoError(t, faults.Install(w.k, tt.specs, w.hooks()))
+			require.NoError(t, faults.Install(w.K, tt.specs, w.hooks()))
 			for _, l := range tt.looks {
 				w.look(l.at, l.what)
 			}
@@ -374,8 +375,8 @@ func TestInstallTriggers(t *testing.T) {
 	jump := func(on faults.Trigger, after sim.Range) faults.Spec {
 		return faults.Spec{On: &on, After: after, Kind: "clock-jump", Node: "x", By: s}
 	}
-	crash := func(w *world, d time.Duration) { w.at(d, func() { w.k.Crash(w.id("y"), sim.CrashProcess) }) }
-	restart := func(w *world, d time.Duration) { w.at(d, func() { w.k.Restart(w.id("y")) }) }
+	crash := func(w *world, d time.Duration) { w.At(d, func() { w.K.Crash(w.ID("y"), sim.CrashProcess) }) }
+	restart := func(w *world, d time.Duration) { w.At(d, func() { w.K.Restart(w.ID("y")) }) }
 	tests := []struct {
 		name  string
 		setup func(w *world)
@@ -424,11 +425,11 @@ func TestInstallTriggers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newWorld(1, []string{"x", "y"}, scripts)
+			w := newWorld(t, 1, []string{"x", "y"}, scripts)
 			if tt.setup != nil {
 				tt.setup(w)
 			}
-			require.NoError(t, faults.Install(w.k, append([]faults.Spec{tt.spec}, tt.more...), w.hooks()))
+			require.NoError(t, faults.Install(w.K, append([]faults.Spec{tt.spec}, tt.more...), w.hooks()))
 			h := w.run(20 * time.Second)
 			var got []time.Duration
 			for _, f := range h.Faults {
@@ -446,9 +447,9 @@ func TestInstallTriggers(t *testing.T) {
 // TestInstallTriggeredFaultActs checks that a triggered fault acts like a
 // timed one: a triggered pause pauses its node from the trigger's time.
 func TestInstallTriggeredFaultActs(t *testing.T) {
-	w := newWorld(1, []string{"x", "y"}, map[string][]act{"x": {{at: time.Second, kind: sim.KindAcquired}}})
+	w := newWorld(t, 1, []string{"x", "y"}, map[string][]act{"x": {{at: time.Second, kind: sim.KindAcquired}}})
 	spec := faults.Spec{On: &faults.Trigger{Event: "acquired", Proc: "x"}, After: sim.Fixed(100 * ms), Kind: "pause", Node: "x", For: sim.Fixed(time.Second)}
-	require.NoError(t, faults.Install(w.k, []faults.Spec{spec}, w.hooks()))
+	require.NoError(t, faults.Install(w.K, []faults.Spec{spec}, w.hooks()))
 	w.look(1099*ms, state("x"))
 	w.look(1101*ms, state("x"))
 	w.look(2101*ms, state("x"))
@@ -475,9 +476,9 @@ func rangedSpecs() []faults.Spec {
 	}
 }
 
-func runRanged(seed uint64) []sim.FaultRecord {
-	w := newWorld(seed, []string{"a", "b"}, map[string][]act{"a": {{at: 50 * time.Second, kind: sim.KindAcquired}}})
-	if err := faults.Install(w.k, rangedSpecs(), faults.Hooks{}); err != nil {
+func runRanged(t testing.TB, seed uint64) []sim.FaultRecord {
+	w := newWorld(t, seed, []string{"a", "b"}, map[string][]act{"a": {{at: 50 * time.Second, kind: sim.KindAcquired}}})
+	if err := faults.Install(w.K, rangedSpecs(), faults.Hooks{}); err != nil {
 		panic(err)
 	}
 	return w.run(100 * time.Second).Faults
@@ -496,7 +497,7 @@ func TestInstallDraws(t *testing.T) {
 		heal := r.Between(s, 9*s)
 		delay := r.Between(s, 2*s)
 		after := r.Between(0, s)
-		got := runRanged(seed)
+		got := runRanged(t, seed)
 		require.Len(t, got, 5, "seed %d", seed)
 		assert.Equal(t, pauseAt, got[0].At, "seed %d: pause at", seed)
 		assert.Equal(t, pauseAt.Add(pauseFor), got[0].Until, "seed %d: pause until", seed)
@@ -510,11 +511,11 @@ func TestInstallDraws(t *testing.T) {
 // TestInstallSeeds checks that the same seed gives the same schedule and
 // that the seed matters.
 func TestInstallSeeds(t *testing.T) {
-	first := runRanged(1)
-	assert.Equal(t, first, runRanged(1), "same seed, same faults")
+	first := runRanged(t, 1)
+	assert.Equal(t, first, runRanged(t, 1), "same seed, same faults")
 	differs := false
 	for seed := uint64(2); seed <= 5; seed++ {
-		differs = differs || !assert.ObjectsAreEqual(first, runRanged(seed))
+		differs = differs || !assert.ObjectsAreEqual(first, runRanged(t, seed))
 	}
 	assert.True(t, differs, "seeds 2..5 all drew what seed 1 drew")
 }
@@ -548,9 +549,9 @@ func TestInstallErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newWorld(1, []string{"a", "b"}, nil)
+			w := newWorld(t, 1, []string{"a", "b"}, nil)
 			var err error
-			require.NotPanics(t, func() { err = faults.Install(w.k, []faults.Spec{ok, tt.spec}, tt.hooks) })
+			require.NotPanics(t, func() { err = faults.Install(w.K, []faults.Spec{ok, tt.spec}, tt.hooks) })
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			h := w.run(10 * time.Second)
@@ -561,8 +562,8 @@ func TestInstallErrors(t *testing.T) {
 
 // TestInstallEmpty checks that an empty schedule installs nothing.
 func TestInstallEmpty(t *testing.T) {
-	w := newWorld(1, []string{"a"}, nil)
-	require.NoError(t, faults.Install(w.k, nil, faults.Hooks{}))
+	w := newWorld(t, 1, []string{"a"}, nil)
+	require.NoError(t, faults.Install(w.K, nil, faults.Hooks{}))
 	assert.Empty(t, w.run(time.Second).Faults)
 }
 
@@ -571,11 +572,12 @@ func TestInstallEmpty(t *testing.T) {
 // ms is the fixed one-way latency of test worlds.
 const ms = time.Millisecond
 
-// world is a small test harness: a kernel whose processes are scripted
-// probes. They log model events and send messages at true times, and log
-// what they receive to one shared list, stamped with true time.
+// world is a small test harness on the shared one (internal/simtest): a
+// kernel whose processes are scripted probes. They log model events and
+// send messages at true times, and log what they receive to one shared
+// list, stamped with true time.
 type world struct {
-	k   *sim.Kernel
+	*simtest.World
 	got []string
 	// promoted lists the promotions the Promote hook was asked for.
 	promoted []string
@@ -611,7 +613,7 @@ func (p *probe) Init(env *sim.Env) {
 }
 
 func (p *probe) Receive(env *sim.Env, from sim.ProcID, m sim.Message) {
-	p.w.got = append(p.w.got, fmt.Sprintf("%v %s got %v from %s", p.w.k.Now().Duration(), env.Name(), m, env.NameOf(from)))
+	p.w.got = append(p.w.got, fmt.Sprintf("%v %s got %v from %s", p.w.K.Now().Duration(), env.Name(), m, env.NameOf(from)))
 }
 
 func (p *probe) Fire(env *sim.Env, tag any) {
@@ -626,22 +628,13 @@ func (p *probe) Fire(env *sim.Env, tag any) {
 
 // newWorld returns a world of the named probes (each with its script, if
 // any) on a kernel with the given seed and a fixed 1ms latency.
-func newWorld(seed uint64, names []string, scripts map[string][]act) *world {
-	w := &world{k: sim.New(sim.Config{Seed: seed, KeepTrace: true, Network: sim.NetConfig{Latency: sim.Fixed(ms)}})}
+func newWorld(t testing.TB, seed uint64, names []string, scripts map[string][]act) *world {
+	w := &world{World: simtest.NewWorld(t, ms, simtest.Options{Seed: seed})}
 	for _, n := range names {
 		script := scripts[n]
-		w.k.Add(n, func() sim.Process { return &probe{w: w, script: script} }, sim.ClockSpec{})
+		w.Add(n, func() sim.Process { return &probe{w: w, script: script} }, sim.ClockSpec{})
 	}
 	return w
-}
-
-// id returns the ProcID of a probe.
-func (w *world) id(name string) sim.ProcID {
-	id, ok := w.k.Lookup(name)
-	if !ok {
-		panic("no process " + name)
-	}
-	return id
 }
 
 // hooks returns Hooks whose Promote logs the promotion and whose Events
@@ -651,9 +644,9 @@ func (w *world) id(name string) sim.ProcID {
 func (w *world) hooks() faults.Hooks {
 	redisLike := []faults.NodeEvent{{Name: "key-set", Trace: "key-set"}, {Name: "promoted", Trace: "promoted"}}
 	return faults.Hooks{Promote: func(node sim.ProcID) {
-		w.promoted = append(w.promoted, fmt.Sprintf("%v %s", w.k.Now().Duration(), w.k.Name(node)))
+		w.promoted = append(w.promoted, fmt.Sprintf("%v %s", w.K.Now().Duration(), w.K.Name(node)))
 	}, Events: func(p sim.ProcID) []faults.NodeEvent {
-		switch w.k.Name(p) {
+		switch w.K.Name(p) {
 		case "x":
 			return redisLike
 		case "y":
@@ -663,26 +656,21 @@ func (w *world) hooks() faults.Hooks {
 	}}
 }
 
-// at schedules f at true time d.
-func (w *world) at(d time.Duration, f func()) { w.k.At(sim.At(d), f) }
-
 // look schedules a snapshot: at true time d, "d what()" is appended to looks.
 func (w *world) look(d time.Duration, what func(w *world) string) {
-	w.at(d, func() { w.looks = append(w.looks, fmt.Sprintf("%v %s", d, what(w))) })
+	w.At(d, func() { w.looks = append(w.looks, fmt.Sprintf("%v %s", d, what(w))) })
 }
 
 // run runs the world until d and returns its history.
 func (w *world) run(d time.Duration) *sim.History {
-	if err := w.k.Run(sim.At(d)); err != nil {
-		panic(err)
-	}
-	return w.k.Finish()
+	w.RunTo(sim.At(d))
+	return w.K.Finish()
 }
 
 // faultEvents returns the trace events of the fault schedule, "TIME TEXT".
 func (w *world) faultEvents() []string {
 	var out []string
-	for _, e := range w.k.Trace() {
+	for _, e := range w.K.Trace() {
 		if e.Kind == sim.KindFault {
 			out = append(out, fmt.Sprintf("%v %s", e.At.Duration(), e.Text))
 		}
@@ -707,24 +695,24 @@ func rng(lo, hi time.Duration) *sim.Range { return &sim.Range{Lo: lo, Hi: hi} }
 // clocks snapshots a process's clock offsets from true time.
 func clocks(name string) func(w *world) string {
 	return func(w *world) string {
-		id := w.id(name)
-		return fmt.Sprintf("wall %s mono %s", signed(w.k.ClockOffset(id, sim.Wall)), signed(w.k.ClockOffset(id, sim.Mono)))
+		id := w.ID(name)
+		return fmt.Sprintf("wall %s mono %s", signed(w.K.ClockOffset(id, sim.Wall)), signed(w.K.ClockOffset(id, sim.Mono)))
 	}
 }
 
 // state snapshots whether a process is paused or crashed, and its file.
 func state(name string) func(w *world) string {
 	return func(w *world) string {
-		id := w.id(name)
-		f := w.k.Disk(id).File("f")
-		return fmt.Sprintf("paused=%v crashed=%v file=%d synced=%d", w.k.Paused(id), w.k.Crashed(id), f.Len(), f.Synced())
+		id := w.ID(name)
+		f := w.K.Disk(id).File("f")
+		return fmt.Sprintf("paused=%v crashed=%v file=%d synced=%d", w.K.Paused(id), w.K.Crashed(id), f.Len(), f.Synced())
 	}
 }
 
 // cut snapshots whether the links between two processes are blocked.
 func cut(a, b string) func(w *world) string {
 	return func(w *world) string {
-		return fmt.Sprintf("%s->%s %v %s->%s %v", a, b, w.k.Partitioned(w.id(a), w.id(b)), b, a, w.k.Partitioned(w.id(b), w.id(a)))
+		return fmt.Sprintf("%s->%s %v %s->%s %v", a, b, w.K.Partitioned(w.ID(a), w.ID(b)), b, a, w.K.Partitioned(w.ID(b), w.ID(a)))
 	}
 }
 

@@ -82,9 +82,9 @@ func TestKindLiveness(t *testing.T) {
 	require.Len(t, tests, len(faults.Kinds), "one case per kind")
 	for _, tt := range tests {
 		t.Run(tt.spec.Kind, func(t *testing.T) {
-			w := newWorld(1, []string{"a", "b"}, nil)
+			w := newWorld(t, 1, []string{"a", "b"}, nil)
 			tt.spec.At = at(s)
-			require.NoError(t, faults.Install(w.k, []faults.Spec{tt.spec}, w.hooks()))
+			require.NoError(t, faults.Install(w.K, []faults.Spec{tt.spec}, w.hooks()))
 			h := w.run(5 * time.Second)
 			require.Len(t, h.Faults, 1)
 			assert.Equal(t, tt.want, h.Faults[0].Liveness)

@@ -86,20 +86,20 @@ func TestSpecTargetsDoesNotReorderGroups(t *testing.T) {
 // (Hooks.Events), with an error naming the process and the event.
 func TestEventLists(t *testing.T) {
 	seen := map[string]bool{}
-	w := newWorld(1, []string{"a", "b"}, nil)
+	w := newWorld(t, 1, []string{"a", "b"}, nil)
 	for _, list := range [][]string{faults.ClientEvents, faults.AnyEvents} {
 		for _, e := range list {
 			assert.False(t, seen[e], "event %q listed twice", e)
 			seen[e] = true
 			spec := faults.Spec{On: &faults.Trigger{Event: e, Proc: "a"}, Kind: "heal"}
-			assert.NoError(t, faults.Install(w.k, []faults.Spec{spec}, faults.Hooks{}), "event %q", e)
+			assert.NoError(t, faults.Install(w.K, []faults.Spec{spec}, faults.Hooks{}), "event %q", e)
 		}
 	}
 	assert.Len(t, seen, 8, "SCENARIO_FORMAT.md lists eight core client and process events (key-set and promoted are Redis's)")
 	assert.Len(t, faults.Kinds, 10, "SCENARIO_FORMAT.md lists ten core fault kinds")
 
 	hooks := faults.Hooks{Events: func(p sim.ProcID) []faults.NodeEvent {
-		if w.k.Name(p) == "a" {
+		if w.K.Name(p) == "a" {
 			return []faults.NodeEvent{{Name: "key-set", Trace: "item-stored"}}
 		}
 		return nil
@@ -107,7 +107,7 @@ func TestEventLists(t *testing.T) {
 	on := func(proc string) []faults.Spec {
 		return []faults.Spec{{On: &faults.Trigger{Event: "key-set", Proc: proc}, Kind: "heal"}}
 	}
-	assert.NoError(t, faults.Install(w.k, on("a"), hooks))
-	assert.EqualError(t, faults.Install(w.k, on("b"), hooks), `faults[0]: on.event: b never emits event "key-set"`)
-	assert.EqualError(t, faults.Install(w.k, on("a"), faults.Hooks{}), `faults[0]: on.event: a never emits event "key-set"`)
+	assert.NoError(t, faults.Install(w.K, on("a"), hooks))
+	assert.EqualError(t, faults.Install(w.K, on("b"), hooks), `faults[0]: on.event: b never emits event "key-set"`)
+	assert.EqualError(t, faults.Install(w.K, on("a"), faults.Hooks{}), `faults[0]: on.event: a never emits event "key-set"`)
 }

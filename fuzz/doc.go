@@ -42,6 +42,6 @@
 // campaign that finds thousands of violations reports all of them but
 // writes only those.
 //
-// fuzz imports faults, scenarios, checker and sim; only cmd/simrun imports
-// it.
+// fuzz imports faults, scenarios, checker and sim; cmd/simrun and package
+// usercode (fuzzing against user code, with ShrinkOptions.Run) import it.
 package fuzz

@@ -23,6 +23,17 @@ type ShrinkOptions struct {
 	MaxRuns int
 	// CheckTimeout bounds each porcupine check (scenarios.Options).
 	CheckTimeout time.Duration
+	// Run, when set, runs each candidate instead of scenarios.Run (package
+	// usercode shrinks schedules against user code through it).
+	Run func(s *scenarios.Scenario, seed uint64) (*scenarios.Outcome, error)
+}
+
+// run runs a candidate.
+func (opt ShrinkOptions) run(s *scenarios.Scenario, seed uint64) (*scenarios.Outcome, error) {
+	if opt.Run != nil {
+		return opt.Run(s, seed)
+	}
+	return scenarios.Run(s, seed, scenarios.Options{CheckTimeout: opt.CheckTimeout})
 }
 
 // DefaultShrinkRuns bounds a shrink's candidate runs by default. locksim's
@@ -160,7 +171,7 @@ func Shrink(s *scenarios.Scenario, seed uint64, opt ShrinkOptions) (*ShrinkResul
 	for i, f := range s.Faults {
 		sh.items = append(sh.items, item{orig: i, spec: f})
 	}
-	o, err := scenarios.Run(s, seed, scenarios.Options{CheckTimeout: opt.CheckTimeout})
+	o, err := opt.run(s, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +269,7 @@ func (sh *shrinker) try(items []item, dur time.Duration) bool {
 		return false
 	}
 	sh.runs++
-	o, err := scenarios.Run(s, sh.seed, scenarios.Options{CheckTimeout: sh.opt.CheckTimeout})
+	o, err := sh.opt.run(s, sh.seed)
 	if err != nil || Verdict(o, sh.opt.Kind) != checker.Violated {
 		sh.rejected[k] = true
 		return false

@@ -13,6 +13,10 @@ type UnsupportedError struct {
 	// Where names the section or fault ("faults[2]", "zookeeper").
 	Where string
 	Why   string
+	// System: real mode does not run the section's system at all (no
+	// launcher for the kind, a Redis Cluster), as opposed to one setting
+	// or fault of a system it runs.
+	System bool
 }
 
 func (e *UnsupportedError) Error() string {
@@ -76,7 +80,7 @@ func Check(s *scenarios.Scenario) error {
 		}
 		l, ok := launchers[k.Name]
 		if !ok {
-			return &UnsupportedError{Where: k.Section, Why: fmt.Sprintf("real mode runs %s only; %s is not supported yet", realKinds(), k.What)}
+			return &UnsupportedError{Where: k.Section, Why: fmt.Sprintf("real mode runs %s only; %s is not supported yet", realKinds(), k.What), System: true}
 		}
 		if l.check != nil {
 			if err := l.check(s); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/realmode/launch"
@@ -115,11 +116,21 @@ func checkRedisFault(s *scenarios.Scenario, f faults.Spec) string {
 	return ""
 }
 
-// checkRedis: the proxy delays the replication stream by one fixed amount.
+// checkRedis: the proxy delays the replication stream by one fixed amount,
+// and redis-server takes min-replicas-max-lag in whole seconds.
 func checkRedis(s *scenarios.Scenario) error {
+	if s.Cluster() != nil {
+		// Its nodes are redis-kind processes that startRedis (which starts
+		// the redis: list) would not start: the model's nodes would run in
+		// their place.
+		return &UnsupportedError{Where: "cluster", Why: "real mode does not start a Redis Cluster yet (redis-server with cluster-enabled, its bus and slot assignment)", System: true}
+	}
 	for _, n := range s.Redis() {
 		if n.ReplicationDelay.Hi != n.ReplicationDelay.Lo {
 			return &UnsupportedError{Where: "redis " + n.Name + ".replication_delay", Why: "the model draws a delay per message from the range; the proxy delays every byte by one fixed amount, so real mode takes a fixed replication_delay only"}
+		}
+		if n.MinReplicasMaxLag%time.Second != 0 {
+			return &UnsupportedError{Where: "redis " + n.Name + ".min_replicas_max_lag", Why: fmt.Sprintf("redis-server takes min-replicas-max-lag in whole seconds, got %v", n.MinReplicasMaxLag)}
 		}
 	}
 	return nil

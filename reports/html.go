@@ -124,6 +124,7 @@ func svgURI(svg []byte) template.URL {
 
 type verdictRow struct {
 	Property string
+	Explains string // what holds means (checker.About.Explains), a tooltip
 	Verdict  checker.Verdict
 	Expected string
 	Status   string // "ok", "mismatch" or ""
@@ -172,7 +173,7 @@ p, li { max-width: 60em; line-height: 1.45; }
 <h2>Verdicts</h2>
 <table>
 <tr><th>property</th><th>verdict</th><th>expected</th><th></th></tr>
-{{range .Verdicts}}<tr><td>{{.Property}}</td><td class="{{.Verdict}}">{{.Verdict}}</td><td>{{.Expected}}</td><td class="{{.Status}}">{{.Status}}</td></tr>
+{{range .Verdicts}}<tr><td title="{{.Explains}}">{{.Property}}</td><td class="{{.Verdict}}">{{.Verdict}}</td><td>{{.Expected}}</td><td class="{{.Status}}">{{.Status}}</td></tr>
 {{end}}</table>
 {{if .Run.Result.Violations}}<h3>Explanation</h3>
 <ul>{{range .Run.Result.Violations}}<li>{{.Explanation}}</li>
@@ -215,8 +216,8 @@ func indexHTML(run *Run, timelineSVG, clocksSVG []byte) ([]byte, error) {
 		Clocks:   svgURI(clocksSVG),
 	}
 	exp := run.Result.Expected
-	row := func(prop, key string, got checker.Verdict) {
-		r := verdictRow{Property: prop, Verdict: got, Expected: exp[key]}
+	row := func(prop, explains, key string, got checker.Verdict) {
+		r := verdictRow{Property: prop, Explains: explains, Verdict: got, Expected: exp[key]}
 		if r.Expected != "" {
 			r.Status = "ok"
 			if string(got) != r.Expected {
@@ -226,11 +227,11 @@ func indexHTML(run *Run, timelineSVG, clocksSVG []byte) ([]byte, error) {
 		d.Verdicts = append(d.Verdicts, r)
 	}
 	for _, j := range run.Result.Verdicts {
-		title := j.Property
+		title, explains := j.Property, ""
 		if p, ok := checker.Lookup(j.Property); ok {
-			title = p.About().Title
+			title, explains = p.About().Title, "holds: "+p.About().Explains
 		}
-		row(title, j.Property, j.Verdict)
+		row(title, explains, j.Property, j.Verdict)
 	}
 	switch {
 	case run.Result.Inconclusive:

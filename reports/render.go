@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/locksim/locksim/checker"
 )
 
 // dpi is the resolution of every PNG.
@@ -112,9 +114,9 @@ var (
 		{0x8c, 0x56, 0x4b, 0xff}, // brown
 	}
 	shadeColours = map[string]color.NRGBA{
-		"lock-safety":     {0xe1, 0x57, 0x59, 0x40},
-		"resource-safety": {0xff, 0x9f, 0x1c, 0x18},
-		"liveness":        {0xed, 0xc9, 0x48, 0x48},
+		checker.KindLockSafety:     {0xe1, 0x57, 0x59, 0x40},
+		checker.KindResourceSafety: {0xff, 0x9f, 0x1c, 0x18},
+		checker.KindLiveness:       {0xed, 0xc9, 0x48, 0x48},
 	}
 )
 

@@ -227,7 +227,7 @@ faults:
 	page := string(files["index.html"])
 	assert.NotContains(t, page, "<script>alert")
 	assert.Contains(t, page, "&lt;script&gt;")
-	for _, want := range []string{"<h2>Verdicts</h2>", "<h2>Key events</h2>", "data:image/svg&#43;xml;base64,", run.Result.TraceHash, "simrun run evil --seed 1", "Also as <a href=\"timeline.png\">", "<td>token order</td>"} {
+	for _, want := range []string{"<h2>Verdicts</h2>", "<h2>Key events</h2>", "data:image/svg&#43;xml;base64,", run.Result.TraceHash, "simrun run evil --seed 1", "Also as <a href=\"timeline.png\">", ">token order</td>", `title="holds: the resource never accepted a lower fencing token`} {
 		assert.Contains(t, page, want)
 	}
 	svgTexts(t, files["timeline.svg"])

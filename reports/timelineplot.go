@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -345,7 +346,7 @@ func alpha(c color.Color, a uint8) color.NRGBA {
 // filled yellow.
 func drawShade(c draw.Canvas, kind string, x0, y0, x1, y1 vg.Length) {
 	fillRect(c, shadeColours[kind], x0, y0, x1, y1)
-	if kind == "resource-safety" {
+	if kind == checker.KindResourceSafety {
 		hatch(c, draw.LineStyle{Color: color.NRGBA{0xff, 0x7f, 0x0e, 0x90}, Width: vg.Points(1)}, vg.Points(7), x0, y0, x1, y1)
 	}
 }

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,6 +57,43 @@ func TestParseClusterErrors(t *testing.T) {
 			for _, w := range tt.want {
 				assert.Contains(t, err.Error(), w)
 			}
+		})
+	}
+}
+
+// TestClusterCounters: the stock counters run on a cluster node through
+// the cluster-aware client; the atomic methods sell exactly the stock, the
+// read-then-write one oversells.
+func TestClusterCounters(t *testing.T) {
+	for _, tc := range []struct{ method, want string }{{"decr", "holds"}, {"watch", "holds"}, {"script", "holds"}, {"get-set", "violated"}} {
+		t.Run(tc.method, func(t *testing.T) {
+			y := `name: t
+duration: 5s
+cluster: {masters: 3, replicas: 1}
+counters:
+  - name: stock
+    node: C2
+    stock: 12
+    clients:
+      - {name: c1, method: M, purchases: 5, think: 5ms}
+      - {name: c2, method: M, purchases: 5, think: 5ms}
+      - {name: c3, method: M, purchases: 5, think: 5ms}
+`
+			s, err := Parse("t.yaml", []byte(strings.ReplaceAll(y, "M,", tc.method+",")))
+			require.NoError(t, err)
+			o, err := Run(s, 1, Options{KeepTrace: true})
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(o.Verdicts.Of("resource_safety")))
+			sold := 0
+			for _, e := range o.Trace {
+				if e.Kind == "send" && e.Proc == "c1" && strings.Contains(e.Text, "MOVED") {
+					t.Errorf("unexpected redirect %s", e.Text)
+				}
+				if e.Kind == "send" && e.Proc == "c1" && strings.Contains(e.Text, "stock") && e.Peer == "C1" {
+					sold++
+				}
+			}
+			assert.Greater(t, sold, 0, "c1's commands on stock go to C1, the slot's master")
 		})
 	}
 }

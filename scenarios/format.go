@@ -22,7 +22,11 @@ type Scenario struct {
 	// Twin marks a scenario whose verdicts real mode reproduces on real
 	// servers (simrun twin; the twin suite checks every marked catalogue
 	// scenario).
-	Twin     bool
+	Twin bool
+	// NotTwin says in one line why a scenario whose servers real mode can
+	// start is not twin-checked (the twin suite's coverage test requires
+	// Twin or NotTwin of every such catalogue scenario).
+	NotTwin  string
 	Seed     uint64
 	Duration time.Duration
 

@@ -101,6 +101,8 @@ var counterKind = &ProcKind{
 	build: func(b *builder) error {
 		for _, c := range b.s.Counters() {
 			load := clients.CounterLoaderConfig{Name: c.Name, Node: c.Node, Key: c.Key, Stock: c.Stock}
+			cl := clusterOfLock(b, clients.LockConfig{Node: c.Node})
+			load.Cluster = cl
 			if err := b.add(c.Name, c.Clock, clients.NewCounterLoader(load)); err != nil {
 				return err
 			}
@@ -109,6 +111,7 @@ var counterKind = &ProcKind{
 				if b.discovery != nil && c.Node == b.discovery.Master {
 					cfg.Discovery = b.discovery
 				}
+				cfg.Cluster = cl
 				if err := cfg.Validate(); err != nil {
 					return fmt.Errorf("counter client %s: %w", cc.Name, err)
 				}

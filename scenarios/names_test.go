@@ -6,6 +6,8 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
 )
@@ -157,4 +160,31 @@ func keys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestPropertyNamesDeclaredOnce (issue 22): each property of the checker's
+// registry spells its name, its violation kind and its title in one
+// non-test Go file, the one that declares it (where its About method is);
+// everything else names it through its constant or the registry.
+func TestPropertyNamesDeclaredOnce(t *testing.T) {
+	lits := literalsIn(t, "..")
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	for _, p := range checker.Properties() {
+		m, ok := reflect.TypeOf(p).MethodByName("About")
+		require.True(t, ok)
+		file, _ := runtime.FuncForPC(m.Func.Pointer()).FileLine(m.Func.Pointer())
+		rel, err := filepath.Rel(root, file)
+		require.NoError(t, err)
+		rel = filepath.ToSlash(rel)
+		a := p.About()
+		for _, n := range []string{a.Name, a.Kind, a.Title} {
+			require.True(t, lits[n][rel], "%s does not spell %q: is it the property's file?", rel, n)
+			for _, f := range keys(lits[n]) {
+				if f != rel {
+					t.Errorf("%s spells %q, a property's name, kind or title declared in %s: use its constant or the registry (checker.Lookup)", f, n, rel)
+				}
+			}
+		}
+	}
 }

@@ -88,6 +88,14 @@ func FromNode(file string, doc *yaml.Node) (*Scenario, error) {
 	o.str("source", &s.Source)
 	o.str("why", &s.Why)
 	o.boolean("twin", &s.Twin)
+	if o.str("not_twin", &s.NotTwin) {
+		switch {
+		case strings.TrimSpace(s.NotTwin) == "":
+			r.errf(o.get("not_twin"), "not_twin", "must say why the scenario is not twin-checked")
+		case s.Twin:
+			r.errf(o.get("not_twin"), "not_twin", "a scenario is twin: true or says why not (not_twin), not both")
+		}
+	}
 	s.Seed = 1
 	o.uint64("seed", &s.Seed)
 	if !o.has("duration") {

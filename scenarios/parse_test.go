@@ -76,6 +76,8 @@ func TestParseErrors(t *testing.T) {
 		{"drop count zero", minimal + "faults:\n  - {at: 1s, kind: drop, from: A, to: c1, count: 0}\n", []string{"faults[0].count: must be at least 1, got 0"}},
 		{"drop on a loop", minimal + "faults:\n  - {at: 1s, kind: drop, from: A, to: A, count: 1}\n", []string{"faults[0].to: a link needs two different processes"}},
 		{"delay on unknown process", minimal + "faults:\n  - {at: 1s, kind: delay, from: A, to: Z, by: 1s, for: 1s}\n", []string{"faults[0].to: unknown process \"Z\""}},
+		{"twin and not_twin", minimal + "twin: true\nnot_twin: needs a filesystem that drops unsynced writes\n", []string{"not_twin: a scenario is twin: true or says why not"}},
+		{"empty not_twin", minimal + "not_twin: \" \"\n", []string{"not_twin: must say why"}},
 		{"drift out of range", minimal + "faults:\n  - {at: 1s, kind: clock-drift, node: A, rate: -1}\n", []string{"faults[0].rate: drift -1 out of range"}},
 		{"pause of zero", minimal + "faults:\n  - {at: 1s, kind: pause, node: A, for: 0s}\n", []string{"faults[0].for: must be positive"}},
 		{"clock jump of the wrong type", minimal + "faults:\n  - {at: 1s, kind: clock-jump, node: A, by: soon}\n", []string{"faults[0].by:"}},

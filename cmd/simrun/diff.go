@@ -88,12 +88,16 @@ func loadRecordedRun(label, arg, traceFlag, traceIn string) (*recordedRun, error
 	return r, nil
 }
 
-// verdictKeys are the result fields that hold verdicts: the three of
-// DESIGN.md first, then any other whose value is a verdict (verdicts added
-// later show up without a change here), sorted.
+// verdictKeys are the result fields that hold verdicts: the checker's
+// properties in registry order first, then any other whose value is a
+// verdict (a result written by a build with another property), sorted.
 func verdictKeys(a, b map[string]any) []string {
-	keys := []string{"lock_safety", "resource_safety", "liveness"}
-	fixed := map[string]bool{"lock_safety": true, "resource_safety": true, "liveness": true}
+	var keys []string
+	fixed := map[string]bool{}
+	for _, p := range locksim.Properties() {
+		keys = append(keys, p.About().Name)
+		fixed[p.About().Name] = true
+	}
 	var extra []string
 	seen := map[string]bool{}
 	for _, m := range []map[string]any{a, b} {

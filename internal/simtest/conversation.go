@@ -64,7 +64,7 @@ func (c *Conversation) Run(t testing.TB, td *datadriven.TestData, a *Args) (stri
 			if err != nil || len(words) == 0 {
 				a.Fatalf("bad request line %q: %v", line, err)
 			}
-			text := strings.Join(words, " ")
+			text := JoinWords(words)
 			rep, at, ok := c.wait(c.Send(a, target, words), limit)
 			if !ok {
 				fmt.Fprintf(&b, "%s -> no reply within %s\n", text, limit)
@@ -109,4 +109,17 @@ func ProbeReply[R any](p *Probe[R], render func(R) string) func(uint64) (string,
 		}
 		return render(a.Reply), a.At, true
 	}
+}
+
+// JoinWords writes words back as a line Words reads the same: a word that
+// is empty or holds a blank, a quote or a control character is quoted.
+func JoinWords(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = w
+		if w == "" || strings.ContainsAny(w, " \t\"") || strconv.Quote(w) != `"`+w+`"` {
+			out[i] = strconv.Quote(w)
+		}
+	}
+	return strings.Join(out, " ")
 }

@@ -80,6 +80,7 @@ func TestWords(t *testing.T) {
 		{line: `  SET "a key"  "x\ty" `, want: []string{"SET", "a key", "x\ty"}},
 		{line: `SET "open`, err: true},
 		{line: "", want: nil},
+		{line: `SET "" " -0" "a\"b"`, want: []string{"SET", "", " -0", `a"b`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
@@ -90,6 +91,9 @@ func TestWords(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
+			again, err := Words(JoinWords(got))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, again, "JoinWords writes what Words reads back")
 		})
 	}
 }

@@ -16,9 +16,10 @@ package memcached
 // an absolute one, converted against the start-time wall clock, within a
 // second more either way), so the suite cannot be flaky.
 //
-// Eviction: the model has memcached's slab classes and pages but one plain
-// LRU per class where memcached segments it (see the package doc). With
-// items written once and never read, both evict oldest first, so the suite
+// Eviction: the model has memcached's slab classes and pages and its
+// segmented LRU with the maintainer thread (see the package doc;
+// TestConformanceMaintainer compares "stats items"). With items written
+// once and never read, both evict oldest first, so the suite
 // compares exactly which keys survive a cache workload under -m 2, that a
 // lock key stored with add survives large cache items (another class) and
 // is evicted by small ones (its class), and, under -M, how many items are
@@ -60,7 +61,8 @@ type realServer struct {
 }
 
 // startReal starts memcached (through realmode/launch, as real mode does)
-// on a free loopback port with -m megabytes and the extra flags (-M) and
+// on a free loopback port with -m megabytes and the extra flags (-M, -C,
+// -I512k) and
 // stops it (by PID) when the test ends.
 func startReal(t *testing.T, megabytes int, extra ...string) *realServer {
 	t.Helper()
@@ -72,6 +74,8 @@ func startReal(t *testing.T, megabytes int, extra ...string) *realServer {
 			o.NoEvictions = true
 		case "-C":
 			o.NoCAS = true
+		case "-I512k": // the largest item -m 1 allows (Config.Validate)
+			o.ItemSizeMax = SlabChunkMax
 		default:
 			t.Fatalf("startReal: flag %q not supported", e)
 		}
@@ -586,4 +590,144 @@ func TestConformanceNoEvict(t *testing.T) {
 	mn := full(p.model.do)
 	t.Logf("-M: real memcached stored %d items before refusing, model %d", rn, mn)
 	assert.Equal(t, rn, mn)
+}
+
+// statsItems returns the real server's "stats items" counters of a slab
+// class (items:N:name value).
+func (s *realServer) statsItems(t *testing.T, cls int) map[string]int64 {
+	t.Helper()
+	_, err := io.WriteString(s.conn, "stats items\r\n")
+	require.NoError(t, err)
+	out := map[string]int64{}
+	prefix := "STAT items:" + strconv.Itoa(cls) + ":"
+	for {
+		l := strings.TrimSpace(s.line(t))
+		if l == "END" {
+			return out
+		}
+		if rest, ok := strings.CutPrefix(l, prefix); ok {
+			f := strings.Fields(rest)
+			if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				out[f[0]] = v
+			}
+		}
+	}
+}
+
+// pipeline sends every request before reading any reply; it returns the
+// replies' status lines.
+func (s *realServer) pipeline(t *testing.T, rs []Request) []string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range rs {
+		b.WriteString(r.Line())
+	}
+	_, err := io.WriteString(s.conn, b.String())
+	require.NoError(t, err)
+	out := make([]string, len(rs))
+	for i := range rs {
+		out[i] = strings.TrimSpace(s.line(t))
+	}
+	return out
+}
+
+// pipeline sends every request at one instant (the replies within 1 ms).
+func (m *modelSide) pipeline(rs []Request) []string {
+	m.sync()
+	ids := make([]uint64, len(rs))
+	for i, r := range rs {
+		r := r
+		ids[i] = m.w.p.Send(m.w.m, func(id uint64) sim.Message { r.ID = id; return r })
+	}
+	m.w.Advance(time.Millisecond)
+	out := make([]string, len(rs))
+	for i, id := range ids {
+		if rep, ok := m.w.p.Reply(id); ok {
+			out[i] = rep.Reply.Status
+		}
+	}
+	return out
+}
+
+// TestConformanceMaintainer compares the segmented LRU and its maintainer
+// thread (M 1.6.45 items.c) with memcached: a lock item, then a cache
+// workload that fills the lock's slab class (96-byte chunks, 10922 in the
+// one page -m 1 gives it) exactly, then a contender's add 4 s later.
+//   - The lock is 6 s old when fillers with a 1 s exptime come: HOT's age
+//     limit is then a second (0.2 times the COLD tail's age), the fillers
+//     left in HOT (its 20 % share) expire before they would move, and the
+//     maintainer reclaims them: the add finds free chunks and answers
+//     NOT_STORED, nothing is evicted.
+//   - The lock is new: every filler moves to COLD a second after its store,
+//     before it expires; the lock, the COLD tail, is evicted by the add.
+//   - Fillers that never expire evict the lock too.
+//
+// "stats items" is compared where the model keeps the counter: evicted
+// and evicted_nonzero exactly; reclaimed and number by what does not
+// depend on thread timing. The maintainer trims a full HOT to its 20 %
+// share 500 items a run, halving its sleep after each run, which takes
+// about a second (the model follows memcached's trimming to within a few
+// milliseconds, see the log of a run below), so how many fillers expire
+// while still in HOT depends on where in memcached's one-second clock the
+// fill and the thread's sleeps fall: at least HOT's share is reclaimed,
+// and every item is either reclaimed or still there.
+func TestConformanceMaintainer(t *testing.T) {
+	memcachedPath(t)
+	const perPage = SlabPageSize / 96
+	cases := []struct {
+		name    string
+		lockAge time.Duration
+		exp     int64
+		want    string // the contender's add
+	}{
+		{"old lock, expired fillers: reclaimed, the lock holds", 6 * time.Second, 1, "NOT_STORED"},
+		{"new lock, expired fillers already in COLD: the lock is evicted", 0, 1, "STORED"},
+		{"fillers without exptime: the lock is evicted", 6 * time.Second, 0, "STORED"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.MaxBytes = SlabPageSize
+			cfg.ItemSizeMax = SlabChunkMax
+			p := newPair(t, 1, cfg, "-I512k")
+			r, m, _ := p.step(genStep{req: add("lock", "c1", 600)})
+			require.Equal(t, "STORED\r\n", r)
+			require.Equal(t, r, m)
+			time.Sleep(tc.lockAge)
+			fill := make([]Request, perPage-1)
+			for i := range fill {
+				fill[i] = set(fmt.Sprintf("f%05d", i), "x", tc.exp)
+			}
+			for i, rep := range p.real.pipeline(t, fill) {
+				require.Equal(t, "STORED", rep, "real filler %d", i)
+			}
+			for i, rep := range p.model.pipeline(fill) {
+				require.Equal(t, "STORED", rep, "model filler %d", i)
+			}
+			time.Sleep(4 * time.Second)
+			p.model.sync()
+			rs := p.real.statsItems(t, 1)
+			ms := p.model.w.node().ItemStats(1)
+			t.Logf("before the add: real %v; model %+v", rs, ms)
+			assert.Equal(t, rs["evicted"], ms.Evicted, "evicted")
+			for _, side := range []struct {
+				name              string
+				reclaimed, number int64
+			}{{"real", rs["reclaimed"], rs["number"]}, {"model", ms.Reclaimed, ms.Number}} {
+				assert.Equal(t, int64(perPage), side.reclaimed+side.number, "%s: reclaimed + number", side.name)
+				if tc.exp == 0 || tc.lockAge == 0 {
+					assert.Zero(t, side.reclaimed, "%s: reclaimed", side.name)
+				} else {
+					assert.GreaterOrEqual(t, side.reclaimed, int64(perPage*hotLRUPct/100), "%s: at least HOT's share reclaimed", side.name)
+				}
+			}
+			r, m, _ = p.step(genStep{req: add("lock", "c2", 600)})
+			assert.Equal(t, tc.want+"\r\n", r, "real add")
+			assert.Equal(t, r, m, "model add")
+			rs = p.real.statsItems(t, 1)
+			ms = p.model.w.node().ItemStats(1)
+			assert.Equal(t, rs["evicted"], ms.Evicted, "evicted after the add")
+			assert.Equal(t, rs["evicted_nonzero"], ms.EvictedNonzero, "evicted_nonzero after the add")
+		})
+	}
 }

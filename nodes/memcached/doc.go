@@ -34,19 +34,39 @@
 //     also keeps a small header item); slab page rebalancing (slab_reassign
 //     and slab_automove) is not modelled, so pages never move between
 //     classes; the hash table lies outside the limit, as in memcached.
-//   - Eviction: one LRU per class, with the classic bump rule: an access
-//     (get, gets, touch, a failed add, incr/decr) moves an item to the
-//     head only if its last bump is more than 60 s old. Real memcached
-//     1.5+ segments each class's LRU into HOT, WARM and COLD, evicts from
-//     the COLD tail and rescues from COLD only items read twice, so under
-//     mixed reads the order of eviction can differ; items written and
-//     never read are evicted oldest first in both.
+//   - Eviction: memcached's segmented LRU (lru_segmented, the default):
+//     each class has a HOT, a WARM and a COLD queue (items.c); new items
+//     enter HOT; a fetch sets ITEM_FETCHED, a second one ITEM_ACTIVE,
+//     which in COLD queues an asynchronous bump to WARM; a failed add and
+//     an in-place incr/decr refresh the item (do_item_update). An
+//     allocation that finds no free chunk pulls the COLD tail: expired
+//     items are reclaimed, the first live one is evicted (or, with COLD
+//     empty, the HOT tail moves to COLD first), up to 10 tries
+//     (do_item_alloc_pull). The LRU maintainer thread is a timer of the
+//     node with the thread's own sleeps and per-class backoff
+//     (lru_maintainer_thread, 1 ms to 1 s): it keeps HOT to 20 % and WARM
+//     to 40 % of a class's bytes, moves items idle longer than 0.2 (HOT)
+//     or 2.0 (WARM) times the COLD tail's age to COLD, rescues ACTIVE
+//     items, reclaims expired items at the three tails and runs the
+//     queued bumps. Simplified: a sleep of 0 (the thread loops without
+//     sleeping) waits 1 ms, as the thread counts it; the thread's own run
+//     time is zero; an idle maintainer's runs that change nothing are
+//     skipped (exactly, see Node.armMaintainer); the bump buffer never
+//     overflows; an item with a queued bump is freed at once when it is
+//     evicted (memcached holds its chunk until the bump ran); the tail
+//     repair and the slab rebalancer's evictions are not modelled.
 //   - Expired items are unlinked when an access finds them or when they
-//     reach the LRU tail; the background LRU crawler is not modelled (no
-//     command can tell the difference).
+//     reach an LRU tail (an allocation or the maintainer). The LRU crawler
+//     is not modelled: memcached's maintainer starts it at start-up, when
+//     the cache is empty, and then no sooner than 60 s plus 5 s after the
+//     previous crawl found nothing to reclaim (lru_maintainer_crawler_check,
+//     items.c:1448-1540), so in a run of a few minutes it could reclaim
+//     expired items in the middle of a queue that the model finds only on
+//     access or at a tail.
 //   - flush_all takes no delay argument and frees every item at once.
 //   - noreply, append/prepend, the meta commands, stats and the binary
-//     protocol are not modelled. Requests are typed, so malformed numbers
+//     protocol are not modelled ("stats items" counters are available to
+//     tests and inspection as Node.ItemStats). Requests are typed, so malformed numbers
 //     cannot be sent; a key with spaces or control characters, an empty
 //     key get "CLIENT_ERROR bad command line format"; an exptime beyond 32
 //     bits is truncated as the server's int32 parse truncates it.

@@ -33,11 +33,23 @@ func TestKeyLosses(t *testing.T) {
 	})
 	t.Run("an exptime that passed, found on access", func(t *testing.T) {
 		w := newWorld(t, DefaultConfig(), sim.ClockSpec{})
+		// The maintainer checks only the LRU tails: an older item at the
+		// COLD tail hides the lock from it.
+		require.Equal(t, "STORED", w.do(add("other", "v", 0)).Status)
+		w.Advance(5 * time.Millisecond)
 		require.Equal(t, "STORED", w.do(add("lock", "c1", 2)).Status)
-		w.Advance(5 * time.Second)
+		w.Advance(20 * time.Second)
+		require.Equal(t, []string{"lock", "other"}, w.node().LRUKeys(1, lruCold))
 		assert.Empty(t, losses(w), "found only on access")
 		require.Equal(t, "STORED", w.do(add("lock", "c2", 2)).Status)
 		assert.Equal(t, []string{"M lock expired "}, losses(w))
+	})
+	t.Run("an exptime that passed, reclaimed at an LRU tail by the maintainer", func(t *testing.T) {
+		w := newWorld(t, DefaultConfig(), sim.ClockSpec{})
+		require.Equal(t, "STORED", w.do(add("lock", "c1", 2)).Status)
+		w.Advance(5 * time.Second)
+		assert.Equal(t, []string{"M lock expired "}, losses(w))
+		assert.Equal(t, int64(1), w.node().ItemStats(1).Reclaimed)
 	})
 	t.Run("an eviction from the LRU tail names the limit", func(t *testing.T) {
 		w := newWorld(t, smallConfig(), sim.ClockSpec{})
@@ -45,7 +57,7 @@ func TestKeyLosses(t *testing.T) {
 		for _, k := range []string{"k0", "k1", "k2", "k3", "k4"} {
 			require.Equal(t, "STORED", w.do(set(k, val, 0)).Status)
 		}
-		assert.Equal(t, []string{"M k0 evicted memory limit " + memLimit(smallConfig().MaxBytes) + ", LRU tail"}, losses(w))
+		assert.Equal(t, []string{"M k0 evicted memory limit " + memLimit(smallConfig().MaxBytes) + ", COLD LRU tail"}, losses(w))
 	})
 }
 

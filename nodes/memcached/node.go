@@ -1,6 +1,7 @@
 package memcached
 
 import (
+	"math"
 	"strconv"
 	"time"
 
@@ -18,10 +19,10 @@ const (
 	// that failed to allocate.
 	KindItemDeleted sim.Kind = "item-deleted"
 	// KindItemExpired: an expired item was unlinked (found on access, or
-	// reclaimed at the LRU tail to make room).
+	// reclaimed at an LRU tail by an allocation or the LRU maintainer).
 	KindItemExpired sim.Kind = "item-expired"
-	// KindItemEvicted: a live item was evicted from the LRU tail to make
-	// room for a new one.
+	// KindItemEvicted: a live item was evicted from the COLD LRU's tail to
+	// make room for a new one.
 	KindItemEvicted sim.Kind = "item-evicted"
 	// KindItemFlushed: an item was invalidated by flush_all.
 	KindItemFlushed sim.Kind = "item-flushed"
@@ -40,7 +41,13 @@ type Node struct {
 
 	monoInit  int64 // monotonic reading (ns) when the server started
 	monoStart int64 // monotonic_start (s)
-	buf       []byte
+	// The LRU maintainer's timer: the monotonic instant of its next run,
+	// its pending timer, and whether it is parked (idle, see
+	// armMaintainer).
+	nextWake   int64
+	maintTimer sim.TimerID
+	parked     bool
+	buf        []byte
 	// evictDetail is the key losses' detail of an eviction, rendered once
 	// (a cache workload evicts on every store).
 	evictDetail string
@@ -71,6 +78,63 @@ func (n *Node) Init(env *sim.Env) {
 	n.monoInit = env.Mono()
 	n.monoStart = floorDiv(n.monoInit, int64(time.Second)) - ItemUpdateInterval - 2
 	n.c = newCache(n.cfg, wall-ItemUpdateInterval-2)
+	// The LRU maintainer thread starts with the server and first sleeps
+	// MIN_LRU_MAINTAINER_SLEEP (memcached.c:6073-6075; items.c:1549).
+	n.c.maint.toSleep = minMaintainerSleep
+	n.nextWake = n.monoInit + wakeAfter(minMaintainerSleep)
+	n.armMaintainer()
+}
+
+// timerTag tags the node's timers.
+type timerTag string
+
+// tagMaintainer is the LRU maintainer thread's wake-up (its usleep).
+const tagMaintainer timerTag = "lru-maintainer"
+
+// armMaintainer sets the timer of the maintainer's next run, nextWake.
+//
+// An idle maintainer (cache.maintainer.idle) wakes every
+// MAX_LRU_MAINTAINER_SLEEP and does nothing until a command changes the
+// cache or the clock reaches cache.idleUntil. The node skips those runs
+// (parks): its timer is set for the first run at or after the instant the
+// clock can matter, none if it never can; that run, or a command (Do),
+// first steps the maintainer's waits and backoffs over the runs it skipped
+// (maintainer.skipIdle). The runs skipped would have changed nothing else,
+// so the result is the same as waking every second, and an idle server
+// costs a few timer events instead of one a second.
+func (n *Node) armMaintainer() {
+	n.parked = false
+	at := n.nextWake
+	if n.c.maint.idle && parkIdle {
+		n.parked = true
+		until := n.c.idleUntil()
+		if until == math.MaxInt64 {
+			n.maintTimer = sim.TimerID{}
+			return
+		}
+		// current_time reaches until at monoInit + (until - the
+		// current_time of the start) seconds (currentTime).
+		clockAt := n.monoInit + (until-(floorDiv(n.monoInit, int64(time.Second))-n.monoStart))*int64(time.Second)
+		m := n.c.maint
+		m.skipIdle(&at, clockAt)
+	}
+	n.maintTimer = n.env.SetTimer(sim.Mono, at, tagMaintainer)
+}
+
+// parkIdle is true but in the test that compares parking with waking
+// every second.
+var parkIdle = true
+
+// unpark brings a parked maintainer up to now after a command: the runs
+// before now are stepped over, and the timer is set for the next one.
+func (n *Node) unpark() {
+	if !n.parked {
+		return
+	}
+	n.env.Cancel(n.maintTimer) // a zero TimerID cancels nothing
+	n.c.maint.skipIdle(&n.nextWake, n.env.Mono())
+	n.parked = false
+	n.maintTimer = n.env.SetTimer(sim.Mono, n.nextWake, tagMaintainer)
 }
 
 // currentTime is memcached's current_time: clock_handler ticks once a
@@ -82,9 +146,24 @@ func (n *Node) currentTime() int64 {
 	return floorDiv(n.monoInit+ticks*int64(time.Second), int64(time.Second)) - n.monoStart
 }
 
-// Fire does nothing: the model sets no timers (expired items are found on
-// access or at the LRU tail; the LRU crawler is not modelled).
-func (n *Node) Fire(env *sim.Env, tag any) {}
+// Fire runs the LRU maintainer thread when its sleep ends (items.c:1570-1627):
+// it juggles the segmented LRU of the classes that are due, reclaiming
+// expired items at the tails and moving items between HOT, WARM and COLD,
+// and processes the queued bumps.
+func (n *Node) Fire(env *sim.Env, tag any) {
+	if tag != tagMaintainer {
+		return
+	}
+	now := n.env.Mono()
+	if n.parked {
+		n.c.maint.skipIdle(&n.nextWake, now)
+	}
+	n.c.now = n.currentTime()
+	sleep := n.c.maintain()
+	n.flushEvents()
+	n.nextWake = now + wakeAfter(sleep)
+	n.armMaintainer()
+}
 
 // Receive serves one Request; other messages are ignored.
 func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
@@ -102,6 +181,7 @@ func (n *Node) Do(r Request) Reply {
 	n.c.now = n.currentTime()
 	rep := n.c.do(r)
 	n.flushEvents()
+	n.unpark()
 	return rep
 }
 
@@ -117,15 +197,15 @@ func (n *Node) flushEvents() {
 		n.env.LogBytes(eventKinds[e.kind], b)
 		n.buf = b
 		// An item unlinked because its exptime passed (do_item_get,
-		// items.c:992, or the LRU tail, items.c:1130) or evicted from the
-		// tail of its class's LRU (lru_pull_tail, items.c:1072-1198): the
-		// server's own removal, a loss for the history.
+		// items.c:992, or an LRU tail, items.c:1130) or evicted from the
+		// tail of its class's COLD LRU (lru_pull_tail, items.c:1072-1253):
+		// the server's own removal, a loss for the history.
 		switch e.kind {
 		case evExpired:
 			n.env.KeyLost(e.it.key, sim.LossExpired, "")
 		case evEvicted:
 			if n.evictDetail == "" {
-				n.evictDetail = "memory limit " + memLimit(n.cfg.MaxBytes) + ", LRU tail"
+				n.evictDetail = "memory limit " + memLimit(n.cfg.MaxBytes) + ", COLD LRU tail"
 			}
 			n.env.KeyLost(e.it.key, sim.LossEvicted, n.evictDetail)
 		}
@@ -149,17 +229,39 @@ func (n *Node) Used() int64 { return n.c.used }
 // included).
 func (n *Node) Len() int { return len(n.c.items) }
 
-// Keys returns the linked keys, by slab class and in each class from the
-// most to the least recently used.
+// Keys returns the linked keys, by slab class, in each class HOT, WARM
+// then COLD, each from its head to its tail.
 func (n *Node) Keys() []string {
 	var out []string
 	for i := range n.c.classes {
-		for it := n.c.classes[i].head; it != nil; it = it.next {
-			out = append(out, it.key)
+		for l := range n.c.classes[i].lru {
+			for it := n.c.classes[i].lru[l].head; it != nil; it = it.next {
+				out = append(out, it.key)
+			}
 		}
 	}
 	return out
 }
+
+// LRUKeys returns the keys of one LRU (0 HOT, 1 WARM, 2 COLD) of a slab
+// class, from its head to its tail (for tests and inspection).
+func (n *Node) LRUKeys(cls, lru int) []string {
+	var out []string
+	for it := n.c.classes[cls].lru[lru].head; it != nil; it = it.next {
+		out = append(out, it.key)
+	}
+	return out
+}
+
+// ClassOf returns the slab class of the item a store of key with flags
+// and a value of valueLen bytes would make.
+func (n *Node) ClassOf(key string, flags uint32, valueLen int) int {
+	cls, _ := n.c.classFor(n.cfg.ItemSize(key, flags, valueLen))
+	return cls
+}
+
+// ItemStats returns a slab class's "stats items" counters (items:N:...).
+func (n *Node) ItemStats(cls int) ItemStats { return n.c.classStats(cls) }
 
 // Malloced returns the bytes of slab pages handed out (mem_malloced).
 func (n *Node) Malloced() int64 { return n.c.malloced }

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -166,4 +167,116 @@ func TestClusterMinorityMasterLosesWrites(t *testing.T) {
 	assert.Equal(t, "MOVED 8718 n6:6379", w.do("n2", "GET", "lock").Str)
 	// The writes n2 acknowledged in the minority are gone.
 	assert.True(t, w.do("n6", "GET", "lock").Kind == KindNil)
+}
+
+func TestClusterManualFailover(t *testing.T) {
+	const nt = 5 * time.Second
+	for _, tc := range []struct {
+		mode     []string
+		crash    bool
+		maxDelay time.Duration // from the command to the slots taken
+	}{
+		{mode: nil, maxDelay: time.Second},
+		{mode: []string{"FORCE"}, crash: true, maxDelay: time.Second},
+		{mode: []string{"TAKEOVER"}, crash: true, maxDelay: 10 * time.Millisecond},
+	} {
+		name := "default"
+		if tc.mode != nil {
+			name = tc.mode[0]
+		}
+		t.Run(name, func(t *testing.T) {
+			w, _ := clusterWorld(t, nt, 1, "n1", "n2", "n3", "n4", "n5", "n6")
+			w.Advance(2 * time.Second)
+			require.True(t, w.do("n2", "SET", "lock", "x").IsOK())
+			w.Advance(2 * time.Second)
+			if tc.crash {
+				w.K.Crash(w.ID("n2"), sim.CrashProcess)
+				w.Advance(100 * time.Millisecond)
+			}
+			at := w.K.Now()
+			require.True(t, w.do("n6", append([]string{"CLUSTER", "FAILOVER"}, tc.mode...)...).IsOK())
+			w.Advance(3 * time.Second)
+			took := eventTimes(w, EventClusterFailover, "n6", "took the slots of n2")
+			require.Len(t, took, 1)
+			assert.Less(t, time.Duration(int64(took[0])-int64(at)), tc.maxDelay)
+			assert.Equal(t, "x", w.do("n6", "GET", "lock").Str)
+			assert.Equal(t, "MOVED 8718 n6:6379", w.do("n1", "GET", "lock").Str)
+			if !tc.crash {
+				w.Advance(nt)
+				assert.Equal(t, "slave", w.do("n2", "ROLE").Array[0].Str, "the old master follows")
+			}
+		})
+	}
+}
+
+func TestClusterFailoverCommandErrors(t *testing.T) {
+	w, _ := clusterWorld(t, 5*time.Second, 1, "n1", "n2", "n3", "n4", "n5", "n6")
+	w.Advance(time.Second)
+	assert.Equal(t, "ERR You should send CLUSTER FAILOVER to a replica", w.do("n1", "CLUSTER", "FAILOVER").Str)
+	assert.Contains(t, w.do("n6", "CLUSTER", "FAILOVER", "SOON").Str, "syntax error")
+	assert.Equal(t, "ERR REPLICAOF not allowed in cluster mode.", w.do("n6", "REPLICAOF", "NO", "ONE").Str)
+}
+
+// A master that the majority flags FAIL and whose replica cannot be
+// elected (it is cut off with its master) gets its FAIL flag cleared after
+// node timeout x CLUSTER_FAIL_UNDO_TIME_MULT once reachable.
+func TestClusterFailUndo(t *testing.T) {
+	const nt = 5 * time.Second
+	w, _ := clusterWorld(t, nt, 1, "n1", "n2", "n3", "n4", "n5", "n6")
+	w.Advance(2 * time.Second)
+	cut := w.K.Partition([][]sim.ProcID{{w.ID("n2"), w.ID("n6")}, {w.ID("n1"), w.ID("n3"), w.ID("n4"), w.ID("n5"), w.ID("c")}})
+	var fail []time.Duration
+	for i := 0; i < 100 && len(fail) == 0; i++ {
+		w.Advance(100 * time.Millisecond)
+		fail = eventTimes(w, EventClusterFail, "n1", "n2 marked FAIL")
+	}
+	require.NotEmpty(t, fail)
+	w.Advance(100 * time.Millisecond)
+	assert.Contains(t, w.do("n1", "CLUSTER", "INFO").Str, "cluster_state:fail", "a slot served by a FAIL master")
+	assert.Empty(t, eventTimes(w, EventClusterFailover, "n6", "took"), "n6 cannot reach the voters")
+	w.K.Unpartition(cut)
+	w.Advance(3 * nt)
+	undo := eventTimes(w, EventClusterFail, "n1", "clear FAIL of n2")
+	require.NotEmpty(t, undo)
+	assert.Greater(t, int64(undo[0])-int64(fail[0]), int64(2*nt))
+	assert.Contains(t, w.do("n1", "CLUSTER", "INFO").Str, "cluster_state:ok")
+	assert.True(t, w.do("n2", "SET", "lock", "y").IsOK(), "n2 serves its slots again")
+}
+
+// A replica whose link with its master has been down for longer than
+// (node timeout x validity factor) + repl-ping-replica-period + node
+// timeout does not fail over: the master's slots stay down.
+func TestClusterReplicaValidity(t *testing.T) {
+	const nt = 2 * time.Second
+	names := []string{"n1", "n2", "n3", "n4", "n5", "n6"}
+	members, err := CreateCluster(names, 1)
+	require.NoError(t, err)
+	for _, factor := range []int{0, 1} {
+		t.Run(fmt.Sprint("factor ", factor), func(t *testing.T) {
+			cc := DefaultClusterConfig()
+			cc.NodeTimeout, cc.ReplicaValidityFactor, cc.Members = nt, factor, members
+			var specs []nodeSpec
+			for _, n := range names {
+				cfg := DefaultConfig()
+				c := cc
+				cfg.Cluster = &c
+				specs = append(specs, nodeSpec{name: n, cfg: cfg})
+			}
+			w := newWorld(t, time.Millisecond, specs...)
+			w.Advance(2 * time.Second)
+			// Only the link between n2 and n6 is cut, for 30s: n6's data
+			// ages (10s + 2s x 1 allowed) while both stay in the cluster.
+			cut := w.K.Partition([][]sim.ProcID{{w.ID("n2")}, {w.ID("n6")}})
+			w.Advance(30 * time.Second)
+			w.K.Crash(w.ID("n2"), sim.CrashPower)
+			w.K.Unpartition(cut)
+			w.Advance(10 * nt)
+			took := eventTimes(w, EventClusterFailover, "n6", "took the slots of n2")
+			if factor == 0 {
+				assert.Len(t, took, 1, "factor 0: always fail over")
+			} else {
+				assert.Empty(t, took, "data too old")
+			}
+		})
+	}
 }

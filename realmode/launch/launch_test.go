@@ -421,3 +421,29 @@ func TestSentinelLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(conf), "down-after-milliseconds lockmaster 2000")
 }
+
+// TestRedisMaxMemoryOverBaseline: maxmemory counts from the server's own
+// used_memory at start, the policy and samples reach the server, and a
+// restart keeps the limit (CONFIG REWRITE).
+func TestRedisMaxMemoryOverBaseline(t *testing.T) {
+	needRedis(t)
+	g := group(t)
+	s, err := g.StartRedis(RedisOptions{Dir: serverDir(t, g), MaxMemory: 4096, MaxMemoryOverBaseline: true,
+		MaxMemoryPolicy: "volatile-lru", MaxMemorySamples: 16})
+	require.NoError(t, err)
+	require.Greater(t, s.Baseline(), int64(100_000), "an empty Redis uses hundreds of KB")
+	check := func() {
+		c := goredis.NewClient(&goredis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true})
+		defer c.Close()
+		ctx := context.Background()
+		for k, want := range map[string]string{"maxmemory": strconv.FormatInt(s.Baseline()+4096, 10), "maxmemory-policy": "volatile-lru", "maxmemory-samples": "16"} {
+			got, err := c.ConfigGet(ctx, k).Result()
+			require.NoError(t, err)
+			assert.Equal(t, want, got[k], k)
+		}
+	}
+	check()
+	s.Kill()
+	require.NoError(t, s.Restart())
+	check()
+}

@@ -56,6 +56,7 @@ type MariaDBOptions struct {
 	FlushLogAtTrxCommit int           // --innodb-flush-log-at-trx-commit (0, 1, 2); -1: the default
 	RollbackOnTimeout   bool          // --innodb-rollback-on-timeout
 	NoDeadlockDetect    bool          // --innodb-deadlock-detect=OFF
+	SlaveNetTimeout     time.Duration // --slave-net-timeout, whole seconds (0: the default)
 
 	// StartTimeout bounds mariadb-install-db and the wait for the server's
 	// handshake (also after Restart); 0 = 60s.
@@ -112,7 +113,7 @@ func StartMariaDB(o MariaDBOptions) (*Server, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"LockWaitTimeout", o.LockWaitTimeout}, {"WaitTimeout", o.WaitTimeout}} {
+	}{{"LockWaitTimeout", o.LockWaitTimeout}, {"WaitTimeout", o.WaitTimeout}, {"SlaveNetTimeout", o.SlaveNetTimeout}} {
 		if d.v < 0 || d.v%time.Second != 0 {
 			return nil, fmt.Errorf("launch: %s: %s %v: want whole seconds: %w", o.Name, d.name, d.v, ErrBadOption)
 		}
@@ -159,6 +160,9 @@ func StartMariaDB(o MariaDBOptions) (*Server, error) {
 		}
 		if o.NoDeadlockDetect {
 			a = append(a, "--innodb-deadlock-detect=OFF")
+		}
+		if o.SlaveNetTimeout > 0 {
+			a = append(a, "--slave-net-timeout="+strconv.FormatInt(int64(o.SlaveNetTimeout/time.Second), 10))
 		}
 		if os.Geteuid() == 0 {
 			a = append(a, "--user=root")

@@ -3,7 +3,9 @@ package launch
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -31,4 +33,41 @@ func command(addr string, timeout time.Duration, args ...string) (string, error)
 		return "", err
 	}
 	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// bulkCommand sends one command whose reply is a bulk string (INFO) and
+// returns the string.
+func bulkCommand(addr string, timeout time.Duration, args ...string) (string, error) {
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := conn.Write([]byte(b.String())); err != nil {
+		return "", err
+	}
+	br := bufio.NewReader(conn)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if !strings.HasPrefix(line, "$") {
+		return "", fmt.Errorf("reply %q is not a bulk string", line)
+	}
+	n, err := strconv.Atoi(line[1:])
+	if err != nil || n < 0 {
+		return "", fmt.Errorf("reply %q is not a bulk string", line)
+	}
+	buf := make([]byte, n+2)
+	if _, err := io.ReadFull(br, buf); err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
 }

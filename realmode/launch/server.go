@@ -43,6 +43,21 @@ type RedisOptions struct {
 	AnnounceIP     string // replica-announce-ip
 	AnnouncePort   int    // replica-announce-port
 
+	// MaxMemory is maxmemory in bytes (0: no limit); MaxMemoryPolicy and
+	// MaxMemorySamples are maxmemory-policy and maxmemory-samples (""
+	// and 0: Redis's defaults, noeviction and 5).
+	MaxMemory        int64
+	MaxMemoryPolicy  string
+	MaxMemorySamples int
+	// MaxMemoryOverBaseline makes MaxMemory count from what the server
+	// itself uses once started: StartRedis starts it without a limit,
+	// reads used_memory (INFO memory) when it answers, and sets maxmemory
+	// to that plus MaxMemory with CONFIG SET, saved with CONFIG REWRITE
+	// so that a restart keeps it. Real used_memory counts the empty
+	// server's own allocations (about 0.9 MB for Redis 7.0) that a
+	// dataset-only account, as locksim's model keeps, does not.
+	MaxMemoryOverBaseline bool
+
 	Clock *Clock // nil: the real wall clock
 
 	// ExtraConfig lines are appended to the generated configuration file.
@@ -77,14 +92,16 @@ type SentinelOptions struct {
 
 // Server is one running (or stopped) server process.
 type Server struct {
-	name    string
-	bin     string
-	args    []string
-	env     []string
-	dir     string
-	ip      string
-	port    int
-	timeout time.Duration
+	// baseline is the used_memory maxmemory counts from (MaxMemoryOverBaseline).
+	baseline int64
+	name     string
+	bin      string
+	args     []string
+	env      []string
+	dir      string
+	ip       string
+	port     int
+	timeout  time.Duration
 
 	// ready probes the server once it started (nil: Redis's PING); term
 	// stops it cleanly (nil: Redis's SHUTDOWN); logs are its log files
@@ -201,6 +218,18 @@ func StartRedis(o RedisOptions) (*Server, error) {
 	if o.MinReplicasMaxLag > 0 {
 		conf = append(conf, fmt.Sprintf("min-replicas-max-lag %d", o.MinReplicasMaxLag))
 	}
+	if o.MaxMemory < 0 || o.MaxMemorySamples < 0 {
+		return nil, fmt.Errorf("launch: %s: MaxMemory and MaxMemorySamples must not be negative: %w", o.Name, ErrBadOption)
+	}
+	if o.MaxMemory > 0 && !o.MaxMemoryOverBaseline {
+		conf = append(conf, fmt.Sprintf("maxmemory %d", o.MaxMemory))
+	}
+	if o.MaxMemoryPolicy != "" {
+		conf = append(conf, "maxmemory-policy "+o.MaxMemoryPolicy)
+	}
+	if o.MaxMemorySamples > 0 {
+		conf = append(conf, fmt.Sprintf("maxmemory-samples %d", o.MaxMemorySamples))
+	}
 	if o.BindSourceAddr != "" {
 		if err := checkLoopback(o.BindSourceAddr); err != nil {
 			return nil, err
@@ -218,8 +247,49 @@ func StartRedis(o RedisOptions) (*Server, error) {
 	if o.Clock != nil {
 		s.env = clockshift.Env(o.Clock.Lib, o.Clock.Control)
 	}
-	return s, s.firstStart(conf, "redis.conf", nil)
+	if err := s.firstStart(conf, "redis.conf", nil); err != nil {
+		return s, err
+	}
+	if o.MaxMemory > 0 && o.MaxMemoryOverBaseline {
+		if err := s.maxMemoryOverBaseline(o.MaxMemory); err != nil {
+			s.Stop()
+			return s, err
+		}
+	}
+	return s, nil
 }
+
+// maxMemoryOverBaseline sets maxmemory to the server's used_memory now
+// plus extra, and saves it in the configuration file.
+func (s *Server) maxMemoryOverBaseline(extra int64) error {
+	info, err := bulkCommand(s.Addr(), s.timeout, "INFO", "memory")
+	if err != nil {
+		return fmt.Errorf("launch: %s: INFO memory: %w", s.name, err)
+	}
+	used := int64(-1)
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			used, err = strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("launch: %s: INFO memory: used_memory %q: %w", s.name, v, err)
+			}
+		}
+	}
+	if used < 0 {
+		return fmt.Errorf("launch: %s: INFO memory has no used_memory", s.name)
+	}
+	s.baseline = used
+	for _, c := range [][]string{{"CONFIG", "SET", "maxmemory", strconv.FormatInt(used+extra, 10)}, {"CONFIG", "REWRITE"}} {
+		if r, err := command(s.Addr(), s.timeout, c...); err != nil || r != "+OK" {
+			return fmt.Errorf("launch: %s: %s: %q %v", s.name, strings.Join(c, " "), r, err)
+		}
+	}
+	return nil
+}
+
+// Baseline is the used_memory that MaxMemoryOverBaseline counted from (0
+// when not used).
+func (s *Server) Baseline() int64 { return s.baseline }
 
 // StartSentinel writes Dir/sentinel.conf and starts a Sentinel on it.
 func StartSentinel(o SentinelOptions) (*Server, error) {
