@@ -237,7 +237,8 @@ func duplicateToken(h *sim.History, a, b sim.Section, beliefs map[int]sim.Belief
 	if okA && okB {
 		from, to = minTime(ga, gb), maxTime(ga, gb)
 	}
-	v.Explanation = text + "; " + tokenCause(h, v.Clients, from, to, fmt.Sprintf("the second grant of token %d", a.Token)) + "."
+	// The counter lost between the two grants handed the token out again.
+	v.Explanation = text + "; " + tokenCause(h, b.Lock, v.Clients, from, to, from, to, fmt.Sprintf("the second grant of token %d", a.Token)) + "."
 	return v
 }
 
@@ -253,16 +254,26 @@ func lowerToken(h *sim.History, hi, w sim.Section, beliefs map[int]sim.Belief) V
 	text := fmt.Sprintf("the resource accepted %s's write with token %d at %s after it had accepted %s's write with token %d at %s",
 		w.Client, w.Token, w.WriteAt, hi.Client, hi.Token, hi.WriteAt)
 	from := hi.WriteAt
+	// The counter lost after the higher token's grant and before the lower
+	// one's handed out the lower token (without beliefs to date the
+	// grants: any loss before the lower token's write).
+	lossFrom, lossTo := sim.Time(0), w.WriteAt
 	if g, ok := grantedAt(w, beliefs); ok {
 		from = minTime(from, g)
+		lossTo = g
 	}
-	v.Explanation = text + "; " + tokenCause(h, v.Clients, from, w.WriteAt, "the lower token's acceptance") + "."
+	if g, ok := grantedAt(hi, beliefs); ok {
+		lossFrom = g
+	}
+	v.Explanation = text + "; " + tokenCause(h, w.Lock, v.Clients, from, w.WriteAt, lossFrom, lossTo, "the lower token's acceptance") + "."
 	return v
 }
 
-// tokenCause names the faults that can explain a broken token order: those
-// between from and to first (a counter node that restarted empty, a
+// tokenCause names what can explain a broken token order: a server's loss
+// of the lock's token counter key between lossFrom and lossTo (an
+// eviction, an expiry: the counter counted from the start again), then the
+// faults between from and to (a counter node that restarted empty, a
 // failover), else the latest before.
-func tokenCause(h *sim.History, clients []string, from, to sim.Time, what string) string {
-	return faultClause(h.Faults, clients, from, to, what)
+func tokenCause(h *sim.History, lock string, clients []string, from, to, lossFrom, lossTo sim.Time, what string) string {
+	return causes(what, counterLossClause(h, lock, lossFrom, lossTo), faultClause(h.Faults, clients, from, to, what), "")
 }
