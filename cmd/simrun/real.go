@@ -25,19 +25,21 @@ func newRealCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "real NAME|FILE",
-		Short: "Run a scenario against real redis-server and redis-sentinel processes",
+		Short: "Run a scenario against real Redis, Sentinel, memcached, MariaDB and ZooKeeper processes",
 		Long: `Run a scenario in real mode: locksim's own lock clients and storage service,
-driven in real time, against real redis-server and redis-sentinel processes
-that simrun starts on addresses of 127.0.0.0/8 in a private temporary
+driven in real time, against real redis-server, redis-sentinel, memcached,
+mariadbd and ZooKeeper (java) processes that simrun starts on addresses of 127.0.0.0/8 in a private temporary
 directory and stops by PID on every exit (Ctrl-C too). Faults: pauses
 (SIGSTOP/SIGCONT), crashes (SIGKILL, or SHUTDOWN for mode clean) and restarts
 on the same data directory, power loss where it equals a kill, server clocks
 through a preload library, client clocks directly, partitions, cuts and delays
 through a fault-injecting proxy, promote (REPLICAOF NO ONE). A scenario that
-needs more (ZooKeeper, power loss with appendfsync everysec, drops between two
-servers) is refused with exit 2 naming the fault and why.
+needs more (Chubby's lock-delay, power loss with appendfsync everysec, drops
+between two servers) is refused with exit 2 naming the fault and why.
 
-Needs redis-server, redis-sentinel and (for server clocks) a C compiler.
+Needs the scenario's servers (redis-server and redis-sentinel, memcached,
+mariadb-server, zookeeper with a Java runtime) and, for server clocks, a C
+compiler.
 
 Exit codes as simrun run: 0 the verdicts match; 1 they do not; 2 bad input or
 a scenario real mode cannot run; 3 inconclusive or internal error.`,
@@ -119,7 +121,7 @@ func realScenario(stdout io.Writer, arg string, f runFlags) error {
 			return withCode(exitInconclusive, err)
 		}
 	} else {
-		fmt.Fprintln(stdout, "mode: real (redis-server and redis-sentinel on loopback, in real time)")
+		fmt.Fprintln(stdout, "mode: real (real servers on loopback, in real time)")
 		events := f.events
 		if events == 0 {
 			events = -1 // --events 0: all of them
