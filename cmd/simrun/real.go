@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -16,7 +15,6 @@ import (
 	"github.com/locksim/locksim"
 	"github.com/locksim/locksim/realmode"
 	"github.com/locksim/locksim/scenarios"
-	"github.com/locksim/locksim/sim"
 )
 
 func init() { extraCommands = append(extraCommands, newRealCmd, newTwinCmd) }
@@ -110,7 +108,7 @@ func realScenario(stdout io.Writer, arg string, f runFlags) error {
 		return err
 	}
 	if f.outDir != "" {
-		if err := writeRealOutputs(f.outDir, o); err != nil {
+		if err := realmode.WriteOutputs(f.outDir, o); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
 		}
 	}
@@ -130,33 +128,6 @@ func realScenario(stdout io.Writer, arg string, f runFlags) error {
 		fmt.Fprintln(stdout, "NB: a real run is not replayable bit for bit (real time, real servers); the replay line above runs the simulator")
 	}
 	return outcomeCode(o)
-}
-
-// writeRealOutputs writes result.json (the outcome, as --json prints it
-// for run), porcupine's pages of an illegal history and trace.jsonl into
-// dir. simrun report DIR renders the HTML report from these files.
-func writeRealOutputs(dir string, o *scenarios.Outcome) error {
-	data, err := o.JSON()
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "result.json"), data, 0o644); err != nil {
-		return err
-	}
-	for _, p := range o.Pages {
-		if err := os.WriteFile(filepath.Join(dir, p.Name), p.HTML, 0o644); err != nil {
-			return err
-		}
-	}
-	fh, err := os.Create(filepath.Join(dir, "trace.jsonl"))
-	if err != nil {
-		return err
-	}
-	if err := sim.WriteJSONL(fh, o.Trace); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
 }
 
 // realJSON is the outcome with the mode in front.
