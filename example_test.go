@@ -89,3 +89,26 @@ func ExampleFromValues() {
 	fmt.Println(res.LockSafety, res.ResourceSafety)
 	// Output: holds holds
 }
+
+// Every property's verdict, in the order the outputs name them: the list
+// grows when the checker gains a property, without a change here.
+func ExampleResult_verdicts() {
+	s, err := locksim.Builtin("single-gc-pause-fenced")
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := locksim.Run(s, locksim.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, j := range res.Verdicts {
+		fmt.Printf("%s: %s\n", j.Property, j.Verdict)
+	}
+	fmt.Println("token order alone:", res.Verdicts.Of("token_order"))
+	// Output:
+	// lock_safety: violated
+	// resource_safety: holds
+	// liveness: not-judged
+	// token_order: holds
+	// token order alone: holds
+}

@@ -240,8 +240,17 @@ func Check(h *sim.History, opts Options) Result {
 	var r Result
 	var pages []*page
 	var lockViolations []Violation
-	for _, p := range registry {
-		j := p.Judge(h, opts)
+	js := make([]Judgement, len(registry))
+	for i, p := range registry {
+		js[i] = p.Judge(h, opts)
+	}
+	for i, p := range registry {
+		j := js[i]
+		if j.explain != nil {
+			vs, pg := j.explain()
+			j.Violations, j.page = append(vs, j.Violations...), pg
+		}
+		js[i] = Judgement{}
 		name := p.About().Name
 		r.add(name, j)
 		if j.page != nil {

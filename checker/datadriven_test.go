@@ -144,10 +144,11 @@ func TestHistoriesRefuseMistakes(t *testing.T) {
 	tests := []struct{ step, input, want string }{
 		{step: "check end=10s max-wiat=10s", want: "t.txt:3: check: unexpected arguments: max-wiat=10s"},
 		{step: "check end=10s", input: "belief c1 1s..2s tokne=3", want: "t.txt:3 (record 1): belief: unexpected arguments: tokne=3"},
-		{step: "check end=10s", input: "belief c1 1s..2s\nbeleif c2 3s..4s", want: `t.txt:3 (record 2): unknown command "beleif" (known: attempt, belief, counter, fault, keyloss, section, want)`},
+		{step: "check end=10s", input: "belief c1 1s..2s\nbeleif c2 3s..4s", want: `t.txt:3 (record 2): unknown command "beleif" (known: attempt, belief, clock, counter, fault, keyloss, section, want)`},
 		{step: "check end=10s", input: "section c1 write=2s:acepted", want: `t.txt:3 (record 1): section: write=2s:acepted: unknown outcome "acepted" (accepted, rejected, lost)`},
 		{step: "check end=10s", input: "want c1 5s..2s", want: `t.txt:3 (record 1): want: "5s..2s": the span ends before it starts`},
 		{step: "check end=10s", input: "fault pause 1s..2s", want: "t.txt:3 (record 1): fault: a fault needs its text after ': '"},
+		{step: "check end=10s", input: "clock c1", want: "t.txt:3 (record 1): clock: a clock record sets offset= or ppb="},
 		{step: "check end=10s", input: "belief c1 1s..2s: why", want: "t.txt:3 (record 1): belief: takes no text after ':'"},
 		{step: "check", input: "belief c1 1s..2s", want: "t.txt:3: check: missing end=... (when the history ends)"},
 		{step: "check max-wait=1s", want: "t.txt:3: check: no history yet: give end=... and its records"},
@@ -278,8 +279,10 @@ func parseHistory(t testing.TB, td *datadriven.TestData, end sim.Time) *sim.Hist
 			op := r.counter()
 			op.ID = len(h.Counter)
 			h.Counter = append(h.Counter, op)
+		case "clock":
+			h.Clocks = append(h.Clocks, r.clock())
 		default:
-			simtest.Unknown(t, rec, "belief", "section", "want", "attempt", "fault", "keyloss", "counter")
+			simtest.Unknown(t, rec, "belief", "section", "want", "attempt", "fault", "keyloss", "counter", "clock")
 		}
 		if r.text != "" && cmd != "fault" && cmd != "keyloss" && cmd != "counter" {
 			r.Fatalf("takes no text after ':'")
@@ -496,6 +499,20 @@ func (r *recordReader) keyLoss() sim.KeyLoss {
 	l.Holder = r.String("holder", "")
 	l.Detail = r.text
 	return l
+}
+
+// clock reads a process's initial clock setting: clock PROC [offset=D]
+// [ppb=N] (the wall clock's offset, the rate error in parts per billion).
+func (r *recordReader) clock() sim.ClockRecord {
+	c := sim.ClockRecord{Proc: r.Pos("process")}
+	if r.Has("offset") {
+		c.Offset = r.ParseDuration("offset", r.String("offset", ""))
+	}
+	c.DriftPPB, _ = r.int64Arg("ppb")
+	if c.Offset == 0 && c.DriftPPB == 0 {
+		r.Fatalf("a clock record sets offset= or ppb=")
+	}
+	return c
 }
 
 func (r *recordReader) counter() sim.CounterOp {

@@ -37,9 +37,12 @@ func (lockSafety) Judge(h *sim.History, opts Options) Judgement {
 	p := checkLock(h, withDefault(opts.Timeout), opts.Visualize)
 	j := Judgement{Verdict: p.verdict}
 	if p.verdict == Violated {
-		j.Violations = explainLock(h)
-		if p.index > 0 {
-			j.page = &page{piece: p, rows: beliefClients(h), vs: j.Violations, file: PageLock}
+		j.explain = func() ([]Violation, *page) {
+			vs := explainLock(h)
+			if opts.Visualize && p.index > 0 {
+				return vs, &page{piece: p, rows: beliefClients(h), vs: vs, file: PageLock}
+			}
+			return vs, nil
 		}
 	}
 	return j

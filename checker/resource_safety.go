@@ -40,9 +40,12 @@ func (resourceSafety) Judge(h *sim.History, opts Options) Judgement {
 	p := checkResource(h, timeout, opts.Visualize)
 	j := Judgement{Verdict: p.verdict}
 	if p.verdict == Violated {
-		j.Violations = explainResource(h)
-		if p.index > 0 {
-			j.page = &page{piece: p, rows: sectionClients(checkedSections(h)), vs: j.Violations, file: PageResource}
+		j.explain = func() ([]Violation, *page) {
+			vs := explainResource(h)
+			if opts.Visualize && p.index > 0 {
+				return vs, &page{piece: p, rows: sectionClients(checkedSections(h)), vs: vs, file: PageResource}
+			}
+			return vs, nil
 		}
 	}
 	cv, cvs := CheckCounters(h, timeout)

@@ -23,7 +23,7 @@ import (
 //   - resource safety: each resource's value at the cut, the start of the
 //     next piece's counter (split.go);
 //   - token order: per lock, the first accepted write of the highest token
-//     (tokenLedger, the rule CheckTokenOrder applies to a whole history);
+//     (tokenRule, the rule CheckTokenOrder applies to a whole history);
 //   - liveness: the longest wait so far and the clients that waited. A wait
 //     never spans a quiet point, so its free stretches lie in its piece;
 //     the fault-free windows come from the faults, which are kept whole.

@@ -123,6 +123,9 @@ const (
 	LaneResource Lane = "resource"
 )
 
+// Lanes are every Lane, the ones a kind may declare.
+var Lanes = []Lane{LanePlain, LaneKeyspace, LaneZnodes, LaneResource}
+
 // Server is one non-client lane of a report.
 type Server struct {
 	Name string `json:"name"`

@@ -420,3 +420,12 @@ func TestStorageLaneOnlyWithLockClients(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryLaneIsDrawn: each lane a process kind may declare is one the
+// timeline draws: plain, the resource's, or one with its held keys.
+func TestEveryLaneIsDrawn(t *testing.T) {
+	for _, l := range record.Lanes {
+		_, keys := laneKeysOf[l]
+		assert.True(t, l == record.LanePlain || l == record.LaneResource || keys, "lane %q has no drawing in laneKeysOf", l)
+	}
+}

@@ -103,7 +103,12 @@ type ZKSpec struct {
 	Name      string
 	TickTime  time.Duration
 	LockDelay time.Duration
-	Clock     ClockSpec
+	// MinSessionTimeout and MaxSessionTimeout bound the negotiated session
+	// timeout (minSessionTimeout, maxSessionTimeout of zoo.cfg); 0: 2 and
+	// 20 ticks.
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+	Clock             ClockSpec
 }
 
 // ClientSpec is one lock client.

@@ -155,7 +155,7 @@ func runShrink(stdout io.Writer, arg string, f shrinkFlags) error {
 	if err != nil {
 		return withCode(exitInconclusive, err)
 	}
-	if err := writeFileAtomic(out, data); err != nil {
+	if err := outdir.WriteFileAtomic(out, data); err != nil {
 		return badInput("--out: %v", err)
 	}
 	fmt.Fprintf(stdout, "%s: %s, keeping %s violated\n", arg, r.Summary(), kind)
