@@ -26,7 +26,7 @@ import (
 // so a typo never passes silently):
 //
 //	check end=DUR [max-wait=DUR] [max-wait.CLIENT=DUR] [settle=DUR]
-//	      [loss=P] [timeout=DUR]
+//	      [loss=P] [timeout=DUR] [stats]
 //	RECORD...                (input: one record a line; # starts a comment)
 //	    judge the history of the records (none: an empty history), which
 //	    ends at end, with Check and print the verdict of every registered
@@ -35,7 +35,8 @@ import (
 //	    windows and its explanation. max-wait is the liveness bound of every client
 //	    (DefaultMaxWait), max-wait.CLIENT one client's (MaxWait), settle the
 //	    settling time of an instantaneous fault, loss the network's segment
-//	    loss (NetworkLoss), timeout porcupine's per-piece budget.
+//	    loss (NetworkLoss), timeout porcupine's per-piece budget; stats
+//	    also prints the run's numbers (Stats.Lines).
 //	check [options]          (no end=, no input)
 //	    judge the previous step's history again with other options.
 //
@@ -106,9 +107,16 @@ func (d *historyDD) step(t testing.TB, td *datadriven.TestData) string {
 		a.Fatalf("no history yet: give end=... and its records")
 	}
 	opts := checkOptions(a)
+	stats := a.Bool("stats")
 	a.Done()
 	r := Check(d.h, opts)
-	return renderResult(r) + streamDifference(d.h, opts, r)
+	out := renderResult(r)
+	if stats {
+		for _, l := range r.Stats.Lines() {
+			out += "stats: " + l + "\n"
+		}
+	}
+	return out + streamDifference(d.h, opts, r)
 }
 
 // streamDifference judges h again as the streaming checker would, the
@@ -124,6 +132,8 @@ func streamDifference(h *sim.History, opts Options, whole Result) string {
 		return fmt.Sprintf("stream: %v\n", err)
 	case fmt.Sprint(r.Verdicts) != fmt.Sprint(whole.Verdicts):
 		return fmt.Sprintf("stream: verdicts %v\n", r.Verdicts)
+	case fmt.Sprint(r.Stats.Lines()) != fmt.Sprint(whole.Stats.Lines()):
+		return fmt.Sprintf("stream: stats %v\n", r.Stats.Lines())
 	}
 	return ""
 }
@@ -134,10 +144,11 @@ func TestHistoriesRefuseMistakes(t *testing.T) {
 	tests := []struct{ step, input, want string }{
 		{step: "check end=10s max-wiat=10s", want: "t.txt:3: check: unexpected arguments: max-wiat=10s"},
 		{step: "check end=10s", input: "belief c1 1s..2s tokne=3", want: "t.txt:3 (record 1): belief: unexpected arguments: tokne=3"},
-		{step: "check end=10s", input: "belief c1 1s..2s\nbeleif c2 3s..4s", want: `t.txt:3 (record 2): unknown command "beleif" (known: attempt, belief, counter, fault, keyloss, section, want)`},
+		{step: "check end=10s", input: "belief c1 1s..2s\nbeleif c2 3s..4s", want: `t.txt:3 (record 2): unknown command "beleif" (known: attempt, belief, clock, counter, fault, keyloss, section, want)`},
 		{step: "check end=10s", input: "section c1 write=2s:acepted", want: `t.txt:3 (record 1): section: write=2s:acepted: unknown outcome "acepted" (accepted, rejected, lost)`},
 		{step: "check end=10s", input: "want c1 5s..2s", want: `t.txt:3 (record 1): want: "5s..2s": the span ends before it starts`},
 		{step: "check end=10s", input: "fault pause 1s..2s", want: "t.txt:3 (record 1): fault: a fault needs its text after ': '"},
+		{step: "check end=10s", input: "clock c1", want: "t.txt:3 (record 1): clock: a clock record sets offset= or ppb="},
 		{step: "check end=10s", input: "belief c1 1s..2s: why", want: "t.txt:3 (record 1): belief: takes no text after ':'"},
 		{step: "check", input: "belief c1 1s..2s", want: "t.txt:3: check: missing end=... (when the history ends)"},
 		{step: "check max-wait=1s", want: "t.txt:3: check: no history yet: give end=... and its records"},
@@ -204,6 +215,9 @@ func renderResult(r Result) string {
 	if r.Fencing != "" {
 		fmt.Fprintf(&b, "fencing: %s\n", r.Fencing)
 	}
+	for _, v := range r.Vacuous {
+		fmt.Fprintf(&b, "vacuous: %s\n", v)
+	}
 	for _, v := range r.Violations {
 		b.WriteString(v.Kind)
 		if v.Lock != "" {
@@ -265,8 +279,10 @@ func parseHistory(t testing.TB, td *datadriven.TestData, end sim.Time) *sim.Hist
 			op := r.counter()
 			op.ID = len(h.Counter)
 			h.Counter = append(h.Counter, op)
+		case "clock":
+			h.Clocks = append(h.Clocks, r.clock())
 		default:
-			simtest.Unknown(t, rec, "belief", "section", "want", "attempt", "fault", "keyloss", "counter")
+			simtest.Unknown(t, rec, "belief", "section", "want", "attempt", "fault", "keyloss", "counter", "clock")
 		}
 		if r.text != "" && cmd != "fault" && cmd != "keyloss" && cmd != "counter" {
 			r.Fatalf("takes no text after ':'")
@@ -483,6 +499,20 @@ func (r *recordReader) keyLoss() sim.KeyLoss {
 	l.Holder = r.String("holder", "")
 	l.Detail = r.text
 	return l
+}
+
+// clock reads a process's initial clock setting: clock PROC [offset=D]
+// [ppb=N] (the wall clock's offset, the rate error in parts per billion).
+func (r *recordReader) clock() sim.ClockRecord {
+	c := sim.ClockRecord{Proc: r.Pos("process")}
+	if r.Has("offset") {
+		c.Offset = r.ParseDuration("offset", r.String("offset", ""))
+	}
+	c.DriftPPB, _ = r.int64Arg("ppb")
+	if c.Offset == 0 && c.DriftPPB == 0 {
+		r.Fatalf("a clock record sets offset= or ppb=")
+	}
+	return c
 }
 
 func (r *recordReader) counter() sim.CounterOp {

@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,17 +139,101 @@ func explainOverlaps(h *sim.History, g []overlap) Violation {
 	faults := faultClause(h.Faults, v.Clients, a.Start, first, what)
 	// The server's own loss of the key comes first: it is what let the
 	// second holder in; a fault before it may be why the first holder
-	// still believed (a pause longer than the TTL). Without a fault, it
-	// stands alone.
-	if loss := lossClause(h, a, g[0].b); loss != "" {
-		if faults == "no fault preceded "+what {
-			faults = loss
-		} else {
-			faults = loss + "; " + faults
+	// still believed (a pause longer than the TTL); clocks that were apart
+	// from the start come last (a client whose clock runs ahead takes over
+	// a live GETSET lock with no fault at all). Without a fault, they
+	// stand alone.
+	v.Explanation = text + "; " + causes(what, lossClause(h, a, g[0].b), faults, clockClause(h, v.Clients)) + "."
+	return v
+}
+
+// causes joins the clauses of an explanation's causes: the server's loss
+// of a key, the fault clause, the initial clocks; a fault clause that
+// found no fault is left out when another cause is named.
+func causes(what string, loss, faults, clocks string) string {
+	var parts []string
+	if loss != "" {
+		parts = append(parts, loss)
+	}
+	if faults != "no fault preceded "+what || (loss == "" && clocks == "") {
+		parts = append(parts, faults)
+	}
+	if clocks != "" {
+		parts = append(parts, clocks)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// clockClause names the initial clock settings (sim.History.Clocks, the
+// scenario's clock offsets and rate errors) that can have caused a
+// violation among clients: those of the clients involved, in their
+// order, then those of the processes that are no client of the history
+// (the servers: a replica whose clock runs ahead expires a key early). A
+// client not involved is left out. It returns "" when there is none:
+// `from the start of the run, c2's wall clock was 40s ahead of true time`.
+func clockClause(h *sim.History, clients []string) string {
+	if len(h.Clocks) == 0 {
+		return ""
+	}
+	isClient := map[string]bool{}
+	for _, b := range h.Beliefs {
+		isClient[b.Client] = true
+	}
+	for _, w := range h.Wants {
+		isClient[w.Client] = true
+	}
+	for _, a := range h.Attempts {
+		isClient[a.Client] = true
+	}
+	for _, x := range h.Sections {
+		isClient[x.Client] = true
+	}
+	var items []string
+	for _, c := range clients {
+		for _, r := range h.Clocks {
+			if r.Proc == c {
+				items = append(items, clockText(r))
+			}
 		}
 	}
-	v.Explanation = text + "; " + faults + "."
-	return v
+	for _, r := range h.Clocks {
+		if !isClient[r.Proc] {
+			items = append(items, clockText(r))
+		}
+	}
+	if len(items) == 0 {
+		return ""
+	}
+	if len(items) > maxListed {
+		items = append(items[:maxListed], fmt.Sprintf("%d more clocks set apart", len(items)-maxListed))
+	}
+	return "from the start of the run, " + joinAnd(items)
+}
+
+// clockText renders one initial clock setting: "c2's wall clock was 40s
+// ahead of true time", "C's clocks ran 10% fast", or both: "B's wall clock
+// was 2s behind true time, with its clocks running 10% fast".
+func clockText(r sim.ClockRecord) string {
+	var parts []string
+	switch {
+	case r.Offset > 0:
+		parts = append(parts, fmt.Sprintf("%s's wall clock was %s ahead of true time", r.Proc, fmtDuration(r.Offset)))
+	case r.Offset < 0:
+		parts = append(parts, fmt.Sprintf("%s's wall clock was %s behind true time", r.Proc, fmtDuration(-r.Offset)))
+	}
+	if r.DriftPPB != 0 {
+		speed, ppb := "fast", r.DriftPPB
+		if ppb < 0 {
+			speed, ppb = "slow", -ppb
+		}
+		pct := strconv.FormatFloat(float64(ppb)/1e7, 'g', -1, 64) + "%"
+		if len(parts) > 0 {
+			parts = append(parts, fmt.Sprintf("its clocks running %s %s", pct, speed))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s's clocks ran %s %s", r.Proc, pct, speed))
+		}
+	}
+	return strings.Join(parts, ", with ")
 }
 
 // spanAt renders a belief period with the given digits: "12.003s to

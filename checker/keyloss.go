@@ -74,7 +74,7 @@ func lossClause(h *sim.History, a, b sim.Belief) string {
 			items = append(items, fmt.Sprintf("%d more losses of the key", len(ls)-i))
 			break
 		}
-		items = append(items, lossText(ls[i:j], digits))
+		items = append(items, lossText(ls[i:j], digits, "lock key"))
 		i = j
 	}
 	who := b.Client
@@ -88,23 +88,24 @@ func lossClause(h *sim.History, a, b sim.Belief) string {
 // lossText renders losses alike but for the server, in time order: `A
 // evicted the lock key "lock" at 0.950s (maxmemory 1450 bytes, policy
 // volatile-lru)`, or `A and B expired the lock key "lock" between 10.028s
-// and 10.032s (its TTL ran out)`.
-func lossText(ls []sim.KeyLoss, digits int) string {
+// and 10.032s (its TTL ran out)`. noun names the key: "lock key", "token
+// counter key".
+func lossText(ls []sim.KeyLoss, digits int, noun string) string {
 	l := ls[0]
 	var what string
 	var notes []string
 	switch l.Cause {
 	case sim.LossExpired:
-		what = fmt.Sprintf("expired the lock key %q", l.Key)
+		what = fmt.Sprintf("expired the %s %q", noun, l.Key)
 		notes = append(notes, "its TTL ran out")
 	case sim.LossEvicted:
-		what = fmt.Sprintf("evicted the lock key %q", l.Key)
+		what = fmt.Sprintf("evicted the %s %q", noun, l.Key)
 	case sim.LossSessionExpired:
 		what = fmt.Sprintf("expired the session of the lock node %q", l.Key)
 	case sim.LossConnectionKilled:
 		what = fmt.Sprintf("closed the connection holding the row lock %q and rolled it back", l.Key)
 	default:
-		what = fmt.Sprintf("removed the lock key %q", l.Key)
+		what = fmt.Sprintf("removed the %s %q", noun, l.Key)
 		notes = append(notes, string(l.Cause))
 	}
 	if l.Detail != "" {
@@ -122,4 +123,44 @@ func lossText(ls []sim.KeyLoss, digits int) string {
 		s += " (" + strings.Join(notes, ", ") + ")"
 	}
 	return s
+}
+
+// tokenCounterKey is the key of a lock's fencing-token counter: the
+// clients INCR "<key>:token" on Redis (clients/single.go incrToken) and
+// "incr <key>:token" on memcached (clients/memcached.go), where the
+// lock's name is its key.
+func tokenCounterKey(lock string) string { return lock + ":token" }
+
+// counterLossClause tells how a server lost lock's token counter key
+// between from (inclusive) and to (exclusive), so that the counter counted
+// from the start again and handed out tokens it had handed out before:
+// `A evicted the token counter key "lock:token" at 2.000s (maxmemory 1450
+// bytes, policy allkeys-lru), and the tokens counted from the start
+// again`. It returns "" when there is no such loss.
+func counterLossClause(h *sim.History, lock string, from, to sim.Time) string {
+	key := tokenCounterKey(lock)
+	var ls []sim.KeyLoss
+	for _, l := range h.KeyLosses {
+		if l.Key == key && l.At >= from && l.At < to {
+			ls = append(ls, l)
+		}
+	}
+	if len(ls) == 0 {
+		return ""
+	}
+	digits := digitsFor([2]sim.Time{ls[0].At, ls[len(ls)-1].At})
+	var items []string
+	for i := 0; i < len(ls); {
+		j := i + 1
+		for j < len(ls) && ls[j].Cause == ls[i].Cause && ls[j].Detail == ls[i].Detail {
+			j++
+		}
+		if len(items) == maxListed {
+			items = append(items, fmt.Sprintf("%d more losses of the key", len(ls)-i))
+			break
+		}
+		items = append(items, lossText(ls[i:j], digits, "token counter key"))
+		i = j
+	}
+	return joinAnd(items) + ", and the tokens counted from the start again"
 }

@@ -81,6 +81,13 @@ type Judgement struct {
 	// Violations explain a Violated verdict, in true-time order; a verdict
 	// that is not Violated has none.
 	Violations []Violation
+	// explain, when set, computes the violations that come before
+	// Violations, and the page to draw, once every property has its
+	// verdict (Check calls it in registry order after judging them all):
+	// an explanation that walks the whole history again then runs when
+	// the verdicts' own work is garbage, as it did before properties were
+	// values (BenchmarkCheck's peak heap on an illegal history).
+	explain func() ([]Violation, *page)
 	// details records what the property found beyond its verdict in the
 	// fields of Result that belong to it (liveness: the longest wait, the
 	// fault-free windows, the note).

@@ -36,23 +36,38 @@ func (tokenOrder) Judge(h *sim.History, _ Options) Judgement {
 }
 
 // Stream carries, per lock, the first accepted write of the highest token
-// (tokenLedger): a later write is judged by the same rule whatever came
+// (tokenRule): a later write is judged by the same rule whatever came
 // before.
-func (tokenOrder) Stream(Options) PieceJudge { return &tokenPieces{ledger: newTokenLedger()} }
+func (tokenOrder) Stream(Options) PieceJudge { return &tokenPieces{locks: map[string]*tokenRule{}} }
 
-type tokenPieces struct{ ledger tokenLedger }
+type tokenPieces struct {
+	locks map[string]*tokenRule
+	used  bool // some accepted write carried a token
+}
 
 func (t *tokenPieces) Piece(p *sim.History) (bool, string) {
-	for _, w := range tokenWrites(p) {
-		if !t.ledger.accept(w) {
-			return false, "token order violated"
+	ws := tokenWrites(p)
+	for i := 0; i < len(ws); {
+		j := lockEnd(ws, i)
+		rule := t.locks[ws[i].Lock]
+		if rule == nil {
+			rule = &tokenRule{}
+			t.locks[ws[i].Lock] = rule
 		}
+		for _, w := range ws[i:j] {
+			t.used = true
+			if !rule.accept(w) {
+				return false, "token order violated"
+			}
+		}
+		rule.own()
+		i = j
 	}
 	return true, ""
 }
 
 func (t *tokenPieces) Final(*sim.History) Judgement {
-	if !t.ledger.used {
+	if !t.used {
 		return Judgement{Verdict: NotUsed}
 	}
 	return Judgement{Verdict: Holds}
@@ -90,26 +105,24 @@ func CheckTokenOrder(h *sim.History) (Verdict, []Violation) {
 		}
 		return beliefs
 	}
-	ledger := newTokenLedger()
-	byToken := map[string]map[int64]*sim.Section{} // per lock, the first write of each token
 	var vs []Violation
-	for _, w := range writes {
-		first := byToken[w.Lock]
-		if first == nil {
-			first = map[int64]*sim.Section{}
-			byToken[w.Lock] = first
-		}
-		hi := ledger.highest[w.Lock]
-		if !ledger.accept(w) {
-			if p, ok := first[w.Token]; ok && !sameGrant(*p, *w) {
-				vs = append(vs, duplicateToken(h, *p, *w, index()))
-			} else {
-				vs = append(vs, lowerToken(h, hi, *w, index()))
+	for i := 0; i < len(writes); {
+		j := lockEnd(writes, i)
+		var rule tokenRule
+		byToken := map[int64]*sim.Section{} // the first write of each token
+		for _, w := range writes[i:j] {
+			if !rule.accept(w) {
+				if p, ok := byToken[w.Token]; ok && !sameGrant(*p, *w) {
+					vs = append(vs, duplicateToken(h, *p, *w, index()))
+				} else {
+					vs = append(vs, lowerToken(h, *rule.highest, *w, index()))
+				}
+			}
+			if _, ok := byToken[w.Token]; !ok {
+				byToken[w.Token] = w
 			}
 		}
-		if _, ok := first[w.Token]; !ok {
-			first[w.Token] = w
-		}
+		i = j
 	}
 	if len(vs) == 0 {
 		return Holds, nil
@@ -140,32 +153,47 @@ func tokenWrites(h *sim.History) []*sim.Section {
 	return writes
 }
 
-// tokenLedger is the token-order rule, written once for the whole history
-// (CheckTokenOrder) and for pieces (Stream). It keeps, per lock, the first
-// accepted write of the highest token so far: a later write is in order
-// iff its token is higher, or equal and of the same grant; any other is a
-// violation, whatever came before (a lower token is below the highest, and
-// an equal one of another grant duplicates it).
-type tokenLedger struct {
-	highest map[string]sim.Section
-	used    bool // some accepted write carried a token
+// lockEnd returns the end of the run of writes of ws[i]'s lock (ws is
+// sorted by lock).
+func lockEnd(ws []*sim.Section, i int) int {
+	j := i
+	for j < len(ws) && ws[j].Lock == ws[i].Lock {
+		j++
+	}
+	return j
 }
 
-func newTokenLedger() tokenLedger { return tokenLedger{highest: map[string]sim.Section{}} }
+// tokenRule is the token-order rule for one lock, written once for the
+// whole history (CheckTokenOrder) and for pieces (Stream). It keeps the
+// first accepted write of the highest token so far: a later write is in
+// order iff
+// its token is higher, or equal and of the same grant; any other is a
+// violation, whatever came before (a lower token is below the highest, and
+// an equal one of another grant duplicates it).
+type tokenRule struct {
+	highest *sim.Section // nil before the first write
+}
 
-// accept judges the next accepted write w of its lock and reports whether
+// accept judges the next accepted write w of the lock and reports whether
 // it keeps the order.
-func (l *tokenLedger) accept(w *sim.Section) bool {
-	l.used = true
-	hi, ok := l.highest[w.Lock]
+func (r *tokenRule) accept(w *sim.Section) bool {
 	switch {
-	case !ok || w.Token > hi.Token:
-		l.highest[w.Lock] = *w
+	case r.highest == nil || w.Token > r.highest.Token:
+		r.highest = w
 		return true
-	case w.Token == hi.Token && sameGrant(hi, *w):
+	case w.Token == r.highest.Token && sameGrant(*r.highest, *w):
 		return true
 	}
 	return false
+}
+
+// own makes the rule keep a copy of the highest write, not a pointer into
+// the piece it came from, so that the piece can be forgotten.
+func (r *tokenRule) own() {
+	if r.highest != nil {
+		cp := *r.highest
+		r.highest = &cp
+	}
 }
 
 // sameGrant reports whether two sections ran under the same belief period.
@@ -209,7 +237,8 @@ func duplicateToken(h *sim.History, a, b sim.Section, beliefs map[int]sim.Belief
 	if okA && okB {
 		from, to = minTime(ga, gb), maxTime(ga, gb)
 	}
-	v.Explanation = text + "; " + tokenCause(h, v.Clients, from, to, fmt.Sprintf("the second grant of token %d", a.Token)) + "."
+	// The counter lost between the two grants handed the token out again.
+	v.Explanation = text + "; " + tokenCause(h, b.Lock, v.Clients, from, to, from, to, fmt.Sprintf("the second grant of token %d", a.Token)) + "."
 	return v
 }
 
@@ -225,16 +254,26 @@ func lowerToken(h *sim.History, hi, w sim.Section, beliefs map[int]sim.Belief) V
 	text := fmt.Sprintf("the resource accepted %s's write with token %d at %s after it had accepted %s's write with token %d at %s",
 		w.Client, w.Token, w.WriteAt, hi.Client, hi.Token, hi.WriteAt)
 	from := hi.WriteAt
+	// The counter lost after the higher token's grant and before the lower
+	// one's handed out the lower token (without beliefs to date the
+	// grants: any loss before the lower token's write).
+	lossFrom, lossTo := sim.Time(0), w.WriteAt
 	if g, ok := grantedAt(w, beliefs); ok {
 		from = minTime(from, g)
+		lossTo = g
 	}
-	v.Explanation = text + "; " + tokenCause(h, v.Clients, from, w.WriteAt, "the lower token's acceptance") + "."
+	if g, ok := grantedAt(hi, beliefs); ok {
+		lossFrom = g
+	}
+	v.Explanation = text + "; " + tokenCause(h, w.Lock, v.Clients, from, w.WriteAt, lossFrom, lossTo, "the lower token's acceptance") + "."
 	return v
 }
 
-// tokenCause names the faults that can explain a broken token order: those
-// between from and to first (a counter node that restarted empty, a
+// tokenCause names what can explain a broken token order: a server's loss
+// of the lock's token counter key between lossFrom and lossTo (an
+// eviction, an expiry: the counter counted from the start again), then the
+// faults between from and to (a counter node that restarted empty, a
 // failover), else the latest before.
-func tokenCause(h *sim.History, clients []string, from, to sim.Time, what string) string {
-	return faultClause(h.Faults, clients, from, to, what)
+func tokenCause(h *sim.History, lock string, clients []string, from, to, lossFrom, lossTo sim.Time, what string) string {
+	return causes(what, counterLossClause(h, lock, lossFrom, lossTo), faultClause(h.Faults, clients, from, to, what), "")
 }

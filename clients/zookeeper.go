@@ -109,6 +109,15 @@ func (z *zkLock) events(ev []zookeeper.SessionEvent) {
 			z.node, z.maybeMade, z.waitingFor = "", false, ""
 			z.c.lost("session expired")
 			z.connect()
+			// A waiter whose watch died with the session: ZooKeeper's client
+			// hands the Expired event to every watcher it holds
+			// (ZKWatchManager.materialize, KeeperState.Expired), which wakes
+			// Curator's lock loop (LockInternals.internalLockLoop); its next
+			// getChildren fails and the attempt ends (the workload retries
+			// on the new session).
+			if z.done != nil {
+				z.fail("session expired")
+			}
 		case zookeeper.EventReply:
 			if cb, ok := z.calls[e.Reply.ID]; ok {
 				delete(z.calls, e.Reply.ID)

@@ -84,13 +84,40 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-func TestCheckRefusesZooKeeper(t *testing.T) {
-	s, err := scenarios.Builtin("zk-session-expiry-pause")
-	require.NoError(t, err)
-	err = Check(s)
-	var ue *UnsupportedError
-	require.ErrorAs(t, err, &ue)
-	assert.Equal(t, "zookeeper", ue.Where)
+// TestCheckZooKeeper: real ZooKeeper runs the zookeeper section, and
+// refuses what it cannot be given, naming the field.
+func TestCheckZooKeeper(t *testing.T) {
+	const base = `
+name: zk
+duration: 5s
+clients:
+  - name: c1
+    lock: {algorithm: zookeeper, session_timeout: 4s}
+    workload: {start: 0s, cycles: 1, hold: 1s}
+`
+	tests := []struct {
+		name, yaml, where string
+	}{
+		{"runs", "zookeeper: {tick_time: 500ms, min_session_timeout: 1s, max_session_timeout: 8s, lock_delay: 0s}\n" +
+			"faults:\n  - {at: 1s, kind: crash, node: zk, mode: power, restart_after: 1s}\n  - {at: 3s, kind: pause, node: zk, for: 1s}\n", ""},
+		{"lock-delay", "zookeeper: {lock_delay: 10s}\n", "zookeeper.lock_delay"},
+		{"clock", "zookeeper: {lock_delay: 0s, clock: {offset: 5s}}\n", "zookeeper.clock"},
+		{"clock jump", "zookeeper: {lock_delay: 0s}\nfaults:\n  - {at: 1s, kind: clock-jump, node: zk, by: 5s}\n", "faults[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := scenarios.Parse("zk.yaml", []byte(base+tt.yaml))
+			require.NoError(t, err)
+			err = Check(s)
+			if tt.where == "" {
+				assert.NoError(t, err)
+				return
+			}
+			var ue *UnsupportedError
+			require.ErrorAs(t, err, &ue)
+			assert.Contains(t, ue.Where, tt.where)
+		})
+	}
 }
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
@@ -125,6 +152,10 @@ func TestBracketed(t *testing.T) {
 // launcher for (kinds.go) is refused by its section, not run as a model
 // while the rest is real.
 func TestCheckRefusesKindsWithoutLauncher(t *testing.T) {
+	// Every kind has a launcher now: take ZooKeeper's away for the test.
+	zk := launchers[scenarios.KindZooKeeper]
+	delete(launchers, scenarios.KindZooKeeper)
+	t.Cleanup(func() { launchers[scenarios.KindZooKeeper] = zk })
 	tests := []struct{ section, yaml, what string }{
 		{"zookeeper", "zookeeper:\n  lock_delay: 0s\n", "the ZooKeeper service"},
 	}

@@ -31,7 +31,7 @@ func alive(pid int) bool {
 }
 
 // haveServers reports whether the real servers of s's kinds beyond Redis
-// (memcached, MariaDB) are installed: under CI=true a missing one fails the
+// (memcached, MariaDB, ZooKeeper) are installed: under CI=true a missing one fails the
 // test, elsewhere the scenario is skipped loudly.
 func haveServers(t *testing.T, s *scenarios.Scenario) bool {
 	t.Helper()
@@ -45,6 +45,9 @@ func haveServers(t *testing.T, s *scenarios.Scenario) bool {
 		if _, _, err := launch.MariaDBBinaries("", ""); err != nil {
 			missing = append(missing, "mariadb-server")
 		}
+	}
+	if s.ZK() != nil && zkMissing() != "" {
+		missing = append(missing, "zookeeper")
 	}
 	if len(missing) == 0 {
 		return true

@@ -219,6 +219,9 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 			if srv == nil {
 				return nil
 			}
+			if srv.gw != nil {
+				return func() sim.Process { return srv.gw(rt, name, srv) }
+			}
 			if srv.database != "" {
 				return func() sim.Process { return &mysqlGateway{rt: rt, name: name, srv: srv} }
 			}

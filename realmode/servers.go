@@ -12,6 +12,7 @@ import (
 	"github.com/locksim/locksim/realmode/clockshift"
 	"github.com/locksim/locksim/realmode/launch"
 	"github.com/locksim/locksim/realmode/lazyfs"
+	"github.com/locksim/locksim/sim"
 )
 
 // server is one real server (redis-server, redis-sentinel, memcached)
@@ -26,8 +27,14 @@ type server struct {
 	database string
 	// sentinel is true for a redis-sentinel.
 	sentinel bool
-	ls       *launch.Server
-	addr     string // ip:port
+	// gw makes the kernel process that stands for the server when it is
+	// neither a gateway nor a mysqlGateway (ZooKeeper's zkGateway).
+	gw func(rt *runtime, name string, srv *server) sim.Process
+	// zk is what ZooKeeper's clients keep across connections and the
+	// server's restarts (session passwords, the last zxid seen).
+	zk   *zkClients
+	ls   *launch.Server
+	addr string // ip:port
 	// clock shifts the process's wall clock (nil: the real clock).
 	clock *clockshift.Control
 	// lazy is the data directory's file system when a power loss must

@@ -69,6 +69,12 @@ var settingsCases = []settingsCase{
 		},
 	},
 	{
+		kind:    scenarios.KindZooKeeper,
+		yaml:    "zookeeper:\n  lock_delay: 0s\n",
+		spec:    func(s *scenarios.Scenario) any { return s.ZK() },
+		options: func(s *scenarios.Scenario) any { return zkLaunchOptions(s.ZK()) },
+	},
+	{
 		kind:    scenarios.KindMySQL,
 		yaml:    "mysql:\n  - name: D\n",
 		spec:    func(s *scenarios.Scenario) any { return &s.MySQL()[0] },

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
 )
 
 // TwinRun is the verdicts of one run beside the others.
@@ -105,4 +106,31 @@ func TwinWith(ctx context.Context, s *scenarios.Scenario, runs int, out string, 
 	}
 	res.Simulator.Agrees = res.Agree
 	return res, nil
+}
+
+// WriteOutputs writes result.json (the outcome, as --json prints it
+// for run), porcupine's pages of an illegal history and trace.jsonl into
+// dir. simrun report DIR/result.json renders the HTML report from these files.
+func WriteOutputs(dir string, o *scenarios.Outcome) error {
+	data, err := o.JSON()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), data, 0o644); err != nil {
+		return err
+	}
+	for _, p := range o.Pages {
+		if err := os.WriteFile(filepath.Join(dir, p.Name), p.HTML, 0o644); err != nil {
+			return err
+		}
+	}
+	fh, err := os.Create(filepath.Join(dir, "trace.jsonl"))
+	if err != nil {
+		return err
+	}
+	if err := sim.WriteJSONL(fh, o.Trace); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }

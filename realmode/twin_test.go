@@ -63,15 +63,19 @@ func TestTwinSuite(t *testing.T) {
 	results := make([]*TwinResult, len(marked))
 	errs := make([]error, len(marked))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, twinParallel)
-	for i, s := range marked {
+	jobs := make(chan int, len(marked))
+	for i := range marked {
+		jobs <- i
+	}
+	close(jobs)
+	for w := 0; w < twinParallel; w++ {
 		wg.Add(1)
-		go func(i int, s *scenarios.Scenario) {
+		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			results[i], errs[i] = Twin(context.Background(), s, 1, t.TempDir(), nil)
-		}(i, s)
+			for i := range jobs {
+				results[i], errs[i] = Twin(context.Background(), marked[i], 1, t.TempDir(), nil)
+			}
+		}()
 	}
 	wg.Wait()
 	for i, s := range marked {

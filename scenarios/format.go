@@ -103,7 +103,12 @@ type ZKSpec struct {
 	Name      string
 	TickTime  time.Duration
 	LockDelay time.Duration
-	Clock     ClockSpec
+	// MinSessionTimeout and MaxSessionTimeout bound the negotiated session
+	// timeout (minSessionTimeout, maxSessionTimeout of zoo.cfg); 0: 2 and
+	// 20 ticks.
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+	Clock             ClockSpec
 }
 
 // ClientSpec is one lock client.
@@ -129,7 +134,16 @@ type Expect struct {
 	Verdicts map[string]checker.Verdict
 	// MaxWait is the liveness bound of every client (expect.max_wait).
 	MaxWait time.Duration
+	// MinGrants is the number of grants (belief periods) the scenario's
+	// story needs (expect.min_grants): a run with fewer does not match,
+	// and says so, however its verdicts came out (a safety verdict over
+	// fewer grants than the story needs is vacuous). 0: no minimum.
+	MinGrants int
 }
+
+// ExpectMinGrants is the expect block's key of Expect.MinGrants, also its
+// key in a record's expected map.
+const ExpectMinGrants = "min_grants"
 
 // Of returns the verdict expected of the property named name, "" when
 // none is.

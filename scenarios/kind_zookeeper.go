@@ -47,6 +47,7 @@ var zookeeperKind = &ProcKind{
 			cfg.TickTime = z.TickTime
 		}
 		cfg.LockDelay = z.LockDelay
+		cfg.MinSessionTimeout, cfg.MaxSessionTimeout = z.MinSessionTimeout, z.MaxSessionTimeout
 		if err := cfg.Validate(); err != nil {
 			return fmt.Errorf("zookeeper: %w", err)
 		}
@@ -63,10 +64,18 @@ func (r *reader) zookeeper(n *yaml.Node) *ZKSpec {
 	o.str("name", &s.Name)
 	o.duration("tick_time", &s.TickTime)
 	o.duration("lock_delay", &s.LockDelay)
+	o.duration("min_session_timeout", &s.MinSessionTimeout)
+	o.duration("max_session_timeout", &s.MaxSessionTimeout)
 	s.Clock = r.clock(o, "zookeeper")
 	o.done()
 	if s.LockDelay < 0 {
 		r.errf(n, "zookeeper.lock_delay", "must not be negative")
+	}
+	if s.MinSessionTimeout < 0 {
+		r.errf(n, "zookeeper.min_session_timeout", "must not be negative (0: 2 ticks)")
+	}
+	if s.MaxSessionTimeout < 0 {
+		r.errf(n, "zookeeper.max_session_timeout", "must not be negative (0: 20 ticks)")
 	}
 	return s
 }

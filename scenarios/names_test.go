@@ -87,6 +87,7 @@ var nameHomonyms = map[string]map[string]string{
 	"realmode/launch/server.go":    {"redis": "a launched server's default log name", "sentinel": "a launched server's default log name"},
 	"realmode/launch/memcached.go": {"memcached": "the program's name on PATH (MemcachedProgram)"},
 	"realmode/launch/mariadb.go":   {"mysql": "go-sql-driver/mysql's database/sql driver name (SQLDriver)"},
+	"realmode/launch/zookeeper.go": {"zookeeper": "a launched server's default log name"},
 	"clients/algorithms.go": {"redis": "declares NodeRedis, the kind's name (clients cannot import scenarios)", "zookeeper": "declares NodeZooKeeper, the kind's name",
 		"memcached": "declares NodeMemcached, the kind's name", "mysql": "declares NodeMySQL, the kind's name"},
 	"clients/filler.go": {"filler": "the trace event kind of a filler's writes (sim.Kind)"},

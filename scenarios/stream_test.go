@@ -169,8 +169,9 @@ func checkPieces(t *testing.T, s *scenarios.Scenario, seed uint64) int {
 	require.NotEmpty(t, c.pieces)
 
 	last := c.pieces[len(c.pieces)-1]
-	joined := &sim.History{Faults: last.Faults, End: last.End}
+	joined := &sim.History{Faults: last.Faults, Clocks: last.Clocks, End: last.End}
 	for i, p := range c.pieces {
+		assert.Equal(t, whole.Clocks, p.Clocks, "piece %d: every piece carries the initial clocks", i)
 		if i < len(c.pieces)-1 {
 			for _, x := range p.Wants {
 				assert.False(t, x.Open, "piece %d holds an open want", i)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime/metrics"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -89,6 +90,35 @@ func FormatBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// ParseBytes reads a byte count: a number with an optional unit B, KiB,
+// MiB, GiB, TiB (or KB, MB, GB, TB, also read as binary units, and
+// decimal fractions such as 1.5GiB).
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a size (write e.g. 512MiB or 4GiB)", s)
+	}
+	mult := map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+		"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("%q: unknown unit %q (use B, KiB, MiB, GiB or TiB)", s, strings.TrimSpace(t[i:]))
+	}
+	n := v * mult
+	if n >= 1<<62 {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	if n > 0 && n < 1<<20 {
+		return 0, fmt.Errorf("%q is below 1MiB: no run fits in it", s)
+	}
+	return int64(n), nil
 }
 
 // ErrBudget is returned by Run when the event budget of the call

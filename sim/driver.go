@@ -49,6 +49,16 @@ func (k *Kernel) Wake(id ProcID, tag any) {
 	k.setTimer(p, Mono, p.clock.Read(Mono, k.now), tag)
 }
 
+// Waiting reports whether process id would not handle an event now: it is
+// paused, or messages and timers that waited during a pause are still
+// being handed to it, or it is not running. A driver acts for a process
+// directly only when it is not waiting, and wakes it (Wake) otherwise, so
+// that what it does queues behind what waits.
+func (k *Kernel) Waiting(id ProcID) bool {
+	p := k.procs[id]
+	return p.state != stRunning || p.waiting()
+}
+
 // Incarnation returns process id's incarnation number, which changes at
 // every crash and every restart, so that outside work can tell the
 // instance it belongs to from a later one.

@@ -27,8 +27,25 @@ type History struct {
 	// expiry, an eviction, a session's ephemeral node, a killed
 	// connection's row lock; in the order they happened.
 	KeyLosses []KeyLoss
+	// Clocks are the processes whose clocks did not start in step with
+	// true time: the scenario's initial clock settings (ClockSpec: an
+	// offset of the wall clock, a rate error), in the order the processes
+	// were added. They are no faults (nothing happened at any instant),
+	// but they act from the start, and the explanations name them as a
+	// cause.
+	Clocks []ClockRecord `json:",omitempty"`
 	// End is the true time at which the run stopped.
 	End Time
+}
+
+// ClockRecord is one process's initial clock setting (Kernel.Add's
+// ClockSpec).
+type ClockRecord struct {
+	Proc string
+	// Offset of the wall clock from true time at the start.
+	Offset time.Duration
+	// DriftPPB is the rate error of both clocks in parts per billion.
+	DriftPPB int64
 }
 
 // Want is a period during which a client wanted a lock.

@@ -230,6 +230,9 @@ func (k *Kernel) Add(name string, factory func() Process, clock ClockSpec) ProcI
 	p.env = Env{k: k, p: p}
 	p.disk = Disk{k: k}
 	p.clock = NewClockState(clock.Offset, clock.DriftPPB)
+	if clock != (ClockSpec{}) {
+		k.hist.Clocks = append(k.hist.Clocks, ClockRecord{Proc: name, Offset: clock.Offset, DriftPPB: clock.DriftPPB})
+	}
 	p.rand.Reset(k.cfg.Seed, "proc/"+name)
 	p.netRand.Reset(k.cfg.Seed, "net/"+name)
 	k.procs = append(k.procs, p)

@@ -142,6 +142,19 @@ func TestRecordFault(t *testing.T) {
 	assert.Equal(t, []string{"1s  clock-jump: C's wall clock jumped +30s"}, kinds(w.k, KindFault))
 }
 
+// TestRecordClocks: the processes added with a clock set apart from true
+// time are in the history's Clocks, in the order added; the others are
+// not.
+func TestRecordClocks(t *testing.T) {
+	w := newWorld(Config{Seed: 1})
+	w.addClock("A", hooks{}, ClockSpec{})
+	w.addClock("c2", hooks{}, ClockSpec{Offset: 40 * time.Second})
+	w.addClock("B", hooks{}, ClockSpec{Offset: -time.Second, DriftPPB: 1000})
+	w.run(time.Second)
+	h := w.k.Finish()
+	assert.Equal(t, []ClockRecord{{Proc: "c2", Offset: 40 * time.Second}, {Proc: "B", Offset: -time.Second, DriftPPB: 1000}}, h.Clocks)
+}
+
 // TestBeliefEndedByAnotherProcess: a record ended through another
 // process's Env is no longer open for its owner, so the owner's crash
 // neither hangs nor rewrites it.

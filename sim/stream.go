@@ -133,7 +133,7 @@ func (k *Kernel) maybeFlush() {
 func (k *Kernel) flush() {
 	h := &k.hist
 	p := &History{Wants: h.Wants, Attempts: h.Attempts, Beliefs: h.Beliefs, Sections: h.Sections,
-		KeyLosses: h.KeyLosses, Faults: h.Faults[:len(h.Faults):len(h.Faults)], End: k.now}
+		KeyLosses: h.KeyLosses, Faults: h.Faults[:len(h.Faults):len(h.Faults)], Clocks: h.Clocks, End: k.now}
 	k.hs.wants += len(h.Wants)
 	k.hs.attempts += len(h.Attempts)
 	k.hs.beliefs += len(h.Beliefs)

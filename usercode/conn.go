@@ -54,6 +54,7 @@ type simConn struct {
 	rdl    time.Time
 	wake   chan struct{} // made in the bubble
 	wbuf   []byte        // partial command written
+	tm     *time.Timer   // Read's deadline timer, reused (the reader's only)
 	seq    uint64
 }
 
@@ -107,12 +108,16 @@ func (c *simConn) Read(p []byte) (int, error) {
 			}
 			return 0, c.opErr("read", os.ErrDeadlineExceeded)
 		}
-		tm := time.NewTimer(d)
+		if c.tm == nil {
+			c.tm = time.NewTimer(d)
+		} else {
+			c.tm.Reset(d)
+		}
 		select {
 		case <-c.wake:
-		case <-tm.C:
+			c.tm.Stop()
+		case <-c.tm.C:
 		}
-		tm.Stop()
 	}
 }
 

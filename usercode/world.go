@@ -38,7 +38,9 @@ type world struct {
 	mu    sync.Mutex
 	ready []item
 
-	handoff []func() // root only
+	handoff []func()    // root only
+	moved   bool        // the bubble's clock moved since the last wait (root only)
+	tm      *time.Timer // the root's sleep towards the next event, reused
 	insts   []*instance
 
 	failMu  sync.Mutex
@@ -61,7 +63,7 @@ type item struct {
 const streamControl = -1
 
 func newWorld(k *sim.Kernel, wd *watchdog) *world {
-	return &world{k: k, epoch: time.Now(), notify: make(chan struct{}, 1), watch: wd}
+	return &world{k: k, epoch: time.Now(), notify: make(chan struct{}, 1), watch: wd, moved: true}
 }
 
 // push queues an item from a user goroutine and wakes the root.
@@ -106,14 +108,27 @@ func (w *world) nowT() sim.Time { return sim.Time(time.Since(w.epoch)) }
 
 // settle performs the hand-offs and waits until every user goroutine is
 // durably blocked again.
+//
+// The wait is skipped when nothing can have woken a user goroutine since
+// the last one: no hand-off ran and the bubble's clock has not moved (then
+// every user goroutine is still durably blocked, and only the root runs).
+// User goroutines act only through hand-offs, their own timers (which need
+// the clock to move) and goroutines they start (which run before the wait
+// that follows their start ends).
 func (w *world) settle() {
+	woke := w.moved
 	for len(w.handoff) > 0 {
+		woke = true
 		h := w.handoff
 		w.handoff = nil
 		for _, f := range h {
 			f()
 		}
 	}
+	if !woke {
+		return
+	}
+	w.moved = false
 	w.watch.enter(time.Duration(w.nowT()))
 	synctest.Wait()
 	w.watch.leave()
@@ -134,12 +149,18 @@ func (w *world) Advance(now, next sim.Time) (sim.Time, bool) {
 		case <-w.notify:
 		default:
 		}
-		tm := time.NewTimer(w.epoch.Add(time.Duration(next)).Sub(time.Now()))
-		select {
-		case <-tm.C:
-		case <-w.notify:
+		d := w.epoch.Add(time.Duration(next)).Sub(time.Now())
+		if w.tm == nil {
+			w.tm = time.NewTimer(d)
+		} else {
+			w.tm.Reset(d) // stopped or fired and drained: Go 1.23 timers
 		}
-		tm.Stop()
+		select {
+		case <-w.tm.C:
+		case <-w.notify:
+			w.tm.Stop()
+		}
+		w.moved = true
 		w.settle()
 		t := w.nowT()
 		if t > next {
@@ -183,15 +204,30 @@ func (w *world) Flush() {
 		}
 		return a.seq < b.seq
 	})
+	var acting []*instance
 	for _, it := range items {
 		in := it.inst
 		if in.dead.Load() {
 			continue
 		}
 		if len(in.outbox) == 0 {
-			w.k.Wake(in.id, wakeTag{})
+			acting = append(acting, in)
 		}
 		in.outbox = append(in.outbox, it)
+	}
+	// A running client acts at once; a paused one (or one still handed
+	// what waited during its pause) gets its items as a timer due now,
+	// behind what waits.
+	for _, in := range acting {
+		if in.waking {
+			continue // a wake-up is already queued
+		}
+		if w.k.Waiting(in.id) {
+			in.waking = true
+			w.k.Wake(in.id, wakeTag{})
+			continue
+		}
+		in.Fire(wakeTag{})
 	}
 }
 
@@ -225,6 +261,7 @@ func (w *world) finish() {
 		// Sleepers (retry delays, tickers) wake, see their context
 		// cancelled and return.
 		time.Sleep(time.Hour)
+		w.moved = true
 	}
 	w.settle()
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
-	"strconv"
-	"strings"
 
 	"github.com/locksim/locksim"
 	"github.com/locksim/locksim/sim"
@@ -34,7 +32,7 @@ func (b budgetFlags) apply(opt *locksim.Options) error {
 	mem := sim.DefaultMaxMemory()
 	if b.memory != "" {
 		var err error
-		if mem, err = parseBytes(b.memory); err != nil {
+		if mem, err = sim.ParseBytes(b.memory); err != nil {
 			return badInput("--max-memory: %v", err)
 		}
 	}
@@ -55,35 +53,6 @@ func (b budgetFlags) apply(opt *locksim.Options) error {
 		}
 	}
 	return nil
-}
-
-// parseBytes reads a byte count: a number with an optional unit B, KiB,
-// MiB, GiB, TiB (or KB, MB, GB, TB, also read as binary units, and
-// decimal fractions such as 1.5GiB).
-func parseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
-		i++
-	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a size (write e.g. 512MiB or 4GiB)", s)
-	}
-	mult := map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
-		"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}[unit]
-	if mult == 0 {
-		return 0, fmt.Errorf("%q: unknown unit %q (use B, KiB, MiB, GiB or TiB)", s, strings.TrimSpace(t[i:]))
-	}
-	n := v * mult
-	if n >= 1<<62 {
-		return 0, fmt.Errorf("%q is too large", s)
-	}
-	if n > 0 && n < 1<<20 {
-		return 0, fmt.Errorf("%q is below 1MiB: no run fits in it", s)
-	}
-	return int64(n), nil
 }
 
 // budgetError turns a budget stop into exit 3 with the kernel's message

@@ -54,7 +54,7 @@ func TestBudgetError(t *testing.T) {
 	err := budgetError(fmt.Errorf("running: %w", &sim.ErrMemory{Budget: 1 << 30, InUse: 1<<30 + 1, Events: 4096, History: 7}))
 	var ee *exitError
 	require.True(t, errors.As(err, &ee))
-	assert.Equal(t, exitInconclusive, ee.code)
+	assert.Equal(t, exitInconclusive, ee.Code)
 	assert.Contains(t, err.Error(), "memory budget of 1.0 GiB exceeded")
 	assert.Contains(t, err.Error(), "--max-memory")
 	other := errors.New("other")
@@ -66,12 +66,12 @@ func TestParseBytes(t *testing.T) {
 		in   string
 		want int64
 	}{{"0", 0}, {"1MiB", 1 << 20}, {"512MB", 512 << 20}, {"1.5GiB", 3 << 29}, {"4 GiB", 4 << 30}, {"2g", 2 << 30}, {"1048576", 1 << 20}} {
-		got, err := parseBytes(tt.in)
+		got, err := sim.ParseBytes(tt.in)
 		require.NoError(t, err, tt.in)
 		assert.Equal(t, tt.want, got, tt.in)
 	}
 	for _, bad := range []string{"", "GiB", "-1GiB", "1..2MiB", "9999999TiB"} {
-		_, err := parseBytes(bad)
+		_, err := sim.ParseBytes(bad)
 		assert.Error(t, err, bad)
 	}
 }

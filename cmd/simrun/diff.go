@@ -138,8 +138,13 @@ func diffRuns(w io.Writer, argA, argB, traceA, traceB string) error {
 	for _, r := range []*recordedRun{a, b} {
 		fmt.Fprintf(w, "%s: %s seed %d, %d events, trace hash %s (%s)\n", r.label, r.rec.Arg(), r.rec.Seed, r.rec.Events, short(r.rec.TraceHash), r.path)
 	}
-	if a.rec.Scenario != b.rec.Scenario || a.rec.File != b.rec.File {
+	switch ha, hb := a.rec.ScenarioSHA256, b.rec.ScenarioSHA256; {
+	case a.rec.Scenario != b.rec.Scenario || a.rec.File != b.rec.File:
 		fmt.Fprintln(w, "different scenarios")
+		differ = true
+	case ha != "" && hb != "" && ha != hb:
+		// The same name, but the scenario changed between the runs.
+		fmt.Fprintf(w, "different scenarios: the scenario changed between the runs (sha256 %s, %s)\n", short(ha), short(hb))
 		differ = true
 	}
 	fmt.Fprintln(w)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksim/locksim"
+	"github.com/locksim/locksim/internal/buildinfo"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -111,6 +112,16 @@ func TestDiff(t *testing.T) {
 	r = simrun("diff", a, filepath.Join(t.TempDir(), "none"))
 	assert.Equal(t, exitBadInput, r.code)
 	assert.Contains(t, r.stderr, "B: ")
+
+	// The same file, edited between two runs.
+	dir := t.TempDir()
+	file := writeFile(t, dir, "calm.yaml", calmYAML)
+	require.Equal(t, exitOK, simrun("run", file, "--out", filepath.Join(dir, "before")).code)
+	writeFile(t, dir, "calm.yaml", strings.Replace(calmYAML, "duration: 10s", "duration: 11s", 1))
+	require.Equal(t, exitOK, simrun("run", file, "--out", filepath.Join(dir, "after")).code)
+	r = simrun("diff", filepath.Join(dir, "before"), filepath.Join(dir, "after"))
+	assert.Equal(t, exitMismatch, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "different scenarios: the scenario changed between the runs")
 }
 
 func TestCompletion(t *testing.T) {
@@ -183,18 +194,18 @@ func TestVersionString(t *testing.T) {
 			{Key: "vcs.modified", Value: "true"},
 		},
 	}
-	assert.Equal(t, "simrun v0.3.0 revision 0608a5a (modified) 2026-11-22T14:00:00Z, github.com/locksim/locksim, go1.26.8", formatVersion("", bi, true))
-	assert.Equal(t, "simrun v9 revision 0608a5a (modified) 2026-11-22T14:00:00Z, github.com/locksim/locksim, go1.26.8", formatVersion("v9", bi, true))
-	assert.Equal(t, "simrun (devel), github.com/locksim/locksim, go1.26.8", formatVersion("", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/locksim/locksim"}}, true))
-	assert.Contains(t, formatVersion("", nil, false), "unknown")
+	assert.Equal(t, "simrun v0.3.0 revision 0608a5a (modified) 2026-11-22T14:00:00Z, github.com/locksim/locksim, go1.26.8", buildinfo.Describe("simrun", "", bi, true))
+	assert.Equal(t, "simrun v9 revision 0608a5a (modified) 2026-11-22T14:00:00Z, github.com/locksim/locksim, go1.26.8", buildinfo.Describe("simrun", "v9", bi, true))
+	assert.Equal(t, "simrun (devel), github.com/locksim/locksim, go1.26.8", buildinfo.Describe("simrun", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/locksim/locksim"}}, true))
+	assert.Contains(t, buildinfo.Describe("simrun", "", nil, false), "unknown")
 	installed := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/locksim/locksim", Version: "v0.0.0-20261122140000-0608a5a1b2c3"}}
-	assert.Equal(t, "simrun v0.0.0-20261122140000-0608a5a1b2c3 revision 0608a5a1b2c3, github.com/locksim/locksim, go1.26.8", formatVersion("", installed, true), "go install module@commit")
+	assert.Equal(t, "simrun v0.0.0-20261122140000-0608a5a1b2c3 revision 0608a5a1b2c3, github.com/locksim/locksim, go1.26.8", buildinfo.Describe("simrun", "", installed, true), "go install module@commit")
 	for _, v := range []string{"v1.2.3", "v1.2.3-rc.1", "v1.2.4-0.20261122140000-0608a5a1b2c3+dirty", "v0.0.0-2026112214000-0608a5a1b2c3"} {
 		want := ""
 		if strings.Contains(v, "+dirty") {
 			want = "0608a5a1b2c3"
 		}
-		assert.Equal(t, want, pseudoRevision(v), v)
+		assert.Equal(t, want, buildinfo.PseudoRevision(v), v)
 	}
 	assert.NotContains(t, versionString(), "dev\n")
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/campaign"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -134,7 +135,7 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 	case f.maxFaults < 1:
 		return badInput("--max-faults must be at least 1, got %d (a schedule without faults finds nothing)", f.maxFaults)
 	}
-	shard, err := parseShardFlag(f.shard)
+	shard, err := campaign.ParseShard(f.shard)
 	if err != nil {
 		return err
 	}
@@ -168,7 +169,7 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 	if err != nil {
 		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 	}
-	id := fuzz.Identity{Command: "fuzz", Version: campaignVersion(), Base: base.Name, BaseHash: fuzz.Hash(baseYAML),
+	id := fuzz.Identity{Command: "fuzz", Version: campaign.Version(version), Base: base.Name, BaseHash: fuzz.Hash(baseYAML),
 		Seed: f.seed, Total: f.runs, Params: fuzz.FuzzParams(cfg)}
 	// Every output is checked before the first run.
 	if f.junit != "" {
@@ -176,13 +177,13 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 			return badInput("--junit: %v", err)
 		}
 	}
-	d, err := claimOut("--out", f.out, id, shard, f.force, fuzz.FindingPatterns...)
+	d, err := campaign.ClaimOut("--out", f.out, id, shard, f.force, fuzz.FindingPatterns...)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
 	defer d.Close()
 
-	ctx, interrupted, stop := interruptibleCampaign(context.Background())
+	ctx, interrupted, stop := campaign.Interruptible(context.Background())
 	defer stop()
 	if f.dur > 0 {
 		var cancel context.CancelFunc
@@ -198,11 +199,11 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 	if shard.N > 1 {
 		label += " shard " + shard.String()
 	}
-	prog := newProgress(stderr, total, label, f.quiet)
-	cfg.Progress = func(p fuzz.Progress) { prog.set(p.Runs, fmt.Sprintf("%s: %d violating", label, p.Found)) }
+	prog := campaign.NewProgress(stderr, total, label, f.quiet)
+	cfg.Progress = func(p fuzz.Progress) { prog.Set(p.Runs, fmt.Sprintf("%s: %d violating", label, p.Found)) }
 	start := time.Now()
 	res, err := fuzz.Run(ctx, cfg)
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 	}
@@ -218,7 +219,7 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		m.Total, m.End = res.Runs, res.Runs
 	}
 	if shard.N > 1 {
-		if err := writeManifest(d, m, baseYAML, fuzz.Record(cfg, res)); err != nil {
+		if err := campaign.WriteManifest(d, m, baseYAML, fuzz.Record(cfg, res)); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
 		}
 		fmt.Fprintf(stdout, "fuzz %s shard %s: runs %d..%d of %d, %d violating; wrote %s (join the shards with simrun merge)\n",
@@ -251,7 +252,7 @@ func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, ba
 		if err := fuzz.WriteFindings(d, base, res); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
 		}
-		if err := writeManifest(d, m, baseYAML, fuzz.Record(cfg, res)); err != nil {
+		if err := campaign.WriteManifest(d, m, baseYAML, fuzz.Record(cfg, res)); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
 		}
 		if err := d.RemoveStale(fuzz.FindingPatterns...); err != nil {
@@ -259,7 +260,12 @@ func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, ba
 		}
 	}
 	if junit != "" {
-		if err := fuzzWriteJUnit(junit, res); err != nil {
+		var buf bytes.Buffer
+		err := fuzz.WriteJUnit(&buf, res)
+		if err == nil {
+			err = outdir.WriteFileAtomic(junit, buf.Bytes())
+		}
+		if err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--junit: %w", err))
 		}
 	}
@@ -284,18 +290,4 @@ func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, ba
 		return withCode(exitInconclusive, nil)
 	}
 	return nil
-}
-
-// fuzzWriteJUnit writes the JUnit report atomically beside its final name.
-func fuzzWriteJUnit(path string, res *fuzz.Result) error {
-	d, err := outdir.Prepare(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	var buf bytes.Buffer
-	if err := fuzz.WriteJUnit(&buf, res); err != nil {
-		return err
-	}
-	return d.WriteFile(filepath.Base(path), buf.Bytes())
 }

@@ -13,37 +13,28 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/locksim/locksim/internal/buildinfo"
+	"github.com/locksim/locksim/internal/exit"
 )
 
-// Exit codes.
+// Exit codes (internal/exit).
 const (
-	exitOK           = 0
-	exitMismatch     = 1
-	exitBadInput     = 2
-	exitInconclusive = 3
+	exitOK           = exit.OK
+	exitMismatch     = exit.Mismatch
+	exitBadInput     = exit.BadInput
+	exitInconclusive = exit.Inconclusive
 )
 
 // exitError carries an exit code out of a command.
-type exitError struct {
-	code int
-	err  error
-}
+type exitError = exit.Error
 
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return ""
-	}
-	return e.err.Error()
-}
-
-func badInput(format string, args ...any) error {
-	return &exitError{code: exitBadInput, err: fmt.Errorf(format, args...)}
-}
-
-func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+var (
+	badInput = exit.BadInputf
+	withCode = exit.With
+)
 
 // version may be set by the build (-ldflags "-X main.version=..."); when it
 // is not, versionString reads the module version and the VCS revision that
@@ -55,49 +46,7 @@ var version = ""
 // and time and whether the tree was modified, and the Go version.
 func versionString() string {
 	bi, ok := debug.ReadBuildInfo()
-	return formatVersion(version, bi, ok)
-}
-
-func formatVersion(set string, bi *debug.BuildInfo, ok bool) string {
-	if !ok || bi == nil {
-		if set == "" {
-			set = "unknown (no build information in this binary)"
-		}
-		return "simrun " + set
-	}
-	v := set
-	if v == "" {
-		v = bi.Main.Version
-	}
-	if v == "" {
-		v = "(devel)"
-	}
-	settings := map[string]string{}
-	for _, s := range bi.Settings {
-		settings[s.Key] = s.Value
-	}
-	out := "simrun " + v
-	rev := settings["vcs.revision"]
-	if rev == "" {
-		// go install module@version records no VCS settings, but a
-		// pseudo-version (v0.0.0-20261122140000-0608a5a1b2c3) ends with the
-		// commit; a tagged version names itself.
-		rev = pseudoRevision(v)
-	}
-	if rev != "" {
-		out += " revision " + rev
-		if settings["vcs.modified"] == "true" {
-			out += " (modified)"
-		}
-		if t := settings["vcs.time"]; t != "" {
-			out += " " + t
-		}
-	}
-	path := bi.Main.Path
-	if path == "" {
-		path = bi.Path
-	}
-	return out + ", " + path + ", " + bi.GoVersion
+	return buildinfo.Describe("simrun", version, bi, ok)
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -121,7 +70,7 @@ Exit codes: 0 verdicts match the scenario's expectations; 1 they do not;
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &exitError{code: exitBadInput, err: fmt.Errorf("%v\n\n%s", err, cmd.UsageString())}
+		return &exitError{Code: exitBadInput, Err: fmt.Errorf("%v\n\n%s", err, cmd.UsageString())}
 	})
 	root.AddCommand(newVersionCmd(), newListCmd(), newRunCmd(), newReplayCmd())
 	for _, f := range extraCommands {
@@ -134,28 +83,6 @@ Exit codes: 0 verdicts match the scenario's expectations; 1 they do not;
 // (fuzz, shrink, sweep, report, ...), each appended by an init function.
 // Cobra lists commands sorted by name, so the order does not matter.
 var extraCommands []func() *cobra.Command
-
-// pseudoRevision returns the commit prefix a Go pseudo-version ends with
-// (https://go.dev/ref/mod#pseudo-versions), or "".
-func pseudoRevision(v string) string {
-	v, _, _ = strings.Cut(v, "+") // +incompatible, +dirty
-	i := strings.LastIndexByte(v, '-')
-	if i < 0 || len(v)-i-1 != 12 {
-		return ""
-	}
-	rev := v[i+1:]
-	for _, c := range rev {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return ""
-		}
-	}
-	// The segment before it is a 14-digit UTC timestamp.
-	j := strings.LastIndexAny(v[:i], "-.")
-	if j < 0 || i-j-1 != 14 {
-		return ""
-	}
-	return rev
-}
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
@@ -179,10 +106,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil && ee.Error() != "" {
+		if ee.Err != nil && ee.Error() != "" {
 			fmt.Fprintln(stderr, "simrun:", ee.Error())
 		}
-		return ee.code
+		return ee.Code
 	}
 	// Errors from cobra itself: unknown command, wrong number of arguments.
 	fmt.Fprintln(stderr, "simrun:", err)

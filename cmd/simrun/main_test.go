@@ -81,10 +81,10 @@ func TestRoot(t *testing.T) {
 
 // TestExitError checks how run maps errors to exit codes and messages.
 func TestExitError(t *testing.T) {
-	assert.Equal(t, "", (&exitError{code: exitMismatch}).Error())
+	assert.Equal(t, "", (&exitError{Code: exitMismatch}).Error())
 	e := badInput("field %q is wrong", "x")
 	var ee *exitError
 	require.ErrorAs(t, e, &ee)
-	assert.Equal(t, exitBadInput, ee.code)
+	assert.Equal(t, exitBadInput, ee.Code)
 	assert.Equal(t, `field "x" is wrong`, e.Error())
 }

@@ -4,49 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/locksim/locksim"
+	"github.com/locksim/locksim/internal/exit"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/record"
 )
-
-// expandArgs turns NAME|FILE|DIR arguments into scenario arguments: a
-// directory stands for its *.yaml and *.yml files, sorted.
-func expandArgs(args []string) ([]string, error) {
-	var out []string
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil || !st.IsDir() {
-			out = append(out, a)
-			continue
-		}
-		var files []string
-		for _, pat := range []string{"*.yaml", "*.yml"} {
-			m, err := filepath.Glob(filepath.Join(globEscape(a), pat))
-			if err != nil {
-				return nil, badInput("%s: %v", a, err)
-			}
-			files = append(files, m...)
-		}
-		if len(files) == 0 {
-			return nil, badInput("%s is a directory without scenario files (*.yaml, *.yml)", a)
-		}
-		sort.Strings(files)
-		out = append(out, files...)
-	}
-	return out, nil
-}
-
-// globEscape escapes glob metacharacters in a directory name.
-func globEscape(s string) string {
-	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
-	return r.Replace(s)
-}
 
 // runMany runs several scenarios and prints one line each. Every scenario
 // is loaded, and every output checked, before the first run.
@@ -54,9 +20,9 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 	if f.traceOut != "" {
 		return badInput("--trace names one file: use --out DIR with several scenarios (one report folder each)")
 	}
-	args, err := expandArgs(args)
+	args, err := locksim.ExpandArgs(args)
 	if err != nil {
-		return err
+		return withCode(exitBadInput, err)
 	}
 	type item struct {
 		arg string
@@ -71,8 +37,8 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 		}
 		items = append(items, item{arg: a, s: s})
 	}
-	g := newOutputGuard(stderr)
-	defer g.stop()
+	g := outdir.NewGuard(stderr)
+	defer g.Stop()
 	if f.outDir != "" {
 		seen := map[string]int{}
 		for i := range items {
@@ -85,7 +51,7 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 				return badInput("--out: %v", err)
 			}
 			defer d.Close()
-			g.track(d)
+			g.Track(d)
 			items[i].out = d
 		}
 	}
@@ -178,12 +144,4 @@ func firstLine(s string) string {
 }
 
 // exitCodeOf is the exit code an error of a command stands for.
-func exitCodeOf(err error) int {
-	if err == nil {
-		return exitOK
-	}
-	if ee, ok := err.(*exitError); ok {
-		return ee.code
-	}
-	return exitInconclusive
-}
+var exitCodeOf = exit.CodeOf

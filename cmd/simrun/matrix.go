@@ -11,9 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/fuzz"
-	"github.com/locksim/locksim/internal/outdir"
-	"github.com/locksim/locksim/internal/shell"
-	"github.com/locksim/locksim/reports"
+	"github.com/locksim/locksim/internal/campaign"
 )
 
 // The matrix's rows, worlds, families and run numbering live in
@@ -71,7 +69,7 @@ into --out; 'simrun merge' joins the shards into the whole matrix.`,
 
 // matrixIdentity is the campaign identity of a matrix.
 func matrixIdentity(pl *fuzz.Matrix) fuzz.Identity {
-	return fuzz.Identity{Command: "matrix", Version: campaignVersion(), Base: "matrix worlds", BaseHash: pl.Hash,
+	return fuzz.Identity{Command: "matrix", Version: campaign.Version(version), Base: "matrix worlds", BaseHash: pl.Hash,
 		Seed: pl.Seed, Total: len(pl.Jobs), Params: []string{"runs=" + strconv.Itoa(pl.Runs)}}
 }
 
@@ -95,7 +93,7 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 	if f.workers < 1 {
 		return badInput("--workers: must be at least 1 (got %d)", f.workers)
 	}
-	shard, err := parseShardFlag(f.shard)
+	shard, err := campaign.ParseShard(f.shard)
 	if err != nil {
 		return err
 	}
@@ -106,109 +104,24 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 	id := matrixIdentity(pl)
 	// The matrix's outputs are regenerated whole: it replaces an earlier
 	// campaign's (force).
-	d, err := claimOut("--out", f.outDir, id, shard, true)
+	d, err := campaign.ClaimOut("--out", f.outDir, id, shard, true)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
 	defer d.Close()
-	verdicts, m, err := runShard(stderr, "matrix", id, shard, len(pl.Jobs), f.workers, f.quiet, pl.Run)
+	verdicts, m, err := campaign.RunShard(stderr, "matrix", id, shard, len(pl.Jobs), f.workers, f.quiet, pl.Run)
 	if err != nil {
 		return err
 	}
 	if shard.N > 1 {
-		if err := writeManifest(d, m, nil, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+		if err := campaign.WriteManifest(d, m, nil, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
 			return badInput("--out: %v", err)
 		}
 		fmt.Fprintf(stdout, "matrix shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",
 			shard, m.First, m.End-1, len(pl.Jobs), filepath.Join(d.Path(), fuzz.ManifestFile))
 		return nil
 	}
-	return writeMatrix(stdout, d, pl, m, verdicts)
-}
-
-// writeMatrix writes a whole matrix's outputs into d (matrix without
-// --shard, and simrun merge of matrix shards).
-func writeMatrix(stdout io.Writer, d *outdir.Dir, pl *fuzz.Matrix, man *fuzz.Manifest, verdicts []fuzz.Verdicts) error {
-	wd, err := outdir.Prepare(filepath.Join(d.Path(), "worlds"))
-	if err != nil {
-		return badInput("--out: %v", err)
-	}
-	defer wd.Close()
-	cd, err := outdir.Prepare(filepath.Join(d.Path(), "cases"))
-	if err != nil {
-		return badInput("--out: %v", err)
-	}
-	defer cd.Close()
-	for _, a := range pl.Rows {
-		if err := wd.WriteFile(fuzz.Slug(a.Name)+".yaml", []byte(a.YAML)); err != nil {
-			return badInput("--out: %v", err)
-		}
-	}
-	m := &reports.Matrix{Runs: pl.Runs, Seed: pl.Seed}
-	for _, a := range pl.Rows {
-		m.Rows = append(m.Rows, a.Name)
-	}
-	for _, fam := range fuzz.MatrixFamilies {
-		m.Cols = append(m.Cols, fam.Name)
-		m.Notes = append(m.Notes, fam.Note)
-	}
-	m.Notes = append(m.Notes,
-		"worlds: three clients in continuous contention for 30 s (hold 2 s, think 300 ms), lock lifetime 5 s (ttl, Redisson lease, ZooKeeper session timeout, memcached exptime, GETSET timeout; the MySQL locks never expire); redis-single, WAIT, Redisson, redis-getset and the re-entrant locks on a master M with a replica R and three sentinels (down_after 3 s); Redlock and redsync on five masters; ZooKeeper on one session service; memcached-add on one memcached server (64 MB); the MySQL locks on one MariaDB-like server (wait_timeout 28800 s)",
-		"+fencing: a token with every resource access (INCR on the lock's node, on the first node that granted for Redlock and redsync; incr on the memcached server for memcached-add; the znode's zxid for ZooKeeper; the MySQL locks have no token and no +fencing row) and a resource that rejects anything older than the highest token it saw (mark)",
-		"schedules: the fuzz generator (simrun fuzz) limited to the family's fault kind, 1–3 faults, each at a time in the run or on a client's or a server's event; a row and its +fencing row run the same schedules with the same seeds",
-		"why a +fencing row's lock-safety rate can differ from its row's: fencing adds messages (the token's INCR round trip before each resource access, the token in each write), so with the same schedule and seed the run's later message latencies, and the moment a triggered fault fires, differ; the lock outcome of a single run can change, the rates stay within each other's intervals")
-	m.Cells = make([][]reports.MatrixCell, len(pl.Rows))
-	for i := range pl.Rows {
-		m.Cells[i] = make([]reports.MatrixCell, len(fuzz.MatrixFamilies))
-		for j, fam := range fuzz.MatrixFamilies {
-			m.Cells[i][j].NA = !fam.Applies(pl.Worlds[i])
-		}
-	}
-	for i, jb := range pl.Jobs {
-		res := verdicts[i]
-		cell := &m.Cells[jb.Row][jb.Col]
-		cell.Counts.Add(res.Lock, res.Resource, "")
-		if cell.Replay == "" && (res.Lock == "violated" || res.Resource == "violated") {
-			s, err := pl.Scenario(jb)
-			if err != nil {
-				return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
-			}
-			text, err := s.Marshal()
-			if err != nil {
-				return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
-			}
-			name := fuzz.Slug(pl.Rows[jb.Row].Name) + "--" + fuzz.Slug(fuzz.MatrixFamilies[jb.Col].Name) + ".yaml"
-			if err := cd.WriteFile(name, text); err != nil {
-				return badInput("--out: %v", err)
-			}
-			cell.Replay = fmt.Sprintf("simrun run %s --seed %d", shell.Quote(filepath.Join(d.Path(), "cases", name)), jb.Seed)
-		}
-	}
-	if err := cd.RemoveStale("*.yaml"); err != nil {
-		return badInput("--out: %v", err)
-	}
-	img, err := reports.MatrixImage(m)
-	if err != nil {
-		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
-	}
-	page, err := m.HTML(img.SVG)
-	if err != nil {
-		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
-	}
-	files := []struct {
-		name string
-		data []byte
-	}{{"matrix.png", img.PNG}, {"matrix.svg", img.SVG}, {"matrix.csv", m.CSV()}, {"matrix.md", m.Markdown()}, {"matrix.html", page}}
-	for _, fl := range files {
-		if err := d.WriteFile(fl.name, fl.data); err != nil {
-			return badInput("--out: %v", err)
-		}
-	}
-	if err := writeManifest(d, man, nil, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
-		return badInput("--out: %v", err)
-	}
-	fmt.Fprintf(stdout, "violation rates (lock / resource), %d random schedules per cell, base seed %d:\n\n%s\nwrote %s (matrix.png, matrix.svg, matrix.csv, matrix.md, matrix.html, worlds/, cases/)\n", pl.Runs, pl.Seed, m.Summary(), d.Path())
-	return nil
+	return campaign.WriteMatrix(stdout, d, pl, m, verdicts)
 }
 
 // mergeMatrix joins matrix shards (simrun merge).
@@ -230,15 +143,15 @@ func mergeMatrix(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f
 	if pl.Hash != id.BaseHash || len(pl.Jobs) != id.Total {
 		return badInput("%s: the matrix's worlds differ from this simrun's (%.12s, %d runs; this simrun: %.12s, %d runs)", dirs[0], id.BaseHash, id.Total, pl.Hash, len(pl.Jobs))
 	}
-	verdicts, err := joinVerdicts(dirs, ms)
+	verdicts, err := campaign.JoinVerdicts(dirs, ms)
 	if err != nil {
 		return err
 	}
-	d, err := claimOut("--out", f.out, id, fuzz.Whole, true)
+	d, err := campaign.ClaimOut("--out", f.out, id, fuzz.Whole, true)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
 	defer d.Close()
 	fmt.Fprintf(stderr, "merged %d shards of the matrix: %d runs\n", len(dirs), len(verdicts))
-	return writeMatrix(stdout, d, pl, wholeManifest(id), verdicts)
+	return campaign.WriteMatrix(stdout, d, pl, campaign.WholeManifest(id), verdicts)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/campaign"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -129,30 +129,13 @@ func readBase(dir string, id fuzz.Identity) (*scenarios.Scenario, []byte, error)
 	return s, data, nil
 }
 
-// decodeResults decodes each shard's results into a T, in the order of ms.
-func decodeResults[T any](dirs []string, ms []*fuzz.Manifest) ([]T, error) {
-	out := make([]T, len(ms))
-	for i, m := range ms {
-		if err := json.Unmarshal(m.Results, &out[i]); err != nil {
-			return nil, badInput("%s: results: %v", filepath.Join(dirs[i], fuzz.ManifestFile), err)
-		}
-	}
-	return out, nil
-}
-
-// wholeManifest is the manifest of the whole campaign a set of shards
-// makes.
-func wholeManifest(id fuzz.Identity) *fuzz.Manifest {
-	return &fuzz.Manifest{Identity: id, Shard: 0, Shards: 1, First: 0, End: id.Total, Done: id.Total}
-}
-
 func mergeFuzz(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f mergeFlags) error {
 	id := ms[0].Identity
 	base, baseYAML, err := readBase(dirs[0], id)
 	if err != nil {
 		return err
 	}
-	recs, err := decodeResults[fuzz.FuzzRecord](dirs, ms)
+	recs, err := campaign.DecodeResults[fuzz.FuzzRecord](dirs, ms)
 	if err != nil {
 		return err
 	}
@@ -167,13 +150,13 @@ func mergeFuzz(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f m
 	}
 	var d *outdir.Dir
 	if f.out != "" {
-		if d, err = claimOut("--out", f.out, id, fuzz.Whole, f.force, fuzz.FindingPatterns...); err != nil {
+		if d, err = campaign.ClaimOut("--out", f.out, id, fuzz.Whole, f.force, fuzz.FindingPatterns...); err != nil {
 			return withCode(exitBadInput, err)
 		}
 		defer d.Close()
 	}
 	fmt.Fprintf(stderr, "merged %d shards of fuzz %s: %d runs, %d violating\n", len(dirs), base.Name, res.Runs, len(res.Findings))
-	ctx, _, stop := interruptibleCampaign(context.Background())
+	ctx, _, stop := campaign.Interruptible(context.Background())
 	defer stop()
-	return finishFuzz(stdout, stderr, ctx, d, base, baseYAML, cfg, res, wholeManifest(id), f.shrink, f.jsonOut, f.junit)
+	return finishFuzz(stdout, stderr, ctx, d, base, baseYAML, cfg, res, campaign.WholeManifest(id), f.shrink, f.jsonOut, f.junit)
 }

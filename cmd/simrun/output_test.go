@@ -214,16 +214,16 @@ func TestOutputGuardOnSignal(t *testing.T) {
 	require.NoError(t, d.WriteFile("trace.jsonl", []byte("{\"seq\":1}\n")))
 
 	codes := make(chan int, 1)
-	old := exitProcess
-	exitProcess = func(code int) { codes <- code; runtime.Goexit() }
-	defer func() { exitProcess = old }()
+	old := outdir.ExitProcess
+	outdir.ExitProcess = func(code int) { codes <- code; runtime.Goexit() }
+	defer func() { outdir.ExitProcess = old }()
 
 	var stderr bytes.Buffer
-	g := newOutputGuard(&stderr)
-	defer g.stop()
-	g.track(d)
-	require.NoError(t, g.stageBytes(d, "trace.jsonl", []byte(`{"seq":1}`+"\n"+`{"seq":2,"t":`)))
-	require.NoError(t, g.stageBytes(d, "index.html", []byte("<html>")))
+	g := outdir.NewGuard(&stderr)
+	defer g.Stop()
+	g.Track(d)
+	require.NoError(t, g.StageBytes(d, "trace.jsonl", []byte(`{"seq":1}`+"\n"+`{"seq":2,"t":`)))
+	require.NoError(t, g.StageBytes(d, "index.html", []byte("<html>")))
 	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT))
 	select {
 	case code := <-codes:

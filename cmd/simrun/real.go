@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -16,7 +15,6 @@ import (
 	"github.com/locksim/locksim"
 	"github.com/locksim/locksim/realmode"
 	"github.com/locksim/locksim/scenarios"
-	"github.com/locksim/locksim/sim"
 )
 
 func init() { extraCommands = append(extraCommands, newRealCmd, newTwinCmd) }
@@ -25,19 +23,21 @@ func newRealCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "real NAME|FILE",
-		Short: "Run a scenario against real redis-server and redis-sentinel processes",
+		Short: "Run a scenario against real Redis, Sentinel, memcached, MariaDB and ZooKeeper processes",
 		Long: `Run a scenario in real mode: locksim's own lock clients and storage service,
-driven in real time, against real redis-server and redis-sentinel processes
-that simrun starts on addresses of 127.0.0.0/8 in a private temporary
+driven in real time, against real redis-server, redis-sentinel, memcached,
+mariadbd and ZooKeeper (java) processes that simrun starts on addresses of 127.0.0.0/8 in a private temporary
 directory and stops by PID on every exit (Ctrl-C too). Faults: pauses
 (SIGSTOP/SIGCONT), crashes (SIGKILL, or SHUTDOWN for mode clean) and restarts
 on the same data directory, power loss where it equals a kill, server clocks
 through a preload library, client clocks directly, partitions, cuts and delays
 through a fault-injecting proxy, promote (REPLICAOF NO ONE). A scenario that
-needs more (ZooKeeper, power loss with appendfsync everysec, drops between two
-servers) is refused with exit 2 naming the fault and why.
+needs more (Chubby's lock-delay, power loss with appendfsync everysec, drops
+between two servers) is refused with exit 2 naming the fault and why.
 
-Needs redis-server, redis-sentinel and (for server clocks) a C compiler.
+Needs the scenario's servers (redis-server and redis-sentinel, memcached,
+mariadb-server, zookeeper with a Java runtime) and, for server clocks, a C
+compiler.
 
 Exit codes as simrun run: 0 the verdicts match; 1 they do not; 2 bad input or
 a scenario real mode cannot run; 3 inconclusive or internal error.`,
@@ -108,7 +108,7 @@ func realScenario(stdout io.Writer, arg string, f runFlags) error {
 		return err
 	}
 	if f.outDir != "" {
-		if err := writeRealOutputs(f.outDir, o); err != nil {
+		if err := realmode.WriteOutputs(f.outDir, o); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
 		}
 	}
@@ -119,7 +119,7 @@ func realScenario(stdout io.Writer, arg string, f runFlags) error {
 			return withCode(exitInconclusive, err)
 		}
 	} else {
-		fmt.Fprintln(stdout, "mode: real (redis-server and redis-sentinel on loopback, in real time)")
+		fmt.Fprintln(stdout, "mode: real (real servers on loopback, in real time)")
 		events := f.events
 		if events == 0 {
 			events = -1 // --events 0: all of them
@@ -128,33 +128,6 @@ func realScenario(stdout io.Writer, arg string, f runFlags) error {
 		fmt.Fprintln(stdout, "NB: a real run is not replayable bit for bit (real time, real servers); the replay line above runs the simulator")
 	}
 	return outcomeCode(o)
-}
-
-// writeRealOutputs writes result.json (the outcome, as --json prints it
-// for run), porcupine's pages of an illegal history and trace.jsonl into
-// dir. simrun report DIR renders the HTML report from these files.
-func writeRealOutputs(dir string, o *scenarios.Outcome) error {
-	data, err := o.JSON()
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "result.json"), data, 0o644); err != nil {
-		return err
-	}
-	for _, p := range o.Pages {
-		if err := os.WriteFile(filepath.Join(dir, p.Name), p.HTML, 0o644); err != nil {
-			return err
-		}
-	}
-	fh, err := os.Create(filepath.Join(dir, "trace.jsonl"))
-	if err != nil {
-		return err
-	}
-	if err := sim.WriteJSONL(fh, o.Trace); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
 }
 
 // realJSON is the outcome with the mode in front.

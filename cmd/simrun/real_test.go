@@ -30,9 +30,9 @@ func TestRealRefusals(t *testing.T) {
 		args []string
 		errs []string
 	}{
-		{name: "zookeeper", args: []string{"real", "zk-session-expiry-pause"}, errs: []string{"zookeeper", "not supported"}},
+		{name: "zookeeper lock-delay", args: []string{"real", "chubby-lock-delay"}, errs: []string{"zookeeper.lock_delay", "no lock-delay"}},
 		{name: "drop on the replication link", args: []string{"real", "testdata/real-drop-replication.yaml"}, errs: []string{"faults[0]", "no TCP counterpart"}},
-		{name: "twin refuses too", args: []string{"twin", "zk-session-expiry-pause"}, errs: []string{"zookeeper"}},
+		{name: "twin refuses too", args: []string{"twin", "chubby-lock-delay-short"}, errs: []string{"zookeeper.lock_delay"}},
 		{name: "twin --runs 0", args: []string{"twin", "get-del-release", "--runs", "0"}, errs: []string{"--runs"}},
 		{name: "unknown scenario", args: []string{"real", "no-such-scenario"}, errs: []string{"no-such-scenario"}},
 	}

@@ -76,22 +76,22 @@ func reportCmd(w, stderr io.Writer, path, traceIn, outDir string) error {
 	if outDir == "" {
 		outDir = resultDir
 	}
-	g := newOutputGuard(stderr)
-	defer g.stop()
+	g := outdir.NewGuard(stderr)
+	defer g.Stop()
 	out, err := outdir.Prepare(outDir)
 	if err != nil {
 		return badInput("--out: %v", err)
 	}
 	defer out.Close()
-	g.track(out)
+	g.Track(out)
 	for _, f := range files {
-		if err := g.stageBytes(out, f.Name, f.Data); err != nil {
-			g.abort()
+		if err := g.StageBytes(out, f.Name, f.Data); err != nil {
+			g.Abort()
 			return badInput("--out: %v", err)
 		}
 	}
 	// result.json and trace.jsonl are kept in place (the report reads them).
-	if err := g.commit(func() error { return out.RemoveStale(locksim.ReportNames()[2:]...) }); err != nil {
+	if err := g.Commit(func() error { return out.RemoveStale(locksim.ReportNames()[2:]...) }); err != nil {
 		return badInput("--out: %v", err)
 	}
 	fmt.Fprintf(w, "report of %s seed %d written to %s (index.html, timeline.png/svg, clocks.png/svg)\n", rec.Scenario, rec.Seed, outDir)

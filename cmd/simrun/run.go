@@ -12,23 +12,11 @@ import (
 	"github.com/locksim/locksim"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/record"
-	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
-// loadScenario resolves NAME|FILE, mapping every user error to exit 2.
-func loadScenario(arg string) (*scenarios.Scenario, error) {
-	if st, err := os.Stat(arg); err == nil && st.IsDir() {
-		return nil, badInput("%s is a directory, not a scenario file", arg)
-	}
-	s, err := scenarios.Load(arg)
-	if err != nil {
-		return nil, scenarioError(err)
-	}
-	return s, nil
-}
-
-// openScenario is loadScenario for the facade.
+// openScenario resolves NAME|FILE through the facade, mapping every
+// user error to exit 2.
 func openScenario(arg string) (*locksim.Scenario, error) {
 	if st, err := os.Stat(arg); err == nil && st.IsDir() {
 		return nil, badInput("%s is a directory, not a scenario file", arg)
@@ -145,38 +133,38 @@ func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 			return badInput("--trace: %v", err)
 		}
 	}
-	g := newOutputGuard(stderr)
-	defer g.stop()
+	g := outdir.NewGuard(stderr)
+	defer g.Stop()
 	var out *outdir.Dir
 	if f.outDir != "" {
 		if out, err = outdir.Prepare(f.outDir); err != nil {
 			return badInput("--out: %v", err)
 		}
 		defer out.Close()
-		g.track(out)
+		g.Track(out)
 		if in := inputFile(arg); in != "" && sameDirEntry(out.Path(), in, locksim.ReportNames()) {
 			return badInput("--out: %s would overwrite the scenario %s", out.Path(), in)
 		}
 	}
 	// --trace alone streams the trace to its (staged) file as the run
 	// goes; --out and --check-determinism need it in memory.
-	var stream *traceStream
+	var stream *outdir.TraceStream
 	if f.traceOut != "" && out == nil && !f.determ {
-		if stream, err = stageTraceStream(g, f.traceOut); err != nil {
+		if stream, err = g.StageTraceStream(f.traceOut); err != nil {
 			return badInput("--trace: %v", err)
 		}
-		defer stream.dir.Close()
+		defer stream.Close()
 	}
-	r, err := runOnce(s, f, out != nil, stream.sink())
+	r, err := runOnce(s, f, out != nil, stream.Sink())
 	if err != nil {
-		g.abort()
+		g.Abort()
 		return err
 	}
 	if note := r.DeterminismNote(); note != "" {
 		fmt.Fprintln(stderr, note)
 	}
 	if stream != nil {
-		if err := stream.finish(g); err != nil {
+		if err := stream.Finish(g); err != nil {
 			return badInput("--trace: %v", err)
 		}
 	} else if err := writeRunOutputs(g, r, f.traceOut, out); err != nil {
@@ -259,55 +247,45 @@ func runOnce(s *locksim.Scenario, f runFlags, visualize bool, stream func(*sim.E
 
 // writeRunOutputs writes --trace and the --out report, all staged and
 // committed together (see outputGuard).
-func writeRunOutputs(g *outputGuard, r *locksim.Result, traceOut string, out *outdir.Dir) error {
+func writeRunOutputs(g *outdir.Guard, r *locksim.Result, traceOut string, out *outdir.Dir) error {
 	if traceOut == "" && out == nil {
 		return nil
 	}
 	fail := func(flag string, err error) error {
-		g.abort()
+		g.Abort()
 		return badInput("%s: %v", flag, err)
 	}
 	if traceOut != "" {
-		td, err := traceDir(traceOut)
+		td, err := outdir.PrepareParent(traceOut)
 		if err != nil {
 			return fail("--trace", err)
 		}
 		defer td.Close()
-		g.track(td)
-		if err := g.stageTrace(td, filepath.Base(traceOut), r.Record().Trace); err != nil {
+		g.Track(td)
+		if err := g.StageTrace(td, filepath.Base(traceOut), r.Record().Trace); err != nil {
 			return fail("--trace", err)
 		}
 	}
 	if out == nil {
-		return g.commit(nil)
+		return g.Commit(nil)
 	}
 	files, err := r.ReportFiles()
 	if err != nil {
-		g.abort()
+		g.Abort()
 		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 	}
-	if err := g.stageTrace(out, locksim.TraceFile, r.Record().Trace); err != nil {
+	if err := g.StageTrace(out, locksim.TraceFile, r.Record().Trace); err != nil {
 		return fail("--out", err)
 	}
 	for _, file := range files {
-		if err := g.stageBytes(out, file.Name, file.Data); err != nil {
+		if err := g.StageBytes(out, file.Name, file.Data); err != nil {
 			return fail("--out", err)
 		}
 	}
-	if err := g.commit(func() error { return out.RemoveStale(locksim.ReportNames()...) }); err != nil {
+	if err := g.Commit(func() error { return out.RemoveStale(locksim.ReportNames()...) }); err != nil {
 		return badInput("--out: %v", err)
 	}
 	return nil
-}
-
-// traceDir prepares the folder of a --trace file (through symlinks in its
-// parents: only the file itself must not be one, which CheckOutputFile saw).
-func traceDir(path string) (*outdir.Dir, error) {
-	parent, err := filepath.EvalSymlinks(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
-	return outdir.Prepare(parent)
 }
 
 func outcomeCode(o *record.Run) error {

@@ -235,3 +235,8 @@ func TestShardsAsProcesses(t *testing.T) {
 		assert.Contains(t, r.stderr, "incomplete")
 	})
 }
+
+func campaignFileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -49,7 +50,7 @@ func TestParseSweepParam(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := parseSweepParam(tt.spec)
+			p, err := reports.ParseSweepParam(tt.spec)
 			if tt.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.err)
@@ -177,17 +178,4 @@ func TestSweepErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestProgress: no bar when stderr is not a terminal or with --quiet, and
-// an inert bar accepts every call.
-func TestProgress(t *testing.T) {
-	var b bytes.Buffer
-	p := newProgress(&b, 10, "sweep", false)
-	assert.Nil(t, p.bar, "not a terminal")
-	assert.Nil(t, newProgress(os.Stderr, 10, "sweep", true).bar, "quiet")
-	p.set(3, "x")
-	p.add()
-	p.done()
-	assert.Empty(t, b.String())
 }

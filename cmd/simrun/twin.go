@@ -61,7 +61,7 @@ func twinScenario(stdout io.Writer, arg string, f twinFlags) error {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	res, err := realmode.TwinWith(ctx, s, f.runs, out, writeRealOutputs, realmode.Options{BeforeStart: realBeforeStart})
+	res, err := realmode.TwinWith(ctx, s, f.runs, out, realmode.WriteOutputs, realmode.Options{BeforeStart: realBeforeStart})
 	if err != nil {
 		return realError(s, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -147,14 +148,21 @@ func run(t *testing.T, mode string, steps []step) ([]string, int64, *sim.History
 // trace hash.
 func runForm(t *testing.T, mode string, steps []step, pooled bool) ([]string, int64, *sim.History, [32]byte) {
 	t.Helper()
-	k := sim.New(sim.Config{Seed: 1, Network: sim.NetConfig{Latency: sim.Fixed(time.Millisecond)}})
-	srv := k.Add("S", func() sim.Process { return New(Config{Fencing: mode}) }, sim.ClockSpec{})
-	var log []string
-	k.Add("c", func() sim.Process { return &script{steps: steps, log: &log, pooled: pooled} }, sim.ClockSpec{})
-	require.NoError(t, k.Run(sim.At(time.Duration(len(steps)+2)*10*time.Millisecond)))
-	value := k.Process(srv).(*Node).Value()
-	h := k.Finish()
-	return log, value, h, k.TraceHash()
+	w, log := newWorld(t, mode, steps, pooled)
+	w.RunTo(sim.At(time.Duration(len(steps)+2) * 10 * time.Millisecond))
+	value := w.Process("S").(*Node).Value()
+	h := w.K.Finish()
+	return *log, value, h, w.K.TraceHash()
+}
+
+// newWorld is a shared simtest world (1 ms latency) with a storage node S
+// in mode and a script client c running steps, which logs its replies.
+func newWorld(t testing.TB, mode string, steps []step, pooled bool) (*simtest.World, *[]string) {
+	w := simtest.NewWorld(t, time.Millisecond)
+	w.Add("S", func() sim.Process { return New(Config{Fencing: mode}) }, sim.ClockSpec{})
+	log := new([]string)
+	w.Add("c", func() sim.Process { return &script{steps: steps, log: log, pooled: pooled} }, sim.ClockSpec{})
+	return w, log
 }
 
 // none is the token of a step without a token.
@@ -346,19 +354,16 @@ func TestDurableAcrossPowerLoss(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
-			k := sim.New(sim.Config{Seed: 1, Network: sim.NetConfig{Latency: sim.Fixed(time.Millisecond)}})
-			srv := k.Add("S", func() sim.Process { return New(Config{Fencing: tt.mode}) }, sim.ClockSpec{})
-			var log []string
-			steps := append(append([]step{}, tt.before...), tt.after...)
-			k.Add("c", func() sim.Process { return &script{steps: steps, log: &log} }, sim.ClockSpec{})
+			w, log := newWorld(t, tt.mode, append(append([]step{}, tt.before...), tt.after...), false)
+			srv := w.ID("S")
 			// Steps run at 10 ms intervals; crash and restart between the two
 			// groups.
-			mid := sim.At(time.Duration(len(tt.before))*10*time.Millisecond + 5*time.Millisecond)
-			k.At(mid, func() { k.Crash(srv, sim.CrashPower) })
-			k.At(mid+sim.At(time.Millisecond), func() { k.Restart(srv) })
-			require.NoError(t, k.Run(sim.At(time.Second)))
-			assert.Equal(t, tt.want, log)
-			assert.Equal(t, tt.value, k.Process(srv).(*Node).Value())
+			mid := time.Duration(len(tt.before))*10*time.Millisecond + 5*time.Millisecond
+			w.At(mid, func() { w.K.Crash(srv, sim.CrashPower) })
+			w.At(mid+time.Millisecond, func() { w.K.Restart(srv) })
+			w.RunTo(sim.At(time.Second))
+			assert.Equal(t, tt.want, *log)
+			assert.Equal(t, tt.value, w.Process("S").(*Node).Value())
 		})
 	}
 }

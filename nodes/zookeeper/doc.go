@@ -59,11 +59,16 @@
 //     connection broke). When the server expires a session it sends one
 //     SessionExpired message, standing for "the server closes the
 //     connection; the client reconnects and is told its session expired".
-//   - Simplification: the server keeps its state in memory. A crash loses
-//     every session and znode (old sessions are then answered SESSIONEXPIRED,
-//     as by an ensemble that lost its data); only an epoch on disk survives,
-//     so zxids and session ids keep increasing across a restart. Scenarios
-//     should not crash it: it stands for a replicated ensemble.
+//   - The server's tree and sessions are on its disk (persist.go), rewritten
+//     durably at every transaction as ZooKeeper logs and fsyncs each one
+//     before it answers: a restart, after any crash, finds the znodes and
+//     the sessions, and tracks each session anew from the restart
+//     (SessionTrackerImpl at 3.8.0), so a client that reconnects within its
+//     timeout keeps its session and its ephemeral nodes, as on a real
+//     ZooKeeper. Watches are not kept (clients set them again on reconnect).
+//     Simplification: a restart starts a new epoch, as an ensemble's leader
+//     election does (zxids and session ids keep increasing); a standalone
+//     ZooKeeper continues its zxids instead.
 //
 // zookeeper imports only sim.
 package zookeeper

@@ -124,10 +124,20 @@ func (s *Server) Init(env *sim.Env) {
 	s.tree = newTree()
 	s.sessions = map[int64]*session{}
 	s.watches = map[string][]watcher{}
+	s.recover(env)
 }
 
-// Receive serves one request.
+// Receive serves one request; a transaction it made is on disk before
+// the step ends (persist).
 func (s *Server) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
+	z := s.zxid
+	s.receive(env, from, msg)
+	if s.zxid != z {
+		s.persist(env)
+	}
+}
+
+func (s *Server) receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	req, ok := msg.(Request)
 	if !ok {
 		return
@@ -185,6 +195,12 @@ func (s *Server) Fire(env *sim.Env, tag any) {
 	if _, ok := tag.(expiryTick); !ok {
 		return
 	}
+	z := s.zxid
+	defer func() {
+		if s.zxid != z {
+			s.persist(env)
+		}
+	}()
 	s.timerSet = false
 	now := env.Mono()
 	for _, id := range s.sessionIDs() {
@@ -368,7 +384,11 @@ func (s *Server) expire(env *sim.Env, sess *session) {
 		}
 		s.removeNode(env, n, "expired s"+strconv.FormatInt(sess.id, 10))
 	}
-	env.Send(sess.proc, SessionExpired{Session: sess.id})
+	if sess.proc != sim.NoProc {
+		// (NoProc: recovered after a restart, no client has spoken for it
+		// since.)
+		env.Send(sess.proc, SessionExpired{Session: sess.id})
+	}
 }
 
 // removeNode deletes a node in the current transaction and fires its

@@ -162,20 +162,25 @@ func TestZxid(t *testing.T) {
 
 	t.Run("across a restart", func(t *testing.T) {
 		k, zk := newWorld(t, DefaultConfig())
-		c := addRaw(k, "c", connect(0, 10*time.Second), create(10*ms, "/a", false, false), ping(2*time.Second), create(3*time.Second, "/b", false, false))
+		c := addRaw(k, "c", connect(0, 10*time.Second), create(10*ms, "/a", false, false), ping(2*time.Second), create(3*time.Second, "/b", false, false),
+			create(3500*ms, "/a", false, false))
 		d := addRaw(k, "d", connect(2500*ms, 10*time.Second))
 		k.At(sim.At(time.Second), func() { k.Crash(zk, sim.CrashPower) })
 		k.At(sim.At(2*time.Second), func() { k.Restart(zk) })
 		require.NoError(t, k.Run(sim.At(4*time.Second)))
 		// The ping at 2 s went on the connection of the crashed service: its
-		// host, back up, reset it. The restarted service lost the session,
-		// but its zxids and session ids are higher than any before.
+		// host, back up, reset it. The restarted service recovered the
+		// session and /a from its disk (every transaction is fsynced before
+		// it is answered, so even a power loss keeps them), and its zxids
+		// and session ids are higher than any before.
 		assert.Contains(t, c.log, "2.002s conn-end reset")
-		assert.Equal(t, ErrSessionExpired, c.reply(t, 3).Err)
 		r := d.reply(t, 0)
 		assert.Greater(t, r.Zxid, c.reply(t, 1).Zxid)
 		assert.Equal(t, int64(1)<<32+1, r.Zxid)
 		assert.Equal(t, int64(1)<<32+1, r.Session)
+		assert.Empty(t, c.reply(t, 3).Err, "c's session survived the restart")
+		assert.Equal(t, int64(1)<<32+2, c.reply(t, 3).Zxid)
+		assert.Equal(t, ErrNodeExists, c.reply(t, 4).Err, "/a survived the power loss")
 	})
 }
 
@@ -245,4 +250,32 @@ func TestSeqNumbering(t *testing.T) {
 	// b: connect 1, exists 2, the watch event 3, the ping 4.
 	assert.Equal(t, []uint64{1, 2, 4}, []uint64{b.reply(t, 0).Seq, b.reply(t, 1).Seq, b.reply(t, 2).Seq})
 	assert.Equal(t, "0.032s watch /x", b.log[2])
+}
+
+// TestRestartRecovers: a restarted service has the tree and the sessions
+// it had (ZooKeeper reloads its snapshot and transaction log): an
+// ephemeral node of a session nobody reconnects to stays listed, the
+// sequence numbers go on from its parent's cversion, and the session is
+// tracked anew from the restart, so it expires a timeout (rounded up to a
+// tick) after it (SessionTrackerImpl.java:114-118, release-3.8.0), with its
+// node. A clean shutdown and a power loss keep the same: every transaction
+// is on disk before it is answered.
+func TestRestartRecovers(t *testing.T) {
+	for _, mode := range []sim.CrashMode{sim.CrashProcess, sim.CrashPower, sim.CrashClean} {
+		t.Run(mode.String(), func(t *testing.T) {
+			k, zk := newWorld(t, DefaultConfig())
+			addRaw(k, "a", connect(0, 4*time.Second), create(10*ms, "/lock/n-", true, true))
+			b := addRaw(k, "b", connect(3500*ms, 10*time.Second), create(3600*ms, "/lock/n-", true, true), op(3700*ms, OpGetChildren, "/lock"),
+				op(9*time.Second, OpGetChildren, "/lock"))
+			k.At(sim.At(time.Second), func() { k.Crash(zk, mode) })
+			k.At(sim.At(3*time.Second), func() { k.Restart(zk) })
+			require.NoError(t, k.Run(sim.At(10*time.Second)))
+			assert.Equal(t, "/lock/n-0000000001", b.reply(t, 1).Path, "the parent's cversion survived")
+			assert.Equal(t, []string{"n-0000000000", "n-0000000001"}, b.reply(t, 2).Children)
+			// a's session: touched at the restart (3 s), 3 + 4 = 7 s rounds up
+			// to the 8 s bucket.
+			assert.Equal(t, []string{"8.000s s1 timeout 4s"}, traceOf(k, KindSessionExpired))
+			assert.Equal(t, []string{"n-0000000001"}, b.reply(t, 3).Children)
+		})
+	}
 }

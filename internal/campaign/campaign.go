@@ -1,4 +1,4 @@
-package main
+package campaign
 
 import (
 	"context"
@@ -12,20 +12,24 @@ import (
 	"strings"
 	"syscall"
 
+	"encoding/json"
+
 	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/exit"
 	"github.com/locksim/locksim/internal/outdir"
 )
 
-// Shared by fuzz, sweep, matrix and merge: the output folder of a campaign,
-// its manifest (campaign.json, the campaign's identity and results, which
-// simrun merge reads), and Ctrl-C.
+// Package campaign is what simrun's campaigns (fuzz, sweep, matrix) and
+// merge share: the output folder of a campaign, its manifest
+// (campaign.json, the campaign's identity and results, which simrun merge
+// reads), a shard's runs on the worker pool, the progress bar and Ctrl-C.
 
-// interruptibleCampaign returns a context that the first SIGINT (Ctrl-C) or
+// Interruptible returns a context that the first SIGINT (Ctrl-C) or
 // SIGTERM (a Kubernetes pod being stopped) cancels, so that a campaign
 // stops starting runs, finishes the ones under way and writes what it
 // found; a second signal kills the process as usual. interrupted tells
 // whether a signal came; stop releases the signal handler.
-func interruptibleCampaign(parent context.Context) (ctx context.Context, interrupted func() bool, stop func()) {
+func Interruptible(parent context.Context) (ctx context.Context, interrupted func() bool, stop func()) {
 	ctx, stopNotify := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	quit := make(chan struct{})
 	go func() {
@@ -47,31 +51,31 @@ func interruptibleCampaign(parent context.Context) (ctx context.Context, interru
 		}
 }
 
-// sameCampaign reports whether a folder's manifest is of the campaign id
+// Same reports whether a folder's manifest is of the campaign id
 // (and the same shard): its results may be replaced without --force. The
 // total may differ (a --time campaign does as many runs as it can).
-func sameCampaign(m *fuzz.Manifest, id fuzz.Identity, shard fuzz.Shard) bool {
+func Same(m *fuzz.Manifest, id fuzz.Identity, shard fuzz.Shard) bool {
 	return m.Command == id.Command && m.Base == id.Base && m.BaseHash == id.BaseHash && m.Seed == id.Seed &&
 		strings.Join(m.Params, ";") == strings.Join(id.Params, ";") && m.Shard == shard.K && m.Shards == shard.N
 }
 
-// claimOut prepares the output folder of a campaign. A folder holding the
+// ClaimOut prepares the output folder of a campaign. A folder holding the
 // results of another campaign (another base, seed, parameters or shard,
 // per its campaign.json; or result files without a campaign.json) is
 // refused unless force: a second campaign must never overwrite the
 // findings of a first one or leave a mix of both. Files matching patterns
 // that this run does not write are removed after it writes (removeStale).
-func claimOut(flag, path string, id fuzz.Identity, shard fuzz.Shard, force bool, patterns ...string) (*outdir.Dir, error) {
+func ClaimOut(flag, path string, id fuzz.Identity, shard fuzz.Shard, force bool, patterns ...string) (*outdir.Dir, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%s: required", flag)
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() && !force {
-		if campaignFileExists(filepath.Join(path, fuzz.ManifestFile)) {
+		if exists(filepath.Join(path, fuzz.ManifestFile)) {
 			m, err := fuzz.ReadManifest(path)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %v; give another folder, or --force to replace it", flag, err)
 			}
-			if !sameCampaign(m, id, shard) {
+			if !Same(m, id, shard) {
 				return nil, fmt.Errorf("%s %s holds the results of another campaign (%s, shard %d/%d); this one is %s, shard %s: give another folder, or --force to replace them", flag, path, m.Describe(), m.Shard, m.Shards, id.Describe(), shard)
 			}
 		} else {
@@ -89,13 +93,13 @@ func claimOut(flag, path string, id fuzz.Identity, shard fuzz.Shard, force bool,
 	return d, nil
 }
 
-func campaignFileExists(path string) bool {
+func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
 
-// writeManifest writes the campaign's campaign.json and base.yaml into d.
-func writeManifest(d *outdir.Dir, m *fuzz.Manifest, base []byte, results any) error {
+// WriteManifest writes the campaign's campaign.json and base.yaml into d.
+func WriteManifest(d *outdir.Dir, m *fuzz.Manifest, base []byte, results any) error {
 	data, err := m.Encode(results)
 	if err != nil {
 		return err
@@ -108,25 +112,25 @@ func writeManifest(d *outdir.Dir, m *fuzz.Manifest, base []byte, results any) er
 	return d.WriteFile(fuzz.ManifestFile, data)
 }
 
-// parseShardFlag parses --shard (empty: the whole campaign).
-func parseShardFlag(s string) (fuzz.Shard, error) {
+// ParseShard parses --shard (empty: the whole campaign).
+func ParseShard(s string) (fuzz.Shard, error) {
 	if s == "" {
 		return fuzz.Whole, nil
 	}
 	sh, err := fuzz.ParseShard(s)
 	if err != nil {
-		return sh, badInput("--shard: %v", err)
+		return sh, exit.BadInputf("--shard: %v", err)
 	}
 	return sh, nil
 }
 
-// campaignVersion is the version recorded in a campaign's identity: shards
+// Version is the version recorded in a campaign's identity: shards
 // of different simrun builds are not merged, since a change to the model or
-// the generator changes what a seed does. It is the version set at build
-// time (-ldflags -X main.version), else the module version, followed by
+// the generator changes what a seed does. It is set, the version given at
+// build time (simrun's -ldflags -X main.version), else the module version, followed by
 // the VCS revision when the build recorded one (go build with -buildvcs).
-func campaignVersion() string {
-	v := version
+func Version(set string) string {
+	v := set
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v
@@ -145,10 +149,10 @@ func campaignVersion() string {
 	return v
 }
 
-// runVerdicts runs job for the run numbers [first, end) on the worker pool
+// RunVerdicts runs job for the run numbers [first, end) on the worker pool
 // (fuzz.Each) and returns their verdicts in run order and the runs that
 // failed; done < end-first when ctx was cancelled.
-func runVerdicts(ctx context.Context, first, end, workers int, prog *progress, job func(run int) (fuzz.Verdicts, error)) (verdicts []fuzz.Verdicts, errs []fuzz.RunError, done int) {
+func RunVerdicts(ctx context.Context, first, end, workers int, prog *Progress, job func(run int) (fuzz.Verdicts, error)) (verdicts []fuzz.Verdicts, errs []fuzz.RunError, done int) {
 	type result struct {
 		v   fuzz.Verdicts
 		err error
@@ -162,16 +166,16 @@ func runVerdicts(ctx context.Context, first, end, workers int, prog *progress, j
 		if r.err != nil {
 			errs = append(errs, fuzz.RunError{RunRef: fuzz.RunRef{Run: run}, Err: r.err.Error()})
 		}
-		prog.add()
+		prog.Add()
 	})
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Run < errs[j].Run })
 	return verdicts[:done], errs, done
 }
 
-// joinVerdicts concatenates the verdict records of a complete shard set
+// JoinVerdicts concatenates the verdict records of a complete shard set
 // (checked by fuzz.CheckSet) in run order.
-func joinVerdicts(dirs []string, ms []*fuzz.Manifest) ([]fuzz.Verdicts, error) {
-	recs, err := decodeResults[fuzz.VerdictRecord](dirs, ms)
+func JoinVerdicts(dirs []string, ms []*fuzz.Manifest) ([]fuzz.Verdicts, error) {
+	recs, err := DecodeResults[fuzz.VerdictRecord](dirs, ms)
 	if err != nil {
 		return nil, err
 	}
@@ -183,39 +187,56 @@ func joinVerdicts(dirs []string, ms []*fuzz.Manifest) ([]fuzz.Verdicts, error) {
 	var out []fuzz.Verdicts
 	for _, i := range order {
 		if len(recs[i].Errors) > 0 {
-			return nil, badInput("%s: run %d failed in this shard: %s", dirs[i], recs[i].Errors[0].Run, recs[i].Errors[0].Err)
+			return nil, exit.BadInputf("%s: run %d failed in this shard: %s", dirs[i], recs[i].Errors[0].Run, recs[i].Errors[0].Err)
 		}
 		v, err := fuzz.DecodeVerdicts(recs[i].Verdicts, ms[i].Done)
 		if err != nil {
-			return nil, badInput("%s: %v", filepath.Join(dirs[i], fuzz.ManifestFile), err)
+			return nil, exit.BadInputf("%s: %v", filepath.Join(dirs[i], fuzz.ManifestFile), err)
 		}
 		out = append(out, v...)
 	}
 	return out, nil
 }
 
-// runShard runs a verdict campaign's share of total runs (the runs of
+// RunShard runs a verdict campaign's share of total runs (the runs of
 // shard, the whole campaign when it is not sharded) on workers, with a
 // progress bar labelled what, and returns the verdicts by run and the
 // shard's manifest. An interrupt or an internal error of any run is exit 3
 // and writes nothing: a partial sweep or matrix is not written.
-func runShard(stderr io.Writer, what string, id fuzz.Identity, shard fuzz.Shard, total, workers int, quiet bool,
+func RunShard(stderr io.Writer, what string, id fuzz.Identity, shard fuzz.Shard, total, workers int, quiet bool,
 	job func(run int) (fuzz.Verdicts, error)) ([]fuzz.Verdicts, *fuzz.Manifest, error) {
-	ctx, interrupted, stop := interruptibleCampaign(context.Background())
+	ctx, interrupted, stop := Interruptible(context.Background())
 	defer stop()
 	first, end := shard.Range(total)
 	label := what
 	if shard.N > 1 {
 		label += " shard " + shard.String()
 	}
-	prog := newProgress(stderr, end-first, label, quiet)
-	verdicts, errs, done := runVerdicts(ctx, first, end, workers, prog, job)
-	prog.done()
+	prog := NewProgress(stderr, end-first, label, quiet)
+	verdicts, errs, done := RunVerdicts(ctx, first, end, workers, prog, job)
+	prog.Done()
 	if interrupted() {
-		return nil, nil, withCode(exitInconclusive, fmt.Errorf("interrupted after %d of %d runs: a partial %s is not written", done, end-first, id.Command))
+		return nil, nil, exit.With(exit.Inconclusive, fmt.Errorf("interrupted after %d of %d runs: a partial %s is not written", done, end-first, id.Command))
 	}
 	if len(errs) > 0 {
-		return nil, nil, withCode(exitInconclusive, fmt.Errorf("internal error: %s", errs[0].Err))
+		return nil, nil, exit.With(exit.Inconclusive, fmt.Errorf("internal error: %s", errs[0].Err))
 	}
 	return verdicts, &fuzz.Manifest{Identity: id, Shard: shard.K, Shards: shard.N, First: first, End: end, Done: done}, nil
+}
+
+// DecodeResults decodes each shard's results into a T, in the order of ms.
+func DecodeResults[T any](dirs []string, ms []*fuzz.Manifest) ([]T, error) {
+	out := make([]T, len(ms))
+	for i, m := range ms {
+		if err := json.Unmarshal(m.Results, &out[i]); err != nil {
+			return nil, exit.BadInputf("%s: results: %v", filepath.Join(dirs[i], fuzz.ManifestFile), err)
+		}
+	}
+	return out, nil
+}
+
+// WholeManifest is the manifest of the whole campaign a set of shards
+// makes.
+func WholeManifest(id fuzz.Identity) *fuzz.Manifest {
+	return &fuzz.Manifest{Identity: id, Shard: 0, Shards: 1, First: 0, End: id.Total, Done: id.Total}
 }

@@ -1,4 +1,4 @@
-package main
+package campaign
 
 import (
 	"io"
@@ -15,21 +15,21 @@ import (
 // terminal (a CI log, a pipe) or --quiet is given it shows nothing: the
 // final summary says how many runs were done. It lives in real time and
 // only ever draws: no result depends on it.
-type progress struct {
+type Progress struct {
 	bar *progressbar.ProgressBar
 }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// newProgress returns a progress display of total runs (-1: no known
+// NewProgress returns a progress display of total runs (-1: no known
 // total, a spinner with the count) on w, or an inert one.
-func newProgress(w io.Writer, total int, label string, quiet bool) *progress {
-	if quiet || !isTerminal(w) {
-		return &progress{}
+func NewProgress(w io.Writer, total int, label string, quiet bool) *Progress {
+	if quiet || !IsTerminal(w) {
+		return &Progress{}
 	}
 	bar := progressbar.NewOptions64(int64(total),
 		progressbar.OptionSetWriter(w),
@@ -43,11 +43,11 @@ func newProgress(w io.Writer, total int, label string, quiet bool) *progress {
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionFullWidth(),
 	)
-	return &progress{bar: bar}
+	return &Progress{bar: bar}
 }
 
 // set shows n runs done and a note (the violating runs so far).
-func (p *progress) set(n int, note string) {
+func (p *Progress) Set(n int, note string) {
 	if p.bar == nil {
 		return
 	}
@@ -58,14 +58,14 @@ func (p *progress) set(n int, note string) {
 }
 
 // add counts one more run.
-func (p *progress) add() {
+func (p *Progress) Add() {
 	if p.bar != nil {
 		_ = p.bar.Add(1)
 	}
 }
 
 // done removes the bar.
-func (p *progress) done() {
+func (p *Progress) Done() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 		_ = p.bar.Clear()
