@@ -44,7 +44,7 @@ const twinReruns = 2
 // here.
 func TestTwinSuite(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the twin suite runs real servers for about two minutes; skipped with -short")
+		t.Skip("the twin suite runs real servers for about five minutes; skipped with -short")
 	}
 	needServers(t)
 	cat, err := scenarios.Catalogue()
