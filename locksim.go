@@ -58,6 +58,9 @@ type Verdicts = checker.Verdicts
 // ("lock_safety") and its verdict.
 type Judged = checker.Judged
 
+// Stats are a run's numbers beside its verdicts (Result.Stats).
+type Stats = checker.Stats
+
 // Verdicts.
 const (
 	Holds     Verdict = checker.Holds
@@ -221,6 +224,17 @@ type Result struct {
 	Matched bool
 	// Inconclusive is true when a verdict that mattered is Unknown.
 	Inconclusive bool
+	// Stats are the run's numbers beside the verdicts: grants and
+	// completed critical sections per client, acquire attempts and
+	// failures, acquisition latency, the time the lock stood free while
+	// someone waited, the resource's accepted and rejected writes, the
+	// stock counters' sales and lost updates.
+	Stats Stats
+	// Vacuous says, one sentence each, where a verdict had little or
+	// nothing to judge (a safety property not used for want of a grant,
+	// fewer grants than the scenario's expect.min_grants): read a holds
+	// beside such a note as saying nothing.
+	Vacuous []string
 
 	rec  *record.Run
 	keys *keyEvents
@@ -327,6 +341,10 @@ func resultOf(o *record.Run, keys *keyEvents) *Result {
 		determinism:  -1,
 	}
 	r.setVerdicts(o.Verdicts)
+	if o.Stats != nil {
+		r.Stats = *o.Stats
+	}
+	r.Vacuous = o.Vacuous
 	for _, v := range o.Violations {
 		r.Explanations = append(r.Explanations, v.Explanation)
 	}

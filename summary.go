@@ -145,6 +145,16 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 	if o.LivenessNote != "" {
 		fmt.Fprintf(w, "  liveness: %s\n", o.LivenessNote)
 	}
+	for _, v := range o.Vacuous {
+		fmt.Fprintf(w, "  VACUOUS: %s\n", v)
+	}
+	if o.Stats != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "numbers:")
+		for _, l := range o.Stats.Lines() {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
 	fmt.Fprintf(w, "\ntrace hash %s\n", o.TraceHash)
 	verdict := "MATCHED the expected verdicts"
 	if !o.Matched {

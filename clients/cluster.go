@@ -1,6 +1,7 @@
 package clients
 
 import (
+	"sort"
 	"strings"
 	"time"
 
@@ -65,12 +66,35 @@ const reloadCooldown = 200 * time.Millisecond
 type clusterRouting struct {
 	cfg                       *Cluster
 	ids                       []sim.ProcID
-	slots                     []int16 // owner per slot (index into ids); nil until loaded
-	loaded                    int64   // mono ns the slot map was loaded
+	slots                     []slotRun // the slot map, sorted by slot; nil until loaded
+	loaded                    int64     // mono ns the slot map was loaded
 	last                      sim.ProcID
 	held                      []heldCmd // commands waiting for the first slot map
 	loading, pending, cooling bool
 	scanning                  bool // Redisson's periodic rescan is armed
+}
+
+// slotRun is a run of slots served by one node (index into ids).
+type slotRun struct {
+	from, to int
+	node     int
+}
+
+// owner returns the node serving slot s, -1 if the map has none.
+func (cl *clusterRouting) owner(s int) int {
+	lo, hi := 0, len(cl.slots)
+	for lo < hi {
+		m := (lo + hi) / 2
+		switch r := cl.slots[m]; {
+		case s < r.from:
+			hi = m
+		case s > r.to:
+			lo = m + 1
+		default:
+			return r.node
+		}
+	}
+	return -1
 }
 
 // heldCmd is a command sent before the slot map was known.
@@ -132,7 +156,7 @@ func (c *client) routeCluster(id uint64, msg sim.Recycler, p *pending) bool {
 		case c.cfg.Lock.Key != "":
 			// A lock client's keyless commands (WAIT, INFO replication)
 			// are about its lock: the master of the lock key's slot.
-			if o := cl.slots[redis.KeySlot(c.cfg.Lock.Key)]; o >= 0 {
+			if o := cl.owner(redis.KeySlot(c.cfg.Lock.Key)); o >= 0 {
 				p.to = cl.ids[o]
 			}
 		case cl.last != sim.NoProc:
@@ -140,7 +164,7 @@ func (c *client) routeCluster(id uint64, msg sim.Recycler, p *pending) bool {
 		}
 		return true
 	}
-	if o := cl.slots[redis.KeySlot(keys[0])]; o >= 0 {
+	if o := cl.owner(redis.KeySlot(keys[0])); o >= 0 {
 		p.to = cl.ids[o]
 	}
 	cl.last = p.to
@@ -255,10 +279,7 @@ func (c *client) loadSlots(v redis.Value) bool {
 		return false
 	}
 	cl := c.cl
-	slots := make([]int16, redis.ClusterSlots)
-	for i := range slots {
-		slots[i] = -1
-	}
+	var slots []slotRun
 	for _, e := range v.Array {
 		if e.Kind != redis.KindArray || len(e.Array) < 3 || e.Array[2].Kind != redis.KindArray || len(e.Array[2].Array) < 1 {
 			return false
@@ -271,13 +292,14 @@ func (c *client) loadSlots(v redis.Value) bool {
 				idx = i
 			}
 		}
-		if idx < 0 || from < 0 || to >= redis.ClusterSlots {
+		if idx < 0 || from < 0 || to >= redis.ClusterSlots || from > to {
 			return false
 		}
-		for s := from; s <= to; s++ {
-			slots[s] = int16(idx)
-		}
+		slots = append(slots, slotRun{from: from, to: to, node: idx})
 	}
+	// CLUSTER SLOTS lists runs in slot order (clusterReplyMultiBulkSlots);
+	// sorted again so that a map from any server is searchable.
+	sort.Slice(slots, func(i, j int) bool { return slots[i].from < slots[j].from })
 	cl.slots = slots
 	cl.loaded = c.env.Mono()
 	return true

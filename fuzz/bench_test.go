@@ -48,3 +48,13 @@ func BenchmarkFuzzRedlockClockJumpOnly(b *testing.B) {
 func BenchmarkFuzzFencedBaseline(b *testing.B) {
 	benchCampaign(b, "fenced-baseline", []string{"partition", "drop", "delay", "pause"}, 1)
 }
+
+// BenchmarkFuzzCluster measures a campaign on a 3-master, 3-replica Redis
+// Cluster scenario (issue 26's target: 300 runs/s per worker), and the
+// same scenario's runs without faults, to show what the bus costs: every
+// node pings the others at least every node_timeout/2 and one of them every
+// second, and answers each ping.
+func BenchmarkFuzzCluster(b *testing.B) {
+	b.Run("failover-unreplicated", func(b *testing.B) { benchCampaign(b, "cluster-failover-unreplicated", nil, 1) })
+	b.Run("minority-master", func(b *testing.B) { benchCampaign(b, "cluster-minority-master", nil, 1) })
+}

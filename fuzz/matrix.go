@@ -68,7 +68,7 @@ var MatrixFamilies = []MatrixFamily{
 	{Name: "clock drift", Kind: faults.KindClockDrift, Node: true, Note: "clock drift: 1–3 rate changes to ±0.1% to ±20% of a lock server or a client"},
 	{Name: faults.KindPause, Kind: faults.KindPause, Node: true, Note: "pause: 1–3 pauses (GC, SIGSTOP) of up to 3 ttl of a lock server or a client"},
 	{Name: "crash (no fsync)", Kind: faults.KindCrash, Node: true, Servers: true, Note: "crash (no fsync): 1–3 crashes (process or power) of the lock's servers, restarted within 2 ttl three times in four: Redis servers that persist with RDB only lose what came after the last save, memcached loses everything, MySQL (innodb_flush_log_at_trx_commit 1) keeps its committed rows; n/a for ZooKeeper (its service stands for a replicated ensemble)"},
-	{Name: "failover", Kind: faults.KindCrash, Node: true, Failover: true, Servers: true, Note: "failover: 1–3 crashes (process or power) of the Sentinel-monitored master, restarted within 2 ttl three times in four; Sentinel promotes the replica; n/a without Sentinel"},
+	{Name: "failover", Kind: faults.KindCrash, Node: true, Failover: true, Servers: true, Note: "failover: 1–3 crashes (process or power) of the Sentinel-monitored master (in a Redis Cluster, the master of the lock key's slot), restarted within 2 ttl three times in four; Sentinel promotes the replica (the cluster elects it); n/a without Sentinel or a cluster"},
 	{Name: faults.KindPartition, Kind: faults.KindPartition, Note: "partition: 1–3 random partitions (two or three sides) of every process, healed after up to 2 ttl three times in four"},
 	{Name: "message delay", Kind: faults.KindDelay, Note: "message delay: 1–3 extra delays of up to 1 ttl on a one-way link (two times in three between a client and a server), for up to 2 ttl"},
 }
@@ -79,6 +79,10 @@ func (f MatrixFamily) Targets(s *scenarios.Scenario) []string {
 		return nil
 	}
 	if f.Failover {
+		if s.Sentinel() == nil {
+			// A Redis Cluster: the master serving the lock key's slot.
+			return []string{s.Cluster().MasterOfKey(s.Clients[0].Lock.Key)}
+		}
 		return []string{s.Sentinel().Master}
 	}
 	// The lock servers, from the process kinds: processes of a kind that
@@ -141,6 +145,10 @@ const (
 	// wait_timeout.
 	memcachedWorld = "memcached:\n  - name: MC\n"
 	mysqlWorld     = "mysql:\n  - name: DB\n"
+	// A Redis Cluster of 3 masters and 3 replicas, the smallest the
+	// cluster tutorial recommends, with a node timeout of 3s like the
+	// Sentinel world's down_after.
+	clusterWorld = "cluster: {masters: 3, replicas: 1, node_timeout: 3s}\n"
 )
 
 // MatrixRows returns the rows: each algorithm, then the same with fencing.
@@ -164,6 +172,9 @@ func MatrixRows() []MatrixRow {
 		{clients.RedisGetSet, sentinelWorld, "algorithm: " + clients.RedisGetSet + ", node: M, timeout: 5s", "incr"},
 		{clients.RedisReentrant, sentinelWorld, "algorithm: " + clients.RedisReentrant + ", node: M, ttl: 5s", "incr"},
 		{clients.RedisReentrantHash, sentinelWorld, "algorithm: " + clients.RedisReentrantHash + ", node: M, ttl: 5s", "incr"},
+		// Issue 26: the same single-instance lock on a Redis Cluster
+		// (cluster-aware client, clients/cluster.go).
+		{clients.RedisSingle + " cluster", clusterWorld, "algorithm: " + clients.RedisSingle + ", node: C1, ttl: 5s", "incr"},
 	}
 	var out []MatrixRow
 	for g, b := range bases {
@@ -192,7 +203,7 @@ var matrixGroups = func() []int {
 
 // Applies tells whether a family applies to a world.
 func (f MatrixFamily) Applies(s *scenarios.Scenario) bool {
-	if f.Failover && s.Sentinel() == nil {
+	if f.Failover && s.Sentinel() == nil && (s.Cluster() == nil || len(s.Clients) == 0) {
 		return false
 	}
 	if f.Servers && len(f.Targets(s)) == 0 {

@@ -15,7 +15,7 @@ import (
 // family applies, for many seeds.
 func TestMatrixWorlds(t *testing.T) {
 	algos := MatrixRows()
-	require.Len(t, algos, 12+10)
+	require.Len(t, algos, 13+11)
 	for i, a := range algos {
 		s, err := scenarios.Parse("worlds/"+Slug(a.Name)+".yaml", []byte(a.YAML))
 		require.NoError(t, err, "%s:\n%s", a.Name, a.YAML)
@@ -126,4 +126,30 @@ func TestMatrixTargets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMatrixClusterRow (issue 26): the cluster row's failover family
+// crashes the master of the lock key's slot, and its crash family any
+// cluster node.
+func TestMatrixClusterRow(t *testing.T) {
+	var row MatrixRow
+	for _, r := range MatrixRows() {
+		if r.Name == "redis-single cluster" {
+			row = r
+		}
+	}
+	require.NotEmpty(t, row.YAML)
+	s, err := scenarios.Parse("w.yaml", []byte(row.YAML))
+	require.NoError(t, err)
+	for _, fam := range MatrixFamilies {
+		switch fam.Name {
+		case "failover":
+			require.True(t, fam.Applies(s))
+			assert.Equal(t, []string{"C2"}, fam.Targets(s), "the master of slot 8718 (\"lock\")")
+		case "crash (no fsync)":
+			assert.Equal(t, []string{"C1", "C2", "C3", "C4", "C5", "C6"}, fam.Targets(s))
+		}
+	}
+	w := WorldOf(s)
+	assert.Empty(t, w.Replicas, "cluster replicas are not promote targets")
 }

@@ -24,7 +24,7 @@ func WorldOf(s *scenarios.Scenario) faults.GenWorld {
 			w.Others = append(w.Others, p.Name)
 		case p.ReplicaOf == "":
 			w.Masters = append(w.Masters, p.Name)
-		case p.Kind.Promotable:
+		case p.Kind.Promotable && !p.NoPromote:
 			w.Replicas = append(w.Replicas, p.Name)
 		default:
 			w.Others = append(w.Others, p.Name)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -202,9 +203,9 @@ func clusterProcs(s *Scenario) []Proc {
 		if !cs.Explicit {
 			path = "cluster.masters"
 		}
-		p := Proc{Name: n.Name, Path: path, Clock: cs.Clock, Role: RoleRedis, AOF: cs.AppendOnly, Note: "cluster master"}
+		p := Proc{Name: n.Name, Path: path, Clock: cs.Clock, Role: RoleRedis, Lane: record.LaneKeyspace, AOF: cs.AppendOnly, Note: "cluster master"}
 		if n.ReplicaOf != "" {
-			p.Role, p.Note, p.ReplicaOf = RoleReplica, "cluster replica of "+n.ReplicaOf, n.ReplicaOf
+			p.Role, p.Note, p.ReplicaOf, p.NoPromote = RoleReplica, "cluster replica of "+n.ReplicaOf, n.ReplicaOf, true
 		}
 		out = append(out, p)
 	}
@@ -290,6 +291,7 @@ func buildCluster(b *builder) error {
 		return nil
 	}
 	cc := cs.config()
+	cc.Prepare() // one slot layout shared by every node
 	var names []string
 	for _, n := range cs.Nodes {
 		names = append(names, n.Name)
@@ -338,4 +340,18 @@ func (cs *ClusterSpec) replicasPerMaster() int {
 		}
 	}
 	return n
+}
+
+// MasterOfKey returns the node that serves key's slot in the initial
+// layout.
+func (cs *ClusterSpec) MasterOfKey(key string) string {
+	slot := redis.KeySlot(key)
+	for _, n := range cs.Nodes {
+		for _, r := range n.Slots {
+			if r.From <= slot && slot <= r.To {
+				return n.Name
+			}
+		}
+	}
+	return ""
 }

@@ -74,6 +74,10 @@ type Proc struct {
 	Lane record.Lane
 	Note string
 	AOF  bool
+	// NoPromote: the promote fault does not apply although the process
+	// replicates (a Redis Cluster replica: REPLICAOF is refused in cluster
+	// mode; the cluster fails over by itself).
+	NoPromote bool
 }
 
 // Role says what a process's lane in a report stands for (record.Role,

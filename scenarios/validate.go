@@ -133,7 +133,7 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 	replicas := map[string]bool{}
 	for _, p := range s.Servers() {
 		add(p.Name, p.Kind, p.Path)
-		if p.Role == RoleReplica {
+		if p.Role == RoleReplica && !p.NoPromote {
 			replicas[p.Name] = true
 		}
 	}

@@ -120,30 +120,67 @@ func (m mutexLock) Obtain(ctx context.Context) (*Held, error) {
 	return nil, errors.New("unreachable")
 }
 
+// socketLock waits for a reply from a real server that never answers.
+type socketLock struct {
+	*ownLock
+	addr string
+}
+
+func (s socketLock) Obtain(ctx context.Context) (*Held, error) {
+	c, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	var b [1]byte
+	_, err = c.Read(b[:])
+	return nil, err
+}
+
 // TestHangIsReported runs itself in a child process (the report ends the
-// process: a goroutine blocked outside the simulation cannot be stopped).
+// process: a goroutine blocked outside the simulation cannot be stopped),
+// once with a mutex never released and once with a read from a real
+// socket that never answers.
 func TestHangIsReported(t *testing.T) {
-	if os.Getenv("USERCODE_HANG_CHILD") == "1" {
-		mu := &sync.Mutex{}
-		mu.Lock()
+	switch os.Getenv("USERCODE_HANG_CHILD") {
+	case "mutex", "socket":
+		var c2 func(p *Proc) Lock
+		if os.Getenv("USERCODE_HANG_CHILD") == "mutex" {
+			mu := &sync.Mutex{}
+			mu.Lock()
+			c2 = func(p *Proc) Lock { return mutexLock{newOwnLock(p).(*ownLock), mu} }
+		} else {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			defer ln.Close()
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					defer c.Close() // held open, never written
+				}
+			}()
+			c2 = func(p *Proc) Lock { return socketLock{newOwnLock(p).(*ownLock), ln.Addr().String()} }
+		}
 		s := builtin(t, "single-gc-pause")
-		_, _ = Run(t, s, Options{HangAfter: 300 * time.Millisecond, Clients: map[string]func(*Proc) Lock{
-			"c1": newOwnLock,
-			"c2": func(p *Proc) Lock { return mutexLock{newOwnLock(p).(*ownLock), mu} },
-		}})
+		_, _ = Run(t, s, Options{HangAfter: 300 * time.Millisecond, Clients: map[string]func(*Proc) Lock{"c1": newOwnLock, "c2": c2}})
 		t.Fatal("the hang was not detected")
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHangIsReported$")
-	cmd.Env = append(os.Environ(), "USERCODE_HANG_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, "%s", out)
-	assert.Equal(t, 3, ee.ExitCode())
-	assert.Contains(t, string(out), "user code blocked outside the simulation")
-	assert.Contains(t, string(out), "client c2: Obtain, called at virtual time 1s")
-	assert.Contains(t, string(out), "at virtual time 1s")
-	assert.Contains(t, string(out), "mutexLock")
+	for _, tc := range []struct{ child, frame string }{{"mutex", "mutexLock"}, {"socket", "socketLock"}} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHangIsReported$")
+		cmd.Env = append(os.Environ(), "USERCODE_HANG_CHILD="+tc.child)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%s", out)
+		assert.Equal(t, 3, ee.ExitCode(), tc.child)
+		assert.Contains(t, string(out), "user code blocked outside the simulation", tc.child)
+		assert.Contains(t, string(out), "client c2: Obtain, called at virtual time 1s", tc.child)
+		assert.Contains(t, string(out), "at virtual time 1s", tc.child)
+		assert.Contains(t, string(out), tc.frame, tc.child)
+	}
 }
 
 var _ = goredis.Nil

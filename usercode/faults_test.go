@@ -116,3 +116,46 @@ func TestLogfInTrace(t *testing.T) {
 	}
 	assert.True(t, found)
 }
+
+// Proc.After is a timer of the client process: a pause delays it past the
+// resume, where time.After (the bubble's clock) fires during the pause.
+func TestAfterWaitsThroughPause(t *testing.T) {
+	var viaProc, viaTime time.Duration
+	s := parse(t, oneClient("100ms", `
+  - at: 200ms
+    kind: pause
+    node: c1
+    for: 3s
+`))
+	_, err := Run(t, s, Options{Clients: map[string]func(*Proc) Lock{"c1": probeClient(func(ctx context.Context, p *Proc, rdb *goredis.Client) {
+		start := time.Now()
+		done := make(chan struct{})
+		go func() {
+			<-time.After(time.Second)
+			viaTime = time.Since(start)
+			close(done)
+		}()
+		<-p.After(time.Second)
+		viaProc = time.Since(start)
+		<-done
+	})}})
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, viaTime)
+	assert.Equal(t, 3100*time.Millisecond, viaProc) // due at 1.1 s, handled at the resume at 3.2 s
+}
+
+// A panic in a goroutine of Proc.Go stops the run naming the client.
+func TestPanicInProcGo(t *testing.T) {
+	s := parse(t, oneClient("0s", "  []"))
+	_, err := Run(t, s, Options{Clients: map[string]func(*Proc) Lock{"c1": probeClient(func(ctx context.Context, p *Proc, rdb *goredis.Client) {
+		p.Go(func(context.Context) {
+			time.Sleep(2 * time.Second)
+			panic("watchdog bug")
+		})
+	})}})
+	var pe *PanicError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "c1", pe.Client)
+	assert.Equal(t, "a goroutine of Proc.Go", pe.What)
+	assert.Equal(t, 2*time.Second, pe.At)
+}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -70,6 +71,9 @@ func Run(t *testing.T, s *scenarios.Scenario, opt Options) (*scenarios.Outcome, 
 	if limit <= 0 {
 		limit = 30 * time.Second
 	}
+	if _, told := noted.LoadOrStore(t, true); !told {
+		t.Log("locksim: " + LimitNote)
+	}
 	wd := &watchdog{limit: limit, calls: map[string]string{}}
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -84,6 +88,9 @@ func Run(t *testing.T, s *scenarios.Scenario, opt Options) (*scenarios.Outcome, 
 	})
 	return o, err
 }
+
+// noted holds the tests told LimitNote (once each).
+var noted sync.Map
 
 // checkClients refuses names that are not lock clients of the scenario.
 func checkClients(s *scenarios.Scenario, bound map[string]func(*Proc) Lock) error {

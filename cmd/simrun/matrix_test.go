@@ -38,9 +38,11 @@ func TestMatrix(t *testing.T) {
 	assert.Contains(t, md, "n/a")
 	entries, err := os.ReadDir(filepath.Join(outs["1"], "worlds"))
 	require.NoError(t, err)
-	// Twelve rows of issue 7's algorithms and ten of issue 13's (the MySQL
-	// locks have no +fencing row).
-	assert.Len(t, entries, 22)
+	// Twelve rows of issue 7's algorithms, ten of issue 13's (the MySQL
+	// locks have no +fencing row) and issue 26's cluster row with its
+	// +fencing row.
+	assert.Len(t, entries, 24)
+	assert.Contains(t, md, "| redis-single cluster | ")
 }
 
 func TestMatrixErrors(t *testing.T) {

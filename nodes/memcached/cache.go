@@ -377,7 +377,7 @@ func (c *cache) nextCAS() uint64 {
 // tail with LRU_PULL_EVICT (reclaims expired items, evicts one live item
 // unless -M), or, when that removed nothing, the HOT tail (which moves an
 // item to COLD); the tries are counted as direct_reclaims and a failure
-// as outofmemory (items.c:291-296). NB: eviction pressure is per class: a
+// as outofmemory (items.c:296-301). NB: eviction pressure is per class: a
 // cache workload evicts a lock key only if their items fall in the same
 // class. Simplification: an item larger than the largest chunk takes
 // several chunks of the largest class, each pulled this way (memcached
@@ -823,7 +823,7 @@ type maintainer struct {
 }
 
 // maintain runs one iteration of the maintainer's loop, after its sleep
-// (items.c:1570-1627), and returns the next sleep in microseconds: every
+// (items.c:1570-1624), and returns the next sleep in microseconds: every
 // class whose wait has run out is juggled; a class where nothing moved
 // backs off (first 1 ms, then 1/8 more each time, up to the maximum), one
 // where something moved halves its backoff (to 0 below 1 ms); the thread

@@ -54,7 +54,12 @@
 //     skipped (exactly, see Node.armMaintainer); the bump buffer never
 //     overflows; an item with a queued bump is freed at once when it is
 //     evicted (memcached holds its chunk until the bump ran); the tail
-//     repair and the slab rebalancer's evictions are not modelled.
+//     repair and the slab rebalancer's evictions are not modelled. The
+//     queues, bumps, tail pulls and the maintainer's sleeps are the same
+//     in items.c of 1.6.18 (Debian's, which the conformance suite runs);
+//     1.6.18's maintainer also runs the slab automover once a second
+//     (page moves, not modelled, see Memory), which can shorten a sleep
+//     to 1 ms.
 //   - Expired items are unlinked when an access finds them or when they
 //     reach an LRU tail (an allocation or the maintainer). The LRU crawler
 //     is not modelled: memcached's maintainer starts it at start-up, when

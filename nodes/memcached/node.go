@@ -146,7 +146,7 @@ func (n *Node) currentTime() int64 {
 	return floorDiv(n.monoInit+ticks*int64(time.Second), int64(time.Second)) - n.monoStart
 }
 
-// Fire runs the LRU maintainer thread when its sleep ends (items.c:1570-1627):
+// Fire runs the LRU maintainer thread when its sleep ends (items.c:1570-1624):
 // it juggles the segmented LRU of the classes that are due, reclaiming
 // expired items at the tails and moving items between HOT, WARM and COLD,
 // and processes the queued bumps.

@@ -37,3 +37,46 @@ func BenchmarkLockCycle(b *testing.B) {
 		w.do("A", del...)
 	}
 }
+
+// BenchmarkClusterIdleMinute measures what cluster mode costs: six nodes
+// idle for 60 s of virtual time, as 3 masters with a replica each in a
+// Redis Cluster (the bus: pings, pongs and clusterCron) and as the same
+// six standalone nodes replicating (serverCron and replication only).
+func BenchmarkClusterIdleMinute(b *testing.B) {
+	names := []string{"n1", "n2", "n3", "n4", "n5", "n6"}
+	members, err := CreateCluster(names, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, cluster := range []bool{true, false} {
+		name := "standalone"
+		if cluster {
+			name = "cluster"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			var events int64
+			for i := 0; i < b.N; i++ {
+				k := sim.New(sim.Config{Seed: uint64(i), Network: sim.NetConfig{Latency: sim.Fixed(time.Millisecond)}})
+				cc := DefaultClusterConfig()
+				cc.Members = members
+				cc.Prepare()
+				for _, m := range members {
+					cfg := DefaultConfig()
+					if cluster {
+						c := cc
+						cfg.Cluster = &c
+					} else {
+						cfg.ReplicaOf = m.ReplicaOf
+					}
+					k.Add(m.Name, func() sim.Process { return New(cfg) }, sim.ClockSpec{})
+				}
+				if err := k.Run(sim.At(60 * time.Second)); err != nil {
+					b.Fatal(err)
+				}
+				events += k.Events()
+			}
+			b.ReportMetric(float64(events)/float64(b.N), "events/op")
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -84,6 +85,9 @@ type ClusterConfig struct {
 	// AllowReadsWhenDown is cluster-allow-reads-when-down (no,
 	// redis.conf:1707).
 	AllowReadsWhenDown bool
+
+	// layout is the initial slot layout (Prepare), nil until computed.
+	layout *clusterLayout
 }
 
 // ClusterMember is one node as redis-cli --cluster create configured it.
@@ -193,10 +197,14 @@ func (c *ClusterConfig) Validate() error {
 		}
 		idx[m.Name] = i
 	}
-	var owner [ClusterSlots]int16
-	for i := range owner {
-		owner[i] = -1
+	// The masters' slot ranges, sorted: they must tile 0..16383 without
+	// overlap (a range check, not a pass over the 16384 slots: every node
+	// of every run validates its config).
+	type owned struct {
+		SlotRange
+		m int
 	}
+	var ranges []owned
 	for i, m := range c.Members {
 		if m.ReplicaOf != "" {
 			j, ok := idx[m.ReplicaOf]
@@ -215,18 +223,22 @@ func (c *ClusterConfig) Validate() error {
 			if r.From < 0 || r.To >= ClusterSlots || r.From > r.To {
 				return fmt.Errorf("cluster: %s: slot range %d-%d out of 0-%d", m.Name, r.From, r.To, ClusterSlots-1)
 			}
-			for s := r.From; s <= r.To; s++ {
-				if owner[s] >= 0 {
-					return fmt.Errorf("cluster: slot %d assigned to both %s and %s", s, c.Members[owner[s]].Name, m.Name)
-				}
-				owner[s] = int16(i)
-			}
+			ranges = append(ranges, owned{r, i})
 		}
 	}
-	for s, o := range owner {
-		if o < 0 {
-			return fmt.Errorf("cluster: slot %d is not assigned to any master", s)
+	sort.Slice(ranges, func(a, b int) bool { return ranges[a].From < ranges[b].From })
+	next := 0
+	for k, r := range ranges {
+		if r.From < next {
+			return fmt.Errorf("cluster: slot %d assigned to both %s and %s", r.From, c.Members[ranges[k-1].m].Name, c.Members[r.m].Name)
 		}
+		if r.From > next {
+			return fmt.Errorf("cluster: slot %d is not assigned to any master", next)
+		}
+		next = r.To + 1
+	}
+	if next < ClusterSlots {
+		return fmt.Errorf("cluster: slot %d is not assigned to any master", next)
 	}
 	return nil
 }
@@ -658,7 +670,7 @@ func (n *Node) clusterFailoverCommand(args []string) Value {
 type clusterRecord struct {
 	CurrentEpoch, LastVoteEpoch uint64
 	Nodes                       []clusterNodeRecord
-	Slots                       [ClusterSlots]int16
+	Slots                       *slotTable // shared: the node copies before changing it
 }
 
 type clusterNodeRecord struct {
@@ -673,6 +685,7 @@ const fileNodesConf = "nodes.conf"
 func (n *Node) clusterSaveConfig() {
 	cs := n.cl
 	rec := clusterRecord{CurrentEpoch: cs.currentEpoch, LastVoteEpoch: cs.lastVoteEpoch, Slots: cs.slots}
+	cs.slotsOwned = false // the record shares the table now
 	for _, nd := range cs.nodes {
 		rec.Nodes = append(rec.Nodes, clusterNodeRecord{Master: nd.master, SlaveOf: nd.slaveof, ConfigEpoch: nd.configEpoch})
 	}
@@ -690,7 +703,7 @@ func (n *Node) clusterLoadConfig() bool {
 	}
 	rec := recs[len(recs)-1].(*clusterRecord)
 	cs := n.cl
-	cs.currentEpoch, cs.lastVoteEpoch, cs.slots = rec.CurrentEpoch, rec.LastVoteEpoch, rec.Slots
+	cs.currentEpoch, cs.lastVoteEpoch, cs.slots, cs.slotsOwned = rec.CurrentEpoch, rec.LastVoteEpoch, rec.Slots, false
 	for i, r := range rec.Nodes {
 		cs.nodes[i].master, cs.nodes[i].slaveof, cs.nodes[i].configEpoch = r.Master, r.SlaveOf, r.ConfigEpoch
 	}
