@@ -117,7 +117,11 @@ var (
 		checker.KindLockSafety:     {0xe1, 0x57, 0x59, 0x40},
 		checker.KindResourceSafety: {0xff, 0x9f, 0x1c, 0x18},
 		checker.KindLiveness:       {0xed, 0xc9, 0x48, 0x48},
+		checker.KindTokenOrder:     {0x9b, 0x59, 0xb6, 0x48},
 	}
+	// otherShade marks the windows of a property without a colour of its
+	// own (one registered later): never an unset colour.
+	otherShade = color.NRGBA{0x7f, 0x7f, 0x7f, 0x40}
 )
 
 // tint mixes a colour with white (f = 0: the colour, 1: white).

@@ -1104,13 +1104,13 @@ func viewEnd(t *Timeline) sim.Time {
 
 // shadeName names a violation kind in the legend.
 func shadeName(kind string) string {
-	switch kind {
-	case checker.KindLockSafety:
-		return "lock safety violated"
-	case checker.KindResourceSafety:
-		return "resource safety violated"
-	case checker.KindLiveness:
-		return "liveness violated (wait)"
+	for _, p := range checker.Properties() {
+		if a := p.About(); a.Kind == kind {
+			if kind == checker.KindLiveness {
+				return a.Title + " violated (wait)"
+			}
+			return a.Title + " violated"
+		}
 	}
 	return kind
 }
