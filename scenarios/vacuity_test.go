@@ -103,3 +103,12 @@ func TestRedlockIncrFencingWarns(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, single.Warnings, "one node's INCR is a single counter")
 }
+
+// TestRefusedValueIsOneMessage: a required fault field given a value that
+// is refused ("by: 30", no unit) is reported once, not also as missing.
+func TestRefusedValueIsOneMessage(t *testing.T) {
+	_, err := Parse("t.yaml", []byte(minimal+"faults:\n  - {at: 1s, kind: clock-jump, node: A, by: 30}\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `faults[0].by: "30" needs a unit`)
+	assert.NotContains(t, err.Error(), "required for kind")
+}
