@@ -19,6 +19,9 @@ var keyKinds = map[sim.Kind]bool{
 	"promoted": true, "switch-master": true, "session-expired": true, "loaded": true,
 }
 
+// isKeyKind reports whether a summary shows events of the kind.
+func isKeyKind(k sim.Kind) bool { return keyKinds[k] }
+
 // DefaultKeyEvents is how many key events a summary shows by default: a
 // screen. The rest are counted and found in the trace.
 const DefaultKeyEvents = 40
