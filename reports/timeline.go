@@ -1102,7 +1102,8 @@ func viewEnd(t *Timeline) sim.Time {
 	return v
 }
 
-// shadeName names a violation kind in the legend.
+// shadeName names a violation kind in the legend, from the property
+// registry (its title), so that every registered property has a name.
 func shadeName(kind string) string {
 	for _, p := range checker.Properties() {
 		if a := p.About(); a.Kind == kind {
@@ -1112,7 +1113,7 @@ func shadeName(kind string) string {
 			return a.Title + " violated"
 		}
 	}
-	return kind
+	return kind + " violated"
 }
 
 // String summarises the timeline in text, lane by lane (for tests and

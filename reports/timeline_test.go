@@ -183,21 +183,6 @@ func TestTimelineImage(t *testing.T) {
 	assert.NotContains(t, texts, "paused", "no pause in this scenario, so none in the legend")
 }
 
-// TestTokenOrderShaded: a token-order violation is drawn in a colour of
-// its own and named in the legend with its swatch (issue 25: the SVG had
-// fill:#-8000000000000000 and the legend a bare "token-order (window)").
-func TestTokenOrderShaded(t *testing.T) {
-	run, _ := runOf(t, "fencing-counter-restart")
-	tl, err := BuildTimeline(run)
-	require.NoError(t, err)
-	img, err := TimelineImage(tl, "fencing-counter-restart")
-	require.NoError(t, err)
-	assert.NotContains(t, string(img.SVG), "#-", "every fill is a colour")
-	assert.Contains(t, string(img.SVG), "fill:#9A58B5;fill-opacity", "the token-order window is purple")
-	texts := strings.Join(svgTexts(t, img.SVG), "\n")
-	assert.Contains(t, texts, "token order violated (window)")
-}
-
 // TestRenderRunDeterministic renders the same run twice and a copy of its
 // trace: the bytes of every file must be identical.
 func TestRenderRunDeterministic(t *testing.T) {
