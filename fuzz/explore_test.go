@@ -107,3 +107,122 @@ func TestExploreRedlockClockJumpMargin(t *testing.T) {
 	assert.Greater(t, violated, 0)
 	assert.Less(t, violated, pl.Total)
 }
+
+// TestExploreVerdictSets explores the single-pause space of a handful of
+// scenarios, safe and unsafe, and asserts which schedules violate what: a
+// model change that opens or closes a window changes a count here.
+// single-gc-pause-fenced's window is real: its resource checks tokens on
+// writes only, so a pause of c1 before its read lets c1 and c2 read the same
+// value (fencing-write-only-lost-update's lost update); with a marking
+// resource (testdata/fenced-mark-pause.yaml) no pause of any length at any
+// point breaks the resource.
+func TestExploreVerdictSets(t *testing.T) {
+	tests := []struct {
+		base  string
+		kinds []string
+		total int
+		want  map[string]int // "property signature" -> violating schedules
+	}{
+		{base: "single-gc-pause", kinds: []string{faults.KindPause}, total: 405, want: map[string]int{"lock-safety pause c1": 21}},
+		{base: "single-gc-pause-fenced", kinds: []string{faults.KindPause}, total: 477, want: map[string]int{"resource-safety pause c1": 21}},
+		{base: "testdata/fenced-mark-pause.yaml", kinds: []string{faults.KindPause}, total: 477, want: map[string]int{}},
+		{base: "zk-session-expiry-pause", kinds: []string{faults.KindPause}, total: 798, want: map[string]int{}},
+		{base: "zk-session-expiry-pause-fenced", kinds: []string{faults.KindPause}, total: 798, want: map[string]int{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.base, func(t *testing.T) {
+			var s *scenarios.Scenario
+			var err error
+			if strings.HasSuffix(tt.base, ".yaml") {
+				s, err = scenarios.Load(tt.base)
+			} else {
+				s, err = scenarios.Builtin(tt.base)
+			}
+			require.NoError(t, err)
+			cfg := ExploreConfig{Base: s, Kinds: tt.kinds, Workers: 2}
+			pl, err := PlanExplore(&cfg)
+			require.NoError(t, err)
+			er, err := Explore(context.Background(), cfg, pl)
+			require.NoError(t, err)
+			require.Empty(t, er.Errors)
+			require.Empty(t, er.Inconclusive)
+			assert.Equal(t, tt.total, er.Runs)
+			got := map[string]int{}
+			for _, g := range er.Groups {
+				got[g.Kind+" "+g.Signature] = len(g.Schedules)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// TestExploreBadBounds: an unknown or unenumerable kind, K = 0, a space
+// larger than MaxSchedules (saying how large) are refused.
+func TestExploreBadBounds(t *testing.T) {
+	s, err := scenarios.Builtin("single-gc-pause")
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		cfg  ExploreConfig
+		err  string
+	}{
+		{"unknown kind", ExploreConfig{Kinds: []string{"meteor"}}, `cannot enumerate fault kind "meteor"`},
+		{"no kind", ExploreConfig{Kinds: []string{}}, "no fault kind given"},
+		{"K = 0", ExploreConfig{MaxFaults: -1}, "--max-faults must be at least 1"},
+		{"too large", ExploreConfig{Kinds: []string{faults.KindPause}, MaxFaults: 2, MaxSchedules: 1000}, "the space has 82215 schedules (405 single faults, at most 2 per schedule), more than --max-schedules 1000"},
+		{"unknown target", ExploreConfig{Targets: []string{"zz"}}, `"zz" is not a process a fault can hit`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.Base = s
+			_, err := PlanExplore(&tt.cfg)
+			var bb *BadBounds
+			require.ErrorAs(t, err, &bb)
+			assert.Contains(t, err.Error(), tt.err)
+		})
+	}
+}
+
+func TestSpaceAndUnrank(t *testing.T) {
+	assert.Equal(t, 5+10+10, spaceSize(5, 3))
+	assert.Equal(t, -1, spaceSize(1<<40, 3))
+	pl := &Plan{Candidates: make([]Candidate, 5), K: 2}
+	pl.Total = spaceSize(5, 2)
+	seen := map[string]bool{}
+	for i := 0; i < pl.Total; i++ {
+		c := pl.Schedule(i)
+		require.NotEmpty(t, c)
+		if len(c) == 2 {
+			require.Less(t, c[0], c[1])
+		}
+		seen[strings.Trim(strings.Join(strings.Fields(strings.Trim(fmtInts(c), "[]")), ","), ",")] = true
+	}
+	assert.Len(t, seen, pl.Total, "every schedule is distinct")
+}
+
+func fmtInts(c []int) string {
+	var b strings.Builder
+	for _, x := range c {
+		b.WriteString(" ")
+		b.WriteString(string(rune('0' + x)))
+	}
+	return b.String()
+}
+
+// BenchmarkExplore measures schedules per second on the single-pause space
+// of single-gc-pause (405 schedules).
+func BenchmarkExplore(b *testing.B) {
+	s, err := scenarios.Builtin("single-gc-pause")
+	require.NoError(b, err)
+	cfg := ExploreConfig{Base: s, Kinds: []string{faults.KindPause}, Workers: 1}
+	pl, err := PlanExplore(&cfg)
+	require.NoError(b, err)
+	b.ResetTimer()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		er, err := Explore(context.Background(), cfg, pl)
+		require.NoError(b, err)
+		n += er.Runs
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "schedules/s")
+}
