@@ -112,3 +112,37 @@ func ExampleResult_verdicts() {
 	// token_order: holds
 	// token order alone: holds
 }
+
+// A run's report folder is enough to replay it: result.json carries the
+// scenario it ran, so neither the scenario file nor the directory it was
+// run from is needed.
+func ExampleReplay() {
+	s, err := locksim.Builtin("single-gc-pause")
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := locksim.Run(s, locksim.Options{KeepTrace: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "locksim-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := res.WriteReport(dir); err != nil {
+		log.Fatal(err)
+	}
+
+	rec, err := locksim.ReadRecord(dir + "/result.json")
+	if err != nil {
+		log.Fatal(err)
+	}
+	again, err := locksim.Replay(rec, nil, locksim.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("the same run:", again.TraceHash == rec.TraceHash)
+	// Output:
+	// the same run: true
+}

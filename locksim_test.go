@@ -131,3 +131,20 @@ func TestFacadeCounter(t *testing.T) {
 	assert.Contains(t, r.Explanations[0], "(lost update)")
 	assert.True(t, r.Matched)
 }
+
+// TestFacadeSaysVacuity: the facade's Result carries the run's numbers and
+// the notes on vacuous verdicts (issue 25): redlock-retry-livelock never
+// grants the lock, so lock safety is not used and the note says why.
+func TestFacadeSaysVacuity(t *testing.T) {
+	s, err := Builtin("redlock-retry-livelock")
+	require.NoError(t, err)
+	res, err := Run(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, NotUsed, res.LockSafety)
+	assert.Equal(t, 0, res.Stats.Grants)
+	assert.Positive(t, res.Stats.Attempts)
+	assert.Positive(t, res.Stats.Failures, "every finished attempt failed")
+	require.NotEmpty(t, res.Vacuous)
+	assert.Contains(t, res.Vacuous[0], "no client was granted the lock")
+	assert.True(t, res.Matched, "the scenario declares it")
+}

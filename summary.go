@@ -19,6 +19,9 @@ var keyKinds = map[sim.Kind]bool{
 	"promoted": true, "switch-master": true, "session-expired": true, "loaded": true,
 }
 
+// isKeyKind reports whether a summary shows events of the kind.
+func isKeyKind(k sim.Kind) bool { return keyKinds[k] }
+
 // DefaultKeyEvents is how many key events a summary shows by default: a
 // screen. The rest are counted and found in the trace.
 const DefaultKeyEvents = 40
@@ -144,6 +147,16 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 	}
 	if o.LivenessNote != "" {
 		fmt.Fprintf(w, "  liveness: %s\n", o.LivenessNote)
+	}
+	for _, v := range o.Vacuous {
+		fmt.Fprintf(w, "  VACUOUS: %s\n", v)
+	}
+	if o.Stats != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "numbers:")
+		for _, l := range o.Stats.Lines() {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
 	}
 	fmt.Fprintf(w, "\ntrace hash %s\n", o.TraceHash)
 	verdict := "MATCHED the expected verdicts"

@@ -169,6 +169,14 @@ type Result struct {
 	// LivenessNote says how liveness was judged, or why it was not.
 	LivenessNote string `json:"liveness_note,omitempty"`
 
+	// Stats are the run's numbers (grants, sections, attempts, latency,
+	// unavailability, writes, sales: stats.go).
+	Stats Stats `json:"stats"`
+	// Vacuous says, one sentence each, where a verdict had little or
+	// nothing to judge: a safety property not used for want of a grant or
+	// a section, a lock safety that holds over a single grant (Vacuity).
+	Vacuous []string `json:"vacuous,omitempty"`
+
 	// Fencing tells, when the lock failed but the resource stayed safe, how
 	// fencing saved it (or that no write conflicted).
 	Fencing string `json:"fencing,omitempty"`
@@ -258,6 +266,8 @@ func Check(h *sim.History, opts Options) Result {
 	if n := len(r.Violations) - MaxViolations; n > 0 {
 		r.Violations, r.ViolationsOmitted = r.Violations[:MaxViolations:MaxViolations], n
 	}
+	r.Stats = StatsOf(h)
+	r.Vacuous = Vacuity(r.Verdicts, r.Stats)
 	if opts.Visualize {
 		for _, pg := range pages {
 			r.visualize(pg.piece, pg.rows, h, pg.vs, pg.file)

@@ -53,9 +53,10 @@ func TestCheckAllViolated(t *testing.T) {
 }
 
 func TestCheckNilHistory(t *testing.T) {
+	// Nothing to judge: not used, never a vacuous holds (issue 25).
 	r := Check(nil, Options{})
-	assert.Equal(t, Holds, r.Verdicts.Of(LockSafety))
-	assert.Equal(t, Holds, r.Verdicts.Of(ResourceSafety))
+	assert.Equal(t, NotUsed, r.Verdicts.Of(LockSafety))
+	assert.Equal(t, NotUsed, r.Verdicts.Of(ResourceSafety))
 	assert.Equal(t, NotJudged, r.Verdicts.Of(Liveness))
 	assert.Empty(t, r.Violations)
 }

@@ -26,7 +26,7 @@ import (
 // so a typo never passes silently):
 //
 //	check end=DUR [max-wait=DUR] [max-wait.CLIENT=DUR] [settle=DUR]
-//	      [loss=P] [timeout=DUR]
+//	      [loss=P] [timeout=DUR] [stats]
 //	RECORD...                (input: one record a line; # starts a comment)
 //	    judge the history of the records (none: an empty history), which
 //	    ends at end, with Check and print the verdict of every registered
@@ -35,7 +35,8 @@ import (
 //	    windows and its explanation. max-wait is the liveness bound of every client
 //	    (DefaultMaxWait), max-wait.CLIENT one client's (MaxWait), settle the
 //	    settling time of an instantaneous fault, loss the network's segment
-//	    loss (NetworkLoss), timeout porcupine's per-piece budget.
+//	    loss (NetworkLoss), timeout porcupine's per-piece budget; stats
+//	    also prints the run's numbers (Stats.Lines).
 //	check [options]          (no end=, no input)
 //	    judge the previous step's history again with other options.
 //
@@ -106,9 +107,16 @@ func (d *historyDD) step(t testing.TB, td *datadriven.TestData) string {
 		a.Fatalf("no history yet: give end=... and its records")
 	}
 	opts := checkOptions(a)
+	stats := a.Bool("stats")
 	a.Done()
 	r := Check(d.h, opts)
-	return renderResult(r) + streamDifference(d.h, opts, r)
+	out := renderResult(r)
+	if stats {
+		for _, l := range r.Stats.Lines() {
+			out += "stats: " + l + "\n"
+		}
+	}
+	return out + streamDifference(d.h, opts, r)
 }
 
 // streamDifference judges h again as the streaming checker would, the
@@ -124,6 +132,8 @@ func streamDifference(h *sim.History, opts Options, whole Result) string {
 		return fmt.Sprintf("stream: %v\n", err)
 	case fmt.Sprint(r.Verdicts) != fmt.Sprint(whole.Verdicts):
 		return fmt.Sprintf("stream: verdicts %v\n", r.Verdicts)
+	case fmt.Sprint(r.Stats.Lines()) != fmt.Sprint(whole.Stats.Lines()):
+		return fmt.Sprintf("stream: stats %v\n", r.Stats.Lines())
 	}
 	return ""
 }
@@ -204,6 +214,9 @@ func renderResult(r Result) string {
 	}
 	if r.Fencing != "" {
 		fmt.Fprintf(&b, "fencing: %s\n", r.Fencing)
+	}
+	for _, v := range r.Vacuous {
+		fmt.Fprintf(&b, "vacuous: %s\n", v)
 	}
 	for _, v := range r.Violations {
 		b.WriteString(v.Kind)

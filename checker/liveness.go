@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/locksim/locksim/sim"
@@ -276,7 +277,12 @@ func livenessReport(h *sim.History, opts Options, windows []Window, waited []str
 	switch {
 	case !anyBound(opts):
 		r.Verdict, r.Violations = NotJudged, nil
-		r.Note = "not judged: no wait bound was given"
+		r.Note = "not judged: " + noBoundWhy(opts)
+	case len(waited) == 0 && len(r.Violations) == 0:
+		// A bound with nobody to hold to it: a holds here would be
+		// vacuous (issue 25).
+		r.Verdict = NotJudged
+		r.Note = "not judged: no client waited for a lock"
 	case len(r.Violations) > 0:
 		r.Verdict = Violated
 		sortViolations(r.Violations)
@@ -320,6 +326,23 @@ func anyBound(opts Options) bool {
 		}
 	}
 	return false
+}
+
+// noBoundWhy says why no bound applies: no bound was given, or the bounds
+// given are zero (waits measured, never judged).
+func noBoundWhy(opts Options) string {
+	var zero []string
+	for c := range opts.MaxWait {
+		zero = append(zero, c)
+	}
+	if len(zero) == 0 {
+		return "no wait bound was given"
+	}
+	sort.Strings(zero)
+	if len(zero) == 1 {
+		return "the wait bound of " + zero[0] + " is 0: its waits are measured, never judged"
+	}
+	return "the wait bounds of " + strings.Join(zero, ", ") + " are 0: their waits are measured, never judged"
 }
 
 // largestBound is the largest positive bound of the clients that waited, or

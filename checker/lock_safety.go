@@ -21,15 +21,17 @@ func (lockSafety) About() About {
 	return About{
 		Name: LockSafety, Title: "lock safety", Kind: KindLockSafety, Short: "lock",
 		Explains: "no two clients believed they held the same lock at the same true time",
-		Expect:   []Verdict{Holds, Violated},
+		Expect:   []Verdict{Holds, Violated, NotUsed},
 		Fuzz:     FuzzByDefault,
 	}
 }
 
-// Judge is porcupine's verdict; a history of stock counters without any
-// lock client has no lock to judge: NotUsed, never a vacuous holds.
+// Judge is porcupine's verdict; a history in which no client was ever
+// granted the lock (no belief period: a history of stock counters without
+// any lock client, or clients whose every attempt failed) has nothing to
+// judge: NotUsed, never a vacuous holds (issue 25).
 func (lockSafety) Judge(h *sim.History, opts Options) Judgement {
-	if countersOnly(h) {
+	if len(h.Beliefs) == 0 {
 		return Judgement{Verdict: NotUsed}
 	}
 	p := checkLock(h, withDefault(opts.Timeout), opts.Visualize)
@@ -46,20 +48,34 @@ func (lockSafety) Judge(h *sim.History, opts Options) Judgement {
 	return j
 }
 
-// Stream carries nothing: two overlapping beliefs are never separated by
-// a quiet point, and the pieces are legal iff the whole is (split.go).
-func (lockSafety) Stream(opts Options) PieceJudge { return lockPieces{withDefault(opts.Timeout)} }
+// Stream carries whether any belief was seen: two overlapping beliefs are
+// never separated by a quiet point, and the pieces are legal iff the whole
+// is (split.go).
+func (lockSafety) Stream(opts Options) PieceJudge {
+	return &lockPieces{timeout: withDefault(opts.Timeout)}
+}
 
-type lockPieces struct{ timeout time.Duration }
+type lockPieces struct {
+	timeout time.Duration
+	granted bool // some piece had a belief period
+}
 
-func (l lockPieces) Piece(p *sim.History) (bool, string) {
+func (l *lockPieces) Piece(p *sim.History) (bool, string) {
+	if len(p.Beliefs) > 0 {
+		l.granted = true
+	}
 	if v := checkLock(p, l.timeout, false).verdict; v != Holds {
 		return false, "lock safety " + string(v)
 	}
 	return true, ""
 }
 
-func (lockPieces) Final(*sim.History) Judgement { return Judgement{Verdict: Holds} }
+func (l *lockPieces) Final(*sim.History) Judgement {
+	if !l.granted {
+		return Judgement{Verdict: NotUsed}
+	}
+	return Judgement{Verdict: Holds}
+}
 
 // countersOnly reports whether h holds stock counters and no lock client
 // at all (issue 13's flash sale): there is no lock to judge.

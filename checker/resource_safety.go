@@ -24,12 +24,18 @@ func (resourceSafety) About() About {
 	return About{
 		Name: ResourceSafety, Title: "resource safety", Kind: KindResourceSafety, Short: "resource",
 		Explains: "the protected resource's history is explained by some serial order of its accepted writes (no lost update, no oversold stock)",
-		Expect:   []Verdict{Holds, Violated},
+		Expect:   []Verdict{Holds, Violated, NotUsed},
 		Fuzz:     FuzzByDefault,
 	}
 }
 
+// Judge is porcupine's verdict on the critical sections joined with the
+// stock counters' (CheckCounters); a history with neither has nothing to
+// judge: NotUsed, never a vacuous holds (issue 25).
 func (resourceSafety) Judge(h *sim.History, opts Options) Judgement {
+	if len(h.Sections) == 0 && len(h.Counter) == 0 {
+		return Judgement{Verdict: NotUsed}
+	}
 	timeout := withDefault(opts.Timeout)
 	p := checkResource(h, timeout, opts.Visualize)
 	j := Judgement{Verdict: p.verdict}
@@ -69,9 +75,13 @@ func (resourceSafety) Stream(opts Options) PieceJudge {
 type resourcePieces struct {
 	timeout time.Duration
 	value   map[string]int64 // each resource's value at the last cut
+	used    bool             // some piece had a section or a counter op
 }
 
 func (r *resourcePieces) Piece(p *sim.History) (bool, string) {
+	if len(p.Sections) > 0 || len(p.Counter) > 0 {
+		r.used = true
+	}
 	if v := checkResourceFrom(p, r.timeout, false, r.value).verdict; v != Holds {
 		return false, "resource safety " + string(v)
 	}
@@ -83,4 +93,9 @@ func (r *resourcePieces) Piece(p *sim.History) (bool, string) {
 	return true, ""
 }
 
-func (*resourcePieces) Final(*sim.History) Judgement { return Judgement{Verdict: Holds} }
+func (r *resourcePieces) Final(*sim.History) Judgement {
+	if !r.used {
+		return Judgement{Verdict: NotUsed}
+	}
+	return Judgement{Verdict: Holds}
+}

@@ -61,6 +61,8 @@ type Stream struct {
 	// order, keeps what it needs.
 	judges []pieceJudge
 	pieces int // pieces judged and forgotten
+	// stats adds up every piece's numbers, kept or forgotten.
+	stats statsAcc
 }
 
 // pieceJudge is one property's PieceJudge with the property's name.
@@ -108,6 +110,7 @@ func (s *Stream) Piece(p *sim.History) {
 	if s.dropped && s.suspicious {
 		return // the run will be judged again, whole
 	}
+	s.stats.add(p)
 	s.kept = append(s.kept, p)
 	s.keptN += records(p)
 	if s.keptN > s.retain && !s.suspicious && !s.crashPending() {
@@ -197,6 +200,8 @@ func (s *Stream) Result() (Result, *sim.History, error) {
 	for _, j := range s.judges {
 		r.add(j.name, j.Final(h))
 	}
+	r.Stats = s.stats.stats()
+	r.Vacuous = Vacuity(r.Verdicts, r.Stats)
 	return r, nil, nil
 }
 

@@ -85,7 +85,16 @@ func (rt *runtime) observe(ev sim.ObservedEvent) {
 			for _, peer := range rt.peers(name) {
 				rt.proxy.Reset(name, peer)
 			}
-			ops <- srv.kill
+			ops <- func() {
+				srv.kill()
+				// What the page cache held and no fsync wrote out is
+				// gone with the power (a lazy data directory: startRedis).
+				if srv.lazy != nil {
+					if err := srv.lazy.PowerLoss(); err != nil {
+						rt.inject(func() { rt.k.Tracef(KindReal, ev.Proc, "power loss of the data directory failed: %v", err) })
+					}
+				}
+			}
 		default:
 			ops <- srv.kill
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/realmode/launch"
+	"github.com/locksim/locksim/realmode/lazyfs"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -103,14 +104,18 @@ func groupSentinels(s *scenarios.Scenario, r *roles) {
 }
 
 // checkRedisFault: a power loss with AOF and a lazy fsync loses what the
-// page cache held, which killing a real process does not.
+// page cache held, which killing a real process does not: real mode puts
+// the server's data directory on lazyfs (FUSE), which drops unsynced
+// writes at the power loss; without FUSE it refuses the fault.
 func checkRedisFault(s *scenarios.Scenario, f faults.Spec) string {
 	if f.Kind != faults.KindCrash || f.Mode != "power" {
 		return ""
 	}
 	for _, spec := range s.Redis() {
 		if spec.Name == f.Node && spec.AppendOnly && spec.AppendFsync != "always" {
-			return fmt.Sprintf("power loss with appendfsync %s loses writes that a kill keeps (they sit in the page cache); it needs a filesystem that drops unsynced data, so real mode refuses it (a power loss equals a kill only without AOF or with appendfsync always)", fsyncName(spec.AppendFsync))
+			if err := lazyfs.Available(); err != nil {
+				return fmt.Sprintf("power loss with appendfsync %s loses writes that a kill keeps (they sit in the page cache); real mode needs FUSE (/dev/fuse) for a file system that drops unsynced writes: %v", fsyncName(spec.AppendFsync), err)
+			}
 		}
 	}
 	return ""

@@ -17,6 +17,7 @@ import (
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/realmode/clockshift"
 	"github.com/locksim/locksim/realmode/launch"
+	"github.com/locksim/locksim/realmode/lazyfs"
 	"github.com/locksim/locksim/realmode/proxy"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -232,6 +233,16 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 	}
 	rt.k = w.Kernel
 	w.Kernel.Observe(rt.observe)
+	// The model's servers start with their disks synced: so do the real
+	// ones on a lazy file system (their configuration, the AOF's base and
+	// manifest survive a power loss).
+	for _, srv := range rt.servers {
+		if srv.lazy != nil {
+			if err := srv.lazy.Sync(); err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", ErrStart, srv.name, err)
+			}
+		}
+	}
 	if started != nil {
 		started(rt)
 	}
@@ -363,6 +374,11 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 		}
 		o := redisLaunchOptions(r)
 		o.Bin, o.IP, o.Port, o.Dir = srvBin, ip, port, filepath.Join(dir, r.Name)
+		if lazyDisk(s, r) {
+			if srv.lazy, err = mountLazy(o.Dir); err != nil {
+				return fmt.Errorf("%s: %w: %v", r.Name, ErrMissingBinary, err)
+			}
+		}
 		o.BindSourceAddr, o.AnnounceIP, o.AnnouncePort, o.Clock = ip, ip, frontPort(srv.addr), clock
 		if r.ReplicaOf != "" {
 			o.ReplicaOf = rt.servers[r.ReplicaOf].addr
@@ -395,6 +411,33 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 		}
 	}
 	return nil
+}
+
+// lazyDisk: a power loss of r with an AOF fsynced lazily (everysec, no)
+// loses what only the page cache held, which killing redis-server keeps:
+// its data directory goes on a file system that drops unsynced writes at
+// the power loss (realmode/lazyfs).
+func lazyDisk(s *scenarios.Scenario, r scenarios.RedisSpec) bool {
+	if !r.AppendOnly || r.AppendFsync == "always" {
+		return false
+	}
+	for _, f := range s.Faults {
+		if f.Kind == faults.KindCrash && f.Mode == "power" && f.Node == r.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// mountLazy mounts a lazy file system at dir over dir+".disk".
+func mountLazy(dir string) (*lazyfs.FS, error) {
+	backing := dir + ".disk"
+	for _, d := range []string{dir, backing} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	return lazyfs.Mount(dir, backing)
 }
 
 // redisLaunchOptions is what of a Redis section reaches redis-server's
@@ -638,6 +681,9 @@ func (rt *runtime) stopAll() {
 	for _, srv := range rt.servers {
 		if srv.clock != nil {
 			srv.clock.Close()
+		}
+		if srv.lazy != nil {
+			srv.lazy.Unmount()
 		}
 	}
 	rt.wg.Wait()

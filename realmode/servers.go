@@ -11,6 +11,7 @@ import (
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/realmode/clockshift"
 	"github.com/locksim/locksim/realmode/launch"
+	"github.com/locksim/locksim/realmode/lazyfs"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -36,6 +37,9 @@ type server struct {
 	addr string // ip:port
 	// clock shifts the process's wall clock (nil: the real clock).
 	clock *clockshift.Control
+	// lazy is the data directory's file system when a power loss must
+	// drop what was not fsynced (nil: an ordinary directory).
+	lazy *lazyfs.FS
 }
 
 // ErrMissingBinary says that redis-server, redis-sentinel or the C

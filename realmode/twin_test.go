@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/realmode/lazyfs"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -42,7 +44,7 @@ const twinReruns = 2
 // here.
 func TestTwinSuite(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the twin suite runs real servers for about two minutes; skipped with -short")
+		t.Skip("the twin suite runs real servers for about five minutes; skipped with -short")
 	}
 	needServers(t)
 	cat, err := scenarios.Catalogue()
@@ -292,4 +294,55 @@ func TestTwinCoverage(t *testing.T) {
 		}
 	}
 	assert.Greater(t, covered, 40, "the catalogue's Redis, memcached and MySQL scenarios")
+}
+
+// TestRealPowerLossDropsUnsyncedAOF: a power loss of a real Redis whose AOF
+// is never fsynced (appendfsync no) loses the lock key, as the model's
+// does, because its data directory is on lazyfs (a kill keeps the key: the
+// page cache survives a process); the run leaves no mount behind.
+func TestRealPowerLossDropsUnsyncedAOF(t *testing.T) {
+	needServers(t)
+	if err := lazyfs.Available(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("a power loss with a lazy AOF needs FUSE under CI=true: %v", err)
+		}
+		t.Skipf("SKIPPED: %v", err)
+	}
+	src := `
+name: lazy
+duration: 2s
+redis:
+  - name: A
+    appendonly: true
+    appendfsync: "no"
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: A, ttl: 30s}
+    workload: {start: 0s, cycles: 1, hold: 1800ms}
+  - name: c2
+    lock: {algorithm: redis-single, node: A, ttl: 30s}
+    workload: {start: 1s, cycles: 1, hold: 100ms}
+faults:
+  - on: {event: key-set, node: A}
+    after: 100ms
+    kind: crash
+    node: A
+    mode: power
+    restart_after: 100ms
+`
+	s, err := scenarios.Parse("lazy.yaml", []byte(src))
+	require.NoError(t, err)
+	o, err := run(context.Background(), s, 1, Options{Dir: t.TempDir()}, nil)
+	require.NoError(t, err)
+	acquired := map[string]bool{}
+	for _, e := range o.Trace {
+		if e.Kind == sim.KindAcquired {
+			acquired[e.Proc] = true
+		}
+	}
+	assert.True(t, acquired["c1"])
+	assert.True(t, acquired["c2"], "A restarted without c1's key: its AOF write was never fsynced")
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	assert.NotContains(t, string(mounts), "lazyfs", "the run unmounted its lazy file system")
 }

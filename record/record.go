@@ -43,13 +43,20 @@ type Run struct {
 	Violations []checker.Violation `json:"violations"`
 	// ViolationsOmitted counts the violations beyond the first
 	// checker.MaxViolations, which Violations lists.
-	ViolationsOmitted int               `json:"violations_omitted,omitempty"`
-	Fencing           string            `json:"fencing,omitempty"`
-	LivenessNote      string            `json:"liveness_note,omitempty"`
-	LongestWait       string            `json:"longest_wait,omitempty"`
-	LongestWaiter     string            `json:"longest_wait_client,omitempty"`
-	Expected          map[string]string `json:"expected"`
-	Matched           bool              `json:"matched"`
+	ViolationsOmitted int `json:"violations_omitted,omitempty"`
+	// Vacuous says where a verdict had little or nothing to judge
+	// (checker.Vacuity), and where the run had fewer grants than its
+	// scenario's story needs (expect.min_grants).
+	Vacuous []string `json:"vacuous,omitempty"`
+	// Stats are the run's numbers (checker.Stats): grants, sections,
+	// attempts, latency, unavailability, writes, sales.
+	Stats         *checker.Stats    `json:"stats,omitempty"`
+	Fencing       string            `json:"fencing,omitempty"`
+	LivenessNote  string            `json:"liveness_note,omitempty"`
+	LongestWait   string            `json:"longest_wait,omitempty"`
+	LongestWaiter string            `json:"longest_wait_client,omitempty"`
+	Expected      map[string]string `json:"expected"`
+	Matched       bool              `json:"matched"`
 	// Inconclusive is true when a verdict that mattered is unknown (a
 	// checker timeout).
 	Inconclusive bool `json:"inconclusive"`

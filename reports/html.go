@@ -156,6 +156,7 @@ tr:nth-child(even) td { background: #f6f6f6; }
 .violated { color: #b00; font-weight: bold; }
 .holds { color: #060; }
 .mismatch { color: #b00; font-weight: bold; }
+.vacuous { color: #a60; font-weight: bold; }
 .ok { color: #060; }
 code, pre { font-family: "Liberation Mono", "Courier New", monospace; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; }
@@ -180,6 +181,15 @@ p, li { max-width: 60em; line-height: 1.45; }
 {{end}}</ul>{{end}}
 {{with .Run.Result.Fencing}}<p>Fencing: {{.}}</p>{{end}}
 {{with .Run.Result.LivenessNote}}<p>Liveness: {{.}}</p>{{end}}
+{{range .Run.Result.Vacuous}}<p class="vacuous">Vacuous: {{.}}</p>
+{{end}}{{with .Run.Result.Stats}}
+<h2>Numbers</h2>
+<ul>{{range .Lines}}<li>{{.}}</li>
+{{end}}</ul>
+{{if .Clients}}<table>
+<tr><th>client</th><th>grants</th><th>critical sections</th><th>acquire attempts</th><th>failed</th></tr>
+{{range .Clients}}<tr><td>{{.Client}}</td><td>{{.Grants}}</td><td>{{.Sections}}</td><td>{{.Attempts}}</td><td>{{.Failures}}</td></tr>
+{{end}}</table>{{end}}{{end}}
 {{if .Run.Visualizations}}<p>Porcupine's visualization of the illegal history:
 {{range .Run.Visualizations}}<a href="{{.}}">{{.}}</a> {{end}}</p>{{end}}
 

@@ -227,7 +227,10 @@ faults:
 	page := string(files["index.html"])
 	assert.NotContains(t, page, "<script>alert")
 	assert.Contains(t, page, "&lt;script&gt;")
-	for _, want := range []string{"<h2>Verdicts</h2>", "<h2>Key events</h2>", "data:image/svg&#43;xml;base64,", run.Result.TraceHash, "simrun run evil --seed 1", "Also as <a href=\"timeline.png\">", ">token order</td>", `title="holds: the resource never accepted a lower fencing token`} {
+	for _, want := range []string{"<h2>Verdicts</h2>", "<h2>Key events</h2>", "data:image/svg&#43;xml;base64,", run.Result.TraceHash, "simrun run evil --seed 1", "Also as <a href=\"timeline.png\">", ">token order</td>", `title="holds: the resource never accepted a lower fencing token`,
+		// The numbers, and the note that one grant proves no safety.
+		"<h2>Numbers</h2>", "<li>grants 1, critical sections completed 1, acquire attempts 1 (0 failed)</li>",
+		`<p class="vacuous">Vacuous: lock safety holds over a single grant: no second holder could overlap it</p>`} {
 		assert.Contains(t, page, want)
 	}
 	svgTexts(t, files["timeline.svg"])

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/clients"
@@ -87,6 +88,16 @@ func Judge(s *Scenario, w *World, seed uint64, opt Options) (*Outcome, error) {
 		o.LongestWait = res.LongestWait.String()
 	}
 	o.Expected, o.Matched, o.Inconclusive = judge(s.Expect, res.Verdicts)
+	stats := res.Stats
+	o.Stats = &stats
+	o.Vacuous = append([]string(nil), res.Vacuous...)
+	if s.Expect.MinGrants > 0 {
+		o.Expected[ExpectMinGrants] = strconv.Itoa(s.Expect.MinGrants)
+		if stats.Grants < s.Expect.MinGrants {
+			o.Matched = false
+			o.Vacuous = append(o.Vacuous, fmt.Sprintf("%d grants, fewer than the %d the story needs (expect.min_grants): its verdicts are vacuous", stats.Grants, s.Expect.MinGrants))
+		}
+	}
 	if opt.Describe {
 		if err := Describe(s, w, o); err != nil {
 			return nil, err

@@ -134,7 +134,16 @@ type Expect struct {
 	Verdicts map[string]checker.Verdict
 	// MaxWait is the liveness bound of every client (expect.max_wait).
 	MaxWait time.Duration
+	// MinGrants is the number of grants (belief periods) the scenario's
+	// story needs (expect.min_grants): a run with fewer does not match,
+	// and says so, however its verdicts came out (a safety verdict over
+	// fewer grants than the story needs is vacuous). 0: no minimum.
+	MinGrants int
 }
+
+// ExpectMinGrants is the expect block's key of Expect.MinGrants, also its
+// key in a record's expected map.
+const ExpectMinGrants = "min_grants"
 
 // Of returns the verdict expected of the property named name, "" when
 // none is.

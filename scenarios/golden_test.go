@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/checker"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/NAME.txt for every catalogue scenario from the current model (and delete the files of removed scenarios)")
@@ -26,6 +28,9 @@ func goldenText(s *Scenario) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if why := undeclaredVacuity(s, o); why != "" {
+		return "", fmt.Errorf("%s: %s", s.Name, why)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "== %s seed %d\n", s.Name, o.Seed)
 	for _, j := range o.Verdicts {
@@ -36,6 +41,9 @@ func goldenText(s *Scenario) (string, error) {
 	}
 	if o.Fencing != "" {
 		fmt.Fprintf(&b, "fencing: %s\n", o.Fencing)
+	}
+	for _, v := range o.Vacuous {
+		fmt.Fprintf(&b, "vacuous: %s\n", v)
 	}
 	fmt.Fprintf(&b, "matched: %v\ntrace: %s\n", o.Matched, o.TraceHash)
 	return b.String(), nil
@@ -90,6 +98,30 @@ func TestCatalogueGolden(t *testing.T) {
 			assert.Failf(t, "stale golden file", "%s names no catalogue scenario: delete it, or run go test ./scenarios -run TestCatalogueGolden -update", filepath.Join(goldenDir, f))
 		}
 	})
+}
+
+// undeclaredVacuity says what is vacuous in o, the run of catalogue
+// scenario s at its seed, that s does not declare (issue 25), "" when
+// nothing is: a lock or resource safety not used while clients tried to
+// take the lock must be expected not-used; a lock safety that holds over
+// a single grant must not be claimed (expect lock_safety: holds); a run
+// with fewer grants than expect.min_grants is vacuous as a whole.
+func undeclaredVacuity(s *Scenario, o *Outcome) string {
+	if o.Stats == nil {
+		return "the run has no numbers"
+	}
+	for _, name := range []string{checker.LockSafety, checker.ResourceSafety} {
+		if o.Verdicts.Of(name) == checker.NotUsed && o.Stats.Attempts > 0 && s.Expect.Of(name) != checker.NotUsed {
+			return fmt.Sprintf("%s is not used (no grant or no critical section in %d acquire attempts): fix the story, or declare it with expect: {%s: %s}", name, o.Stats.Attempts, name, checker.NotUsed)
+		}
+	}
+	if o.Verdicts.Of(checker.LockSafety) == checker.Holds && o.Stats.Grants < 2 && s.Expect.Of(checker.LockSafety) == checker.Holds {
+		return fmt.Sprintf("expect %s: holds over %d grant(s): no two holders could overlap, the claim is vacuous (give the story a second grant, or do not claim it)", checker.LockSafety, o.Stats.Grants)
+	}
+	if s.Expect.MinGrants > 0 && o.Stats.Grants < s.Expect.MinGrants {
+		return fmt.Sprintf("%d grants, fewer than expect.%s %d: the story does not happen", o.Stats.Grants, ExpectMinGrants, s.Expect.MinGrants)
+	}
+	return ""
 }
 
 // staleGolden returns the files in dir, sorted, that are not in want.

@@ -177,7 +177,7 @@ func (r *reader) clock(o *obj, path string) ClockSpec {
 	return c
 }
 
-// expect reads the expect block: max_wait, and a verdict for any property
+// expect reads the expect block: max_wait, min_grants, and a verdict for any property
 // of the checker's registry, which says which verdicts it may be expected
 // to have.
 func (r *reader) expect(n *yaml.Node) Expect {
@@ -186,9 +186,12 @@ func (r *reader) expect(n *yaml.Node) Expect {
 	if o.duration("max_wait", &e.MaxWait) && e.MaxWait <= 0 {
 		r.errf(o.get("max_wait"), "expect.max_wait", "must be positive")
 	}
-	known := append(checker.Names(), "max_wait")
+	if o.integer(ExpectMinGrants, &e.MinGrants) && e.MinGrants < 1 {
+		r.errf(o.get(ExpectMinGrants), "expect."+ExpectMinGrants, "must be at least 1")
+	}
+	known := append(checker.Names(), "max_wait", ExpectMinGrants)
 	for _, kn := range o.keys() {
-		if kn.Value == "max_wait" {
+		if kn.Value == "max_wait" || kn.Value == ExpectMinGrants {
 			continue
 		}
 		p, ok := checker.Lookup(kn.Value)

@@ -25,6 +25,9 @@ type Options struct {
 	// TraceSink receives every trace event as it happens (to stream the
 	// trace to disk on a long run without keeping it).
 	TraceSink func(*sim.Event)
+	// TraceFilter, when set, chooses by kind the events TraceSink receives
+	// (sim.Config.TraceFilter): the others are never built as events.
+	TraceFilter func(sim.Kind) bool
 	// MaxEvents is the run's event budget (sim.DefaultMaxEvents if 0).
 	MaxEvents int64
 	// MaxMemory is the run's memory budget in bytes (sim.DefaultMaxMemory()
@@ -68,7 +71,7 @@ func Run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 	if errors.As(err, &nw) {
 		// Deterministic: the same run again, its history kept whole. The
 		// trace sink saw every event the first time.
-		opt.Stream, opt.TraceSink = false, nil
+		opt.Stream, opt.TraceSink, opt.TraceFilter = false, nil, nil
 		o, err = run(s, seed, opt)
 		if o != nil {
 			o.Rerun = true
@@ -85,6 +88,7 @@ func run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 	w.Kernel.SetBudgets(opt.budgets())
 	if opt.TraceSink != nil {
 		w.Kernel.SetTraceSink(opt.TraceSink)
+		w.Kernel.SetTraceFilter(opt.TraceFilter)
 	}
 	if opt.Stream && !opt.Visualize {
 		startStream(s, w, opt)

@@ -15,6 +15,7 @@ func RunWith(s *Scenario, seed uint64, opt Options, bopt BuildOptions, prepare f
 	w.Kernel.SetBudgets(opt.budgets())
 	if opt.TraceSink != nil {
 		w.Kernel.SetTraceSink(opt.TraceSink)
+		w.Kernel.SetTraceFilter(opt.TraceFilter)
 	}
 	if prepare != nil {
 		if err := prepare(w); err != nil {

@@ -199,3 +199,6 @@ func (k *Kernel) pendingSummary() string {
 
 // SetTraceSink sets Config.TraceSink on a built kernel (before Run).
 func (k *Kernel) SetTraceSink(f func(*Event)) { k.tr.sink = f }
+
+// SetTraceFilter sets Config.TraceFilter on a built kernel (before Run).
+func (k *Kernel) SetTraceFilter(f func(Kind) bool) { k.tr.filter = f }

@@ -59,19 +59,7 @@ func TestFormatBytes(t *testing.T) {
 // order, whether or not the trace is kept, and the hash does not change.
 func TestTraceSink(t *testing.T) {
 	run := func(keep bool, sink func(*Event)) *Kernel {
-		w := newWorld(Config{Seed: 7, KeepTrace: keep, TraceSink: sink, Network: NetConfig{Latency: Range{Lo: time.Millisecond, Hi: 3 * time.Millisecond}}})
-		w.add("a", hooks{
-			init: func(env *Env) { env.After(Mono, time.Millisecond, "tick") },
-			fire: func(env *Env, _ any) {
-				if id, ok := env.Lookup("b"); ok {
-					env.Send(id, "ping")
-				}
-				env.After(Mono, 10*time.Millisecond, "tick")
-			},
-		})
-		w.add("b", hooks{recv: func(env *Env, from ProcID, m Message) { env.Send(from, "pong") }})
-		require.NoError(t, w.k.Run(At(time.Second)))
-		return w.k
+		return runPingPong(t, Config{Seed: 7, KeepTrace: keep, TraceSink: sink})
 	}
 	kept := run(true, nil)
 	var streamed []Event
@@ -80,4 +68,54 @@ func TestTraceSink(t *testing.T) {
 	require.NotEmpty(t, streamed)
 	assert.Equal(t, kept.Trace(), streamed)
 	assert.Equal(t, kept.TraceHash(), k.TraceHash())
+}
+
+// TestTraceFilter: with a filter, the sink sees exactly the kept trace's
+// events of the kinds it takes, the hash does not change, and the other
+// events are never built (a run whose filter takes nothing allocates what
+// a run without a sink does).
+func TestTraceFilter(t *testing.T) {
+	kept := runPingPong(t, Config{Seed: 7, KeepTrace: true})
+	kinds := map[Kind]int{}
+	for _, e := range kept.Trace() {
+		kinds[e.Kind]++
+	}
+	require.Greater(t, len(kinds), 1, "the world must trace more than one kind")
+	for kind := range kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			var want, got []Event
+			for _, e := range kept.Trace() {
+				if e.Kind == kind {
+					want = append(want, e)
+				}
+			}
+			k := runPingPong(t, Config{Seed: 7, TraceSink: func(e *Event) { got = append(got, *e) }, TraceFilter: func(k Kind) bool { return k == kind }})
+			assert.Equal(t, want, got)
+			assert.Equal(t, kept.TraceHash(), k.TraceHash())
+		})
+	}
+	none := testing.AllocsPerRun(5, func() {
+		runPingPong(t, Config{Seed: 7, TraceSink: func(*Event) { panic("the filter refused every kind") }, TraceFilter: func(Kind) bool { return false }})
+	})
+	bare := testing.AllocsPerRun(5, func() { runPingPong(t, Config{Seed: 7}) })
+	assert.Equal(t, bare, none, "a filter that takes nothing must build no event")
+}
+
+// runPingPong runs a world of two processes trading pings and pongs for a
+// second.
+func runPingPong(t *testing.T, cfg Config) *Kernel {
+	cfg.Network = NetConfig{Latency: Range{Lo: time.Millisecond, Hi: 3 * time.Millisecond}}
+	w := newWorld(cfg)
+	w.add("a", hooks{
+		init: func(env *Env) { env.After(Mono, time.Millisecond, "tick") },
+		fire: func(env *Env, _ any) {
+			if id, ok := env.Lookup("b"); ok {
+				env.Send(id, "ping")
+			}
+			env.After(Mono, 10*time.Millisecond, "tick")
+		},
+	})
+	w.add("b", hooks{recv: func(env *Env, from ProcID, m Message) { env.Send(from, "pong") }})
+	require.NoError(t, w.k.Run(At(time.Second)))
+	return w.k
 }

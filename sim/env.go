@@ -106,6 +106,11 @@ func (e *Env) LogBytes(kind Kind, text []byte) {
 // whose typed fields cost work to build: it builds them only then.
 func (e *Env) TraceKept() bool { return e.k.tr.keep || e.k.tr.sink != nil }
 
+// TraceKeeps is TraceKept for an event of one kind: false when the trace
+// is only streamed to a sink whose filter (Config.TraceFilter) refuses
+// the kind.
+func (e *Env) TraceKeeps(kind Kind) bool { return e.k.tr.wants(kind) }
+
 // LogAttrs is Log with typed fields (Attr): the text is for people, the
 // fields for readers of the trace (reports). The fields are copied only
 // when the trace is kept.

@@ -74,6 +74,10 @@ type Config struct {
 	// order (to stream the trace to a file on a long run, or keep only the
 	// events a summary needs). The event is the sink's to keep.
 	TraceSink func(*Event)
+	// TraceFilter, when set, chooses the events TraceSink receives by
+	// kind: the others are hashed but never built as Events (a summary's
+	// few key kinds cost a map lookup per event, not a copy of each).
+	TraceFilter func(Kind) bool
 }
 
 // DefaultMaxEvents is the event budget when Config.MaxEvents is 0.
@@ -204,6 +208,7 @@ func New(cfg Config) *Kernel {
 	}
 	k := &Kernel{cfg: cfg, byName: map[string]ProcID{}, tr: newTracer(cfg.KeepTrace)}
 	k.tr.sink = cfg.TraceSink
+	k.tr.filter = cfg.TraceFilter
 	k.net.init(k, cfg.Network)
 	return k
 }

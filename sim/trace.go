@@ -191,7 +191,16 @@ type tracer struct {
 	// sink receives every event as it is recorded (Config.TraceSink), so
 	// that a long run can stream its trace to disk instead of keeping it.
 	sink func(*Event)
-	obs  []func(ObservedEvent)
+	// filter, when set, chooses the kinds the sink receives
+	// (Config.TraceFilter).
+	filter func(Kind) bool
+	obs    []func(ObservedEvent)
+}
+
+// wants reports whether an event of the kind is built as an Event: kept,
+// or streamed to a sink that takes its kind.
+func (t *tracer) wants(kind Kind) bool {
+	return t.keep || (t.sink != nil && (t.filter == nil || t.filter(kind)))
 }
 
 // ObservedEvent is what observers (fault triggers) see of an event.
@@ -252,7 +261,7 @@ func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64
 		copy(b[t.mark+w:], b[t.mark+1:t.mark+1+n])
 		copy(b[t.mark:], l[:w])
 	}
-	if t.keep || t.sink != nil {
+	if t.wants(kind) {
 		txt := string(b[len(b)-n:])
 		if msg != 0 {
 			if n == 0 {
@@ -262,7 +271,7 @@ func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64
 			}
 		}
 		ev := Event{Seq: t.seq, At: at, Kind: kind, Proc: k.Name(proc), Peer: k.Name(peer), Text: txt, Fields: keepAttrs(attrs)}
-		if t.sink != nil {
+		if t.sink != nil && (t.filter == nil || t.filter(kind)) {
 			t.sink(&ev)
 		}
 		if t.keep {

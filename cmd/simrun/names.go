@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,4 +28,18 @@ func completeScenarios(cmd *cobra.Command, args []string, toComplete string) ([]
 func notFound(name string) error {
 	msg := fmt.Sprintf("%q is neither a built-in scenario nor a file", name) + suggest.DidYouMean(name, scenarios.BuiltinNames())
 	return badInput("%s (simrun list shows the built-ins)", msg)
+}
+
+// loadScenario resolves NAME|FILE for the commands whose doors take the
+// scenario itself (fuzz, shrink, sweep, real, twin), mapping every user
+// error to exit 2. simrun run goes through the facade (openScenario).
+func loadScenario(arg string) (*scenarios.Scenario, error) {
+	if st, err := os.Stat(arg); err == nil && st.IsDir() {
+		return nil, badInput("%s is a directory, not a scenario file", arg)
+	}
+	s, err := scenarios.Load(arg)
+	if err != nil {
+		return nil, scenarioError(err)
+	}
+	return s, nil
 }

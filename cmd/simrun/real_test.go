@@ -31,7 +31,6 @@ func TestRealRefusals(t *testing.T) {
 		errs []string
 	}{
 		{name: "zookeeper lock-delay", args: []string{"real", "chubby-lock-delay"}, errs: []string{"zookeeper.lock_delay", "no lock-delay"}},
-		{name: "power loss with everysec", args: []string{"real", "redlock-crash-everysec-power"}, errs: []string{"faults[2]", "filesystem that drops unsynced data"}},
 		{name: "drop on the replication link", args: []string{"real", "testdata/real-drop-replication.yaml"}, errs: []string{"faults[0]", "no TCP counterpart"}},
 		{name: "twin refuses too", args: []string{"twin", "chubby-lock-delay-short"}, errs: []string{"zookeeper.lock_delay"}},
 		{name: "twin --runs 0", args: []string{"twin", "get-del-release", "--runs", "0"}, errs: []string{"--runs"}},

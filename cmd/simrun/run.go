@@ -12,23 +12,11 @@ import (
 	"github.com/locksim/locksim"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/record"
-	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
-// loadScenario resolves NAME|FILE, mapping every user error to exit 2.
-func loadScenario(arg string) (*scenarios.Scenario, error) {
-	if st, err := os.Stat(arg); err == nil && st.IsDir() {
-		return nil, badInput("%s is a directory, not a scenario file", arg)
-	}
-	s, err := scenarios.Load(arg)
-	if err != nil {
-		return nil, scenarioError(err)
-	}
-	return s, nil
-}
-
-// openScenario is loadScenario for the facade.
+// openScenario resolves NAME|FILE through the facade, mapping every
+// user error to exit 2.
 func openScenario(arg string) (*locksim.Scenario, error) {
 	if st, err := os.Stat(arg); err == nil && st.IsDir() {
 		return nil, badInput("%s is a directory, not a scenario file", arg)

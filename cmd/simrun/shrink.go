@@ -12,6 +12,7 @@ import (
 
 	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/outdir"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -72,7 +73,7 @@ func shrunkPath(in string) string {
 // base name with .shrunk.yaml, in the current directory. Never beside the
 // input: that may be the catalogue folder, which embeds every *.yaml.
 func defaultShrunkPath(s *scenarios.Scenario) string {
-	if s.File == "" || strings.HasPrefix(s.File, "catalogue/") {
+	if record.ScenarioArg(s.File, s.Name) != s.File { // a built-in
 		return s.Name + ".shrunk.yaml"
 	}
 	return filepath.Base(shrunkPath(s.File))

@@ -62,7 +62,7 @@ func (n *Node) feedAOF(cmds []Cmd) {
 		}
 		// Fields: cmds, each command's words (built only when the trace
 		// is kept).
-		if n.env.TraceKept() {
+		if n.env.TraceKeeps(EventAOFWrite) {
 			cmdList := make([][]string, len(cmds))
 			for i, c := range cmds {
 				cmdList[i] = c

@@ -84,11 +84,11 @@ func ZooKeeperJava(java, jar string) (string, string, error) {
 		jar = ZooKeeperJar
 	}
 	if _, err := os.Stat(jar); err != nil {
-		return "", "", fmt.Errorf("launch: ZooKeeper's %s is missing (Debian: apt-get install -y zookeeper): %w", jar, ErrNoBinary)
+		return "", "", fmt.Errorf("launch: ZooKeeper's %s is missing (Debian: apt-get install -y libzookeeper-java, or zookeeper): %w", jar, ErrNoBinary)
 	}
 	p, err := exec.LookPath(java)
 	if err != nil {
-		return "", "", fmt.Errorf("launch: %s is not installed or not on PATH (Debian: apt-get install -y default-jre-headless zookeeper): %w", java, ErrNoBinary)
+		return "", "", fmt.Errorf("launch: %s is not installed or not on PATH (Debian: apt-get install -y default-jre-headless): %w", java, ErrNoBinary)
 	}
 	return p, jar, nil
 }
