@@ -261,7 +261,8 @@ func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64
 		copy(b[t.mark+w:], b[t.mark+1:t.mark+1+n])
 		copy(b[t.mark:], l[:w])
 	}
-	if t.wants(kind) {
+	give := t.sink != nil && (t.filter == nil || t.filter(kind))
+	if t.keep || give {
 		txt := string(b[len(b)-n:])
 		if msg != 0 {
 			if n == 0 {
@@ -271,7 +272,7 @@ func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64
 			}
 		}
 		ev := Event{Seq: t.seq, At: at, Kind: kind, Proc: k.Name(proc), Peer: k.Name(peer), Text: txt, Fields: keepAttrs(attrs)}
-		if t.sink != nil && (t.filter == nil || t.filter(kind)) {
+		if give {
 			t.sink(&ev)
 		}
 		if t.keep {
