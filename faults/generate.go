@@ -80,7 +80,14 @@ const (
 	maxDriftMilli  = 200
 	maxDropCount   = 10
 	maxTriggerNth  = 4
+	maxRevertTTLs  = 2 // a clock jump that reverts
+	maxStrobeTTLs  = 2 // how long a clock strobe lasts
 )
+
+// maxStrobeFlips bounds the flips of one clock strobe (for / period), so
+// that a strobe of 1 ms for hours cannot flood the trace; locksim's
+// choice (Jepsen's generator flips at most 32 s / 1 ms = 32,000 times).
+const maxStrobeFlips = 100000
 
 // grain is the resolution of every generated duration, so that schedules
 // read like hand-written ones (12.345s, not 12.345678901s).
@@ -129,12 +136,13 @@ func (sw Swarm) String() string {
 }
 
 // Applicable returns the kinds of Kinds that can apply to w: a kind that
-// needs a replica (promote) applies only to a world with one; every other
+// needs a replica (promote) applies only to a world with one, a
+// majorities ring only to a world of three processes or more; every other
 // kind applies to any world.
 func Applicable(w GenWorld) []string {
 	var out []string
 	for _, d := range table {
-		if d.NeedsReplica && len(w.Replicas) == 0 {
+		if d.NeedsReplica && len(w.Replicas) == 0 || len(w.Names()) < d.MinProcs {
 			continue
 		}
 		out = append(out, d.Name)
@@ -155,6 +163,9 @@ func CheckKinds(kinds []string, w GenWorld) error {
 		}
 		if d.NeedsReplica && len(w.Replicas) == 0 {
 			return fmt.Errorf("fault kind %s needs a Redis replica, and the scenario has none", k)
+		}
+		if n := len(w.Names()); n < d.MinProcs {
+			return fmt.Errorf("fault kind %s needs at least %d processes, and the scenario has %d", k, d.MinProcs, n)
 		}
 	}
 	return nil
@@ -433,6 +444,39 @@ func (g *gen) groups() [][]string {
 		if len(grp) > 0 {
 			out = append(out, grp)
 		}
+	}
+	return out
+}
+
+// ring draws the positions of a majorities ring: the lock servers and
+// the clients, shuffled as Jepsen's majorities-ring shuffles its nodes;
+// each client shares a position with a server (as a Jepsen client talks
+// to its own node) half the time, else has its own. A world with fewer
+// than three of them gets every process, one per position.
+func (g *gen) ring() [][]string {
+	servers := g.servers()
+	var out [][]string
+	for _, p := range servers {
+		out = append(out, []string{p})
+	}
+	for _, c := range g.w.Clients {
+		if len(out) > 0 && g.intn(2) == 0 {
+			i := g.intn(len(out))
+			out[i] = append(out[i], c)
+			continue
+		}
+		out = append(out, []string{c})
+	}
+	if len(out) < 3 {
+		out = out[:0]
+		for _, p := range g.all() {
+			out = append(out, []string{p})
+		}
+	}
+	// Fisher-Yates with the generator's draws.
+	for i := len(out) - 1; i > 0; i-- {
+		j := g.intn(i + 1)
+		out[i], out[j] = out[j], out[i]
 	}
 	return out
 }

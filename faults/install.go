@@ -280,6 +280,135 @@ func applyPartition(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord)
 	return rec
 }
 
+// applyClockJump steps a wall clock and schedules the step back
+// (KindClockJump, revert_after). The step back is a fault record of its
+// own, so that explanations and liveness windows see it.
+func applyClockJump(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+	k := in.k
+	k.JumpWall(node, s.By)
+	rec.Text = fmt.Sprintf("%s's wall clock jumped %s", s.Node, signed(s.By))
+	if s.RevertAfter != nil {
+		d := s.RevertAfter.Draw(in.rand)
+		rec.Text += fmt.Sprintf(" (reverting %s later)", d)
+		back := rec
+		back.Text = fmt.Sprintf("%s's wall clock jumped back %s, %s after its jump of %s", s.Node, signed(-s.By), d, signed(s.By))
+		k.At(addSat(k.Now(), d), func() {
+			k.JumpWall(node, -s.By)
+			k.RecordFault(back)
+		})
+	}
+	return rec
+}
+
+// applyClockStrobe flips a wall clock between its offset and the offset
+// plus delta every period for a while, then leaves it at its offset
+// (KindClockStrobe), as Jepsen's strobe-time.c does: it sets the weird
+// offset first, sleeps a period after each setting, stops setting once the
+// duration has passed at a wake-up, and then resets the normal offset.
+// Each flip is a wall-clock jump of the kernel (timers re-planned); the
+// flips are events at exact true times, so the strobe is deterministic.
+// NB: strobe-time.c sets the clock from CLOCK_MONOTONIC plus an offset it
+// read at start, so a drift or jump of the same clock during the strobe
+// is undone at its next flip; the kernel's flips are relative steps that
+// keep it (a simplification).
+func applyClockStrobe(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+	k := in.k
+	start := k.Now()
+	d := s.For.Draw(in.rand)
+	end := addSat(start, d)
+	flips := int64(d / s.Period)
+	if time.Duration(flips)*s.Period < d {
+		flips++ // strobe-time.c sets the clock at every wake-up before end
+	}
+	// The reset happens at the wake-up after the last setting.
+	stop := addSat(start, time.Duration(flips)*s.Period)
+	weird := false
+	var flip func()
+	flip = func() {
+		now := k.Now()
+		if now >= end {
+			if weird {
+				k.JumpWall(node, -s.By)
+			}
+			return
+		}
+		if weird {
+			k.JumpWall(node, -s.By)
+		} else {
+			k.JumpWall(node, s.By)
+		}
+		weird = !weird
+		k.At(now+sim.Time(s.Period), flip)
+	}
+	flip()
+	rec.Text = fmt.Sprintf("%s's wall clock strobed by %s every %s for %s (%d settings)", s.Node, signed(s.By), s.Period, d, flips)
+	rec.Until = stop
+	return rec
+}
+
+// applyRing cuts the links of Jepsen's majorities ring (KindPartitionRing),
+// after majorities-ring-perfect (jepsen/src/jepsen/nemesis.clj): the n
+// positions form a ring; for each position i the window of m = n/2+1
+// consecutive positions from i (util/majority) is a majority, and the
+// position in the window's middle (index floor(m/2)) drops every message
+// from the positions outside it (the grudge, applied by net/drop-all! as
+// inbound drops). For n <= 5 the cuts are symmetric (each position talks
+// to its neighbours only, for n = 5); Jepsen uses majorities-ring-stochastic
+// for more than five nodes, locksim the same construction for every n
+// (some cuts are then one-way): each position still hears from a majority,
+// and no two hear from the same one. A position is a group of processes
+// that keep their links to each other (a Jepsen client talks to its own
+// node); unlisted processes keep every link. The ring is in the order
+// written (Jepsen shuffles the nodes; the generator shuffles for fuzzing).
+func applyRing(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+	k := in.k
+	n := len(s.Ring)
+	m := n/2 + 1
+	pos := make([][]sim.ProcID, n)
+	for i, g := range s.Ring {
+		for _, name := range g {
+			id, _ := k.Lookup(name)
+			pos[i] = append(pos[i], id)
+		}
+	}
+	var ids []int
+	var sees []string
+	for i := 0; i < n; i++ {
+		inWin := make([]bool, n)
+		for j := 0; j < m; j++ {
+			inWin[(i+j)%n] = true
+		}
+		centre := (i + m/2) % n
+		var from []sim.ProcID
+		var heard []string
+		for j := 0; j < n; j++ {
+			if !inWin[j] {
+				from = append(from, pos[j]...)
+			}
+		}
+		for j := 0; j < m; j++ {
+			if w := (i + j) % n; w != centre {
+				heard = append(heard, "["+strings.Join(s.Ring[w], " ")+"]")
+			}
+		}
+		ids = append(ids, k.CutOneWay(from, pos[centre]))
+		sees = append(sees, fmt.Sprintf("[%s] hears %s", strings.Join(s.Ring[centre], " "), strings.Join(heard, " ")))
+	}
+	rec.Text = "the network became a majorities ring: " + strings.Join(sees, "; ")
+	rec.Until = sim.Never
+	if s.HealAfter != nil {
+		d := s.HealAfter.Draw(in.rand)
+		rec.Until = addSat(k.Now(), d)
+		rec.Text += fmt.Sprintf(" for %s", d)
+		k.At(rec.Until, func() {
+			for _, id := range ids {
+				k.Unpartition(id)
+			}
+		})
+	}
+	return rec
+}
+
 // notRunning says what a process that a fault could not act on was.
 func (in *installer) notRunning(id sim.ProcID) string {
 	switch {

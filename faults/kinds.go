@@ -30,6 +30,10 @@ const (
 	KindDrop       = "drop"
 	KindDelay      = "delay"
 	KindPromote    = "promote"
+	// KindClockStrobe and KindPartitionRing are Jepsen's clock strobe
+	// and majorities ring (issue 23).
+	KindClockStrobe   = "clock-strobe"
+	KindPartitionRing = "partition-ring"
 )
 
 // FieldType is the type of a fault field, which fixes how scenarios read
@@ -91,6 +95,12 @@ type KindDef struct {
 	Fields []Field
 	// NeedsReplica: the kind applies only to worlds with a Redis replica.
 	NeedsReplica bool
+	// MinProcs: the kind applies only to worlds of at least this many
+	// processes (0: any).
+	MinProcs int
+	// Clock: the kind changes its node's clocks (real mode needs the
+	// clock library on that node, or refuses it).
+	Clock bool
 	// Liveness says how the kind's records bear on the liveness verdict;
 	// the installer copies it into sim.FaultRecord.
 	Liveness sim.FaultLiveness
@@ -116,6 +126,12 @@ func Lookup(kind string) (*KindDef, bool) {
 		}
 	}
 	return nil, false
+}
+
+// ClockKind reports whether a fault kind changes its node's clocks.
+func ClockKind(kind string) bool {
+	d, ok := Lookup(kind)
+	return ok && d.Clock
 }
 
 // Kinds are the fault kinds in table order.
@@ -151,14 +167,23 @@ func positiveRange(r sim.Range) string {
 
 var table = []KindDef{
 	{
-		Name:   KindClockJump,
-		Fields: []Field{nodeField, {Name: "by", Type: FieldDuration, Required: true, Signed: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.By }}},
-		words:  func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s by %s", s.Node, signed(s.By)) },
-		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
-			in.k.JumpWall(node, s.By)
-			rec.Text = fmt.Sprintf("%s's wall clock jumped %s", s.Node, signed(s.By))
-			return rec
+		Name: KindClockJump,
+		Fields: []Field{nodeField, {Name: "by", Type: FieldDuration, Required: true, Signed: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.By }},
+			{Name: "revert_after", Type: FieldOptRange, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.RevertAfter },
+				Check: func(s *Spec) string {
+					if s.RevertAfter != nil {
+						return positiveRange(*s.RevertAfter)
+					}
+					return ""
+				}}},
+		Clock: true,
+		words: func(b *strings.Builder, s Spec) {
+			fmt.Fprintf(b, " %s by %s", s.Node, signed(s.By))
+			if s.RevertAfter != nil {
+				fmt.Fprintf(b, " revert after %s", *s.RevertAfter)
+			}
 		},
+		apply: applyClockJump,
 		generate: func(g *gen, s Spec, prior []Spec) Spec {
 			s.Node = g.target()
 			s.By = g.size(maxJumpTTLs * g.w.TTL)
@@ -167,11 +192,18 @@ var table = []KindDef{
 			if g.intn(3) == 0 {
 				s.By = -s.By
 			}
+			// A quarter of the jumps revert (an NTP correction, a
+			// Chaos Mesh TimeChaos that ends).
+			if g.intn(4) == 0 {
+				d := g.size(maxRevertTTLs * g.w.TTL)
+				s.RevertAfter = &sim.Range{Lo: d, Hi: d}
+			}
 			return s
 		},
 	},
 	{
-		Name: KindClockDrift,
+		Name:  KindClockDrift,
+		Clock: true,
 		Fields: []Field{nodeField, {Name: "rate", Type: FieldFloat, Required: true, Ptr: func(s *Spec) any { return &s.Rate },
 			Check: func(s *Spec) string {
 				if _, err := sim.RateFromDrift(s.Rate); err != nil {
@@ -406,6 +438,102 @@ var table = []KindDef{
 			return rec
 		},
 		generate: func(g *gen, s Spec, prior []Spec) Spec { s.Node = g.pick(g.w.Replicas); return s },
+	},
+	{
+		// Jepsen's clock strobe: jepsen/src/jepsen/nemesis/time.clj
+		// strobe-time! and resources/strobe-time.c (delta ms, period ms,
+		// duration s).
+		Name: KindClockStrobe,
+		Fields: []Field{nodeField,
+			{Name: "delta", Type: FieldDuration, Required: true, Signed: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.By },
+				Check: func(s *Spec) string {
+					if s.By == 0 {
+						return "must not be zero"
+					}
+					return ""
+				}},
+			{Name: "period", Type: FieldDuration, Required: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.Period },
+				Check: func(s *Spec) string {
+					if s.Period <= 0 {
+						return "must be positive"
+					}
+					return ""
+				}},
+			{Name: "for", Type: FieldRange, Required: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.For },
+				Check: func(s *Spec) string {
+					if msg := positiveRange(s.For); msg != "" {
+						return msg
+					}
+					if s.Period > 0 && s.For.Hi/s.Period > maxStrobeFlips {
+						return fmt.Sprintf("flips the clock %d times (for / period); at most %d", s.For.Hi/s.Period, maxStrobeFlips)
+					}
+					return ""
+				}},
+		},
+		Clock:    true,
+		Liveness: sim.LiveSpan,
+		words: func(b *strings.Builder, s Spec) {
+			fmt.Fprintf(b, " %s delta %s every %s for %s", s.Node, signed(s.By), s.Period, s.For)
+		},
+		apply: applyClockStrobe,
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
+			s.Node = g.target()
+			// Jepsen's strobe-gen-select draws delta 4 ms..262 s, period
+			// 1 ms..1 s, duration 0..32 s (time.clj); locksim scales delta
+			// and duration with the ttl and keeps the period in
+			// 1..1000 ms.
+			s.By = g.size(maxJumpTTLs * g.w.TTL)
+			if g.intn(3) == 0 {
+				s.By = -s.By
+			}
+			s.Period = g.dur(time.Millisecond, time.Second)
+			d := g.size(maxStrobeTTLs * g.w.TTL)
+			if max := maxStrobeFlips * s.Period; d > max {
+				d = max
+			}
+			s.For = sim.Fixed(d)
+			return s
+		},
+	},
+	{
+		// Jepsen's majorities ring: jepsen/src/jepsen/nemesis.clj
+		// majorities-ring, majorities-ring-perfect.
+		Name: KindPartitionRing,
+		Fields: []Field{
+			{Name: "ring", Type: FieldGroups, Required: true, Ptr: func(s *Spec) any { return &s.Ring },
+				Check: func(s *Spec) string {
+					if len(s.Ring) < 3 {
+						return "needs at least three positions (each a group of processes that stay together): [[c1, A], [B], [C], [c2, D], [E]]"
+					}
+					return ""
+				}},
+			{Name: "heal_after", Type: FieldOptRange, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.HealAfter },
+				Check: func(s *Spec) string {
+					if s.HealAfter != nil {
+						return positiveRange(*s.HealAfter)
+					}
+					return ""
+				}},
+		},
+		Liveness: sim.LiveLink,
+		MinProcs: 3,
+		words: func(b *strings.Builder, s Spec) {
+			for _, g := range s.Ring {
+				fmt.Fprintf(b, " [%s]", strings.Join(g, " "))
+			}
+			if s.HealAfter != nil {
+				fmt.Fprintf(b, " heal after %s", *s.HealAfter)
+			}
+		},
+		apply: applyRing,
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
+			s.Ring = g.ring()
+			if g.intn(4) != 0 {
+				d := g.size(maxHealTTLs * g.w.TTL)
+				s.HealAfter = &sim.Range{Lo: d, Hi: d}
+			}
+			return s
+		},
 	},
 }
 

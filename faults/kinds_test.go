@@ -15,7 +15,7 @@ import (
 // consistent: a unique name, fields whose pointers have the type their
 // FieldType says, and enums with a default among their values.
 func TestKindTable(t *testing.T) {
-	require.Equal(t, []string{"clock-jump", "clock-drift", "pause", "crash", "restart", "partition", "heal", "drop", "delay", "promote"}, faults.Kinds,
+	require.Equal(t, []string{"clock-jump", "clock-drift", "pause", "crash", "restart", "partition", "heal", "drop", "delay", "promote", "clock-strobe", "partition-ring"}, faults.Kinds,
 		"the order of Kinds is the generator's draw order: changing it changes every fuzz schedule")
 	seen := map[string]bool{}
 	for _, k := range faults.Kinds {
@@ -78,11 +78,13 @@ func TestKindLiveness(t *testing.T) {
 		{faults.Spec{Kind: faults.KindDrop, From: "a", To: "b", Count: 1}, sim.LiveLink},
 		{faults.Spec{Kind: faults.KindDelay, From: "a", To: "b", By: s, For: sim.Fixed(s)}, sim.LiveLink},
 		{faults.Spec{Kind: faults.KindPromote, Node: "b"}, sim.LiveSettles},
+		{faults.Spec{Kind: faults.KindClockStrobe, Node: "a", By: s, Period: 100 * time.Millisecond, For: sim.Fixed(s)}, sim.LiveSpan},
+		{faults.Spec{Kind: faults.KindPartitionRing, Ring: [][]string{{"a"}, {"b"}, {"c"}}}, sim.LiveLink},
 	}
 	require.Len(t, tests, len(faults.Kinds), "one case per kind")
 	for _, tt := range tests {
 		t.Run(tt.spec.Kind, func(t *testing.T) {
-			w := newWorld(t, 1, []string{"a", "b"}, nil)
+			w := newWorld(t, 1, []string{"a", "b", "c"}, nil)
 			tt.spec.At = at(s)
 			require.NoError(t, faults.Install(w.K, []faults.Spec{tt.spec}, w.hooks()))
 			h := w.run(5 * time.Second)
@@ -114,6 +116,13 @@ func TestCheckFields(t *testing.T) {
 		{"drop on a loop", faults.Spec{Kind: "drop", From: "a", To: "a", Count: 1}, "to: a link needs two different processes"},
 		{"delay by nothing", faults.Spec{Kind: "delay", From: "a", To: "b", For: sim.Fixed(s)}, "by: must be positive"},
 		{"drift out of range", faults.Spec{Kind: "clock-drift", Node: "a", Rate: 2}, "rate: drift 2 out of range"},
+		{"jump reverted at once", faults.Spec{Kind: "clock-jump", Node: "a", By: s, RevertAfter: &sim.Range{}}, "revert_after: must be positive"},
+		{"strobe of nothing", faults.Spec{Kind: "clock-strobe", Node: "a", Period: s, For: sim.Fixed(s)}, "delta: must not be zero"},
+		{"strobe without period", faults.Spec{Kind: "clock-strobe", Node: "a", By: s, For: sim.Fixed(s)}, "period: must be positive"},
+		{"strobe flooding the trace", faults.Spec{Kind: "clock-strobe", Node: "a", By: s, Period: time.Millisecond, For: sim.Fixed(200 * s)}, "for: flips the clock 200000 times (for / period); at most 100000"},
+		{"strobe backwards", faults.Spec{Kind: "clock-strobe", Node: "a", By: -s, Period: time.Millisecond, For: sim.Fixed(s)}, ""},
+		{"ring of two", faults.Spec{Kind: "partition-ring", Ring: [][]string{{"a"}, {"b"}}}, "ring: needs at least three positions"},
+		{"ring of three", faults.Spec{Kind: "partition-ring", Ring: [][]string{{"a"}, {"b"}, {"c"}}}, ""},
 		{"unknown kind", faults.Spec{Kind: "meteor"}, `kind: unknown fault kind "meteor"`},
 	}
 	for _, tt := range tests {

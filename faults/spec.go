@@ -62,11 +62,16 @@ type Spec struct {
 
 	Kind string
 	Node string
-	// By: clock-jump step (signed) or delay's extra latency.
+	// By: clock-jump step (signed), clock-strobe's delta (signed) or
+	// delay's extra latency.
 	By time.Duration
+	// RevertAfter: step a jumped clock back after this long (nil = never).
+	RevertAfter *sim.Range
+	// Period: how often clock-strobe flips the clock.
+	Period time.Duration
 	// Rate: clock-drift's new rate error (0.01 = 1% fast).
 	Rate float64
-	// For: pause length or delay duration.
+	// For: pause length, delay or strobe duration.
 	For sim.Range
 	// Mode: crash mode, "process" (default) or "power" (or "clean").
 	Mode string
@@ -74,6 +79,9 @@ type Spec struct {
 	RestartAfter *sim.Range
 	// Groups: partition groups of process names.
 	Groups [][]string
+	// Ring: partition-ring's positions in ring order, each a group of
+	// processes that stay together.
+	Ring [][]string
 	// HealAfter: heal a partition after this long (nil = never).
 	HealAfter *sim.Range
 	// From, To, Count: drop and delay links.
@@ -149,11 +157,22 @@ func (s Spec) Clone() Spec {
 		h := *s.HealAfter
 		c.HealAfter = &h
 	}
-	if s.Groups != nil {
-		c.Groups = make([][]string, len(s.Groups))
-		for i, g := range s.Groups {
-			c.Groups[i] = append([]string(nil), g...)
-		}
+	if s.RevertAfter != nil {
+		r := *s.RevertAfter
+		c.RevertAfter = &r
 	}
+	c.Groups = cloneGroups(s.Groups)
+	c.Ring = cloneGroups(s.Ring)
 	return c
+}
+
+func cloneGroups(gs [][]string) [][]string {
+	if gs == nil {
+		return nil
+	}
+	out := make([][]string, len(gs))
+	for i, g := range gs {
+		out[i] = append([]string(nil), g...)
+	}
+	return out
 }

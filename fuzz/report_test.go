@@ -17,7 +17,10 @@ import (
 func smallCampaigns(t *testing.T) (found, clean *Result) {
 	t.Helper()
 	var err error
-	found, err = Run(context.Background(), Config{Base: builtin(t, "redlock-clock-jump"), Seed: 1, Runs: 100, Workers: 2, Keep: 2})
+	// Lock safety only: the report tests below expect findings of one kind
+	// (the campaign changed when the generator gained clock-strobe,
+	// partition-ring and revert_after, and found a resource-only one).
+	found, err = Run(context.Background(), Config{Base: builtin(t, "redlock-clock-jump"), Seed: 1, Runs: 100, Workers: 2, Keep: 2, Checks: []string{"lock-safety"}})
 	require.NoError(t, err)
 	require.NotEmpty(t, found.Findings)
 	clean, err = Run(context.Background(), Config{Base: builtin(t, "redlock-clock-jump"), Seed: 1, Runs: 20, Workers: 2, Kinds: []string{"heal"}})

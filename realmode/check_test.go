@@ -49,6 +49,9 @@ func TestCheck(t *testing.T) {
 		{name: "no faults", yaml: ``},
 		{name: "server pause", yaml: "faults: [{at: 1s, kind: pause, node: M, for: 1s}]"},
 		{name: "server clock jump", yaml: "faults: [{at: 1s, kind: clock-jump, node: X, by: +30s}]"},
+		{name: "server clock jump that reverts", yaml: "faults: [{at: 1s, kind: clock-jump, node: X, by: +30s, revert_after: 2s}]"},
+		{name: "server clock strobe", yaml: "faults: [{at: 1s, kind: clock-strobe, node: X, delta: +2s, period: 50ms, for: 1s}]"},
+		{name: "majorities ring of clients and servers", yaml: "faults: [{at: 1s, kind: partition-ring, ring: [[c1, X], [M], [R], [s1]], heal_after: 2s}]"},
 		{name: "client partition from a server", yaml: "faults: [{at: 1s, kind: partition, groups: [[c1], [X]]}]"},
 		{name: "power loss without AOF", yaml: "faults: [{at: 1s, kind: crash, node: M, mode: power}]"},
 		{name: "power loss with always", aof: "yes", fsync: "always", yaml: "faults: [{at: 1s, kind: crash, node: M, mode: power}]"},
@@ -103,6 +106,7 @@ clients:
 		{"lock-delay", "zookeeper: {lock_delay: 10s}\n", "zookeeper.lock_delay"},
 		{"clock", "zookeeper: {lock_delay: 0s, clock: {offset: 5s}}\n", "zookeeper.clock"},
 		{"clock jump", "zookeeper: {lock_delay: 0s}\nfaults:\n  - {at: 1s, kind: clock-jump, node: zk, by: 5s}\n", "faults[0]"},
+		{"clock strobe", "zookeeper: {lock_delay: 0s}\nfaults:\n  - {at: 1s, kind: clock-strobe, node: zk, delta: 5s, period: 10ms, for: 1s}\n", "faults[0] (clock-strobe"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -198,6 +202,7 @@ clients:
 faults:
   - {at: 1s, kind: clock-jump, node: M, by: +1s}
   - {at: 1s, kind: clock-jump, node: c1, by: +1s}
+  - {at: 1s, kind: clock-strobe, node: R, delta: +1s, period: 10ms, for: 1s}
 `))
 	require.NoError(t, err)
 	r := rolesOf(s)
@@ -208,6 +213,7 @@ faults:
 	assert.False(t, r.real("c1"))
 	assert.Equal(t, map[string]scenarios.ClockSpec{
 		"M":  {},
+		"R":  {},
 		"X":  {Offset: 2 * time.Second},
 		"s1": {Drift: 0.01},
 		"s2": {Drift: 0.01},
@@ -234,6 +240,7 @@ clients:
 		{"read_only", "  - name: E\n", "  - name: E\n    read_only: true\n", "mysql[1] (E).read_only", "--skip-grant-tables"},
 		{"clock", "  - name: E\n", "  - name: E\n    clock: {offset: 1s}\n", "mysql[1] (E).clock", "does not shift mariadbd's clock"},
 		{"clock jump", "", "faults:\n  - {at: 1s, kind: clock-jump, node: D, by: 5s}\n", "faults[0] (clock-jump", "does not shift mariadbd's clock"},
+		{"clock strobe", "", "faults:\n  - {at: 1s, kind: clock-strobe, node: D, delta: 5s, period: 10ms, for: 1s}\n", "faults[0] (clock-strobe", "does not shift mariadbd's clock"},
 		{"power loss without flush at commit", "innodb_flush_log_at_trx_commit: 1", "innodb_flush_log_at_trx_commit: 2", "faults[0] (crash", "innodb_flush_log_at_trx_commit 2 loses commits"},
 		{"a trigger no reply shows", "", "faults:\n  - {on: {event: conn-closed, node: D}, kind: pause, node: c1, for: 1s}\n", "faults[0] (pause", "cannot observe event conn-closed of D (a MySQL server): its gateway sees only what replies show (row-locked, committed)"},
 	}

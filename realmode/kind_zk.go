@@ -48,7 +48,7 @@ func checkZooKeeperFault(s *scenarios.Scenario, f faults.Spec) string {
 	if z == nil || f.Node != z.Name {
 		return ""
 	}
-	if f.Kind == faults.KindClockJump || f.Kind == faults.KindClockDrift {
+	if faults.ClockKind(f.Kind) {
 		return "real mode does not shift a JVM's clocks (ZooKeeper expires sessions on System.nanoTime)"
 	}
 	return ""

@@ -184,7 +184,7 @@ func checkMySQLFault(s *scenarios.Scenario, f faults.Spec) string {
 			continue
 		}
 		switch {
-		case f.Kind == faults.KindClockJump || f.Kind == faults.KindClockDrift:
+		case faults.ClockKind(f.Kind):
 			return "real mode does not shift mariadbd's clock"
 		case f.Kind == faults.KindCrash && f.Mode == "power" && m.Config.FlushLogAtTrxCommit != 1:
 			return fmt.Sprintf("power loss with innodb_flush_log_at_trx_commit %d loses commits that a kill keeps (the redo log is not flushed at commit); it needs a filesystem that drops unsynced data, so real mode refuses it (a power loss equals a kill only with innodb_flush_log_at_trx_commit 1)", m.Config.FlushLogAtTrxCommit)

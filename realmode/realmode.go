@@ -722,7 +722,7 @@ func clocksOf(s *scenarios.Scenario) map[string]scenarios.ClockSpec {
 		}
 	}
 	for _, f := range s.Faults {
-		if cs, ok := real[f.Node]; ok && (f.Kind == faults.KindClockJump || f.Kind == faults.KindClockDrift) {
+		if cs, ok := real[f.Node]; ok && faults.ClockKind(f.Kind) {
 			out[f.Node] = cs
 		}
 	}

@@ -49,6 +49,9 @@ func TestWithFaultsRoundTrip(t *testing.T) {
 	rs := sim.Fixed(time.Second)
 	specs := []faults.Spec{
 		{At: &at, Kind: "clock-jump", Node: "C", By: -5 * time.Second},
+		{At: &at, Kind: "clock-jump", Node: "B", By: 5 * time.Second, RevertAfter: &heal},
+		{At: &at, Kind: "clock-strobe", Node: "A", By: -2 * time.Second, Period: 10 * time.Millisecond, For: sim.Fixed(time.Second)},
+		{At: &at, Kind: "partition-ring", Ring: [][]string{{"c1", "A"}, {"B"}, {"C"}, {"c2", "D"}, {"E"}}, HealAfter: &heal},
 		{On: &faults.Trigger{Event: "acquired", Proc: "c1", Count: 2}, After: sim.Fixed(100 * time.Millisecond), Kind: "pause", Node: "c1", For: sim.Fixed(4 * time.Second)},
 		{On: &faults.Trigger{Event: "key-set", Proc: "C", Count: 1}, Kind: "crash", Node: "C", Mode: "power", RestartAfter: &rs},
 		{At: &at, Kind: "partition", Groups: [][]string{{"c1", "A"}, {"c2", "B"}}, HealAfter: &heal},
