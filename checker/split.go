@@ -43,6 +43,14 @@ import (
 //     NB: an attempt may start before the cut (a client waiting for the
 //     lock while another holds it): its acquire is still in Q, whose
 //     linearization may place it after the cut, as the whole one can.
+//   - The kernel also cuts at the instant t a belief begins when nothing
+//     else is open (sim/stream.go, carriedBeliefs: contention never comes
+//     to a quiet point); that belief goes whole into Q. Every belief of P
+//     ended by t and every belief of Q starts at t or later, so the same
+//     holds with M <= t: P's lock ends free and Q starts from a free lock
+//     whose first grant is the carried belief (a release of P at t and the
+//     carried acquire returning at t are concurrent: neither returns
+//     before the other is called, so no real-time order is lost).
 //
 // So the history is legal iff every piece is: the first illegal piece makes
 // the verdict Violated, and a piece that times out makes it Unknown (unless

@@ -9,7 +9,9 @@ import (
 // Judging a history handed over in pieces (issue 15: a 24-hour Redlock run
 // leaves 10 million records). The kernel cuts the history at quiet points
 // (sim/stream.go: every want, attempt and belief closed, no wait running
-// on, every critical section settled) and hands each piece to a Stream.
+// on, every critical section settled; or, under contention, the instant a
+// belief begins with nothing else open, that belief going whole into the
+// next piece) and hands each piece to a Stream.
 //
 // A Stream keeps the pieces as long as they are few (Retain records): a
 // run that stays under it (every catalogue scenario, every fuzz run) is

@@ -219,3 +219,108 @@ func checkPieces(t *testing.T, s *scenarios.Scenario, seed uint64) int {
 	assert.Equal(t, w.Kernel.TraceHash(), w2.Kernel.TraceHash())
 	return len(c.pieces)
 }
+
+// midContentionCuts counts the cuts of s's history (pieces as small as the
+// kernel allows) at which a belief was open: it began at or before the cut
+// and ended after it (issue 28).
+func midContentionCuts(t *testing.T, s *scenarios.Scenario, seed uint64) int {
+	t.Helper()
+	w, err := scenarios.Build(s, seed, false)
+	require.NoError(t, err)
+	var c collector
+	w.Kernel.SetHistorySink(&c, 1)
+	require.NoError(t, w.Kernel.Run(sim.At(s.Duration)))
+	w.Kernel.Finish()
+	n := 0
+	for i, p := range c.pieces[:len(c.pieces)-1] {
+		for _, b := range c.pieces[i+1].Beliefs {
+			if b.Start <= p.End && (b.Open || b.End > p.End) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// contended are worlds in which some client always holds or waits for the
+// lock (issue 28): two clients taking turns (hold 1s, think 1s), with a
+// fenced resource and without, and three that always contend.
+var contended = []string{`
+name: turns
+title: two clients take turns
+seed: 3
+duration: 3m
+network: {latency: 50us..150us}
+redis: [{name: A}]
+clients:
+  - {name: c1, lock: {algorithm: redis-single, node: A, ttl: 5s}, workload: {start: 0s, cycles: 0, hold: 1s, think: 1s}}
+  - {name: c2, lock: {algorithm: redis-single, node: A, ttl: 5s}, workload: {start: 0s, cycles: 0, hold: 1s, think: 1s}}
+`, `
+name: turns-fenced
+title: two clients take turns on a fenced resource
+seed: 5
+duration: 3m
+network: {latency: 1ms..3ms}
+redis: [{name: A}]
+clients:
+  - {name: c1, lock: {algorithm: redis-single, node: A, ttl: 3s, fencing_token: incr}, workload: {start: 0s, cycles: 0, hold: 1s, think: 1s}}
+  - {name: c2, lock: {algorithm: redis-single, node: A, ttl: 3s, fencing_token: incr}, workload: {start: 0s, cycles: 0, hold: 1s, think: 1s}}
+resource: {fencing: monotonic}
+`, `
+name: turns-unfenced
+title: two clients take turns on an unfenced resource
+seed: 9
+duration: 3m
+network: {latency: 1ms..3ms}
+redis: [{name: A}]
+clients:
+  - {name: c1, lock: {algorithm: redis-single, node: A, ttl: 3s}, workload: {start: 0s, cycles: 0, hold: 1s, think: 1s}}
+  - {name: c2, lock: {algorithm: redis-single, node: A, ttl: 3s}, workload: {start: 0s, cycles: 0, hold: 1s, think: 1s}}
+resource: {fencing: none}
+`, `
+name: three-contend
+title: three clients always contend
+seed: 1
+duration: 2m
+network: {latency: 50us..150us}
+redis: [{name: A}]
+clients:
+  - {name: c1, lock: {algorithm: redis-single, node: A, ttl: 2s}, workload: {start: 0s, cycles: 0, hold: 0s, think: 0s}}
+  - {name: c2, lock: {algorithm: redis-single, node: A, ttl: 2s}, workload: {start: 0s, cycles: 0, hold: 0s, think: 0s}}
+  - {name: c3, lock: {algorithm: redis-single, node: A, ttl: 2s}, workload: {start: 0s, cycles: 0, hold: 0s, think: 0s}}
+`}
+
+// TestStreamedJudgingMatchesWholeContended is the equivalence on contended
+// worlds, each without faults and with 6 fuzz-generated fault schedules:
+// the two-client worlds must actually be cut while a client holds the
+// lock (else the test would not see the carried belief).
+func TestStreamedJudgingMatchesWholeContended(t *testing.T) {
+	var c tally
+	for _, text := range contended {
+		base, err := scenarios.Parse("contended.yaml", []byte(text))
+		require.NoError(t, err)
+		runs := []seeded{{base, base.Seed}}
+		w := fuzz.WorldOf(base)
+		for run := 0; run < 6; run++ {
+			seed := fuzz.RunSeed(11, run)
+			_, specs := fuzz.Schedule(w, seed, faults.Applicable(w), 4)
+			s, err := base.WithFaults(specs)
+			require.NoError(t, err)
+			runs = append(runs, seeded{s, seed})
+		}
+		for i, x := range runs {
+			t.Run(fmt.Sprintf("%s/%d", base.Name, i), func(t *testing.T) {
+				if i == 0 && base.Name != "three-contend" {
+					assert.Greater(t, midContentionCuts(t, x.s, x.seed), 20, "no cut while a client held the lock")
+				}
+				checkPieces(t, x.s, x.seed)
+				whole, stream := streamed(t, x.s, x.seed)
+				assert.Equal(t, outcomeJSON(t, whole), outcomeJSON(t, stream))
+				c.add(stream)
+			})
+		}
+	}
+	t.Logf("%d runs: %d judged from forgotten pieces, %d again whole", c.runs, c.pieces, c.reruns)
+	assert.GreaterOrEqual(t, c.pieces, 15)
+}

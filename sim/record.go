@@ -141,6 +141,7 @@ func (e *Env) BeliefBegin(lock string, attempt int, token int64, hasToken bool) 
 	} else {
 		e.LogAttrs(KindAcquired, lock, Str("lock", lock))
 	}
+	e.k.maybeFlush() // a cut may carry this belief (carriedBeliefs)
 	return id
 }
 
@@ -303,18 +304,20 @@ func (k *Kernel) closeOpen(p *proc, reason BeliefEnd) {
 		k.hs.open--
 		if reason == EndCrashed {
 			w.Open, w.Reason = false, "crashed"
+			k.stopWaiting(&p.open, w.Lock)
 		} else {
 			w.Reason = "run-end"
 		}
 	}
 	p.open.wants = p.open.wants[:0]
 	if reason == EndCrashed {
-		// A crash ends the client's waits (the liveness check ends a wait
-		// at a crashed want) and its sections: the next incarnation starts
-		// afresh.
-		for len(p.open.waiting) > 0 {
-			k.stopWaiting(&p.open, p.open.waiting[0])
-		}
+		// A crash ends the client's waits that had a want open (the
+		// liveness check ends a wait at a crashed want, above) and its
+		// sections: the next incarnation starts afresh. A wait between
+		// two wants (the last one gave up, the next is not yet sent) runs
+		// on: no crashed want ends it, so the liveness check joins it to
+		// the next want of the lock, after the restart (checker.waits),
+		// and no cut may fall inside it.
 		k.movedOn(p)
 	}
 }

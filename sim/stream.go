@@ -11,7 +11,11 @@ package sim
 // every want, attempt and belief is closed, no client is still waiting for a
 // lock after giving up (a liveness wait runs on across its wants until the
 // client gets the lock), and every critical section is settled (see
-// settled). Judging the pieces one after the other is then exact (the
+// settled). Contention never comes to such a point (two clients taking
+// turns: one always holds or waits), so a piece may also end at the very
+// instant a belief begins with nothing else open (carriedBeliefs): the open
+// belief goes whole into the next piece, which then starts with the lock's
+// owner known, and every record of the piece before it closed by then. Judging the pieces one after the other is then exact (the
 // checker's split.go and stream.go say why for each property), and the IDs
 // of the records stay those of the whole history: a piece is the whole
 // history's records from one ID on, Faults are kept whole (a fault schedule
@@ -22,7 +26,8 @@ package sim
 // both. A key loss (keyloss.go) is never open and settled at once: it goes
 // with the piece in progress, which holds the beliefs it bears on (a loss
 // is named only between two belief starts, and no quiet point falls while
-// a belief is open).
+// a belief is open, except one that carries the belief whole into the next
+// piece, which is refused while the piece in progress holds a key loss).
 
 // HistorySink receives the history of a run in pieces (Kernel.SetHistorySink).
 type HistorySink interface {
@@ -112,8 +117,14 @@ func (k *Kernel) movedOn(p *proc) { p.open.moves++ }
 // point and the piece is large enough. It is O(1) while a record is open.
 func (k *Kernel) maybeFlush() {
 	hs := &k.hs
-	if hs.sink == nil || hs.open > 0 || hs.waiting > 0 || k.hist.records() < hs.minPiece {
+	if hs.sink == nil || hs.waiting > 0 || k.hist.records() < hs.minPiece {
 		return
+	}
+	carry := 0
+	if hs.open > 0 {
+		if carry = k.carriedBeliefs(); carry == 0 {
+			return
+		}
 	}
 	kept := hs.pend[:0]
 	for _, ps := range hs.pend {
@@ -126,23 +137,58 @@ func (k *Kernel) maybeFlush() {
 	if len(kept) > 0 {
 		return
 	}
-	k.flush()
+	k.flush(carry)
 }
 
-// flush hands the piece in progress to the sink and starts a new one.
-func (k *Kernel) flush() {
+// carriedBeliefs reports how many open beliefs a cut now would carry into
+// the next piece, 0 if none can be carried (issue 28: two clients taking
+// turns always have one holding or waiting, so without this the history
+// is never cut). A belief is carried whole when the only open records are
+// beliefs that began at this very instant, the last ones of the piece
+// (beliefs are numbered in start order, so the piece stays the whole
+// history's records from one ID on), and no wait runs on (checked by the
+// caller). Judging the pieces one after the other stays exact (the
+// checker's split.go): every record of the piece before the cut closed by
+// now, and every record after it, the carried beliefs included, begins
+// now or later; the lock's owner at the cut is the carried belief's
+// client, and that belief is judged whole in the next piece. A piece with
+// a key loss is not cut so (a loss is named between two belief starts,
+// which the cut would separate).
+func (k *Kernel) carriedBeliefs() int {
 	h := &k.hist
-	p := &History{Wants: h.Wants, Attempts: h.Attempts, Beliefs: h.Beliefs, Sections: h.Sections,
+	if len(h.KeyLosses) > 0 {
+		return 0
+	}
+	n := 0
+	for i := len(h.Beliefs) - 1; i >= 0 && n < k.hs.open; i-- {
+		b := &h.Beliefs[i]
+		if !b.Open || b.Start != k.now {
+			break
+		}
+		n++
+	}
+	if n != k.hs.open {
+		return 0 // a want, an attempt or an older belief is open
+	}
+	return n
+}
+
+// flush hands the piece in progress to the sink and starts a new one with
+// the last carry beliefs (open ones, see carriedBeliefs) in it.
+func (k *Kernel) flush(carry int) {
+	h := &k.hist
+	nb := len(h.Beliefs) - carry
+	p := &History{Wants: h.Wants, Attempts: h.Attempts, Beliefs: h.Beliefs[:nb:nb], Sections: h.Sections,
 		KeyLosses: h.KeyLosses, Faults: h.Faults[:len(h.Faults):len(h.Faults)], Clocks: h.Clocks, End: k.now}
 	k.hs.wants += len(h.Wants)
 	k.hs.attempts += len(h.Attempts)
-	k.hs.beliefs += len(h.Beliefs)
+	k.hs.beliefs += nb
 	k.hs.sections += len(h.Sections)
 	// Fresh slices: the sink owns the old ones. A piece is about as large
 	// as the last one, so start there.
 	h.Wants = make([]Want, 0, cap(h.Wants))
 	h.Attempts = make([]Attempt, 0, cap(h.Attempts))
-	h.Beliefs = make([]Belief, 0, cap(h.Beliefs))
+	h.Beliefs = append(make([]Belief, 0, cap(h.Beliefs)), h.Beliefs[nb:]...)
 	h.Sections = make([]Section, 0, cap(h.Sections))
 	h.KeyLosses = nil // rare: most pieces have none
 	k.hs.pend = k.hs.pend[:0]
