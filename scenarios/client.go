@@ -6,6 +6,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/internal/suggest"
 )
 
 func (r *reader) client(n *yaml.Node, path string) ClientSpec {
@@ -67,7 +68,7 @@ func (r *reader) lock(n *yaml.Node, path string) clients.LockConfig {
 		}
 		fp := path + "." + key
 		if !cfg.Accepts(key) {
-			r.errf(kn, fp, "%s takes no parameter %q (it takes: %s)", alg, key, strings.Join(cfg.Params(), ", "))
+			r.errf(kn, fp, "%s takes no parameter %q (it takes: %s)%s", alg, key, strings.Join(cfg.Params(), ", "), suggest.DidYouMean(key, cfg.Params()))
 			continue
 		}
 		var text string

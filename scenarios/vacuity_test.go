@@ -124,3 +124,15 @@ func TestDuplicateNodeReportedOnce(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(err.Error(), "is listed twice"), err.Error())
 	assert.Contains(t, err.Error(), `t.yaml:6: clients[0].lock.nodes[1]: "A" is listed twice`)
 }
+
+// TestDidYouMeanField: a misspelt field, top-level or a lock parameter,
+// names the field it is close to.
+func TestDidYouMeanField(t *testing.T) {
+	_, err := Parse("t.yaml", []byte(strings.Replace(minimal, "duration: 10s\n", "duration: 10s\nexptme: 1\n", 1)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `exptme: unknown field "exptme"`)
+	assert.Contains(t, err.Error(), "; did you mean expect?")
+	_, err = Parse("t.yaml", []byte(strings.Replace(minimal, "ttl: 5s", "tll: 5s", 1)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "; did you mean ttl?")
+}

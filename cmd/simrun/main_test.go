@@ -116,3 +116,10 @@ func TestWorkersBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestDidYouMeanFlag: a misspelt flag names the flag it is close to.
+func TestDidYouMeanFlag(t *testing.T) {
+	r := simrun("run", "fenced-baseline", "--sed", "3")
+	assert.Equal(t, exitBadInput, r.code)
+	assert.Contains(t, r.stderr, "unknown flag: --sed; did you mean --seed?")
+}
