@@ -324,10 +324,16 @@ func (g *gen) all() []string {
 	return append(append(g.servers(), g.w.Others...), g.w.Clients...)
 }
 
-// target picks the target of a node fault under the swarm's focus.
+// target picks the target of a node fault under the swarm's focus: one
+// time in eight a selector (selector.go) in place of a name.
 func (g *gen) target() string {
 	if len(g.targets) > 0 {
 		return g.pick(g.targets)
+	}
+	if g.intn(8) == 0 {
+		if sel := g.selector(); sel != "" {
+			return sel
+		}
 	}
 	switch g.focus {
 	case "servers":
@@ -336,6 +342,29 @@ func (g *gen) target() string {
 		return g.pick(g.w.Clients)
 	}
 	return g.proc()
+}
+
+// selector draws a selector for a node fault under the swarm's focus, as
+// Chaos Mesh experiments choose their pods (any lock server, a majority of
+// them, any client, every replica); "" when the world has none of the
+// focus's sets. Its sets are those scenarios resolve: servers are the lock
+// servers (GenWorld's Masters and Replicas), replicas GenWorld's Replicas.
+func (g *gen) selector() string {
+	var opts []string
+	servers := len(g.w.Masters)+len(g.w.Replicas) > 0
+	if servers && g.focus != "clients" {
+		opts = append(opts, SelectAny+" servers", SelectMajority+" servers")
+	}
+	if len(g.w.Clients) > 0 && g.focus != "servers" {
+		opts = append(opts, SelectAny+" clients")
+	}
+	if len(g.w.Replicas) > 0 && g.focus != "clients" {
+		opts = append(opts, SelectAll+" replicas")
+	}
+	if len(opts) == 0 {
+		return ""
+	}
+	return g.pick(opts)
 }
 
 // proc picks a process: a lock server or a client, each class half the
