@@ -64,7 +64,7 @@ type client struct {
 
 	master        string // the discovered master's process name
 	rediscovering bool
-	cl            *clusterRouting // a cluster-aware client's routing (cluster.go)
+	cls           []*clusterRouting // a cluster-aware client's routing per cluster (cluster.go)
 
 	completed int  // cycles completed
 	stopped   bool // the workload is done
@@ -125,7 +125,7 @@ func (c *client) Init(env *sim.Env) {
 	// Request ids start over: nothing sent to an earlier incarnation of
 	// this process reaches it (its connections died with it).
 	c.nextID = 0
-	c.cl = nil
+	c.cls = nil
 	if c.cfg.Discovery != nil {
 		c.master = c.cfg.Discovery.Master
 	}

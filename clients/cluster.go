@@ -42,6 +42,10 @@ import (
 // scanInterval, 5000 ms by default (redisson ClusterServersConfig.java:42,
 // "private int scanInterval = 5000"): a Redisson client reloads its slot
 // map every 5 s after the first load, and follows MOVED/ASK as above.
+//
+// A client may use several independent clusters (Config.Clusters): Redlock
+// over clusters names one node of each, and each command routes within
+// the cluster of the node it was sent to.
 type Cluster struct {
 	// Nodes are the cluster's nodes (process names), in creation order.
 	Nodes []string
@@ -104,24 +108,32 @@ type heldCmd struct {
 	p   pending
 }
 
-// clusterOf returns the client's routing state, nil for a client that is
-// not cluster-aware.
-func (c *client) clusterOf() *clusterRouting {
-	if c.cfg.Cluster == nil {
+// routingOf returns the routing of the cluster that node id belongs to,
+// nil when it is no cluster's node (or the client is not cluster-aware).
+// A client may use several independent clusters (Redlock over clusters).
+func (c *client) routingOf(id sim.ProcID) *clusterRouting {
+	if len(c.cfg.Clusters) == 0 {
 		return nil
 	}
-	if c.cl == nil {
-		cl := &clusterRouting{cfg: c.cfg.Cluster, last: sim.NoProc}
-		for _, n := range cl.cfg.Nodes {
-			id, ok := c.env.Lookup(n)
-			if !ok {
-				panic("clients: unknown cluster node " + n)
+	if c.cls == nil {
+		for _, cfg := range c.cfg.Clusters {
+			cl := &clusterRouting{cfg: cfg, last: sim.NoProc}
+			for _, n := range cfg.Nodes {
+				nid, ok := c.env.Lookup(n)
+				if !ok {
+					panic("clients: unknown cluster node " + n)
+				}
+				cl.ids = append(cl.ids, nid)
 			}
-			cl.ids = append(cl.ids, id)
+			c.cls = append(c.cls, cl)
 		}
-		c.cl = cl
 	}
-	return c.cl
+	for _, cl := range c.cls {
+		if cl.member(id) {
+			return cl
+		}
+	}
+	return nil
 }
 
 func (cl *clusterRouting) member(id sim.ProcID) bool {
@@ -136,19 +148,19 @@ func (cl *clusterRouting) member(id sim.ProcID) bool {
 // routeCluster picks the node of a Redis command to a cluster node; it
 // reports false when the command was held until the slot map is loaded.
 func (c *client) routeCluster(id uint64, msg sim.Recycler, p *pending) bool {
-	cl := c.clusterOf()
+	cl := c.routingOf(p.to)
 	req, ok := msg.(*resp.Request)
-	if !ok || !cl.member(p.to) {
+	if !ok || cl == nil {
 		return true
 	}
 	p.argv = req.Args
 	if cl.slots == nil {
 		cl.held = append(cl.held, heldCmd{id: id, msg: msg, p: *p})
-		c.reloadSlots()
+		c.reloadSlots(cl)
 		return false
 	}
 	if time.Duration(c.env.Mono()-cl.loaded) > reloadInterval {
-		c.reloadSlots()
+		c.reloadSlots(cl)
 	}
 	keys := redis.CommandKeys(req.Args)
 	if len(keys) == 0 {
@@ -194,9 +206,12 @@ func (c *client) clusterRedirect(p pending, v redis.Value) bool {
 	if !ok {
 		return false
 	}
-	cl := c.clusterOf()
+	cl := c.routingOf(to)
+	if cl == nil {
+		return false
+	}
 	c.env.Logf(KindClient, "cluster: %s, resending to %s", v.Str, host)
-	c.reloadSlots()
+	c.reloadSlots(cl)
 	p.redirects++
 	p.to = to
 	cl.last = to
@@ -213,8 +228,7 @@ func (c *client) clusterRedirect(p pending, v redis.Value) bool {
 
 // reloadSlots is LazyReload: CLUSTER SLOTS to the nodes in a random order
 // until one answers; then the held commands go out.
-func (c *client) reloadSlots() {
-	cl := c.clusterOf()
+func (c *client) reloadSlots(cl *clusterRouting) {
 	if cl.loading || cl.cooling {
 		cl.pending = true
 		return
@@ -234,24 +248,24 @@ func (c *client) reloadSlots() {
 		if i == len(order) {
 			cl.loading = false
 			c.env.Logf(KindClient, "cluster: no node answered CLUSTER SLOTS")
-			c.releaseHeld(false)
-			c.armScan()
+			c.releaseHeld(cl, false)
+			c.armScan(cl)
 			return
 		}
 		to := cl.ids[order[i]]
 		id := c.newID()
 		c.track(id, pending{to: to, timeout: timeout, rcb: callback{fn: func(v redis.Value, ok bool) {
-			if !ok || !c.loadSlots(v) {
+			if !ok || !c.loadSlots(cl, v) {
 				try(i + 1)
 				return
 			}
 			cl.loading, cl.cooling = false, true
-			c.releaseHeld(true)
-			c.armScan()
+			c.releaseHeld(cl, true)
+			c.armScan(cl)
 			c.after(reloadCooldown, whatRetry, func() {
 				cl.cooling = false
 				if cl.pending {
-					c.reloadSlots()
+					c.reloadSlots(cl)
 				}
 			})
 		}}})
@@ -261,24 +275,22 @@ func (c *client) reloadSlots() {
 }
 
 // armScan arms Redisson's next topology scan (none for go-redis).
-func (c *client) armScan() {
-	cl := c.cl
+func (c *client) armScan(cl *clusterRouting) {
 	if c.cfg.Lock.Algorithm != Redisson || cl.scanning {
 		return
 	}
 	cl.scanning = true
 	c.after(redissonScanInterval, whatClusterScan, func() {
 		cl.scanning = false
-		c.reloadSlots()
+		c.reloadSlots(cl)
 	})
 }
 
 // loadSlots reads a CLUSTER SLOTS reply into the slot map.
-func (c *client) loadSlots(v redis.Value) bool {
+func (c *client) loadSlots(cl *clusterRouting, v redis.Value) bool {
 	if v.Kind != redis.KindArray || len(v.Array) == 0 {
 		return false
 	}
-	cl := c.cl
 	var slots []slotRun
 	for _, e := range v.Array {
 		if e.Kind != redis.KindArray || len(e.Array) < 3 || e.Array[2].Kind != redis.KindArray || len(e.Array[2].Array) < 1 {
@@ -306,8 +318,7 @@ func (c *client) loadSlots(v redis.Value) bool {
 }
 
 // releaseHeld sends the commands held for the slot map (or fails them).
-func (c *client) releaseHeld(ok bool) {
-	cl := c.cl
+func (c *client) releaseHeld(cl *clusterRouting, ok bool) {
 	held := cl.held
 	cl.held = nil
 	for _, h := range held {

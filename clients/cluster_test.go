@@ -43,7 +43,7 @@ func TestClusterClientEveryAlgorithm(t *testing.T) {
 			w.storage(storage.FencingNone)
 			lc := lockConfig(t, alg, func(c *LockConfig) { c.Node = "n1" })
 			cfg := clientConfig("c1", lc, Workload{Start: time.Second, Cycles: 2, Hold: 100 * time.Millisecond, Think: 100 * time.Millisecond})
-			cfg.Cluster = &Cluster{Nodes: clusterNames}
+			cfg.Clusters = []*Cluster{{Nodes: clusterNames}}
 			w.client(cfg)
 			h := w.run(10 * time.Second)
 			require.Len(t, beliefs(h, "c1"), 2, w.dumpTrace())
@@ -71,7 +71,7 @@ func TestClusterClientFollowsMoved(t *testing.T) {
 	w.storage(storage.FencingNone)
 	lc := lockConfig(t, RedisSingle, func(c *LockConfig) { c.Node = "n1" })
 	cfg := clientConfig("c1", lc, Workload{Start: time.Second, Cycles: 2, Hold: 100 * time.Millisecond, Think: 3 * time.Second})
-	cfg.Cluster = &Cluster{Nodes: clusterNames}
+	cfg.Clusters = []*Cluster{{Nodes: clusterNames}}
 	w.client(cfg)
 	w.client(Config{Name: "op", Lock: lockConfig(t, RedisSingle, func(c *LockConfig) { c.Node = "n6" }), Workload: Workload{Start: time.Hour}})
 	// n6 takes over n2's slots between the two cycles.

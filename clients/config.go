@@ -145,9 +145,11 @@ type Config struct {
 	ResourceFencing string
 	// Discovery enables Sentinel master discovery; nil means none.
 	Discovery *Discovery
-	// Cluster makes the client cluster-aware (cluster.go); nil means the
+	// Clusters make the client cluster-aware (cluster.go): a lock node that
+	// is a node of one of them routes by slot within that cluster (Redlock
+	// may take its nodes from several independent clusters). Empty: the
 	// lock's nodes are standalone servers.
-	Cluster *Cluster
+	Clusters []*Cluster
 }
 
 // LockConfig is a lock algorithm and its parameters. Start from

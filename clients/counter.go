@@ -190,7 +190,7 @@ type counterClient struct {
 // Init starts the purchases at Start (a restarted client starts over).
 func (k *counterClient) Init(env *sim.Env) {
 	k.c = &client{
-		cfg: Config{Name: k.cfg.Name, Lock: LockConfig{Node: k.cfg.Node, NodeTimeout: k.cfg.Timeout}, Discovery: k.cfg.Discovery, Cluster: k.cfg.Cluster},
+		cfg: Config{Name: k.cfg.Name, Lock: LockConfig{Node: k.cfg.Node, NodeTimeout: k.cfg.Timeout}, Discovery: k.cfg.Discovery, Clusters: clustersOf(k.cfg.Cluster)},
 		env: env, want: -1, belief: -1, section: -1,
 	}
 	if k.cfg.Discovery != nil {
@@ -486,7 +486,7 @@ type counterLoader struct {
 
 // Init sends the SET once per run.
 func (l *counterLoader) Init(env *sim.Env) {
-	l.c = &client{cfg: Config{Name: l.cfg.Name, Lock: LockConfig{Node: l.cfg.Node, NodeTimeout: l.cfg.Timeout}, Cluster: l.cfg.Cluster}, env: env, want: -1, belief: -1, section: -1}
+	l.c = &client{cfg: Config{Name: l.cfg.Name, Lock: LockConfig{Node: l.cfg.Node, NodeTimeout: l.cfg.Timeout}, Clusters: clustersOf(l.cfg.Cluster)}, env: env, want: -1, belief: -1, section: -1}
 	if *l.loaded {
 		return
 	}
@@ -546,4 +546,12 @@ func (p plumbing) Fire(env *sim.Env, tag any) {
 // ConnEnded fails the requests pending on the connection.
 func (p plumbing) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 	p.c.ConnEnded(env, peer, why)
+}
+
+// clustersOf is a counter's one cluster as a client's list (nil: none).
+func clustersOf(cl *Cluster) []*Cluster {
+	if cl == nil {
+		return nil
+	}
+	return []*Cluster{cl}
 }

@@ -238,7 +238,7 @@ func (c *client) send(id uint64, msg sim.Message, p pending) {
 
 // sendPooled is send for a pooled message (sim.Env.SendPooled).
 func (c *client) sendPooled(id uint64, msg sim.Recycler, p pending) {
-	if c.cfg.Cluster != nil && p.isRedis() && !c.routeCluster(id, msg, &p) {
+	if len(c.cfg.Clusters) > 0 && p.isRedis() && !c.routeCluster(id, msg, &p) {
 		return
 	}
 	c.track(id, p)
@@ -277,7 +277,7 @@ func (c *client) complete(id uint64, v redis.Value, msg sim.Message) {
 		p.mcb(msg, true)
 		return
 	}
-	if c.cfg.Cluster != nil && c.clusterRedirect(p, v) {
+	if len(c.cfg.Clusters) > 0 && c.clusterRedirect(p, v) {
 		return
 	}
 	if p.script != nil && redis.IsNoScript(v) {

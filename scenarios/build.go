@@ -64,8 +64,8 @@ func BuildWith(s *Scenario, seed uint64, opt BuildOptions) (*World, error) {
 			cfg.Discovery = disc
 		}
 		cfg.Lock.Replicas = len(replicas[c.Lock.Node])
-		if cl := clusterOfLock(b, c.Lock); cl != nil {
-			cfg.Cluster = cl
+		if cls := clustersOfLock(b, c.Lock); len(cls) > 0 {
+			cfg.Clusters = cls
 			cfg.Lock.Replicas = b.s.Cluster().replicasPerMaster()
 		}
 		if err := cfg.Validate(); err != nil {

@@ -33,6 +33,37 @@ func TestParseCluster(t *testing.T) {
 	assert.True(t, ok)
 }
 
+// TestParseClusters: a list of independent clusters, for Redlock over
+// clusters; their nodes are named by each cluster's prefix, and a lock over
+// nodes of several routes within each.
+func TestParseClusters(t *testing.T) {
+	y := `name: t
+duration: 10s
+cluster:
+  - {masters: 3}
+  - {masters: 3, replicas: 1}
+  - {name: X, masters: 3}
+clients:
+  - name: c1
+    lock: {algorithm: redlock, nodes: [C1, D4, X3], ttl: 5s}
+    workload: {start: 0s, cycles: 1, hold: 1s}
+`
+	s, err := Parse("t.yaml", []byte(y))
+	require.NoError(t, err)
+	require.Len(t, s.Clusters(), 3)
+	assert.Equal(t, "cluster[1]", s.Clusters()[1].Path)
+	assert.Equal(t, "D4", s.Clusters()[1].Nodes[3].Name)
+	assert.Equal(t, "X1", s.Clusters()[2].Nodes[0].Name)
+	w, err := Build(s, 1, false)
+	require.NoError(t, err)
+	_, ok := w.Kernel.Lookup("X3")
+	assert.True(t, ok)
+	_, err = Parse("t.yaml", []byte(strings.Replace(y, "{name: X, masters: 3}", "{name: C, masters: 3}", 1)))
+	require.ErrorContains(t, err, "already used")
+	_, err = Parse("t.yaml", []byte(strings.Replace(y, "{masters: 3, replicas: 1}", "{masters: 2}", 1)))
+	require.ErrorContains(t, err, "cluster[1].masters: a Redis Cluster needs at least 3 masters")
+}
+
 // TestParseClusterErrors: a cluster that cannot form is refused, naming the
 // field.
 func TestParseClusterErrors(t *testing.T) {

@@ -101,7 +101,10 @@ var counterKind = &ProcKind{
 	build: func(b *builder) error {
 		for _, c := range b.s.Counters() {
 			load := clients.CounterLoaderConfig{Name: c.Name, Node: c.Node, Key: c.Key, Stock: c.Stock}
-			cl := clusterOfLock(b, clients.LockConfig{Node: c.Node})
+			var cl *clients.Cluster
+			if cls := clustersOfLock(b, clients.LockConfig{Node: c.Node}); len(cls) > 0 {
+				cl = cls[0]
+			}
 			load.Cluster = cl
 			if err := b.add(c.Name, c.Clock, clients.NewCounterLoader(load)); err != nil {
 				return err

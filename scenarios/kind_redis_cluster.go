@@ -34,7 +34,10 @@ type ClusterSpec struct {
 	// their slots and masters (an explicit layout).
 	Nodes []ClusterNodeSpec
 	// Explicit: the layout came from nodes:, not from masters/replicas.
-	Explicit              bool
+	Explicit bool
+	// Path is the section's field path ("cluster", or "cluster[1]" in a
+	// list of clusters), for errors.
+	Path                  string
 	NodeTimeout           time.Duration
 	ReplicaValidityFactor int
 	RequireFullCoverage   bool
@@ -55,27 +58,57 @@ type ClusterNodeSpec struct {
 // the cost grows with the square of the count).
 const maxClusterNodes = 30
 
-// Cluster returns the scenario's cluster: section, nil if it has none.
-func (s *Scenario) Cluster() *ClusterSpec { return sectionOf[*ClusterSpec](s, clusterSection) }
+// Cluster returns the scenario's (first) cluster, nil if it has none.
+func (s *Scenario) Cluster() *ClusterSpec {
+	if cs := s.Clusters(); len(cs) > 0 {
+		return cs[0]
+	}
+	return nil
+}
 
-// readCluster reads the cluster: section.
+// Clusters returns the scenario's clusters, in file order.
+func (s *Scenario) Clusters() []*ClusterSpec { return sectionOf[[]*ClusterSpec](s, clusterSection) }
+
+// readCluster reads the cluster: section: one cluster (a mapping) or
+// several independent ones (a list, for Redlock over clusters; their
+// default name prefixes are C, D, E, ...).
 func (r *reader) readCluster(top *obj, s *Scenario) {
 	n := top.get(clusterSection)
 	if n == nil {
 		return
 	}
+	var out []*ClusterSpec
+	if n.Kind == yaml.SequenceNode {
+		if len(n.Content) > maxClusters {
+			r.errf(n, clusterSection, "at most %d clusters, got %d", maxClusters, len(n.Content))
+			return
+		}
+		for i, c := range n.Content {
+			out = append(out, r.readClusterSpec(c, fmt.Sprintf("%s[%d]", clusterSection, i), string(rune('C'+i))))
+		}
+	} else {
+		out = append(out, r.readClusterSpec(n, clusterSection, "C"))
+	}
+	setSection(s, clusterSection, out)
+}
+
+// maxClusters bounds a list of clusters (Redlock takes 3 or 5).
+const maxClusters = 9
+
+// readClusterSpec reads one cluster's mapping at path.
+func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpec {
 	def := redis.DefaultClusterConfig()
-	cs := &ClusterSpec{Name: "C", NodeTimeout: def.NodeTimeout, ReplicaValidityFactor: def.ReplicaValidityFactor,
+	cs := &ClusterSpec{Path: path, Name: defName, NodeTimeout: def.NodeTimeout, ReplicaValidityFactor: def.ReplicaValidityFactor,
 		RequireFullCoverage: def.RequireFullCoverage, AllowReadsWhenDown: def.AllowReadsWhenDown, AppendFsync: "everysec"}
-	o := r.mapping(n, clusterSection)
+	o := r.mapping(n, path)
 	o.str("name", &cs.Name)
 	hasM := o.integer("masters", &cs.Masters)
 	o.integer("replicas", &cs.Replicas)
 	if o.duration("node_timeout", &cs.NodeTimeout) && cs.NodeTimeout < time.Millisecond {
-		r.errf(o.get("node_timeout"), "cluster.node_timeout", "must be at least 1ms (cluster-node-timeout), got %v", cs.NodeTimeout)
+		r.errf(o.get("node_timeout"), path+".node_timeout", "must be at least 1ms (cluster-node-timeout), got %v", cs.NodeTimeout)
 	}
 	if o.integer("replica_validity_factor", &cs.ReplicaValidityFactor) && cs.ReplicaValidityFactor < 0 {
-		r.errf(o.get("replica_validity_factor"), "cluster.replica_validity_factor", "must be 0 or more, got %d", cs.ReplicaValidityFactor)
+		r.errf(o.get("replica_validity_factor"), path+".replica_validity_factor", "must be 0 or more, got %d", cs.ReplicaValidityFactor)
 	}
 	o.boolean("require_full_coverage", &cs.RequireFullCoverage)
 	o.boolean("allow_reads_when_down", &cs.AllowReadsWhenDown)
@@ -84,22 +117,22 @@ func (r *reader) readCluster(top *obj, s *Scenario) {
 		switch cs.AppendFsync {
 		case "always", "everysec", "no":
 		default:
-			r.errf(o.get("appendfsync"), "cluster.appendfsync", "unknown value %q (allowed: always, everysec, no)", cs.AppendFsync)
+			r.errf(o.get("appendfsync"), path+".appendfsync", "unknown value %q (allowed: always, everysec, no)", cs.AppendFsync)
 		}
 	}
 	if cs.Replicas < 0 {
-		r.errf(o.get("replicas"), "cluster.replicas", "must be 0 or more, got %d", cs.Replicas)
+		r.errf(o.get("replicas"), path+".replicas", "must be 0 or more, got %d", cs.Replicas)
 	}
 	if nodes := o.get("nodes"); nodes != nil {
 		cs.Explicit = true
 		if hasM {
-			r.errf(o.get("masters"), "cluster.masters", "give either masters/replicas or an explicit nodes: layout, not both")
+			r.errf(o.get("masters"), path+".masters", "give either masters/replicas or an explicit nodes: layout, not both")
 		}
 		if nodes.Kind != yaml.SequenceNode {
-			r.errf(nodes, "cluster.nodes", "must be a list of nodes ({name, slots} or {name, replicaof})")
+			r.errf(nodes, path+".nodes", "must be a list of nodes ({name, slots} or {name, replicaof})")
 		} else {
 			for i, nn := range nodes.Content {
-				path := fmt.Sprintf("cluster.nodes[%d]", i)
+				path := fmt.Sprintf(path+".nodes[%d]", i)
 				no := r.mapping(nn, path)
 				var ns ClusterNodeSpec
 				no.str("name", &ns.Name)
@@ -124,13 +157,13 @@ func (r *reader) readCluster(top *obj, s *Scenario) {
 		}
 	} else {
 		if !hasM {
-			r.errf(n, "cluster.masters", "missing: the number of masters (3 or more, as redis-cli --cluster create requires), or an explicit nodes: layout")
+			r.errf(n, path+".masters", "missing: the number of masters (3 or more, as redis-cli --cluster create requires), or an explicit nodes: layout")
 		} else if cs.Masters < 3 {
 			// redis-cli.c:6155-6163: "Redis Cluster requires at least 3
 			// master nodes".
-			r.errf(o.get("masters"), "cluster.masters", "a Redis Cluster needs at least 3 masters (redis-cli --cluster create refuses fewer), got %d", cs.Masters)
+			r.errf(o.get("masters"), path+".masters", "a Redis Cluster needs at least 3 masters (redis-cli --cluster create refuses fewer), got %d", cs.Masters)
 		} else if total := cs.Masters * (cs.Replicas + 1); total > maxClusterNodes {
-			r.errf(o.get("masters"), "cluster.masters", "%d masters with %d replicas each is %d nodes; at most %d", cs.Masters, cs.Replicas, total, maxClusterNodes)
+			r.errf(o.get("masters"), path+".masters", "%d masters with %d replicas each is %d nodes; at most %d", cs.Masters, cs.Replicas, total, maxClusterNodes)
 		} else {
 			var names []string
 			for i := 1; i <= cs.Masters*(cs.Replicas+1); i++ {
@@ -138,16 +171,16 @@ func (r *reader) readCluster(top *obj, s *Scenario) {
 			}
 			members, err := redis.CreateCluster(names, cs.Replicas)
 			if err != nil {
-				r.errf(o.get("masters"), "cluster.masters", "%v", err)
+				r.errf(o.get("masters"), path+".masters", "%v", err)
 			}
 			for _, m := range members {
 				cs.Nodes = append(cs.Nodes, ClusterNodeSpec{Name: m.Name, ReplicaOf: m.ReplicaOf, Slots: m.Slots})
 			}
 		}
 	}
-	cs.Clock = r.clock(o, clusterSection)
+	cs.Clock = r.clock(o, path)
 	o.done()
-	setSection(s, clusterSection, cs)
+	return cs
 }
 
 // parseSlotRanges reads "0-5460" or "0-100,200,300-400".
@@ -193,15 +226,20 @@ func (cs *ClusterSpec) config() redis.ClusterConfig {
 
 // clusterProcs lists the cluster's nodes as redis-kind processes.
 func clusterProcs(s *Scenario) []Proc {
-	cs := s.Cluster()
-	if cs == nil {
-		return nil
+	var out []Proc
+	for _, cs := range s.Clusters() {
+		out = append(out, cs.procs()...)
 	}
+	return out
+}
+
+// procs lists one cluster's nodes.
+func (cs *ClusterSpec) procs() []Proc {
 	var out []Proc
 	for i, n := range cs.Nodes {
-		path := fmt.Sprintf("cluster.nodes[%d].name", i)
+		path := fmt.Sprintf(cs.Path+".nodes[%d].name", i)
 		if !cs.Explicit {
-			path = "cluster.masters"
+			path = cs.Path + ".masters"
 		}
 		p := Proc{Name: n.Name, Path: path, Clock: cs.Clock, Role: RoleRedis, Lane: record.LaneKeyspace, AOF: cs.AppendOnly, Note: "cluster master"}
 		if n.ReplicaOf != "" {
@@ -217,8 +255,15 @@ func clusterProcs(s *Scenario) []Proc {
 // unassigned or doubly assigned slots, a replica of a node that is not a
 // master of the cluster.
 func checkCluster(x *xref, s *Scenario) {
-	cs := s.Cluster()
-	if cs == nil || !cs.Explicit {
+	for _, cs := range s.Clusters() {
+		cs.check(x)
+	}
+}
+
+// check is checkCluster for one cluster.
+func (cs *ClusterSpec) check(x *xref) {
+	path := cs.Path
+	if !cs.Explicit {
 		return
 	}
 	idx := map[string]int{}
@@ -227,7 +272,7 @@ func checkCluster(x *xref, s *Scenario) {
 	}
 	masters := 0
 	for i, n := range cs.Nodes {
-		path := fmt.Sprintf("cluster.nodes[%d]", i)
+		path := fmt.Sprintf(cs.Path+".nodes[%d]", i)
 		if n.ReplicaOf == "" {
 			masters++
 			if len(n.Slots) == 0 {
@@ -245,7 +290,7 @@ func checkCluster(x *xref, s *Scenario) {
 	if masters < 2 {
 		// One master cannot fail over (no other master votes) and the
 		// majority rules degenerate: refused.
-		x.r.errf(x.at("cluster.nodes"), "cluster.nodes", "a Redis Cluster needs at least 2 masters with slots (3 to survive a failure); got %d", masters)
+		x.r.errf(x.at(path+".nodes"), path+".nodes", "a Redis Cluster needs at least 2 masters with slots (3 to survive a failure); got %d", masters)
 		return
 	}
 	var owner [redis.ClusterSlots]int
@@ -256,7 +301,7 @@ func checkCluster(x *xref, s *Scenario) {
 		for _, r := range n.Slots {
 			for sl := r.From; sl <= r.To; sl++ {
 				if owner[sl] >= 0 {
-					path := fmt.Sprintf("cluster.nodes[%d].slots", i)
+					path := fmt.Sprintf(cs.Path+".nodes[%d].slots", i)
 					x.r.errf(x.at(path), path, "slot %d is already served by %s", sl, cs.Nodes[owner[sl]].Name)
 					return
 				}
@@ -270,7 +315,7 @@ func checkCluster(x *xref, s *Scenario) {
 			for end+1 < len(owner) && owner[end+1] < 0 {
 				end++
 			}
-			x.r.errf(x.at("cluster.nodes"), "cluster.nodes", "slots %d-%d are not assigned to any master: the cluster would be down (cluster-require-full-coverage) and keys there unservable", sl, end)
+			x.r.errf(x.at(path+".nodes"), path+".nodes", "slots %d-%d are not assigned to any master: the cluster would be down (cluster-require-full-coverage) and keys there unservable", sl, end)
 			return
 		}
 	}
@@ -286,10 +331,16 @@ func clusterNames(cs *ClusterSpec) string {
 
 // buildCluster adds the cluster's nodes and the routing its clients use.
 func buildCluster(b *builder) error {
-	cs := b.s.Cluster()
-	if cs == nil {
-		return nil
+	for _, cs := range b.s.Clusters() {
+		if err := cs.build(b); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// build adds one cluster's nodes and its routing.
+func (cs *ClusterSpec) build(b *builder) error {
 	cc := cs.config()
 	cc.Prepare() // one slot layout shared by every node
 	var names []string
@@ -309,22 +360,23 @@ func buildCluster(b *builder) error {
 			return err
 		}
 	}
-	b.cluster = &clients.Cluster{Nodes: names}
+	b.clusters = append(b.clusters, &clients.Cluster{Nodes: names})
 	return nil
 }
 
-// clusterOfLock returns the cluster routing of a lock whose node is a
-// cluster node, nil otherwise.
-func clusterOfLock(b *builder, l clients.LockConfig) *clients.Cluster {
-	if b.cluster == nil {
-		return nil
-	}
-	for _, n := range b.cluster.Nodes {
-		if usesNode(l, n) {
-			return b.cluster
+// clustersOfLock returns the clusters a lock's node or nodes belong to,
+// in the order of the cluster: section (none for standalone servers).
+func clustersOfLock(b *builder, l clients.LockConfig) []*clients.Cluster {
+	var out []*clients.Cluster
+	for _, cl := range b.clusters {
+		for _, n := range cl.Nodes {
+			if usesNode(l, n) {
+				out = append(out, cl)
+				break
+			}
 		}
 	}
-	return nil
+	return out
 }
 
 // replicasPerMaster is the replicas of the first master (Redisson's

@@ -209,8 +209,8 @@ type builder struct {
 	opt BuildOptions
 	// discovery is set by the sentinel kind.
 	discovery *clients.Discovery
-	// cluster is set by the redis kind for a cluster: section.
-	cluster *clients.Cluster
+	// clusters are set by the redis kind for the cluster: section.
+	clusters []*clients.Cluster
 }
 
 // add adds a process with its initial clock; BuildOptions.Substitute may
