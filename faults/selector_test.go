@@ -120,3 +120,27 @@ func containsSel(s string) bool {
 	}
 	return false
 }
+
+// TestGeneratorSelectors: with GenOptions.Selectors the generator targets
+// node faults at selectors now and then (sets the world has); without, never.
+func TestGeneratorSelectors(t *testing.T) {
+	w := faults.GenWorld{Clients: []string{"c1", "c2"}, Masters: []string{"A", "B", "C"}, Replicas: []string{"R"},
+		Duration: 30 * time.Second, TTL: 2 * time.Second}
+	count := func(on bool) map[string]int {
+		seen := map[string]int{}
+		for seed := uint64(0); seed < 300; seed++ {
+			for _, s := range faults.Generate(sim.NewRand(seed, "t"), w, faults.GenOptions{Selectors: on}) {
+				if sel, ok := faults.ParseSelector(s.Node); ok {
+					seen[sel.String()]++
+				}
+			}
+		}
+		return seen
+	}
+	assert.Empty(t, count(false))
+	on := count(true)
+	for _, sel := range []string{"any servers", "majority servers", "any clients", "all replicas"} {
+		assert.Positive(t, on[sel], "%s never drawn: %v", sel, on)
+	}
+	assert.Len(t, on, 4)
+}
