@@ -226,3 +226,56 @@ func BenchmarkExplore(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "schedules/s")
 }
+
+// TestEnvelopeRedlockClockJump: the smallest forward jump of any node of
+// redlock-clock-jump at any placement that breaks lock safety is the one
+// the Redlock margin gives, within one step: C's key, stored at set, must
+// expire (set + TTL - J) before c2's last SET that reaches C while c1 still
+// holds (before its release reaches C, or its validity TTL - elapsed -
+// drift ends, drift = TTL x 0.01 + 2 ms): J = set + TTL - that SET's
+// arrival, rounded up to the step.
+func TestEnvelopeRedlockClockJump(t *testing.T) {
+	s, err := scenarios.Builtin("redlock-clock-jump")
+	require.NoError(t, err)
+	r, err := Envelope(EnvelopeConfig{Base: s, Param: "clock-jump.by", Lo: time.Millisecond, Hi: 30 * time.Second, Step: time.Millisecond})
+	require.NoError(t, err)
+	require.True(t, r.Found)
+
+	env := []faults.Spec{s.Faults[0], s.Faults[2]}
+	evs := baseRun(t, s, env)
+	var set, release, start sim.Time = -1, -1, -1
+	sends := map[string]bool{}
+	var c2Sets []sim.Time
+	for _, e := range evs {
+		switch {
+		case e.Kind == sim.KindAcquireStart && e.Proc == "c1" && start < 0:
+			start = e.At
+		case e.Kind == sim.KindSend && e.Proc == "c2" && e.Peer == "C" && strings.Contains(e.Text, " SET lock "):
+			sends[strings.Fields(e.Text)[0]] = true
+		case e.Kind == sim.KindDeliver && e.Proc == "C" && e.Peer == "c1":
+			if set < 0 {
+				set = e.At
+			} else if release < 0 {
+				release = e.At
+			}
+		case e.Kind == sim.KindDeliver && e.Proc == "C" && e.Peer == "c2" && sends[e.Text]:
+			c2Sets = append(c2Sets, e.At)
+		}
+	}
+	lock := s.Clients[0].Lock
+	drift := time.Duration(float64(lock.TTL)*0.01) + 2*time.Millisecond
+	require.Equal(t, drift, time.Duration(float64(lock.TTL)*lock.DriftFactor)+lock.DriftExtra, "the scenario uses Redlock's default drift")
+	holdEnd := min(release, start+sim.At(lock.TTL-drift))
+	var last sim.Time = -1
+	for _, a := range c2Sets {
+		if a < holdEnd {
+			last = a
+		}
+	}
+	require.Positive(t, last)
+	want := time.Duration(set + sim.At(lock.TTL) - last)
+	assert.Equal(t, "C", r.Violates.Node)
+	assert.InDelta(t, float64(want), float64(r.Value), float64(r.Step), "envelope %s, margin %s", r.Value, want)
+	assert.Equal(t, r.Value-r.Step, r.Holds.By)
+	t.Logf("envelope %s (margin %s) in %d runs over %d placements", r.Value, want, r.Runs, r.Placements)
+}

@@ -49,3 +49,13 @@ func TestExploreFindsAndReplays(t *testing.T) {
 	assert.Zero(t, j.Violating)
 	assert.Positive(t, j.Placements)
 }
+
+func TestEnvelopeCommand(t *testing.T) {
+	r := simrun("envelope", "redlock-clock-jump", "--param", "clock-jump.by", "--range", "1ms..30s")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "boundary: clock-jump.by = 4.91s")
+	assert.Contains(t, r.stdout, "holds:    clock-jump C by +4.909s")
+	r = simrun("envelope", "redlock-clock-jump", "--param", "crash.mode")
+	assert.Equal(t, exitBadInput, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `envelope cannot bisect "crash.mode"`)
+}
