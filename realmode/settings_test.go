@@ -198,14 +198,20 @@ func namesField(where, path string) bool {
 	return false
 }
 
-// TestRealModeRefusesCluster: a cluster: section's nodes are Redis servers
-// that real mode does not start; it must refuse the scenario rather than
-// run the model's nodes in their place.
-func TestRealModeRefusesCluster(t *testing.T) {
-	s, err := scenarios.Builtin("cluster-minority-master")
-	require.NoError(t, err)
-	err = Check(s)
-	var ue *UnsupportedError
-	require.True(t, errors.As(err, &ue), "%v", err)
-	assert.Equal(t, "cluster", ue.Where)
+// TestRealModeStartsCluster: a cluster: section's nodes are Redis servers
+// that real mode starts as a real Redis Cluster (startCluster): every
+// cluster scenario of the catalogue passes Check, and its nodes are real
+// processes, never the model's nodes in their place.
+func TestRealModeStartsCluster(t *testing.T) {
+	for _, name := range []string{"cluster-minority-master", "redlock-clusters-two-failovers"} {
+		s, err := scenarios.Builtin(name)
+		require.NoError(t, err)
+		require.NoError(t, Check(s), name)
+		r := rolesOf(s)
+		for _, cs := range s.Clusters() {
+			for _, n := range cs.Nodes {
+				assert.True(t, r.real(n.Name), "%s: %s is a real server", name, n.Name)
+			}
+		}
+	}
 }
