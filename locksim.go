@@ -95,6 +95,11 @@ func (s *Scenario) Name() string { return s.s.Name }
 // Title returns the scenario's title ("" when it has none).
 func (s *Scenario) Title() string { return s.s.Title }
 
+// Warnings are what parsing found legal but unsafe to read naively, one
+// sentence each naming file:line (a Redlock client's fencing token taken
+// from one node); every run's Result and record carry them too.
+func (s *Scenario) Warnings() []string { return append([]string(nil), s.s.Warnings...) }
+
 // Seed returns the scenario's own seed (its seed field, 1 by default).
 func (s *Scenario) Seed() uint64 { return s.s.Seed }
 
@@ -240,6 +245,8 @@ type Result struct {
 	// fewer grants than the scenario's expect.min_grants): read a holds
 	// beside such a note as saying nothing.
 	Vacuous []string
+	// Warnings are the scenario's parse-time warnings (Scenario.Warnings).
+	Warnings []string
 
 	rec  *record.Run
 	keys *keyEvents
@@ -353,6 +360,7 @@ func resultOf(o *record.Run, keys *keyEvents) *Result {
 		r.Stats = *o.Stats
 	}
 	r.Vacuous = o.Vacuous
+	r.Warnings = o.Warnings
 	for _, v := range o.Violations {
 		r.Explanations = append(r.Explanations, v.Explanation)
 	}

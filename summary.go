@@ -105,6 +105,9 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 		fmt.Fprintf(w, "source: %s\n", o.Setup.Source)
 	}
 	fmt.Fprintf(w, "seed %d, %s of virtual time, %d events\n\n", o.Seed, o.VirtualTime, o.Events)
+	for _, warn := range o.Warnings {
+		fmt.Fprintf(w, "WARNING: %s\n\n", warn)
+	}
 	fmt.Fprintln(w, "key events:")
 	for _, e := range keys.first {
 		printKeyEvent(w, e)

@@ -230,9 +230,11 @@ func duplicateToken(h *sim.History, a, b sim.Section, beliefs map[int]sim.Belief
 	ga, okA := grantedAt(a, beliefs)
 	gb, okB := grantedAt(b, beliefs)
 	if okA && okB {
-		text += fmt.Sprintf(" (with the locks acquired at %s and %s)", ga, gb)
+		d := digitsFor([2]sim.Time{ga, gb})
+		text += fmt.Sprintf(" (with the locks acquired at %s and %s)", fmtAt(ga, d), fmtAt(gb, d))
 	}
-	text += fmt.Sprintf(" and the resource accepted both writes, at %s and %s", a.WriteAt, b.WriteAt)
+	d := digitsFor([2]sim.Time{a.WriteAt, b.WriteAt})
+	text += fmt.Sprintf(" and the resource accepted both writes, at %s and %s", fmtAt(a.WriteAt, d), fmtAt(b.WriteAt, d))
 	from, to := a.WriteAt, b.WriteAt
 	if okA && okB {
 		from, to = minTime(ga, gb), maxTime(ga, gb)

@@ -81,6 +81,16 @@ type Result struct {
 	// Errors are runs that could not run: a generated schedule that failed
 	// validation (a generator bug) or an internal error.
 	Errors []RunError
+	// Command is the campaign's command ("fuzz" when empty, "explore"):
+	// it names the findings' files.
+	Command string
+}
+
+func (r *Result) command() string {
+	if r.Command == "" {
+		return "fuzz"
+	}
+	return r.Command
 }
 
 // RunRef names one run.

@@ -18,11 +18,14 @@ import (
 )
 
 // Title and Source of a finding's scenario file.
-func findingTitle(base string, f *Finding) string {
-	return fmt.Sprintf("fuzz finding %d on %s: %s violated", f.Number, base, strings.Join(f.Kinds, " and "))
+func findingTitle(res *Result, f *Finding) string {
+	return fmt.Sprintf("%s finding %d on %s: %s violated", res.command(), f.Number, res.Base, strings.Join(f.Kinds, " and "))
 }
 
 func findingSource(res *Result, f *Finding) string {
+	if res.Command == "explore" {
+		return fmt.Sprintf("simrun explore %s, schedule %d (seed %d)", res.Base, f.Run, f.Seed)
+	}
 	return fmt.Sprintf("simrun fuzz %s --seed %d, run %d (run seed %d)", res.Base, res.Seed, f.Run, f.Seed)
 }
 
@@ -42,13 +45,13 @@ func ReplayCommand(file string, seed uint64) string {
 // claiming what it violated, so that simrun run of it exits 0 while it
 // reproduces.
 func FindingScenario(base *scenarios.Scenario, res *Result, f *Finding) (*scenarios.Scenario, error) {
-	return Variant(base, f.Faults, f.Kinds, f.Seed, findingTitle(res.Base, f), findingSource(res, f))
+	return Variant(base, f.Faults, f.Kinds, f.Seed, findingTitle(res, f), findingSource(res, f))
 }
 
 // findingHeader is the comment at the top of a finding's file.
 func findingHeader(res *Result, f *Finding, file string) []string {
 	return []string{
-		fmt.Sprintf("simrun fuzz finding %d: campaign seed %d, run %d, run seed %d, base %s.", f.Number, res.Seed, f.Run, f.Seed, res.Base),
+		fmt.Sprintf("simrun %s finding %d: campaign seed %d, run %d, run seed %d, base %s.", res.command(), f.Number, res.Seed, f.Run, f.Seed, res.Base),
 		fmt.Sprintf("Verdicts: %s (checked: %s).", verdictsText(f.Verdicts), strings.Join(res.Checks, ", ")),
 		"Swarm: " + f.Swarm.String() + ".",
 		"Explanation: " + f.Explanation,
@@ -151,13 +154,13 @@ func WriteFindings(d *outdir.Dir, base *scenarios.Scenario, res *Result) error {
 			continue
 		}
 		spath := filepath.Join(dir, ShrunkFile(f.Number))
-		title := fmt.Sprintf("fuzz finding %d on %s, shrunk: %s violated", f.Number, res.Base, f.Shrunk.Kind)
+		title := fmt.Sprintf("%s finding %d on %s, shrunk: %s violated", res.command(), f.Number, res.Base, f.Shrunk.Kind)
 		ss, err := ShrunkScenario(f.Shrunk, title, findingSource(res, f)+", shrunk")
 		if err != nil {
 			return fmt.Errorf("finding %d, shrunk: %v", f.Number, err)
 		}
 		head := []string{
-			fmt.Sprintf("simrun fuzz finding %d, shrunk: campaign seed %d, run %d, run seed %d, base %s.", f.Number, res.Seed, f.Run, f.Seed, res.Base),
+			fmt.Sprintf("simrun %s finding %d, shrunk: campaign seed %d, run %d, run seed %d, base %s.", res.command(), f.Number, res.Seed, f.Run, f.Seed, res.Base),
 			fmt.Sprintf("Verdicts: %s.", verdictsText(f.Shrunk.Outcome.Verdicts)),
 		}
 		head = append(head, f.Shrunk.Header()...)

@@ -44,6 +44,9 @@ type Run struct {
 	// ViolationsOmitted counts the violations beyond the first
 	// checker.MaxViolations, which Violations lists.
 	ViolationsOmitted int `json:"violations_omitted,omitempty"`
+	// Warnings are the scenario's parse-time warnings
+	// (scenarios.Scenario.Warnings): legal, but not what it seems.
+	Warnings []string `json:"warnings,omitempty"`
 	// Vacuous says where a verdict had little or nothing to judge
 	// (checker.Vacuity), and where the run had fewer grants than its
 	// scenario's story needs (expect.min_grants).

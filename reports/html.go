@@ -181,7 +181,8 @@ p, li { max-width: 60em; line-height: 1.45; }
 {{end}}</ul>{{end}}
 {{with .Run.Result.Fencing}}<p>Fencing: {{.}}</p>{{end}}
 {{with .Run.Result.LivenessNote}}<p>Liveness: {{.}}</p>{{end}}
-{{range .Run.Result.Vacuous}}<p class="vacuous">Vacuous: {{.}}</p>
+{{range .Run.Result.Warnings}}<p class="vacuous">Warning: {{.}}</p>
+{{end}}{{range .Run.Result.Vacuous}}<p class="vacuous">Vacuous: {{.}}</p>
 {{end}}{{with .Run.Result.Stats}}
 <h2>Numbers</h2>
 <ul>{{range .Lines}}<li>{{.}}</li>

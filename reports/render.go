@@ -113,12 +113,39 @@ var (
 		{0x7f, 0x7f, 0x7f, 0xff}, // grey
 		{0x8c, 0x56, 0x4b, 0xff}, // brown
 	}
-	shadeColours = map[string]color.NRGBA{
+	// builtinShades are the built-in properties' violation colours, by
+	// Violation.Kind; a property without one takes shadePalette's colour
+	// at its place in the registry (shadeColour).
+	builtinShades = map[string]color.NRGBA{
 		checker.KindLockSafety:     {0xe1, 0x57, 0x59, 0x40},
 		checker.KindResourceSafety: {0xff, 0x9f, 0x1c, 0x18},
 		checker.KindLiveness:       {0xed, 0xc9, 0x48, 0x48},
+		checker.KindTokenOrder:     {0x9c, 0x27, 0xb0, 0x38},
+	}
+	shadePalette = []color.NRGBA{
+		{0x1f, 0x77, 0xb4, 0x38}, // blue
+		{0x8c, 0x56, 0x4b, 0x40}, // brown
+		{0x17, 0xbe, 0xcf, 0x40}, // cyan
+		{0x7f, 0x7f, 0x7f, 0x40}, // grey
 	}
 )
+
+// shadeColour is the colour of a violation window of kind: the built-in
+// property's own, else a palette colour chosen by the property's place in
+// checker.Properties(), so that every registered property has one.
+func shadeColour(kind string) color.NRGBA {
+	if c, ok := builtinShades[kind]; ok {
+		return c
+	}
+	for i, p := range checker.Properties() {
+		if p.About().Kind == kind {
+			return shadePalette[i%len(shadePalette)]
+		}
+	}
+	// A kind no property declares (a record from another build): still
+	// drawn, in the palette's last colour.
+	return shadePalette[len(shadePalette)-1]
+}
 
 // tint mixes a colour with white (f = 0: the colour, 1: white).
 func tint(c color.RGBA, f float64) color.RGBA {

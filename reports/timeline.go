@@ -1102,17 +1102,18 @@ func viewEnd(t *Timeline) sim.Time {
 	return v
 }
 
-// shadeName names a violation kind in the legend.
+// shadeName names a violation kind in the legend, from the property
+// registry (its title), so that every registered property has a name.
 func shadeName(kind string) string {
-	switch kind {
-	case checker.KindLockSafety:
-		return "lock safety violated"
-	case checker.KindResourceSafety:
-		return "resource safety violated"
-	case checker.KindLiveness:
-		return "liveness violated (wait)"
+	for _, p := range checker.Properties() {
+		if a := p.About(); a.Kind == kind {
+			if kind == checker.KindLiveness {
+				return a.Title + " violated (wait)"
+			}
+			return a.Title + " violated"
+		}
 	}
-	return kind
+	return kind + " violated"
 }
 
 // String summarises the timeline in text, lane by lane (for tests and

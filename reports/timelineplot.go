@@ -343,9 +343,10 @@ func alpha(c color.Color, a uint8) color.NRGBA {
 
 // drawShade marks a violation window: lock safety filled red, resource
 // safety hatched orange (so that both show where they overlap), liveness
-// filled yellow.
+// filled yellow, token order filled violet, any other registered property
+// in its palette colour (shadeColour).
 func drawShade(c draw.Canvas, kind string, x0, y0, x1, y1 vg.Length) {
-	fillRect(c, shadeColours[kind], x0, y0, x1, y1)
+	fillRect(c, shadeColour(kind), x0, y0, x1, y1)
 	if kind == checker.KindResourceSafety {
 		hatch(c, draw.LineStyle{Color: color.NRGBA{0xff, 0x7f, 0x0e, 0x90}, Width: vg.Points(1)}, vg.Points(7), x0, y0, x1, y1)
 	}

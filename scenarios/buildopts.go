@@ -88,6 +88,7 @@ func Judge(s *Scenario, w *World, seed uint64, opt Options) (*Outcome, error) {
 		o.LongestWait = res.LongestWait.String()
 	}
 	o.Expected, o.Matched, o.Inconclusive = judge(s.Expect, res.Verdicts)
+	o.Warnings = append([]string(nil), s.Warnings...)
 	stats := res.Stats
 	o.Stats = &stats
 	o.Vacuous = append([]string(nil), res.Vacuous...)

@@ -19,6 +19,10 @@ type Scenario struct {
 	// Why explains why the expected verdict follows from the model (built-in
 	// scenarios carry one; an extension of the core format).
 	Why string
+	// Warnings are what Parse found legal but unsafe to read naively, one
+	// sentence each (a Redlock client's fencing token taken from one node:
+	// validateMeaning); every run's record carries them.
+	Warnings []string
 	// Twin marks a scenario whose verdicts real mode reproduces on real
 	// servers (simrun twin; the twin suite checks every marked catalogue
 	// scenario).

@@ -334,7 +334,8 @@ func (r *reader) faultField(n *yaml.Node, o *obj, f faults.Field, s *faults.Spec
 		}
 	}
 	switch {
-	case !present && f.Required:
+	case !present && f.Required && !o.has(f.Name):
+		// A value given but refused was reported above: one message.
 		r.errf(n, fp(), "required for kind %s", s.Kind)
 	case present && f.Check != nil:
 		if msg := f.Check(s); msg != "" {

@@ -62,6 +62,12 @@ func TestParseErrors(t *testing.T) {
 		{"unknown fault kind", minimal + "faults:\n  - {at: 1s, kind: explode, node: A}\n", []string{"faults[0].kind: unknown fault kind \"explode\"", "clock-jump"}},
 		{"empty fault kind", minimal + "faults:\n  - {at: 1s, kind: \"\", node: A}\n", []string{"faults[0].kind: unknown fault kind \"\"", "clock-jump"}},
 		{"field of another fault kind", minimal + "faults:\n  - {at: 1s, kind: pause, node: A, for: 1s, by: 2s}\n", []string{"faults[0].by: unknown field \"by\""}},
+		// Worlds that cannot mean anything (issue 25).
+		{"empty clients", strings.Replace(minimal, minimal[strings.Index(minimal, "clients:"):], "clients: []\n", 1), []string{"t.yaml:5: clients: the list is empty"}},
+		{"no clients", minimal[:strings.Index(minimal, "clients:")], []string{"clients: required field is missing: the world has no client"}},
+		{"workload starts after the end", strings.Replace(minimal, "start: 0s", "start: 10s", 1), []string{"t.yaml:8: clients[0].workload.start: 10s is not before the end of the run (duration 10s): c1 would never start"}},
+		{"fencing without tokens", minimal + "resource: {fencing: monotonic}\n", []string{"t.yaml:9: resource.fencing: monotonic rejects every write without a fencing token, and no client carries one"}},
+		{"jump without a unit", minimal + "faults:\n  - {at: 1s, kind: clock-jump, node: A, by: 30}\n", []string{"t.yaml:10: faults[0].by: \"30\" needs a unit"}},
 		{"fault after the end", minimal + "faults:\n  - {at: 20s, kind: pause, node: A, for: 1s}\n", []string{"faults[0].at: 20s is after the end of the run", "can never fire"}},
 		{"trigger on unknown event", minimal + "faults:\n  - {on: {event: exploded, client: c1}, kind: pause, node: A, for: 1s}\n", []string{"faults[0].on.event: unknown event \"exploded\""}},
 		{"client event on a node", minimal + "faults:\n  - {on: {event: acquired, node: A}, kind: pause, node: A, for: 1s}\n", []string{"faults[0].on.node: \"A\" is a Redis server; expected a client"}},

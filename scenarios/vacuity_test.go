@@ -85,3 +85,30 @@ func TestMinGrantsIsRead(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "expect.min_grants")
 }
+
+// TestRedlockIncrFencingWarns: a Redlock client's fencing_token: incr takes
+// its token from one of several independent masters; parsing warns, with
+// file:line, and the run's record carries the warning.
+func TestRedlockIncrFencingWarns(t *testing.T) {
+	text := "name: x\nduration: 5s\nredis: [{name: A}, {name: B}, {name: C}]\nresource: {fencing: mark}\nclients:\n  - name: c1\n    lock: {algorithm: redlock, nodes: [A, B, C], ttl: 2s, fencing_token: incr}\n    workload: {cycles: 1, hold: 1s}\n"
+	s, err := Parse("x.yaml", []byte(text))
+	require.NoError(t, err)
+	require.Len(t, s.Warnings, 1)
+	assert.Contains(t, s.Warnings[0], "x.yaml:7: clients[0].lock.fencing_token: incr on redlock takes the token from the first node that granted")
+	o, err := Run(s, 1, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, s.Warnings, o.Warnings)
+
+	single, err := Parse("y.yaml", []byte(strings.Replace(text, "algorithm: redlock, nodes: [A, B, C]", "algorithm: redis-single, node: A", 1)))
+	require.NoError(t, err)
+	assert.Empty(t, single.Warnings, "one node's INCR is a single counter")
+}
+
+// TestRefusedValueIsOneMessage: a required fault field given a value that
+// is refused ("by: 30", no unit) is reported once, not also as missing.
+func TestRefusedValueIsOneMessage(t *testing.T) {
+	_, err := Parse("t.yaml", []byte(minimal+"faults:\n  - {at: 1s, kind: clock-jump, node: A, by: 30}\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `faults[0].by: "30" needs a unit`)
+	assert.NotContains(t, err.Error(), "required for kind")
+}

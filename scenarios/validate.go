@@ -11,6 +11,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/nodes/storage"
 )
 
 // xref is what a kind's cross-reference checks see: the reader for errors,
@@ -168,6 +169,8 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 		validateLock(x, s, &s.Clients[i], path)
 	}
 
+	validateMeaning(r, s, root, at)
+
 	validateFaults(x, s.Faults, s.Duration, replicas)
 	if s.Expect.Of(checker.Liveness) == "" && s.Expect.MaxWait > 0 {
 		r.errf(at("expect.max_wait"), "expect.max_wait", "only applies with expect.%s", checker.Liveness)
@@ -175,6 +178,52 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 	// What a fault schedule is checked against, kept for WithFaults
 	// (faultsfast.go): the maps are only read from then on.
 	s.procs = &procIndex{procs: x.procs, order: x.order, byName: x.byName, replicas: replicas}
+}
+
+// validateMeaning refuses a world that cannot mean anything (issue 25),
+// which would otherwise run and be judged safe: an empty client list, a
+// client whose workload starts at or after the end of the run, a resource
+// that rejects every write without a fencing token while no client
+// carries one.
+func validateMeaning(r *reader, s *Scenario, root *yaml.Node, at func(string) *yaml.Node) {
+	if len(s.Clients) == 0 && len(s.Counters()) == 0 {
+		if n := find(root, "clients"); n != nil {
+			r.errf(n, "clients", "the list is empty: the world has no client to take a lock, so there would be nothing to judge")
+		} else {
+			r.errf(root, "clients", "required field is missing: the world has no client to take a lock (nor a stock counter's), so there would be nothing to judge")
+		}
+	}
+	for i, c := range s.Clients {
+		if s.Duration > 0 && c.Workload.Start >= s.Duration {
+			path := fmt.Sprintf("clients[%d].workload.start", i)
+			r.errf(at(path), path, "%s is not before the end of the run (duration %s): %s would never start", c.Workload.Start, s.Duration, c.Name)
+		}
+	}
+	for i, c := range s.Clients {
+		if a := clients.Lookup(c.Lock.Algorithm); a != nil && a.MultiNode && c.Lock.FencingToken == clients.FencingIncr {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: clients[%d].lock.fencing_token: incr on %s takes the token from the first node that granted, one of %d independent masters: another grant may INCR another node's counter, so the tokens are not a safe fencing source (Kleppmann 2016: a fencing token needs a single linearizable counter; docs/matrix.md)",
+				s.File, lineOf(at(fmt.Sprintf("clients[%d].lock", i))), i, c.Lock.Algorithm, len(c.Lock.Nodes)))
+		}
+	}
+	if f := s.Resource.Fencing; (f == storage.FencingMonotonic || f == storage.FencingMark) && len(s.Clients) > 0 {
+		carried := false
+		for _, c := range s.Clients {
+			if c.Lock.FencingToken != "" && c.Lock.FencingToken != clients.FencingNone {
+				carried = true
+			}
+		}
+		if !carried {
+			r.errf(at("resource.fencing"), "resource.fencing", "%s rejects every write without a fencing token, and no client carries one: give the clients lock.fencing_token, or use fencing: none", f)
+		}
+	}
+}
+
+// lineOf is n's line, 0 for none.
+func lineOf(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	return n.Line
 }
 
 // validateFaults checks a fault schedule's references against the world's

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -25,10 +27,18 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(strings.TrimPrefix(s, "+"))
 	if err != nil {
+		// time.ParseDuration says "invalid duration" for a well-formed
+		// duration that overflows int64 nanoseconds too: tell them apart.
+		if strings.Contains(err.Error(), "invalid duration") && durationShapeRE.MatchString(s) {
+			return 0, fmt.Errorf("%q is out of range (the longest duration is %s, about 292 years)", s, time.Duration(math.MaxInt64))
+		}
 		return 0, fmt.Errorf("%q is not a duration (use Go syntax: 150ms, 10s, 2m, -5s)", s)
 	}
 	return d, nil
 }
+
+// durationShapeRE matches what time.ParseDuration reads: numbers with units.
+var durationShapeRE = regexp.MustCompile(`^[-+]?(\d+(\.\d*)?(ns|us|µs|μs|ms|s|m|h))+$`)
 
 // ParseRange parses "lo..hi" (a uniform draw, Range) or a single duration
 // (Fixed). Both ends follow ParseDuration; an empty range (hi < lo) is an

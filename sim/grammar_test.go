@@ -22,6 +22,8 @@ func TestParseDuration(t *testing.T) {
 		{in: "10", err: `"10" needs a unit`},
 		{in: "1.5", err: `"1.5" needs a unit`},
 		{in: "ten", err: `"ten" is not a duration`},
+		{in: "9999999999h", err: `"9999999999h" is out of range (the longest duration is 2562047h47m16.854775807s`},
+		{in: "1h1x", err: `"1h1x" is not a duration`},
 		{in: "", err: `"" is not a duration`},
 	}
 	for _, tt := range tests {

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -75,6 +76,29 @@ Exit codes: 0 verdicts match the scenario's expectations; 1 they do not;
 	root.AddCommand(newVersionCmd(), newListCmd(), newRunCmd(), newReplayCmd())
 	for _, f := range extraCommands {
 		root.AddCommand(f())
+	}
+	// Cobra's completion command prints its help and exits 0 for a shell
+	// it does not know (simrun completion tcsh): refuse it, exit 2.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return cmd.Help()
+				}
+				return nil
+			}
+			c.Args = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					var shells []string
+					for _, sc := range cmd.Commands() {
+						shells = append(shells, sc.Name())
+					}
+					return &exitError{Code: exitBadInput, Err: fmt.Errorf("completion: unknown shell %q (known: %s)", args[0], strings.Join(shells, ", "))}
+				}
+				return nil
+			}
+		}
 	}
 	return root
 }

@@ -88,3 +88,14 @@ func TestExitError(t *testing.T) {
 	assert.Equal(t, exitBadInput, ee.Code)
 	assert.Equal(t, `field "x" is wrong`, e.Error())
 }
+
+// TestCompletionUnknownShell: a shell cobra cannot complete for is bad
+// input (exit 2) naming the shells it can, not a help page and exit 0.
+func TestCompletionUnknownShell(t *testing.T) {
+	r := simrun("completion", "tcsh")
+	assert.Equal(t, exitBadInput, r.code)
+	assert.Contains(t, r.stderr, `unknown shell "tcsh" (known: bash, fish, powershell, zsh)`)
+	r = simrun("completion", "bash")
+	assert.Equal(t, exitOK, r.code)
+	assert.Contains(t, r.stdout, "bash completion")
+}

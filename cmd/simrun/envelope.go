@@ -1,0 +1,72 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/sim"
+)
+
+func init() { extraCommands = append(extraCommands, newEnvelopeCmd) }
+
+func newEnvelopeCmd() *cobra.Command {
+	var param, rng, targets, checks string
+	var step time.Duration
+	cmd := &cobra.Command{
+		Use:   "envelope NAME|FILE --param P [--range A..B]",
+		Short: "Find the fault parameter value at which a verdict flips",
+		Long: `Over every placement of the exhaustive single-fault space (as simrun
+explore places faults: just before and after each action of each target),
+find the smallest value of the fault parameter P (clock-jump.by: a forward
+jump; pause.for) in --range that violates a checked property, by bisection
+at --step, and print it with the schedule on each side (the same placement,
+one step less: holds). Assumes the verdict is monotone in P at one
+placement. The base's other faults stay, as for explore.
+
+Exit codes: 0 a boundary was found or none exists in the range; 2 bad input.`,
+		Args: exactArgs(1, "NAME|FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			base, err := loadScenario(args[0])
+			if err != nil {
+				return err
+			}
+			cfg := fuzz.EnvelopeConfig{Base: base, Param: param, Step: step}
+			if rng != "" {
+				r, err := sim.ParseRange(rng)
+				if err != nil {
+					return badInput("--range: %v", err)
+				}
+				cfg.Lo, cfg.Hi = r.Lo, r.Hi
+			}
+			if targets != "" {
+				cfg.Targets = fuzzSplitList(targets)
+			}
+			if checks != "" {
+				if cfg.Checks, err = fuzz.ParseChecks(checks); err != nil {
+					return badInput("--check: %v", err)
+				}
+			}
+			r, err := fuzz.Envelope(cfg)
+			var bb *fuzz.BadBounds
+			if errors.As(err, &bb) {
+				return badInput("%v", bb)
+			}
+			if err != nil {
+				return withCode(exitInconclusive, err)
+			}
+			fuzz.WriteEnvelope(cmd.OutOrStdout(), base.Name, r)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&param, "param", "", "the parameter to bisect: "+strings.Join(fuzz.EnvelopeParams, ", "))
+	fl.StringVar(&rng, "range", "", "the values to search, A..B (default: step..3 x the longest lock lifetime)")
+	fl.DurationVar(&step, "step", time.Millisecond, "resolution of the boundary")
+	fl.StringVar(&targets, "targets", "", "comma-separated processes to hit (default: every process)")
+	fl.StringVar(&checks, "check", "", "comma-separated properties to check (default: as simrun fuzz)")
+	return cmd
+}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/campaign"
+	"github.com/locksim/locksim/internal/outdir"
+)
+
+func init() { extraCommands = append(extraCommands, newExploreCmd) }
+
+type exploreFlags struct {
+	kinds, targets, checks string
+	maxFaults, maxSched    int
+	grid                   time.Duration
+	force, shrink, jsonOut bool
+	quiet                  bool
+	workers                int
+	out, junit             string
+}
+
+func newExploreCmd() *cobra.Command {
+	var f exploreFlags
+	cmd := &cobra.Command{
+		Use:   "explore NAME|FILE",
+		Short: "Run every fault schedule within stated bounds and report every violation",
+		Long: `Enumerate every schedule within the bounds and run each: at most
+--max-faults faults of the kinds --faults, on every process a kind can hit
+(--targets narrows), placed just before and just after each instant at which
+the target acts in the base run (it handles a message, or a timer of its
+does something visible; --grid adds a placement every so long), with
+parameters from the classes that matter: for a clock jump, 1 ms below, at
+and 1 ms above each margin of the scenario's timings (ttl, lease, timeouts,
+Redlock's drift and validity) and a backward jump of each; for a pause,
+1 ms shorter than, equal to and 1 ms longer than each. The base's own
+faults of the explored kinds are replaced; its other faults stay in every
+schedule (the environment). Every schedule runs at the scenario's seed.
+
+Pruned (and counted): a fault after the target's last action (it cannot
+change the run); a clock jump or crash in the same gap between two actions
+of its target as another (the target sees the same). See the README,
+"Exhaustive exploration", for what this pruning assumes.
+
+Prints "no violation in N schedules (bounds: ...)" or the violations grouped
+by property and signature (the explored faults' kinds and targets), the
+first schedule of each group written to --out as finding-N.yaml (--shrink:
+also shrunk), and the coverage reached. A space larger than
+--max-schedules is refused (exit 2, saying how large) unless --force.
+
+Exit codes: 0 no violation; 1 violations; 2 bad input or bounds; 3 a run
+was inconclusive or failed, or interrupted.`,
+		Args: exactArgs(1, "NAME|FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExplore(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.kinds, "faults", "clock-jump,pause", "comma-separated fault kinds to enumerate (clock-jump, pause, crash)")
+	fl.IntVar(&f.maxFaults, "max-faults", 1, "most faults in one schedule (K): every set of K distinct single faults")
+	fl.StringVar(&f.targets, "targets", "", "comma-separated processes to hit (default: every process a kind can hit)")
+	fl.DurationVar(&f.grid, "grid", 0, "also place faults every so long (e.g. 500ms); 0: only at the targets' actions")
+	fl.IntVar(&f.maxSched, "max-schedules", fuzz.DefaultMaxSchedules, "refuse a larger space unless --force")
+	fl.BoolVar(&f.force, "force", false, "explore a space larger than --max-schedules; replace another campaign's results in --out")
+	fl.StringVar(&f.checks, "check", "", "comma-separated properties to check (default: as simrun fuzz)")
+	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel workers")
+	fl.StringVar(&f.out, "out", "explore-findings", "folder for the finding files")
+	fl.BoolVar(&f.jsonOut, "json", false, "print one JSON object instead of the summary")
+	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
+	fl.BoolVar(&f.shrink, "shrink", false, "shrink the first finding of each group")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	return cmd
+}
+
+// exploreJSON is simrun explore --json's object.
+type exploreJSON struct {
+	Base       string              `json:"base"`
+	Bounds     string              `json:"bounds"`
+	Schedules  int                 `json:"schedules"`
+	Total      int                 `json:"total"`
+	Violating  int                 `json:"violating"`
+	Pruned     map[string]int      `json:"pruned"`
+	Placements int                 `json:"placements"`
+	Targets    int                 `json:"targets"`
+	Classes    int                 `json:"parameter_classes"`
+	Groups     []fuzz.ExploreGroup `json:"groups"`
+	Result     fuzz.JSONResult     `json:"result"`
+}
+
+func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
+	if f.workers < 1 {
+		return badInput("--workers must be at least 1, got %d", f.workers)
+	}
+	if f.maxFaults < 1 {
+		return badInput("--max-faults must be at least 1, got %d (a schedule without faults explores nothing)", f.maxFaults)
+	}
+	base, err := loadScenario(arg)
+	if err != nil {
+		return err
+	}
+	cfg := fuzz.ExploreConfig{Base: base, Kinds: fuzzSplitList(f.kinds), MaxFaults: f.maxFaults, Grid: f.grid,
+		MaxSchedules: f.maxSched, Force: f.force, Workers: f.workers}
+	if cfg.Kinds == nil {
+		cfg.Kinds = []string{}
+	}
+	if f.targets != "" {
+		cfg.Targets = fuzzSplitList(f.targets)
+	}
+	if f.checks != "" {
+		if cfg.Checks, err = fuzz.ParseChecks(f.checks); err != nil {
+			return badInput("--check: %v", err)
+		}
+	}
+	pl, err := fuzz.PlanExplore(&cfg)
+	var bb *fuzz.BadBounds
+	if errors.As(err, &bb) {
+		return badInput("%v", bb)
+	}
+	if err != nil {
+		return withCode(exitInconclusive, err)
+	}
+	baseYAML, err := fuzz.BaseBytes(base)
+	if err != nil {
+		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
+	}
+	if f.junit != "" {
+		if err := outdir.CheckOutputFile(f.junit, base.File); err != nil {
+			return badInput("--junit: %v", err)
+		}
+	}
+	id := fuzz.Identity{Command: "explore", Version: campaign.Version(version), Base: base.Name, BaseHash: fuzz.Hash(baseYAML),
+		Seed: base.Seed, Total: pl.Total, Params: []string{pl.Bounds}}
+	d, err := campaign.ClaimOut("--out", f.out, id, fuzz.Whole, f.force, fuzz.FindingPatterns...)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	defer d.Close()
+	ctx, interrupted, stop := campaign.Interruptible(context.Background())
+	defer stop()
+	label := "explore " + base.Name
+	prog := campaign.NewProgress(stderr, pl.Total, label, f.quiet)
+	cfg.Progress = func(p fuzz.Progress) { prog.Set(p.Runs, fmt.Sprintf("%s: %d violating", label, p.Found)) }
+	start := time.Now()
+	er, err := fuzz.Explore(ctx, cfg, pl)
+	prog.Done()
+	if err != nil {
+		return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
+	}
+	res := er.Result
+	res.Interrupted = interrupted()
+	elapsed := time.Since(start)
+	fmt.Fprintf(stderr, "%d schedules in %.1fs: %.0f schedules/s on %d workers\n", res.Runs, elapsed.Seconds(), float64(res.Runs)/elapsed.Seconds(), cfg.Workers)
+	if f.shrink && len(res.Findings) > 0 {
+		fmt.Fprintln(stderr, "shrinking the first finding of each group...")
+		if err := fuzz.ShrinkFindings(ctx, base, res, cfg.Workers, fuzz.ShrinkOptions{}); err != nil {
+			return withCode(exitInconclusive, fmt.Errorf("internal error while shrinking: %w", err))
+		}
+	}
+	if err := fuzz.WriteFindings(d, base, res); err != nil {
+		return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+	}
+	m := &fuzz.Manifest{Identity: id, First: 0, End: pl.Total, Done: res.Runs, Interrupted: res.Interrupted}
+	if err := campaign.WriteManifest(d, m, baseYAML, fuzz.Record(fuzz.Config{Base: base, Seed: base.Seed, Kinds: cfg.Kinds, Checks: cfg.Checks, MaxFaults: cfg.MaxFaults}, res)); err != nil {
+		return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+	}
+	if err := d.RemoveStale(fuzz.FindingPatterns...); err != nil {
+		return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
+	}
+	if f.junit != "" {
+		var buf bytes.Buffer
+		err := fuzz.WriteJUnit(&buf, res)
+		if err == nil {
+			err = outdir.WriteFileAtomic(f.junit, buf.Bytes())
+		}
+		if err != nil {
+			return withCode(exitBadInput, fmt.Errorf("--junit: %w", err))
+		}
+	}
+	if f.jsonOut {
+		j := exploreJSON{Base: base.Name, Bounds: pl.Bounds, Schedules: res.Runs, Total: pl.Total, Violating: len(res.Findings),
+			Pruned: pl.Pruned, Placements: er.Placements, Targets: er.Targets, Classes: er.Classes, Groups: er.Groups, Result: fuzz.JSON(res)}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(j); err != nil {
+			return withCode(exitInconclusive, err)
+		}
+	} else {
+		fuzz.WriteExploreSummary(stdout, er)
+	}
+	switch {
+	case res.Interrupted && len(res.Findings) == 0:
+		return withCode(exitInconclusive, fmt.Errorf("interrupted after %d of %d schedules", res.Runs, pl.Total))
+	case len(res.Findings) > 0:
+		return withCode(exitMismatch, nil)
+	case len(res.Errors) > 0 || len(res.Inconclusive) > 0:
+		return withCode(exitInconclusive, nil)
+	}
+	return nil
+}

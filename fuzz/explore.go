@@ -1,0 +1,631 @@
+package fuzz
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/internal/suggest"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// Exhaustive exploration (simrun explore, issue 27): instead of drawing
+// schedules at random, enumerate every schedule within stated bounds and
+// run each. The space of one fault is: every target the kind can hit,
+// every placement where the fault can change what happens (just before
+// and just after each instant at which the target acts in the base run),
+// and every parameter class that matters (below, at and above each margin
+// the scenario's timings define). K faults are every set of K distinct
+// single faults.
+//
+// What pruning assumes (README "Exhaustive exploration"):
+//   - A process observes a fault only when it acts: when it handles a
+//     message or one of its timers does something visible (sends, logs a
+//     key event). A fault placed after the target's last action in the base
+//     run cannot change the run (pruned: "idle until the end").
+//   - A clock jump or a crash lands in a gap between two actions of its
+//     target; every moment of one gap is the same to the target, so "just
+//     after action i" and "just before action i+1" are one schedule
+//     (pruned: "same gap"). A pause differs by when it ends, so both are
+//     kept. Timer ticks that did nothing visible in the base run (Redis's
+//     serverCron with no key to expire) are not actions: a fault before
+//     such a tick is assumed to act as one before the next action.
+//   - Placements come from the base run (the scenario with the explored
+//     kinds' own faults removed). A fault changes what follows it, so the
+//     later placements are those of the base run, not of the faulted one:
+//     this is a bounded, not a complete, search of K > 1.
+
+// ExploreKinds are the fault kinds explore enumerates (the ones that hit
+// one process and have parameter classes).
+var ExploreKinds = []string{faults.KindClockJump, faults.KindPause, faults.KindCrash}
+
+// DefaultExploreKinds is --faults' default.
+var DefaultExploreKinds = []string{faults.KindClockJump, faults.KindPause}
+
+// DefaultMaxSchedules is --max-schedules' default: about a minute of runs
+// of a catalogue-sized scenario on 2 cores.
+const DefaultMaxSchedules = 20000
+
+// Epsilon is the distance of a placement from the action it precedes or
+// follows, and the step around each margin of the parameter classes'
+// "below" and "above".
+const (
+	PlaceEpsilon  = time.Microsecond
+	MarginEpsilon = time.Millisecond
+)
+
+// ExploreConfig bounds an exploration.
+type ExploreConfig struct {
+	Base *scenarios.Scenario
+	// Kinds are the explored fault kinds (DefaultExploreKinds when nil).
+	// The base's own faults of these kinds are replaced; its other faults
+	// stay, as the environment every schedule runs in.
+	Kinds []string
+	// MaxFaults is K, the most faults of one schedule (1 when 0).
+	MaxFaults int
+	// Targets limits the targets (nil: every process a kind can hit).
+	Targets []string
+	// Grid adds placements every Grid of the run (0: none).
+	Grid time.Duration
+	// MaxSchedules refuses a larger space unless Force.
+	MaxSchedules int
+	Force        bool
+	Checks       []string
+	Workers      int
+	Shard        Shard
+	Progress     func(Progress)
+}
+
+// Candidate is one single fault of the space, with its coverage labels.
+type Candidate struct {
+	Spec      faults.Spec
+	Target    string
+	Placement string // "before deliver@1.002s", "grid@2s", ...
+	Class     string // "ttl 10s: above", "crash"
+}
+
+// Plan is the enumerated space.
+type Plan struct {
+	Env        []faults.Spec // the base's faults kept in every schedule
+	Candidates []Candidate
+	K          int
+	Total      int // schedules: sum over k<=K of C(len(Candidates), k)
+	Pruned     map[string]int
+	Margins    []Margin
+	Targets    []string
+	Kinds      []string
+	Bounds     string
+}
+
+// Margin is a duration the scenario's timings define.
+type Margin struct {
+	Name string
+	D    time.Duration
+}
+
+// BadBounds is an error in the bounds (exit 2).
+type BadBounds struct{ Msg string }
+
+func (e *BadBounds) Error() string { return e.Msg }
+
+// Margins returns the durations of the scenario's locks that a clock jump
+// or a pause is compared with: each ttl, lease, timeout, renewal period,
+// and for Redlock the drift allowance and validity (TTL - drift, drift =
+// TTL x drift_factor + drift_extra; antirez's Redlock article, "Is the
+// algorithm asynchronous?").
+func Margins(s *scenarios.Scenario) []Margin {
+	seen := map[time.Duration]bool{}
+	var out []Margin
+	add := func(name string, d time.Duration) {
+		if d <= 0 || seen[d] {
+			return
+		}
+		seen[d] = true
+		out = append(out, Margin{name, d})
+	}
+	for _, c := range s.Clients {
+		l := c.Lock
+		add("ttl "+l.TTL.String(), l.TTL)
+		add("lifetime", l.ServerLifetime())
+		if l.DriftFactor > 0 && l.TTL > 0 {
+			drift := time.Duration(float64(l.TTL)*l.DriftFactor) + l.DriftExtra
+			add("drift "+drift.String(), drift)
+			add("validity "+(l.TTL-drift).String(), l.TTL-drift)
+		}
+		add("lease "+l.Lease.String(), l.Lease)
+		if l.Lease > 0 && l.Watchdog {
+			r := l.RenewEvery
+			if r == 0 {
+				r = l.Lease / 3
+			}
+			add("renew "+r.String(), r)
+		}
+		add("session_timeout "+l.SessionTimeout.String(), l.SessionTimeout)
+		add("node_timeout "+l.NodeTimeout.String(), l.NodeTimeout)
+		add("wait_timeout "+l.WaitTimeout.String(), l.WaitTimeout)
+		add("timeout "+l.LockTimeout.String(), l.LockTimeout)
+		add("exptime "+l.Exptime.String(), l.Exptime)
+		add("extend_every "+l.ExtendEvery.String(), l.ExtendEvery)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].D < out[j].D })
+	return out
+}
+
+// classes returns the parameter classes of kind.
+func classes(kind string, ms []Margin) []func(*faults.Spec) string {
+	var out []func(*faults.Spec) string
+	switch kind {
+	case faults.KindClockJump:
+		for _, m := range ms {
+			m := m
+			for _, c := range []struct {
+				name string
+				by   time.Duration
+			}{{"below", m.D - MarginEpsilon}, {"at", m.D}, {"above", m.D + MarginEpsilon}, {"backward", -m.D}} {
+				if c.by == 0 {
+					continue
+				}
+				c := c
+				out = append(out, func(s *faults.Spec) string { s.By = c.by; return m.Name + ": " + c.name })
+			}
+		}
+	case faults.KindPause:
+		for _, m := range ms {
+			m := m
+			for _, c := range []struct {
+				name string
+				d    time.Duration
+			}{{"shorter", m.D - MarginEpsilon}, {"equal", m.D}, {"longer", m.D + MarginEpsilon}} {
+				if c.d <= 0 {
+					continue
+				}
+				c := c
+				out = append(out, func(s *faults.Spec) string { s.For = sim.Fixed(c.d); return m.Name + ": " + c.name })
+			}
+		}
+	case faults.KindCrash:
+		out = append(out, func(s *faults.Spec) string { return "crash (no restart)" })
+	}
+	return out
+}
+
+// PlanExplore enumerates the space of cfg, running the base once for its
+// placements.
+func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
+	if cfg.Kinds == nil {
+		cfg.Kinds = DefaultExploreKinds
+	}
+	if cfg.MaxFaults == 0 {
+		cfg.MaxFaults = 1
+	}
+	if cfg.MaxFaults < 0 {
+		return nil, &BadBounds{fmt.Sprintf("--max-faults must be at least 1, got %d (a schedule without faults explores nothing)", cfg.MaxFaults)}
+	}
+	if cfg.MaxSchedules == 0 {
+		cfg.MaxSchedules = DefaultMaxSchedules
+	}
+	if len(cfg.Kinds) == 0 {
+		return nil, &BadBounds{"--faults: no fault kind given (allowed: " + strings.Join(ExploreKinds, ", ") + ")"}
+	}
+	for _, k := range cfg.Kinds {
+		if !contains(ExploreKinds, k) {
+			msg := fmt.Sprintf("--faults: explore cannot enumerate fault kind %q (allowed: %s)", k, strings.Join(ExploreKinds, ", "))
+			if s := suggest.DidYouMean(k, ExploreKinds); s != "" {
+				msg += "; " + s
+			}
+			return nil, &BadBounds{msg}
+		}
+	}
+	if cfg.Checks == nil {
+		cfg.Checks = DefaultChecks(cfg.Base.Expect)
+	}
+	if len(cfg.Checks) == 0 {
+		return nil, &BadBounds{"no property to check: the base expects none to hold and none was given with --check"}
+	}
+	pl := &Plan{K: cfg.MaxFaults, Pruned: map[string]int{}, Kinds: cfg.Kinds, Margins: Margins(cfg.Base)}
+	for _, f := range cfg.Base.Faults {
+		if !contains(cfg.Kinds, f.Kind) {
+			pl.Env = append(pl.Env, f)
+		}
+	}
+	base, err := cfg.Base.WithFaults(pl.Env)
+	if err != nil {
+		return nil, fmt.Errorf("base without the explored faults: %v", err)
+	}
+	// The base run: when each process acts.
+	type instant struct {
+		at    sim.Time
+		kinds map[sim.Kind]bool
+		first sim.Kind
+	}
+	acts := map[string][]*instant{}
+	sink := func(e *sim.Event) {
+		if e.Proc == "" {
+			return
+		}
+		l := acts[e.Proc]
+		if len(l) == 0 || l[len(l)-1].at != e.At {
+			l = append(l, &instant{at: e.At, kinds: map[sim.Kind]bool{}})
+			acts[e.Proc] = l
+		}
+		in := l[len(l)-1]
+		if !in.kinds[e.Kind] && in.first == "" && active(e.Kind) {
+			in.first = e.Kind
+		}
+		in.kinds[e.Kind] = true
+	}
+	if _, err := scenarios.Run(base, base.Seed, scenarios.Options{TraceSink: sink, Stream: true}); err != nil {
+		return nil, fmt.Errorf("base run: %v", err)
+	}
+	w := WorldOf(base)
+	all := append(append(append(append([]string{}, w.Masters...), w.Replicas...), w.Others...), w.Clients...)
+	if cfg.Targets != nil {
+		for _, t := range cfg.Targets {
+			if !contains(all, t) {
+				return nil, &BadBounds{fmt.Sprintf("--targets: %s %q is not a process a fault can hit (processes: %s)", cfg.Base.Name, t, strings.Join(all, ", "))}
+			}
+		}
+		all = cfg.Targets
+	}
+	pl.Targets = all
+	end := sim.At(base.Duration)
+	for _, kind := range cfg.Kinds {
+		cls := classes(kind, pl.Margins)
+		for _, target := range all {
+			var times []sim.Time
+			var labels []string
+			var last sim.Time = -1
+			for _, in := range acts[target] {
+				if in.first == "" {
+					continue
+				}
+				// Just before and just after each action.
+				if in.at >= sim.Time(PlaceEpsilon) {
+					times = append(times, in.at-sim.Time(PlaceEpsilon))
+					labels = append(labels, fmt.Sprintf("before %s@%s", in.first, in.at))
+				}
+				times = append(times, in.at+sim.Time(PlaceEpsilon))
+				labels = append(labels, fmt.Sprintf("after %s@%s", in.first, in.at))
+				last = in.at
+			}
+			if cfg.Grid > 0 {
+				for t := sim.Time(0); t < end; t += sim.Time(cfg.Grid) {
+					times = append(times, t)
+					labels = append(labels, fmt.Sprintf("grid@%s", t))
+				}
+			}
+			idx := make([]int, len(times))
+			for i := range idx {
+				idx[i] = i
+			}
+			sort.SliceStable(idx, func(a, b int) bool { return times[idx[a]] < times[idx[b]] })
+			prevGap := -1
+			for _, i := range idx {
+				t := times[i]
+				if t > last {
+					pl.Pruned["idle until the end: the target does nothing after the fault"] += len(cls)
+					continue
+				}
+				if kind != faults.KindPause {
+					// Which gap between two actions t falls in.
+					gap := 0
+					for _, in := range acts[target] {
+						if in.first != "" && in.at < t {
+							gap++
+						}
+					}
+					if gap == prevGap {
+						pl.Pruned["same gap: the target did not act between two placements of a "+kind] += len(cls)
+						continue
+					}
+					prevGap = gap
+				}
+				for _, c := range cls {
+					s := faults.Spec{Kind: kind, Node: target, At: &sim.Range{Lo: time.Duration(t), Hi: time.Duration(t)}}
+					class := c(&s)
+					pl.Candidates = append(pl.Candidates, Candidate{Spec: s, Target: target, Placement: labels[i], Class: class})
+				}
+			}
+		}
+	}
+	pl.Total = spaceSize(len(pl.Candidates), pl.K)
+	var ms []string
+	for _, m := range pl.Margins {
+		ms = append(ms, m.Name)
+	}
+	pl.Bounds = fmt.Sprintf("faults %s, at most %d, targets %s, placements before/after each action of the target", strings.Join(cfg.Kinds, ","), pl.K, strings.Join(all, ","))
+	if cfg.Grid > 0 {
+		pl.Bounds += fmt.Sprintf(" and every %s", cfg.Grid)
+	}
+	pl.Bounds += fmt.Sprintf(", margins %s (±%s)", strings.Join(ms, ", "), MarginEpsilon)
+	if pl.Total < 0 || (pl.Total > cfg.MaxSchedules && !cfg.Force) {
+		size := fmt.Sprint(pl.Total)
+		if pl.Total < 0 {
+			size = "more than 2^62"
+		}
+		return nil, &BadBounds{fmt.Sprintf("the space has %s schedules (%d single faults, at most %d per schedule), more than --max-schedules %d: narrow --faults/--targets/--max-faults, raise --max-schedules, or pass --force", size, len(pl.Candidates), pl.K, cfg.MaxSchedules)}
+	}
+	return pl, nil
+}
+
+// active reports whether an event kind is something a process does (not a
+// timer tick alone, nor its start).
+func active(k sim.Kind) bool {
+	switch k {
+	case sim.KindTimer, sim.KindStart, sim.KindFault, sim.KindPartition, sim.KindHeal, sim.KindLinkFault:
+		return false
+	}
+	return k != "loaded"
+}
+
+// spaceSize is sum_{k=1..K} C(n, k), or -1 when it overflows.
+func spaceSize(n, K int) int {
+	total := 0
+	c := 1
+	for k := 1; k <= K && k <= n; k++ {
+		// c = C(n, k) = C(n, k-1) * (n-k+1) / k
+		if c > (1<<62)/(n-k+1) {
+			return -1
+		}
+		c = c * (n - k + 1) / k
+		total += c
+		if total > 1<<62 {
+			return -1
+		}
+	}
+	return total
+}
+
+// Schedule returns the candidates of schedule number i (0..Total-1): the
+// single faults first, then the pairs in lexicographic order, and so on.
+func (pl *Plan) Schedule(i int) []int {
+	n := len(pl.Candidates)
+	c := 1
+	for k := 1; k <= pl.K; k++ {
+		c = c * (n - k + 1) / k
+		if i < c {
+			return unrank(n, k, i)
+		}
+		i -= c
+	}
+	return nil
+}
+
+// unrank returns the i-th k-combination of 0..n-1 in lexicographic order.
+func unrank(n, k, i int) []int {
+	out := make([]int, 0, k)
+	x := 0
+	for r := k; r > 0; r-- {
+		for {
+			c := binom(n-x-1, r-1)
+			if i < c {
+				break
+			}
+			i -= c
+			x++
+		}
+		out = append(out, x)
+		x++
+	}
+	return out
+}
+
+func binom(n, k int) int {
+	if k < 0 || k > n {
+		return 0
+	}
+	c := 1
+	for j := 1; j <= k; j++ {
+		c = c * (n - k + j) / j
+	}
+	return c
+}
+
+// Specs returns the whole fault schedule of schedule i: the environment
+// and its faults.
+func (pl *Plan) Specs(i int) []faults.Spec {
+	out := append([]faults.Spec{}, pl.Env...)
+	for _, c := range pl.Schedule(i) {
+		out = append(out, pl.Candidates[c].Spec)
+	}
+	return out
+}
+
+// ExploreResult is a fuzz Result (findings, inconclusive runs, errors:
+// what WriteFindings, Groups, WriteJSON and WriteJUnit read) with the
+// space's coverage.
+type ExploreResult struct {
+	*Result
+	Plan *Plan
+	// Verdict per schedule of the shard: true when violated.
+	Violated []bool
+	// Covered counts the placements, targets and classes of the schedules
+	// run.
+	Placements, Targets, Classes int
+	Groups                       []ExploreGroup
+}
+
+// Explore runs the schedules of pl in cfg.Shard's range.
+func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, error) {
+	if cfg.Shard.N == 0 {
+		cfg.Shard = Whole
+	}
+	first, end := cfg.Shard.Range(pl.Total)
+	res := &Result{Base: cfg.Base.Name, Seed: cfg.Base.Seed, First: first, Planned: end - first, Kinds: cfg.Kinds, Checks: cfg.Checks, Command: "explore"}
+	er := &ExploreResult{Result: res, Plan: pl, Violated: make([]bool, end-first)}
+	results := make([]runResult, end-first)
+	var prog Progress
+	done := Each(ctx, first, end, cfg.Workers, func(n int) runResult {
+		return exploreOne(cfg, pl, n)
+	}, func(n int, r runResult) {
+		results[n-first] = r
+		prog.Runs++
+		if r.finding != nil {
+			prog.Found++
+		}
+		if r.inconclusive {
+			prog.Inconclusive++
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(prog)
+		}
+	})
+	// Each finishes a prefix of the range.
+	res.Runs = done
+	places, targets, cls := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for i := 0; i < done; i++ {
+		r := results[i]
+		for _, c := range pl.Schedule(first + i) {
+			cd := pl.Candidates[c]
+			places[cd.Target+" "+cd.Placement] = true
+			targets[cd.Target] = true
+			cls[cd.Spec.Kind+" "+cd.Class] = true
+		}
+		switch {
+		case r.err != nil:
+			res.Errors = append(res.Errors, RunError{RunRef{r.run, r.seed}, r.err.Error()})
+		case r.finding != nil:
+			er.Violated[i] = true
+			res.Findings = append(res.Findings, r.finding)
+		case r.inconclusive:
+			res.Inconclusive = append(res.Inconclusive, RunRef{r.run, r.seed})
+		}
+	}
+	er.Placements, er.Targets, er.Classes = len(places), len(targets), len(cls)
+	er.Groups = groupFindings(res, len(pl.Env))
+	return er, nil
+}
+
+// ExploreGroup is the schedules that violate the same property with the
+// same signature (the explored faults' kinds and targets).
+type ExploreGroup struct {
+	Kind      string `json:"kind"`
+	Signature string `json:"signature"`
+	// Schedules are the schedule numbers, in order.
+	Schedules []int `json:"schedules"`
+	// Finding is the number of the group's first finding: the one written
+	// (and shrunk with --shrink).
+	Finding int `json:"finding"`
+}
+
+// groupFindings numbers the findings and keeps (for a file and shrinking)
+// the first of each group.
+func groupFindings(res *Result, env int) []ExploreGroup {
+	Number(res, len(res.Findings)+1)
+	var out []ExploreGroup
+	index := map[string]int{}
+	for _, f := range res.Findings {
+		sig := Signature(f.Faults[env:])
+		key := f.Kind() + "\x00" + sig
+		i, ok := index[key]
+		if !ok {
+			i = len(out)
+			index[key] = i
+			out = append(out, ExploreGroup{Kind: f.Kind(), Signature: sig, Finding: f.Number})
+		}
+		f.Kept = !ok
+		out[i].Schedules = append(out[i].Schedules, f.Run)
+	}
+	return out
+}
+
+// exploreOne runs schedule n.
+func exploreOne(cfg ExploreConfig, pl *Plan, n int) runResult {
+	seed := cfg.Base.Seed
+	rr := runResult{run: n, seed: seed}
+	specs := pl.Specs(n)
+	s, err := cfg.Base.WithFaults(specs)
+	if err != nil {
+		rr.err = fmt.Errorf("schedule %d failed validation (an explore bug): %v", n, err)
+		return rr
+	}
+	o, err := scenarios.Run(s, seed, scenarios.Options{Stream: true})
+	if err != nil {
+		rr.err = fmt.Errorf("internal error: %v", err)
+		return rr
+	}
+	violated, inconclusive := Violated(o, cfg.Checks)
+	if len(violated) == 0 {
+		rr.inconclusive = inconclusive
+		return rr
+	}
+	rr.finding = &Finding{
+		Run: n, Seed: seed, Kinds: violated, Faults: specs,
+		Verdicts:    fuzzVerdicts(o.Verdicts),
+		Explanation: explanation(o, violated[0]),
+	}
+	return rr
+}
+
+// WriteExploreSummary prints an exploration's result: no violation in N
+// schedules (with the bounds), or the violations grouped by signature;
+// the coverage; what was pruned and why.
+func WriteExploreSummary(w interface{ Write([]byte) (int, error) }, er *ExploreResult) {
+	res, pl := er.Result, er.Plan
+	fmt.Fprintf(w, "explore %s: %d of %d schedules, checking %s\n", res.Base, res.Runs, pl.Total, strings.Join(res.Checks, ", "))
+	if len(pl.Env) > 0 {
+		fmt.Fprintf(w, "environment kept in every schedule: %s\n", specStringsJoin(pl.Env))
+	}
+	if len(res.Findings) == 0 {
+		fmt.Fprintf(w, "no violation in %d schedules (bounds: %s)\n", res.Runs, pl.Bounds)
+	} else {
+		fmt.Fprintf(w, "%d violating schedules in %d (bounds: %s)\n", len(res.Findings), res.Runs, pl.Bounds)
+		for _, g := range er.Groups {
+			f := res.Findings[g.Finding-1]
+			fmt.Fprintf(w, "\n%s violated, %s: %d schedules (%s)\n", g.Kind, g.Signature, len(g.Schedules), scheduleList(g.Schedules))
+			fmt.Fprintf(w, "  first: schedule %d: %s\n", f.Run, specStringsJoin(f.Faults[len(pl.Env):]))
+			if f.Explanation != "" {
+				fmt.Fprintf(w, "  %s\n", firstLine(f.Explanation))
+			}
+			if f.ShrunkFile != "" {
+				fmt.Fprintf(w, "  shrunk: %s\n", ReplayCommand(f.ShrunkFile, f.Seed))
+			} else if f.File != "" {
+				fmt.Fprintf(w, "  replay: %s\n", ReplayCommand(f.File, f.Seed))
+			}
+		}
+	}
+	fmt.Fprintf(w, "\ncoverage: %d placements, %d targets, %d parameter classes\n", er.Placements, er.Targets, er.Classes)
+	if len(pl.Pruned) > 0 {
+		reasons := make([]string, 0, len(pl.Pruned))
+		for r := range pl.Pruned {
+			reasons = append(reasons, r)
+		}
+		sort.Strings(reasons)
+		for _, r := range reasons {
+			fmt.Fprintf(w, "pruned %d single faults: %s\n", pl.Pruned[r], r)
+		}
+	}
+	if len(res.Inconclusive) > 0 {
+		fmt.Fprintf(w, "%d schedules inconclusive\n", len(res.Inconclusive))
+	}
+	for _, e := range res.Errors {
+		fmt.Fprintf(w, "schedule %d failed: %s\n", e.Run, e.Err)
+	}
+}
+
+func specStringsJoin(specs []faults.Spec) string { return strings.Join(specStrings(specs), "; ") }
+
+// scheduleList renders schedule numbers compactly (3-7, 9).
+func scheduleList(ns []int) string {
+	var parts []string
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprint(ns[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", ns[i], ns[j]))
+		}
+		i = j + 1
+	}
+	if len(parts) > 12 {
+		parts = append(parts[:12], "...")
+	}
+	return strings.Join(parts, ", ")
+}
