@@ -31,7 +31,7 @@ type settingsCase struct {
 var settingsCases = []settingsCase{
 	{
 		kind: scenarios.KindRedis,
-		yaml: "redis:\n  - name: A\n",
+		yaml: "redis:\n  - name: A\nclients:\n  - name: c1\n    lock: {algorithm: redis-single, node: A}\n    workload: {start: 0s, cycles: 1, hold: 100ms}\n",
 		spec: func(s *scenarios.Scenario) any { return &s.Redis()[0] },
 		options: func(s *scenarios.Scenario) any {
 			return redisLaunchOptions(s.Redis()[0])
@@ -43,7 +43,7 @@ var settingsCases = []settingsCase{
 	},
 	{
 		kind: scenarios.KindSentinel,
-		yaml: "redis:\n  - name: A\n  - name: B\n    replicaof: A\nsentinel:\n  master: A\n  count: 3\n  quorum: 2\n",
+		yaml: "redis:\n  - name: A\n  - name: B\n    replicaof: A\nsentinel:\n  master: A\n  count: 3\n  quorum: 2\nclients:\n  - name: c1\n    lock: {algorithm: redis-single, node: A}\n    workload: {start: 0s, cycles: 1, hold: 100ms}\n",
 		spec: func(s *scenarios.Scenario) any { return s.Sentinel() },
 		options: func(s *scenarios.Scenario) any {
 			sp := s.Sentinel()
@@ -60,7 +60,7 @@ var settingsCases = []settingsCase{
 	},
 	{
 		kind:    scenarios.KindMemcached,
-		yaml:    "memcached:\n  - name: M\n",
+		yaml:    "memcached:\n  - name: M\nclients:\n  - name: c1\n    lock: {algorithm: memcached-add, node: M}\n    workload: {start: 0s, cycles: 1, hold: 100ms}\n",
 		spec:    func(s *scenarios.Scenario) any { return &s.Memcached()[0] },
 		options: func(s *scenarios.Scenario) any { return memcachedLaunchOptions(s.Memcached()[0]) },
 		elsewhere: map[string]string{
@@ -70,13 +70,13 @@ var settingsCases = []settingsCase{
 	},
 	{
 		kind:    scenarios.KindZooKeeper,
-		yaml:    "zookeeper:\n  lock_delay: 0s\n",
+		yaml:    "zookeeper:\n  lock_delay: 0s\nclients:\n  - name: c1\n    lock: {algorithm: zookeeper, node: zk}\n    workload: {start: 0s, cycles: 1, hold: 100ms}\n",
 		spec:    func(s *scenarios.Scenario) any { return s.ZK() },
 		options: func(s *scenarios.Scenario) any { return zkLaunchOptions(s.ZK()) },
 	},
 	{
 		kind:    scenarios.KindMySQL,
-		yaml:    "mysql:\n  - name: D\n",
+		yaml:    "mysql:\n  - name: D\nclients:\n  - name: c1\n    lock: {algorithm: mysql-insert, node: D, table: locks}\n    workload: {start: 0s, cycles: 1, hold: 100ms}\n",
 		spec:    func(s *scenarios.Scenario) any { return &s.MySQL()[0] },
 		options: func(s *scenarios.Scenario) any { return mysqlLaunchOptions(s.MySQL()[0]) },
 	},
