@@ -121,13 +121,18 @@ const (
 	// LaneZnodes also draws the lock znodes of the server's sessions (the
 	// ZooKeeper service).
 	LaneZnodes Lane = "znodes"
+	// LaneItems also draws the lock items the server holds, from the
+	// key and value fields of its item-stored, item-deleted,
+	// item-expired, item-evicted and item-flushed events; a crash loses
+	// them all (a memcached server).
+	LaneItems Lane = "items"
 	// LaneResource is the protected resource's: a resource-safety
 	// violation is shaded on it too.
 	LaneResource Lane = "resource"
 )
 
 // Lanes are every Lane, the ones a kind may declare.
-var Lanes = []Lane{LanePlain, LaneKeyspace, LaneZnodes, LaneResource}
+var Lanes = []Lane{LanePlain, LaneKeyspace, LaneZnodes, LaneItems, LaneResource}
 
 // Server is one non-client lane of a report.
 type Server struct {

@@ -50,10 +50,51 @@ var zkLaneKeys = laneKeys{
 	crash: func(b *builder, e sim.Event, _ string) { b.zkCrash(e) },
 }
 
+// memcachedLaneKeys: a memcached server's lock items (itemEvent). The
+// item-expired event comes when the server unlinks the item (found on
+// access or by the LRU crawler/maintainer), which may be after its
+// exptime passed: the bar ends at the unlink (a simplification; the item
+// was already invisible to gets from its exptime).
+var memcachedLaneKeys = laneKeys{
+	init: func(b *builder, s Server) { b.redis[s.Name] = &redisState{db: map[string]*keyRec{}} },
+	event: func(b *builder, e sim.Event) {
+		switch e.Kind {
+		case "item-stored", "item-deleted", "item-expired", "item-evicted", "item-flushed":
+			b.itemEvent(e)
+		}
+	},
+	// memcached keeps its items in memory only: a restart starts empty.
+	crash: func(b *builder, e sim.Event, _ string) {
+		if r := b.redis[e.Proc]; r != nil {
+			for _, k := range sortedKeys(r.db) {
+				b.endHeld(e.Proc, k, e.At)
+			}
+		}
+	},
+}
+
+// itemEvent follows one lock item of a memcached server from the typed
+// key and value fields of its item events.
+func (b *builder) itemEvent(e sim.Event) {
+	r := b.redis[e.Proc]
+	key, ok := e.Fields.String("key")
+	if r == nil || !ok || !b.keys[key] {
+		return
+	}
+	if r.db[key] != nil {
+		b.endHeld(e.Proc, key, e.At)
+	}
+	if e.Kind == "item-stored" {
+		value, _ := e.Fields.String("value")
+		b.startHeld(e.Proc, key, &keyRec{holder: b.holderOf(e.Proc, key, value), start: e.At}, "")
+	}
+}
+
 // laneKeysOf maps what a server's lane draws (record.Lane: its kind
 // declares it; the reports draw by lane, never by kind) to its held-key
 // drawing. Only looked up, never iterated.
 var laneKeysOf = map[record.Lane]laneKeys{
 	record.LaneKeyspace: redisLaneKeys,
 	record.LaneZnodes:   zkLaneKeys,
+	record.LaneItems:    memcachedLaneKeys,
 }

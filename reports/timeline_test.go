@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -141,6 +142,25 @@ func TestTimelineServers(t *testing.T) {
 			}
 		}
 		assert.Equal(t, []string{"c1", "c1 (from disk)", "c2", "down"}, labels)
+	})
+	t.Run("memcached item vanishes at the restart", func(t *testing.T) {
+		run, _ := runOf(t, "memcached-add-restart")
+		tl, err := BuildTimeline(run)
+		require.NoError(t, err)
+		var held []string
+		var crash sim.Time
+		for _, s := range tl.Lane("M").Spans {
+			if s.Kind == SpanHeld {
+				held = append(held, s.Label+" "+s.Start.String()+".."+s.End.String())
+			}
+			if s.Kind == SpanDown {
+				crash = s.Start
+			}
+		}
+		require.NotZero(t, crash, "M crashes")
+		require.Len(t, held, 2, "%v", held)
+		assert.Regexp(t, `^c1 0\.00\ds\.\.`+regexp.QuoteMeta(crash.String())+`$`, held[0], "c1's item is gone when M crashes")
+		assert.Regexp(t, `^c2 2\.0`, held[1], "c2 stores its item after the restart")
 	})
 	t.Run("zookeeper holder and rejected write", func(t *testing.T) {
 		run, _ := runOf(t, "zk-session-expiry-pause-fenced")

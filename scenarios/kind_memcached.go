@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/record"
 
 	"gopkg.in/yaml.v3"
 
@@ -62,7 +63,7 @@ var memcachedKind = &ProcKind{
 			if !m.Config.EvictToFree {
 				note += " -M"
 			}
-			out = append(out, Proc{Name: m.Name, Path: fmt.Sprintf("memcached[%d].name", i), Clock: m.Clock, Role: RoleMemcached, Note: note})
+			out = append(out, Proc{Name: m.Name, Path: fmt.Sprintf("memcached[%d].name", i), Clock: m.Clock, Role: RoleMemcached, Lane: record.LaneItems, Note: note})
 		}
 		return out
 	},

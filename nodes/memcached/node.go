@@ -194,7 +194,15 @@ func (n *Node) flushEvents() {
 			b = strconv.AppendUint(append(b, " cas "...), e.it.cas, 10)
 			b = strconv.AppendInt(append(b, " exp "...), e.it.exptime, 10)
 		}
-		n.env.LogBytes(eventKinds[e.kind], b)
+		// The key and value as typed fields, for the reports' item lane
+		// (record.LaneItems), built only when the event is kept.
+		if kind := eventKinds[e.kind]; !n.env.TraceKeeps(kind) {
+			n.env.LogBytes(kind, b)
+		} else if e.kind == evStored {
+			n.env.LogBytesAttrs(kind, b, sim.Str("key", e.it.key), sim.Str("value", e.it.value))
+		} else {
+			n.env.LogBytesAttrs(kind, b, sim.Str("key", e.it.key))
+		}
 		n.buf = b
 		// An item unlinked because its exptime passed (do_item_get,
 		// items.c:992, or an LRU tail, items.c:1130) or evicted from the
