@@ -28,10 +28,17 @@ type settingsCase struct {
 	elsewhere map[string]string
 }
 
+// settingsClient is one client taking a lock on the kind's server: a world
+// without a client is refused (nothing to judge), and the test is about the
+// servers' settings.
+func settingsClient(algorithm, node string) string {
+	return "clients:\n  - name: c1\n    lock: {algorithm: " + algorithm + ", node: " + node + "}\n"
+}
+
 var settingsCases = []settingsCase{
 	{
 		kind: scenarios.KindRedis,
-		yaml: "redis:\n  - name: A\n",
+		yaml: "redis:\n  - name: A\n" + settingsClient("redis-single", "A"),
 		spec: func(s *scenarios.Scenario) any { return &s.Redis()[0] },
 		options: func(s *scenarios.Scenario) any {
 			return redisLaunchOptions(s.Redis()[0])
@@ -43,7 +50,7 @@ var settingsCases = []settingsCase{
 	},
 	{
 		kind: scenarios.KindSentinel,
-		yaml: "redis:\n  - name: A\n  - name: B\n    replicaof: A\nsentinel:\n  master: A\n  count: 3\n  quorum: 2\n",
+		yaml: "redis:\n  - name: A\n  - name: B\n    replicaof: A\nsentinel:\n  master: A\n  count: 3\n  quorum: 2\n" + settingsClient("redis-single", "A"),
 		spec: func(s *scenarios.Scenario) any { return s.Sentinel() },
 		options: func(s *scenarios.Scenario) any {
 			sp := s.Sentinel()
@@ -60,7 +67,7 @@ var settingsCases = []settingsCase{
 	},
 	{
 		kind:    scenarios.KindMemcached,
-		yaml:    "memcached:\n  - name: M\n",
+		yaml:    "memcached:\n  - name: M\n" + settingsClient("memcached-add", "M"),
 		spec:    func(s *scenarios.Scenario) any { return &s.Memcached()[0] },
 		options: func(s *scenarios.Scenario) any { return memcachedLaunchOptions(s.Memcached()[0]) },
 		elsewhere: map[string]string{
@@ -70,13 +77,13 @@ var settingsCases = []settingsCase{
 	},
 	{
 		kind:    scenarios.KindZooKeeper,
-		yaml:    "zookeeper:\n  lock_delay: 0s\n",
+		yaml:    "zookeeper:\n  lock_delay: 0s\n" + settingsClient("zookeeper", "zk"),
 		spec:    func(s *scenarios.Scenario) any { return s.ZK() },
 		options: func(s *scenarios.Scenario) any { return zkLaunchOptions(s.ZK()) },
 	},
 	{
 		kind:    scenarios.KindMySQL,
-		yaml:    "mysql:\n  - name: D\n",
+		yaml:    "mysql:\n  - name: D\n" + settingsClient("mysql-insert", "D"),
 		spec:    func(s *scenarios.Scenario) any { return &s.MySQL()[0] },
 		options: func(s *scenarios.Scenario) any { return mysqlLaunchOptions(s.MySQL()[0]) },
 	},
