@@ -436,6 +436,9 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 		}
 		ls, err := rt.group.StartRedis(o)
 		if err != nil {
+			if srv.lazy != nil {
+				srv.lazy.Unmount() // stopAll knows only started servers
+			}
 			return startErr(r.Name, err)
 		}
 		rt.addServer(srv, ls)

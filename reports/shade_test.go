@@ -90,15 +90,6 @@ func TestEveryPropertyIsDrawn(t *testing.T) {
 	}
 }
 
-func hexOf(r, g, b uint8) string {
-	const digits = "0123456789abcdef"
-	out := make([]byte, 0, 6)
-	for _, v := range []uint8{r, g, b} {
-		out = append(out, digits[v>>4], digits[v&15])
-	}
-	return string(out)
-}
-
 // TestLegendNotClipped renders fenced-baseline, whose legend takes two
 // rows: the height reserved for the legend must hold every row drawn (the
 // second row was cut off when the height was measured for wider rows than

@@ -69,6 +69,9 @@ type SweepPoint struct {
 	// Replay is the command that replays the point's first violating run
 	// (or its first run when none violated).
 	Replay string
+	// Violating are the seeds of the point's violating runs, in run order
+	// (each replays with Replay's command and --seed S).
+	Violating []uint64
 }
 
 // Sweep is the result of simrun sweep.

@@ -97,8 +97,8 @@ type exploreJSON struct {
 }
 
 func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
-	if f.workers < 1 {
-		return badInput("--workers must be at least 1, got %d", f.workers)
+	if err := checkWorkers(f.workers); err != nil {
+		return err
 	}
 	if f.maxFaults < 1 {
 		return badInput("--max-faults must be at least 1, got %d (a schedule without faults explores nothing)", f.maxFaults)
@@ -158,6 +158,7 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 	res := er.Result
 	res.Interrupted = interrupted()
 	elapsed := time.Since(start)
+	res.Elapsed = elapsed
 	fmt.Fprintf(stderr, "%d schedules in %.1fs: %.0f schedules/s on %d workers\n", res.Runs, elapsed.Seconds(), float64(res.Runs)/elapsed.Seconds(), cfg.Workers)
 	if f.shrink && len(res.Findings) > 0 {
 		fmt.Fprintln(stderr, "shrinking the first finding of each group...")

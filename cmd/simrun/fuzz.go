@@ -130,8 +130,8 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		return badInput("--runs 0 needs --time (otherwise the campaign never ends)")
 	case f.keep < 1:
 		return badInput("--keep must be at least 1, got %d", f.keep)
-	case f.workers < 1:
-		return badInput("--workers must be at least 1, got %d", f.workers)
+	case checkWorkers(f.workers) != nil:
+		return checkWorkers(f.workers)
 	case f.maxFaults < 1:
 		return badInput("--max-faults must be at least 1, got %d (a schedule without faults finds nothing)", f.maxFaults)
 	}
@@ -209,6 +209,7 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 	}
 	res.Interrupted = interrupted()
 	elapsed := time.Since(start)
+	res.Elapsed = elapsed
 	rate := float64(res.Runs) / elapsed.Seconds()
 	fmt.Fprintf(stderr, "%d runs in %.1fs: %.0f runs/s on %d workers (%.0f per worker), %d violating\n",
 		res.Runs, elapsed.Seconds(), rate, cfg.Workers, rate/float64(cfg.Workers), len(res.Findings))
