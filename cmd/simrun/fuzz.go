@@ -242,7 +242,11 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 // base.yaml into d (removing finding files of an earlier run), the JUnit
 // report, and prints the summary or JSON; its error carries fuzz's exit
 // code.
-func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, shrink, jsonOut bool, junit string) error {
+// writeCampaign is what fuzz, merge and explore do with a campaign's
+// result before they print it: shrink the findings (when asked), write them,
+// the manifest and the JUnit file, and remove the previous campaign's
+// findings from the folder.
+func writeCampaign(stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, shrink bool, junit string) error {
 	if shrink && len(res.Findings) > 0 {
 		fmt.Fprintln(stderr, "shrinking the written findings...")
 		if err := fuzz.ShrinkFindings(ctx, base, res, cfg.Workers, fuzz.ShrinkOptions{}); err != nil {
@@ -269,6 +273,13 @@ func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, ba
 		if err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--junit: %w", err))
 		}
+	}
+	return nil
+}
+
+func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, shrink, jsonOut bool, junit string) error {
+	if err := writeCampaign(stderr, ctx, d, base, baseYAML, cfg, res, m, shrink, junit); err != nil {
+		return err
 	}
 	if jsonOut {
 		if err := fuzz.WriteJSON(stdout, res); err != nil {
