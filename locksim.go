@@ -164,8 +164,9 @@ func BuiltinNames() []string { return scenarios.BuiltinNames() }
 // to the YAML of a scenario file with gopkg.in/yaml.v3 (a map[string]any,
 // or structs with yaml tags). It is read exactly as a file would be, so the
 // same fields, defaults and checks apply; file names it in error messages.
-// NB: write durations as strings ("10s"): a time.Duration encodes as an
-// integer of nanoseconds, which the reader refuses for want of a unit.
+// Durations may be time.Duration values (yaml.v3 encodes them as "10s")
+// or strings ("10s", "50ms..250ms"); a bare integer is refused for want of
+// a unit.
 func FromValues(file string, v any) (*Scenario, error) {
 	data, err := yaml.Marshal(v)
 	if err != nil {

@@ -58,6 +58,11 @@ type GenOptions struct {
 	// (or at the Sentinel-monitored master). nil draws targets as fuzzing
 	// does; setting it draws no extra randomness.
 	Targets []string
+	// Selectors lets node faults target a selector ("any servers",
+	// "majority servers", "any clients", "all replicas": selector.go) one
+	// time in eight instead of a name. Off by default: it adds a draw
+	// per node fault, and a shrunk finding names processes more plainly.
+	Selectors bool
 }
 
 // DefaultMaxFaults is the default bound on the faults of one schedule:
@@ -116,6 +121,8 @@ type Swarm struct {
 	Focus string
 	// Targets overrides Focus when set (GenOptions.Targets).
 	Targets []string
+	// Selectors: GenOptions.Selectors.
+	Selectors bool
 }
 
 // String renders the flags for reports ("clock-jump×3 pause×1, 5 faults,
@@ -245,6 +252,7 @@ func DrawSwarm(src Source, w GenWorld, opts GenOptions) Swarm {
 	if len(opts.Targets) > 0 {
 		sw.Targets = append([]string(nil), opts.Targets...)
 	}
+	sw.Selectors = opts.Selectors
 	return sw
 }
 
@@ -253,7 +261,7 @@ func (sw Swarm) Generate(src Source, w GenWorld) []Spec {
 	if len(sw.Kinds) == 0 || CheckWorld(w) != nil {
 		return nil
 	}
-	g := &gen{src: src, w: w, focus: sw.Focus, targets: sw.Targets}
+	g := &gen{src: src, w: w, focus: sw.Focus, targets: sw.Targets, selectors: sw.Selectors}
 	total := 0
 	for _, wt := range sw.Weights {
 		total += wt
@@ -282,10 +290,11 @@ func (sw Swarm) Generate(src Source, w GenWorld) []Spec {
 
 // gen draws the parts of one fault.
 type gen struct {
-	src     Source
-	w       GenWorld
-	focus   string
-	targets []string
+	src       Source
+	w         GenWorld
+	focus     string
+	targets   []string
+	selectors bool
 }
 
 func (g *gen) intn(n int) int { return int(g.src.Uint64n(uint64(n))) }
@@ -324,10 +333,16 @@ func (g *gen) all() []string {
 	return append(append(g.servers(), g.w.Others...), g.w.Clients...)
 }
 
-// target picks the target of a node fault under the swarm's focus.
+// target picks the target of a node fault under the swarm's focus; with
+// Selectors, one time in eight a selector (selector.go) in place of a name.
 func (g *gen) target() string {
 	if len(g.targets) > 0 {
 		return g.pick(g.targets)
+	}
+	if g.selectors && g.intn(8) == 0 {
+		if sel := g.selector(); sel != "" {
+			return sel
+		}
 	}
 	switch g.focus {
 	case "servers":
@@ -336,6 +351,29 @@ func (g *gen) target() string {
 		return g.pick(g.w.Clients)
 	}
 	return g.proc()
+}
+
+// selector draws a selector for a node fault under the swarm's focus, as
+// Chaos Mesh experiments choose their pods (any lock server, a majority of
+// them, any client, every replica); "" when the world has none of the
+// focus's sets. Its sets are those scenarios resolve: servers are the lock
+// servers (GenWorld's Masters and Replicas), replicas GenWorld's Replicas.
+func (g *gen) selector() string {
+	var opts []string
+	servers := len(g.w.Masters)+len(g.w.Replicas) > 0
+	if servers && g.focus != "clients" {
+		opts = append(opts, SelectAny+" servers", SelectMajority+" servers")
+	}
+	if len(g.w.Clients) > 0 && g.focus != "servers" {
+		opts = append(opts, SelectAny+" clients")
+	}
+	if len(g.w.Replicas) > 0 && g.focus != "clients" {
+		opts = append(opts, SelectAll+" replicas")
+	}
+	if len(opts) == 0 {
+		return ""
+	}
+	return g.pick(opts)
 }
 
 // proc picks a process: a lock server or a client, each class half the

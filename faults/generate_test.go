@@ -157,7 +157,13 @@ func checkSpec(t *testing.T, w GenWorld, s Spec, names map[string]bool) {
 		assert.Contains(t, w.Replicas, s.Node, msg)
 	}
 	switch s.Kind {
-	case "clock-jump", "clock-drift", "pause", "crash", "restart", "promote":
+	case "clock-jump", "clock-drift", "pause", "crash", "restart", "promote", "clock-strobe":
+		if sel, ok := ParseSelector(s.Node); ok {
+			// A selector over a set the world has.
+			assert.Contains(t, []string{"any servers", "majority servers", "any clients", "all replicas"}, sel.String(), msg)
+			assert.NotEqual(t, "promote", s.Kind, msg)
+			return
+		}
 		assert.True(t, names[s.Node], msg)
 	}
 }
@@ -216,6 +222,11 @@ func TestSwarmFocus(t *testing.T) {
 			}
 			for seed := uint64(0); seed < 50; seed++ {
 				for _, s := range sw.Generate(sim.NewRand(seed, "t"), redlockWorld) {
+					if sel, ok := ParseSelector(s.Node); ok {
+						// A selector of the focus's set.
+						assert.Equal(t, focus, sel.Set, s.String())
+						continue
+					}
 					assert.Contains(t, want, s.Node, s.String())
 				}
 			}

@@ -17,6 +17,11 @@ type Hooks struct {
 	// Events returns the node trigger events a process emits (its kind's
 	// declaration); nil, or nil for a process, when it emits none.
 	Events func(proc sim.ProcID) []NodeEvent
+	// Select returns the members of a selector's set in declaration
+	// order (nil for an unknown set) and the known sets' names
+	// (selector.go). Nil: the world has no sets, and a selector is an
+	// error.
+	Select func(set string) (members, sets []string)
 }
 
 // Install schedules specs on k. Names must already be validated; an unknown
@@ -29,10 +34,13 @@ func Install(k *sim.Kernel, specs []Spec, hooks Hooks) error {
 	in := &installer{k: k, hooks: hooks, rand: k.Rand("faults"), pauseEnd: map[sim.ProcID]sim.Time{}}
 	// Our own copy: the caller may reuse its slice, and the kind table's
 	// accessors then read the specs in place (no copy per call).
-	specs = append([]Spec(nil), specs...)
+	specs, orig, err := in.expand(specs)
+	if err != nil {
+		return err
+	}
 	for i := range specs {
 		if err := in.check(&specs[i]); err != nil {
-			return fmt.Errorf("faults[%d]: %w", i, err)
+			return fmt.Errorf("faults[%d]: %w", orig[i], err)
 		}
 	}
 	for i := range specs {
@@ -183,6 +191,9 @@ func (in *installer) apply(s *Spec) {
 	rec := sim.FaultRecord{Kind: s.Kind, Targets: targets, Liveness: d.Liveness}
 	node, _ := in.k.Lookup(s.Node)
 	rec = d.apply(in, *s, node, rec)
+	if s.Selector != "" {
+		rec.Text += fmt.Sprintf(" [%s chosen by selector %q]", s.Node, s.Selector)
+	}
 	in.k.RecordFault(rec)
 }
 

@@ -84,6 +84,9 @@ type Spec struct {
 	Ring [][]string
 	// HealAfter: heal a partition after this long (nil = never).
 	HealAfter *sim.Range
+	// Selector is the selector that chose Node ("any redis"), set by
+	// Install when it resolves one (selector.go); "" otherwise.
+	Selector string
 	// From, To, Count: drop and delay links.
 	From, To string
 	Count    int

@@ -64,6 +64,10 @@ type Progress struct {
 type Result struct {
 	Base string
 	Seed uint64
+	// Elapsed is the campaign's wall time, set by the caller that timed it
+	// (simrun fuzz): JUnit's time attributes. Never part of a result's
+	// determinism: it is written only to the JUnit file.
+	Elapsed time.Duration `json:"-"`
 	// Runs is the number of runs done: run numbers First..First+Runs-1.
 	Runs  int
 	First int

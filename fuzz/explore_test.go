@@ -126,6 +126,12 @@ func TestExploreVerdictSets(t *testing.T) {
 		{base: "single-gc-pause", kinds: []string{faults.KindPause}, total: 405, want: map[string]int{"lock-safety pause c1": 21}},
 		{base: "single-gc-pause-fenced", kinds: []string{faults.KindPause}, total: 477, want: map[string]int{"resource-safety pause c1": 21}},
 		{base: "testdata/fenced-mark-pause.yaml", kinds: []string{faults.KindPause}, total: 477, want: map[string]int{}},
+		// The bounded model of redlock.tla: one pause finds Kleppmann's
+		// counterexample (the holder paused past the TTL, or its write held
+		// up at the storage); fenced with a marking resource, none breaks
+		// the resource.
+		{base: "redlock-tla-bounded", kinds: []string{faults.KindPause}, total: 1860, want: map[string]int{"lock-safety pause c1": 30, "lock-safety pause storage": 12}},
+		{base: "redlock-tla-bounded-fenced", kinds: []string{faults.KindPause}, total: 1956, want: map[string]int{}},
 		{base: "zk-session-expiry-pause", kinds: []string{faults.KindPause}, total: 798, want: map[string]int{}},
 		{base: "zk-session-expiry-pause-fenced", kinds: []string{faults.KindPause}, total: 798, want: map[string]int{}},
 	}

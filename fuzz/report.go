@@ -389,6 +389,7 @@ type junitSuites struct {
 	Tests   int          `xml:"tests,attr"`
 	Fails   int          `xml:"failures,attr"`
 	Errors  int          `xml:"errors,attr"`
+	Time    string       `xml:"time,attr"`
 	Suites  []junitSuite `xml:"testsuite"`
 }
 
@@ -397,6 +398,7 @@ type junitSuite struct {
 	Tests  int         `xml:"tests,attr"`
 	Fails  int         `xml:"failures,attr"`
 	Errors int         `xml:"errors,attr"`
+	Time   string      `xml:"time,attr"`
 	Props  []junitProp `xml:"properties>property"`
 	Cases  []junitCase `xml:"testcase"`
 }
@@ -435,6 +437,14 @@ func WriteJUnit(w io.Writer, res *Result) error {
 		},
 	}
 	class := "simrun.fuzz." + res.Base
+	// The campaign's wall time: the suite's, the passing case's; a run's
+	// own time is not kept, so a violating run's case gets the mean.
+	total := fmt.Sprintf("%.3f", res.Elapsed.Seconds())
+	perRun := "0.000"
+	if res.Runs > 0 {
+		perRun = fmt.Sprintf("%.3f", res.Elapsed.Seconds()/float64(res.Runs))
+	}
+	suite.Time = total
 	for _, f := range res.Findings {
 		var body strings.Builder
 		fmt.Fprintf(&body, "run %d, seed %d: %s\n", f.Run, f.Seed, verdictLine(f))
@@ -458,7 +468,7 @@ func WriteJUnit(w io.Writer, res *Result) error {
 		suite.Cases = append(suite.Cases, junitCase{
 			Name:      fmt.Sprintf("run %d seed %d: %s violated", f.Run, f.Seed, f.Kind()),
 			Classname: class + "." + f.Kind(),
-			Time:      "0",
+			Time:      perRun,
 			Failure:   &junitFailure{Message: f.Kind() + " violated: " + firstLine(f.Explanation), Type: f.Kind(), Body: body.String()},
 		})
 		suite.Fails++
@@ -467,7 +477,7 @@ func WriteJUnit(w io.Writer, res *Result) error {
 		suite.Cases = append(suite.Cases, junitCase{
 			Name:      fmt.Sprintf("run %d seed %d: error", e.Run, e.Seed),
 			Classname: class + ".error",
-			Time:      "0",
+			Time:      perRun,
 			Error:     &junitFailure{Message: firstLine(e.Err), Type: "error", Body: e.Err},
 		})
 		suite.Errors++
@@ -476,11 +486,11 @@ func WriteJUnit(w io.Writer, res *Result) error {
 		suite.Cases = append(suite.Cases, junitCase{
 			Name:      fmt.Sprintf("%d runs: no violation of %s", res.Runs, strings.Join(res.Checks, ", ")),
 			Classname: class,
-			Time:      "0",
+			Time:      total,
 		})
 	}
 	suite.Tests = len(suite.Cases)
-	doc := junitSuites{Name: "simrun fuzz", Tests: suite.Tests, Fails: suite.Fails, Errors: suite.Errors, Suites: []junitSuite{suite}}
+	doc := junitSuites{Name: "simrun fuzz", Tests: suite.Tests, Fails: suite.Fails, Errors: suite.Errors, Time: total, Suites: []junitSuite{suite}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,4 +153,20 @@ func TestWriteSummary(t *testing.T) {
 	b.Reset()
 	WriteSummary(&b, clean)
 	assert.Contains(t, b.String(), "no violation found in 20 runs")
+}
+
+// TestWriteJUnitTime: the JUnit time attributes are the campaign's wall
+// time (issue 25: time="0" for a 1.3 s campaign).
+func TestWriteJUnitTime(t *testing.T) {
+	found, clean := smallCampaigns(t)
+	for _, res := range []*Result{found, clean} {
+		r := *res
+		r.Elapsed = 1300 * time.Millisecond
+		var b bytes.Buffer
+		require.NoError(t, WriteJUnit(&b, &r))
+		assert.Contains(t, b.String(), `<testsuites name="simrun fuzz" tests=`)
+		assert.Regexp(t, `<testsuites [^>]*time="1.300"`, b.String())
+		assert.Regexp(t, `<testsuite [^>]*time="1.300"`, b.String())
+		assert.NotContains(t, b.String(), `time="0"`)
+	}
 }

@@ -91,6 +91,9 @@ func Check(s *scenarios.Scenario) error {
 	r := rolesOf(s)
 	for i, f := range s.Faults {
 		where := fmt.Sprintf("faults[%d] (%s)", i, f.String())
+		if _, ok := faults.ParseSelector(f.Node); ok {
+			return &UnsupportedError{Where: fmt.Sprintf("faults[%d].node", i), Why: fmt.Sprintf("real mode does not resolve the selector %q (its clock and fault checks need the node before the run): name the node, which simrun run prints as the selector's choice", f.Node)}
+		}
 		if f.On != nil {
 			if why := checkTrigger(s, f.On); why != "" {
 				return &UnsupportedError{Where: where, Why: why}

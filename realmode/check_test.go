@@ -52,6 +52,7 @@ func TestCheck(t *testing.T) {
 		{name: "server clock jump that reverts", yaml: "faults: [{at: 1s, kind: clock-jump, node: X, by: +30s, revert_after: 2s}]"},
 		{name: "server clock strobe", yaml: "faults: [{at: 1s, kind: clock-strobe, node: X, delta: +2s, period: 50ms, for: 1s}]"},
 		{name: "majorities ring of clients and servers", yaml: "faults: [{at: 1s, kind: partition-ring, ring: [[c1, X], [M], [R], [s1]], heal_after: 2s}]"},
+		{name: "selector", yaml: "faults: [{at: 1s, kind: pause, node: any redis, for: 1s}]", wantIn: "does not resolve the selector \"any redis\""},
 		{name: "client partition from a server", yaml: "faults: [{at: 1s, kind: partition, groups: [[c1], [X]]}]"},
 		{name: "power loss without AOF", yaml: "faults: [{at: 1s, kind: crash, node: M, mode: power}]"},
 		{name: "power loss with always", aof: "yes", fsync: "always", yaml: "faults: [{at: 1s, kind: crash, node: M, mode: power}]"},

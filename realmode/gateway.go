@@ -234,8 +234,11 @@ type codec interface {
 	replied(g *gateway, req, rep sim.Message) sim.Message
 }
 
-// respCodec is Redis's and Sentinel's RESP.
-type respCodec struct{ sentinel bool }
+// respCodec is Redis's and Sentinel's RESP; cluster: the server is a
+// Redis Cluster node, whose redirections and CLUSTER SLOTS name nodes by
+// their announced (proxy front) addresses, which replied turns into
+// process names as the model's nodes write them.
+type respCodec struct{ sentinel, cluster bool }
 
 func (respCodec) accept(msg sim.Message) bool { _, ok := msg.(redis.Request); return ok }
 
@@ -258,6 +261,9 @@ func (c respCodec) replied(g *gateway, req, rep sim.Message) sim.Message {
 	}
 	if c.sentinel {
 		v = g.rt.names(v)
+	}
+	if c.cluster {
+		v = g.rt.clusterNames(r.Args, v)
 	}
 	return redis.Reply{ID: r.ID, Value: v}
 }

@@ -90,6 +90,12 @@ func groupRedis(s *scenarios.Scenario, r *roles) {
 			r.group[n.Name] = r.group[n.ReplicaOf]
 		}
 	}
+	// A cluster's nodes all talk over the bus: one group per cluster.
+	for _, cs := range s.Clusters() {
+		for _, n := range cs.Nodes {
+			r.group[n.Name] = "cluster " + cs.Path
+		}
+	}
 }
 
 // groupSentinels: sentinels join their master's group and talk to all of
@@ -124,12 +130,6 @@ func checkRedisFault(s *scenarios.Scenario, f faults.Spec) string {
 // checkRedis: the proxy delays the replication stream by one fixed amount,
 // and redis-server takes min-replicas-max-lag in whole seconds.
 func checkRedis(s *scenarios.Scenario) error {
-	if s.Cluster() != nil {
-		// Its nodes are redis-kind processes that startRedis (which starts
-		// the redis: list) would not start: the model's nodes would run in
-		// their place.
-		return &UnsupportedError{Where: "cluster", Why: "real mode does not start a Redis Cluster yet (redis-server with cluster-enabled, its bus and slot assignment)", System: true}
-	}
 	for _, n := range s.Redis() {
 		if n.ReplicationDelay.Hi != n.ReplicationDelay.Lo {
 			return &UnsupportedError{Where: "redis " + n.Name + ".replication_delay", Why: "the model draws a delay per message from the range; the proxy delays every byte by one fixed amount, so real mode takes a fixed replication_delay only"}

@@ -133,6 +133,52 @@ func (rt *runtime) names(v redis.Value) redis.Value {
 	return v
 }
 
+// clusterNames rewrites a cluster node's reply for the model's clients:
+// "-MOVED slot ip:port" and "-ASK slot ip:port" name the node's process
+// (host name), and CLUSTER SLOTS's node entries [ip, port, id, ...] too.
+func (rt *runtime) clusterNames(args []string, v redis.Value) redis.Value {
+	name := func(host string, port int64) (string, bool) {
+		n, ok := rt.byAddr[net.JoinHostPort(host, strconv.FormatInt(port, 10))]
+		return n, ok
+	}
+	if v.Kind == redis.KindError && (strings.HasPrefix(v.Str, "MOVED ") || strings.HasPrefix(v.Str, "ASK ")) {
+		f := strings.Fields(v.Str)
+		if len(f) == 3 {
+			if h, p, err := net.SplitHostPort(f[2]); err == nil {
+				if port, err := strconv.ParseInt(p, 10, 64); err == nil {
+					if n, ok := name(h, port); ok {
+						return redis.Err(f[0] + " " + f[1] + " " + n + ":" + strconv.Itoa(redis.ListenPort))
+					}
+				}
+			}
+		}
+		return v
+	}
+	if len(args) == 2 && strings.EqualFold(args[0], "CLUSTER") && strings.EqualFold(args[1], "SLOTS") && v.Kind == redis.KindArray {
+		out := make([]redis.Value, len(v.Array))
+		for i, e := range v.Array {
+			if e.Kind != redis.KindArray {
+				out[i] = e
+				continue
+			}
+			ne := append([]redis.Value(nil), e.Array...)
+			for j := 2; j < len(ne); j++ {
+				nd := ne[j]
+				if nd.Kind == redis.KindArray && len(nd.Array) >= 2 && nd.Array[1].Kind == redis.KindInt {
+					if n, ok := name(nd.Array[0].Str, nd.Array[1].Int); ok {
+						na := append([]redis.Value(nil), nd.Array...)
+						na[0] = redis.Bulk(n)
+						ne[j] = redis.Array(na...)
+					}
+				}
+			}
+			out[i] = redis.Array(ne...)
+		}
+		return redis.Array(out...)
+	}
+	return v
+}
+
 // Binaries returns the paths of redis-server and redis-sentinel, or an
 // error naming the missing one.
 func Binaries() (server, sentinel string, err error) {
@@ -390,6 +436,9 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 		}
 		ls, err := rt.group.StartRedis(o)
 		if err != nil {
+			if srv.lazy != nil {
+				srv.lazy.Unmount() // stopAll knows only started servers
+			}
 			return startErr(r.Name, err)
 		}
 		rt.addServer(srv, ls)
@@ -408,6 +457,152 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 			return err == nil && strings.Contains(v.Str, "master_link_status:up")
 		}) {
 			return fmt.Errorf("%w: %s: its replication link to %s did not come up within 30s (log: %s)", ErrStart, r.Name, r.ReplicaOf, filepath.Join(srv.ls.Dir(), "redis.log"))
+		}
+	}
+	for _, cs := range s.Clusters() {
+		if err := startCluster(rt, cs, env); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startCluster starts a Redis Cluster: one redis-server per node with
+// cluster-enabled yes, its client port and its bus port each behind a
+// proxy front, announced with cluster-announce-ip/-port/-bus-port so that
+// every bus and client connection runs through the proxy; then creates the
+// cluster as redis-cli --cluster create does (CLUSTER ADDSLOTSRANGE,
+// SET-CONFIG-EPOCH, MEET, REPLICATE; redis-cli.c
+// clusterManagerCommandCreate) and waits until every node reports
+// cluster_state:ok and every replica is in sync, as the model's cluster
+// starts formed.
+func startCluster(rt *runtime, cs *scenarios.ClusterSpec, env *startEnv) error {
+	type node struct {
+		spec     scenarios.ClusterNodeSpec
+		srv      *server
+		busFront string
+	}
+	var nodes []*node
+	yesno := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	for _, n := range cs.Nodes {
+		srv := &server{name: n.Name, codec: respCodec{cluster: true}}
+		ip, port, err := rt.front(env.pool, srv)
+		if err != nil {
+			return err
+		}
+		busPort, err := launch.FreePort(ip)
+		if err != nil {
+			return startErr(n.Name, err)
+		}
+		if busPort == port {
+			if busPort, err = launch.FreePort(ip); err != nil || busPort == port {
+				return fmt.Errorf("%w: %s: no second free port for the cluster bus", ErrStart, n.Name)
+			}
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+		if err != nil {
+			return startErr(n.Name, err)
+		}
+		busFrontAddr := ln.Addr().String()
+		ln.Close()
+		busFront, err := rt.proxy.ListenAlso(n.Name, busFrontAddr, net.JoinHostPort(ip, strconv.Itoa(busPort)))
+		if err != nil {
+			return startErr(n.Name, err)
+		}
+		clock, err := rt.clockFor(srv, env.dir)
+		if err != nil {
+			return err
+		}
+		o := launch.RedisOptions{Name: n.Name, AppendOnly: cs.AppendOnly, AppendFsync: cs.AppendFsync, Save: defaultSave}
+		o.Bin, o.IP, o.Port, o.Dir = env.serverBin, ip, port, filepath.Join(env.dir, n.Name)
+		o.BindSourceAddr, o.AnnounceIP, o.AnnouncePort, o.Clock = ip, ip, frontPort(srv.addr), clock
+		o.ExtraConfig = []string{
+			"cluster-enabled yes",
+			"cluster-config-file nodes.conf",
+			fmt.Sprintf("cluster-node-timeout %d", cs.NodeTimeout.Milliseconds()),
+			fmt.Sprintf("cluster-port %d", busPort),
+			"cluster-announce-ip " + ip,
+			fmt.Sprintf("cluster-announce-port %d", frontPort(srv.addr)),
+			fmt.Sprintf("cluster-announce-bus-port %d", frontPort(busFront)),
+			fmt.Sprintf("cluster-replica-validity-factor %d", cs.ReplicaValidityFactor),
+			"cluster-require-full-coverage " + yesno(cs.RequireFullCoverage),
+			"cluster-allow-reads-when-down " + yesno(cs.AllowReadsWhenDown),
+		}
+		ls, err := rt.group.StartRedis(o)
+		if err != nil {
+			return startErr(n.Name, err)
+		}
+		rt.addServer(srv, ls)
+		nodes = append(nodes, &node{spec: n, srv: srv, busFront: busFront})
+	}
+	do := func(nd *node, args ...string) (redis.Value, error) {
+		v, err := command(nd.srv.ls.Addr(), args...)
+		if err == nil && v.Kind == redis.KindError {
+			err = fmt.Errorf("%s: %s", strings.Join(args, " "), v.Str)
+		}
+		return v, err
+	}
+	for i, nd := range nodes {
+		for _, r := range nd.spec.Slots {
+			if _, err := do(nd, "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(r.From), strconv.Itoa(r.To)); err != nil {
+				return startErr(nd.spec.Name, err)
+			}
+		}
+		if _, err := do(nd, "CLUSTER", "SET-CONFIG-EPOCH", strconv.Itoa(i+1)); err != nil {
+			return startErr(nd.spec.Name, err)
+		}
+	}
+	first := nodes[0]
+	fh, fp, _ := net.SplitHostPort(first.srv.addr)
+	_, fbp, _ := net.SplitHostPort(first.busFront)
+	for _, nd := range nodes[1:] {
+		if _, err := do(nd, "CLUSTER", "MEET", fh, fp, fbp); err != nil {
+			return startErr(nd.spec.Name, err)
+		}
+	}
+	log := func(nd *node) string { return filepath.Join(nd.srv.ls.Dir(), "redis.log") }
+	known := "cluster_known_nodes:" + strconv.Itoa(len(nodes))
+	for _, nd := range nodes {
+		if !rt.waitFor(30*time.Second, func() bool {
+			v, err := do(nd, "CLUSTER", "INFO")
+			return err == nil && strings.Contains(v.Str, known)
+		}) {
+			return fmt.Errorf("%w: %s did not learn the cluster's %d nodes within 30s (log: %s)", ErrStart, nd.spec.Name, len(nodes), log(nd))
+		}
+	}
+	ids := map[string]string{}
+	for _, nd := range nodes {
+		v, err := do(nd, "CLUSTER", "MYID")
+		if err != nil {
+			return startErr(nd.spec.Name, err)
+		}
+		ids[nd.spec.Name] = v.Str
+	}
+	for _, nd := range nodes {
+		if nd.spec.ReplicaOf != "" {
+			if _, err := do(nd, "CLUSTER", "REPLICATE", ids[nd.spec.ReplicaOf]); err != nil {
+				return startErr(nd.spec.Name, err)
+			}
+		}
+	}
+	for _, nd := range nodes {
+		if !rt.waitFor(60*time.Second, func() bool {
+			v, err := do(nd, "CLUSTER", "INFO")
+			if err != nil || !strings.Contains(v.Str, "cluster_state:ok") {
+				return false
+			}
+			if nd.spec.ReplicaOf == "" {
+				return true
+			}
+			r, err := command(nd.srv.ls.Addr(), "INFO", "replication")
+			return err == nil && strings.Contains(r.Str, "master_link_status:up")
+		}) {
+			return fmt.Errorf("%w: cluster node %s: not ok and in sync within 60s (log: %s)", ErrStart, nd.spec.Name, log(nd))
 		}
 	}
 	return nil

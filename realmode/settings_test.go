@@ -28,10 +28,17 @@ type settingsCase struct {
 	elsewhere map[string]string
 }
 
+// settingsClient is one client taking a lock on the kind's server: a world
+// without a client is refused (nothing to judge), and the test is about the
+// servers' settings.
+func settingsClient(algorithm, node string) string {
+	return "clients:\n  - name: c1\n    lock: {algorithm: " + algorithm + ", node: " + node + "}\n"
+}
+
 var settingsCases = []settingsCase{
 	{
 		kind: scenarios.KindRedis,
-		yaml: "redis:\n  - name: A\n",
+		yaml: "redis:\n  - name: A\n" + settingsClient("redis-single", "A"),
 		spec: func(s *scenarios.Scenario) any { return &s.Redis()[0] },
 		options: func(s *scenarios.Scenario) any {
 			return redisLaunchOptions(s.Redis()[0])
@@ -43,7 +50,7 @@ var settingsCases = []settingsCase{
 	},
 	{
 		kind: scenarios.KindSentinel,
-		yaml: "redis:\n  - name: A\n  - name: B\n    replicaof: A\nsentinel:\n  master: A\n  count: 3\n  quorum: 2\n",
+		yaml: "redis:\n  - name: A\n  - name: B\n    replicaof: A\nsentinel:\n  master: A\n  count: 3\n  quorum: 2\n" + settingsClient("redis-single", "A"),
 		spec: func(s *scenarios.Scenario) any { return s.Sentinel() },
 		options: func(s *scenarios.Scenario) any {
 			sp := s.Sentinel()
@@ -60,7 +67,7 @@ var settingsCases = []settingsCase{
 	},
 	{
 		kind:    scenarios.KindMemcached,
-		yaml:    "memcached:\n  - name: M\n",
+		yaml:    "memcached:\n  - name: M\n" + settingsClient("memcached-add", "M"),
 		spec:    func(s *scenarios.Scenario) any { return &s.Memcached()[0] },
 		options: func(s *scenarios.Scenario) any { return memcachedLaunchOptions(s.Memcached()[0]) },
 		elsewhere: map[string]string{
@@ -70,13 +77,13 @@ var settingsCases = []settingsCase{
 	},
 	{
 		kind:    scenarios.KindZooKeeper,
-		yaml:    "zookeeper:\n  lock_delay: 0s\n",
+		yaml:    "zookeeper:\n  lock_delay: 0s\n" + settingsClient("zookeeper", "zk"),
 		spec:    func(s *scenarios.Scenario) any { return s.ZK() },
 		options: func(s *scenarios.Scenario) any { return zkLaunchOptions(s.ZK()) },
 	},
 	{
 		kind:    scenarios.KindMySQL,
-		yaml:    "mysql:\n  - name: D\n",
+		yaml:    "mysql:\n  - name: D\n" + settingsClient("mysql-insert", "D"),
 		spec:    func(s *scenarios.Scenario) any { return &s.MySQL()[0] },
 		options: func(s *scenarios.Scenario) any { return mysqlLaunchOptions(s.MySQL()[0]) },
 	},
@@ -191,14 +198,20 @@ func namesField(where, path string) bool {
 	return false
 }
 
-// TestRealModeRefusesCluster: a cluster: section's nodes are Redis servers
-// that real mode does not start; it must refuse the scenario rather than
-// run the model's nodes in their place.
-func TestRealModeRefusesCluster(t *testing.T) {
-	s, err := scenarios.Builtin("cluster-minority-master")
-	require.NoError(t, err)
-	err = Check(s)
-	var ue *UnsupportedError
-	require.True(t, errors.As(err, &ue), "%v", err)
-	assert.Equal(t, "cluster", ue.Where)
+// TestRealModeStartsCluster: a cluster: section's nodes are Redis servers
+// that real mode starts as a real Redis Cluster (startCluster): every
+// cluster scenario of the catalogue passes Check, and its nodes are real
+// processes, never the model's nodes in their place.
+func TestRealModeStartsCluster(t *testing.T) {
+	for _, name := range []string{"cluster-minority-master", "redlock-clusters-two-failovers"} {
+		s, err := scenarios.Builtin(name)
+		require.NoError(t, err)
+		require.NoError(t, Check(s), name)
+		r := rolesOf(s)
+		for _, cs := range s.Clusters() {
+			for _, n := range cs.Nodes {
+				assert.True(t, r.real(n.Name), "%s: %s is a real server", name, n.Name)
+			}
+		}
+	}
 }

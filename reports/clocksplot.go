@@ -172,10 +172,11 @@ func ClocksImage(hs []*ClockHistory, end sim.Time, title string) (Image, error) 
 		p.Y.Max += pad
 	}
 	w := 11 * vg.Inch
-	legendH := legendHeight(items, w-vg.Inch)
+	rows := legendRows(items, w-1.2*vg.Inch)
+	legendH := legendHeight(rows)
 	h := 4.2*vg.Inch + legendH
 	return render(w, h, func(c draw.Canvas) {
 		p.Draw(draw.Crop(c, 0, 0, legendH, 0))
-		drawLegend(c, items, c.Min.X+0.8*vg.Inch, c.Min.Y+legendH-vg.Points(6), w-1.2*vg.Inch)
+		drawLegend(c, rows, c.Min.X+0.8*vg.Inch, c.Min.Y+legendH-vg.Points(6))
 	})
 }

@@ -90,7 +90,7 @@ func RenderRun(run *Run) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	page, err := indexHTML(run, timeline.SVG, clocks.SVG)
+	page, err := indexHTML(run, tl, timeline.SVG, clocks.SVG)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +137,11 @@ type pageData struct {
 	Timeline template.URL
 	Clocks   template.URL
 	Matched  string
+	// Interactive is the interactive timeline's data (interactiveData)
+	// and Script its code.
+	Interactive template.JS
+	Script      template.JS
+	Drawn, Left int
 }
 
 var page = template.Must(template.New("index").Funcs(template.FuncMap{
@@ -194,6 +199,13 @@ p, li { max-width: 60em; line-height: 1.45; }
 {{if .Run.Visualizations}}<p>Porcupine's visualization of the illegal history:
 {{range .Run.Visualizations}}<a href="{{.}}">{{.}}</a> {{end}}</p>{{end}}
 
+<h2>Interactive timeline</h2>
+<p class="muted">Wheel to zoom, drag to pan, double-click to reset; hover over an event (a dot) for its text and typed fields. Hatched: faults (pause, crash, partition side, delay); coloured bands: violation windows. {{.Drawn}} events drawn{{if .Left}}, {{.Left}} left out (the first {{.Drawn}} of the run are drawn; the trace and the figure below have them all){{end}}.</p>
+<div id="itl" style="width:100%;overflow:hidden;border:1px solid #ddd"></div>
+<pre id="itl-info" class="muted" style="min-height:1.4em;white-space:pre-wrap">(hover over an event)</pre>
+<script>var ITL_DATA = {{.Interactive}};
+{{.Script}}</script>
+
 <h2>Timeline</h2>
 <p><img src="{{.Timeline}}" alt="timeline of {{.Run.Setup.Name}}"></p>
 <p class="muted">Also as <a href="timeline.png">timeline.png</a> and <a href="timeline.svg">timeline.svg</a>.</p>
@@ -219,12 +231,20 @@ p, li { max-width: 60em; line-height: 1.45; }
 </html>
 `))
 
-func indexHTML(run *Run, timelineSVG, clocksSVG []byte) ([]byte, error) {
+func indexHTML(run *Run, tl *Timeline, timelineSVG, clocksSVG []byte) ([]byte, error) {
+	data, err := interactiveData(tl, run.Trace)
+	if err != nil {
+		return nil, err
+	}
 	d := pageData{
-		Run:      run,
-		Events:   KeyEvents(run.Trace),
-		Timeline: svgURI(timelineSVG),
-		Clocks:   svgURI(clocksSVG),
+		Run:         run,
+		Events:      KeyEvents(run.Trace),
+		Timeline:    svgURI(timelineSVG),
+		Clocks:      svgURI(clocksSVG),
+		Interactive: data,
+		Script:      template.JS(interactiveScript),
+		Drawn:       min(len(run.Trace), MaxInteractiveEvents),
+		Left:        max(len(run.Trace)-MaxInteractiveEvents, 0),
 	}
 	exp := run.Result.Expected
 	row := func(prop, explains, key string, got checker.Verdict) {

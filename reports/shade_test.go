@@ -2,12 +2,14 @@ package reports
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/sim"
@@ -88,11 +90,27 @@ func TestEveryPropertyIsDrawn(t *testing.T) {
 	}
 }
 
-func hexOf(r, g, b uint8) string {
-	const digits = "0123456789abcdef"
-	out := make([]byte, 0, 6)
-	for _, v := range []uint8{r, g, b} {
-		out = append(out, digits[v>>4], digits[v&15])
+// TestLegendNotClipped renders fenced-baseline, whose legend takes two
+// rows: the height reserved for the legend must hold every row drawn (the
+// second row was cut off when the height was measured for wider rows than
+// the ones drawn).
+func TestLegendNotClipped(t *testing.T) {
+	run, _ := runOf(t, "fenced-baseline")
+	tl, err := BuildTimeline(run)
+	require.NoError(t, err)
+	img, err := TimelineImage(tl, "fenced-baseline")
+	require.NoError(t, err)
+	rows := 0
+	for _, m := range regexp.MustCompile(`<text x="[^"]*" y="(-?[0-9.]+)"`).FindAllStringSubmatch(string(img.SVG), -1) {
+		y, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		// The SVG is flipped: a text's baseline is -y points above the
+		// bottom edge; a legend row's glyphs need 4 points under it.
+		assert.GreaterOrEqual(t, -y, 4.0, "a text's baseline is %.1fpt above the bottom edge: clipped", -y)
+		if -y < 25 {
+			rows++
+		}
 	}
-	return string(out)
+	assert.Greater(t, rows, 0)
+	assert.Len(t, legendRows(timelineLegend(tl), timelineWidth-1.5*vg.Inch), 2, "fenced-baseline's legend takes two rows")
 }

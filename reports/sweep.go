@@ -69,6 +69,9 @@ type SweepPoint struct {
 	// Replay is the command that replays the point's first violating run
 	// (or its first run when none violated).
 	Replay string
+	// Violating are the seeds of the point's violating runs, in run order
+	// (each replays with Replay's command and --seed S).
+	Violating []uint64
 }
 
 // Sweep is the result of simrun sweep.
@@ -278,11 +281,12 @@ func sweepLines(s *Sweep) (Image, error) {
 	p.X.Min, p.X.Max = xmin-0.04*span, xmax+0.04*span
 	p.Y.Min, p.Y.Max = -0.02, 1.02
 	w := 10 * vg.Inch
-	legendH := legendHeight(items, w-vg.Inch)
+	rows := legendRows(items, w-1.2*vg.Inch)
+	legendH := legendHeight(rows)
 	h := 5*vg.Inch + legendH
 	return render(w, h, func(c draw.Canvas) {
 		p.Draw(draw.Crop(c, 0, 0, legendH, 0))
-		drawLegend(c, items, c.Min.X+0.8*vg.Inch, c.Min.Y+legendH-vg.Points(6), w-1.2*vg.Inch)
+		drawLegend(c, rows, c.Min.X+0.8*vg.Inch, c.Min.Y+legendH-vg.Points(6))
 	})
 }
 

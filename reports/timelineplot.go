@@ -27,15 +27,15 @@ const (
 // TimelineImage draws a timeline: true time on the x axis, one lane per
 // process, a legend underneath.
 func TimelineImage(tl *Timeline, title string) (Image, error) {
-	items := timelineLegend(tl)
-	legendH := legendHeight(items, timelineWidth-vg.Inch)
+	rows := legendRows(timelineLegend(tl), timelineWidth-1.5*vg.Inch)
+	legendH := legendHeight(rows)
 	plotH := vg.Length(len(tl.Lanes))*laneHeight + 1.1*vg.Inch
 	h := plotH + legendH
 	return render(timelineWidth, h, func(c draw.Canvas) {
 		top := draw.Crop(c, 0, 0, legendH, 0)
 		p := timelinePlot(tl, title)
 		p.Draw(top)
-		drawLegend(c, items, c.Min.X+vg.Inch, c.Min.Y+legendH-vg.Points(8), timelineWidth-1.5*vg.Inch)
+		drawLegend(c, rows, c.Min.X+vg.Inch, c.Min.Y+legendH-vg.Points(8))
 	})
 }
 
@@ -242,7 +242,12 @@ func (a *timelineArtist) drawSpan(c draw.Canvas, l *Lane, s Span, x0, x1, yc, h 
 		}
 		slice := h / vg.Length(rows)
 		top := yc + h/2 - vg.Length(s.Row)*slice
-		fillRect(c, alpha(groupColours[s.Group%len(groupColours)], 0x2c), x0, top-slice, x1, top)
+		// A light tint behind the bars, and a solid strip of the side's
+		// colour along the slice's top, so that the side reads on any
+		// lane background (a tint alone was hard to tell apart).
+		gc := groupColours[s.Group%len(groupColours)]
+		fillRect(c, alpha(gc, 0x40), x0, top-slice, x1, top)
+		fillRect(c, gc, x0, top-partStrip, x1, top)
 	case SpanAttempt:
 		c.StrokeLine2(draw.LineStyle{Color: grey, Width: vg.Points(1)}, x0, yc, x1, yc)
 		if x1-x0 > vg.Points(6) {
@@ -340,6 +345,10 @@ func alpha(c color.Color, a uint8) color.NRGBA {
 	r, g, b, _ := c.RGBA()
 	return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), a}
 }
+
+// partStrip is the height of the solid strip in a partition side's colour
+// along the top of the lane (slice) it tints.
+const partStrip = vg.Length(2.5)
 
 // drawShade marks a violation window: lock safety filled red, resource
 // safety hatched orange (so that both show where they overlap), liveness
@@ -596,14 +605,17 @@ func legendRows(items []legendItem, width vg.Length) [][]legendItem {
 	return rows
 }
 
-func legendHeight(items []legendItem, width vg.Length) vg.Length {
-	return vg.Length(len(legendRows(items, width)))*legendRow + vg.Points(16)
+// legendHeight is the height the rows take (laid out once by legendRows,
+// so that the height reserved and the rows drawn agree: a height measured
+// for a wider row than the one drawn clipped the last row).
+func legendHeight(rows [][]legendItem) vg.Length {
+	return vg.Length(len(rows))*legendRow + vg.Points(16)
 }
 
-// drawLegend draws the items in rows from (x, top) down.
-func drawLegend(c draw.Canvas, items []legendItem, x, top, width vg.Length) {
+// drawLegend draws the rows from (x, top) down.
+func drawLegend(c draw.Canvas, rows [][]legendItem, x, top vg.Length) {
 	sty := textStyle(legendSize, black)
-	for ri, row := range legendRows(items, width) {
+	for ri, row := range rows {
 		y := top - vg.Length(ri+1)*legendRow
 		cx := x
 		for _, it := range row {
@@ -669,8 +681,11 @@ func timelineLegend(tl *Timeline) []legendItem {
 	}
 	if has[SpanGroup] {
 		add("partition side (lane tinted by side as on the network lane; overlapping partitions in rows)", func(c draw.Canvas, r vg.Rectangle) {
-			fillRect(c, alpha(groupColours[0], 0x30), r.Min.X, r.Min.Y, (r.Min.X+r.Max.X)/2, r.Max.Y)
-			fillRect(c, alpha(groupColours[1], 0x30), (r.Min.X+r.Max.X)/2, r.Min.Y, r.Max.X, r.Max.Y)
+			mx := (r.Min.X + r.Max.X) / 2
+			fillRect(c, alpha(groupColours[0], 0x40), r.Min.X, r.Min.Y, mx, r.Max.Y)
+			fillRect(c, groupColours[0], r.Min.X, r.Max.Y-partStrip, mx, r.Max.Y)
+			fillRect(c, alpha(groupColours[1], 0x40), mx, r.Min.Y, r.Max.X, r.Max.Y)
+			fillRect(c, groupColours[1], mx, r.Max.Y-partStrip, r.Max.X, r.Max.Y)
 		})
 	}
 	if has[SpanDelay] {

@@ -104,6 +104,9 @@ func BuildWith(s *Scenario, seed uint64, opt BuildOptions) (*World, error) {
 	hooks := faults.Hooks{Promote: func(node sim.ProcID) {
 		op.send(node, redis.Request{ID: op.next(), Args: []string{"REPLICAOF", "NO", "ONE"}})
 	}, Events: func(p sim.ProcID) []faults.NodeEvent { return events[p] }}
+	if s.procs != nil {
+		hooks.Select = s.procs.selectorSet
+	}
 	if opt.SkipFaults {
 		return w, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/locksim/locksim/clients"
+	"github.com/locksim/locksim/internal/suggest"
 )
 
 func (r *reader) client(n *yaml.Node, path string) ClientSpec {
@@ -67,7 +68,7 @@ func (r *reader) lock(n *yaml.Node, path string) clients.LockConfig {
 		}
 		fp := path + "." + key
 		if !cfg.Accepts(key) {
-			r.errf(kn, fp, "%s takes no parameter %q (it takes: %s)", alg, key, strings.Join(cfg.Params(), ", "))
+			r.errf(kn, fp, "%s takes no parameter %q (it takes: %s)%s", alg, key, strings.Join(cfg.Params(), ", "), suggest.DidYouMean(key, cfg.Params()))
 			continue
 		}
 		var text string
@@ -147,13 +148,10 @@ func validateLock(x *xref, s *Scenario, c *ClientSpec, path string) {
 		if len(l.Nodes) == 0 {
 			r.errf(at(path), path+".nodes", "required for %s (the independent masters)", l.Algorithm)
 		}
-		seen := map[string]bool{}
+		// A node listed twice is the lock configuration's to report
+		// (clients.LockConfig.Validate, with its index): once.
 		for _, nm := range l.Nodes {
 			ref(path+".nodes", nm, want.Name)
-			if seen[nm] {
-				r.errf(at(path+".nodes"), path+".nodes", "%q is listed twice", nm)
-			}
-			seen[nm] = true
 		}
 	}
 	if alg.NodeKind == clients.NodeMySQL && l.Table != "" {

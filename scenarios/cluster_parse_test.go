@@ -81,6 +81,8 @@ func TestParseClusterErrors(t *testing.T) {
 		{"bad slot range", "cluster:\n  nodes:\n    - {name: C1, slots: 9-2}\n    - {name: C2, slots: 0-16383}\n", []string{"cluster.nodes[0].slots: bad slot range \"9-2\""}},
 		{"replica of a replica", "cluster:\n  nodes:\n    - {name: C1, slots: 0-8000}\n    - {name: C2, slots: 8001-16383}\n    - {name: C3, replicaof: C1}\n    - {name: C4, replicaof: C3}\n", []string{"cluster.nodes[3].replicaof: \"C3\" is a replica itself"}},
 		{"unknown field", "cluster: {masters: 3, colour: red}\n", []string{"cluster.colour: unknown field"}},
+		{"too many nodes", "cluster:\n  nodes: [" + strings.Repeat("{name: X, replicaof: Y}, ", 31) + "]\n", []string{"cluster.nodes: 31 nodes; at most 30"}},
+		{"too many masters", "cluster: {masters: 20, replicas: 1}\n", []string{"cluster.masters: 20 masters with 1 replicas each is 40 nodes; at most 30"}},
 		{"promote a cluster replica", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: promote, node: C4}\n", []string{"faults[0].node: \"C4\" is not a replica"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -130,6 +130,8 @@ func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpe
 		}
 		if nodes.Kind != yaml.SequenceNode {
 			r.errf(nodes, path+".nodes", "must be a list of nodes ({name, slots} or {name, replicaof})")
+		} else if len(nodes.Content) > maxClusterNodes {
+			r.errf(nodes, path+".nodes", "%d nodes; at most %d", len(nodes.Content), maxClusterNodes)
 		} else {
 			for i, nn := range nodes.Content {
 				path := fmt.Sprintf(path+".nodes[%d]", i)

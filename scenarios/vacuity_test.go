@@ -112,3 +112,27 @@ func TestRefusedValueIsOneMessage(t *testing.T) {
 	assert.Contains(t, err.Error(), `faults[0].by: "30" needs a unit`)
 	assert.NotContains(t, err.Error(), "required for kind")
 }
+
+// TestDuplicateNodeReportedOnce: a node listed twice in a client's
+// nodes is one message per client, with its index.
+func TestDuplicateNodeReportedOnce(t *testing.T) {
+	text := "name: t\nduration: 10s\nredis: [{name: A}, {name: B}, {name: C}]\nclients:\n" +
+		"  - name: c1\n    lock: {algorithm: redlock, nodes: [A, A, B], ttl: 5s}\n    workload: {cycles: 1, hold: 1s}\n" +
+		"  - name: c2\n    lock: {algorithm: redlock, nodes: [A, A, B], ttl: 5s}\n    workload: {cycles: 1, hold: 1s}\n"
+	_, err := Parse("t.yaml", []byte(text))
+	require.Error(t, err)
+	assert.Equal(t, 2, strings.Count(err.Error(), "is listed twice"), err.Error())
+	assert.Contains(t, err.Error(), `t.yaml:6: clients[0].lock.nodes[1]: "A" is listed twice`)
+}
+
+// TestDidYouMeanField: a misspelt field, top-level or a lock parameter,
+// names the field it is close to.
+func TestDidYouMeanField(t *testing.T) {
+	_, err := Parse("t.yaml", []byte(strings.Replace(minimal, "duration: 10s\n", "duration: 10s\nexptme: 1\n", 1)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `exptme: unknown field "exptme"`)
+	assert.Contains(t, err.Error(), "; did you mean expect?")
+	_, err = Parse("t.yaml", []byte(strings.Replace(minimal, "ttl: 5s", "tll: 5s", 1)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "; did you mean ttl?")
+}

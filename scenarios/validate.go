@@ -231,10 +231,22 @@ func lineOf(n *yaml.Node) int {
 // by WithFaults).
 func validateFaults(x *xref, specs []faults.Spec, duration time.Duration, replicas map[string]bool) {
 	r, at, ref := x.r, x.at, x.ref
+	ix := &procIndex{procs: x.procs, order: x.order, byName: x.byName, replicas: replicas}
 	for i, f := range specs {
 		path := fmt.Sprintf("faults[%d]", i)
 		if d, ok := faults.Lookup(f.Kind); ok {
 			for _, fd := range d.Fields {
+				if p, ok := fd.Ptr(&f).(*string); ok && fd.Type == faults.FieldProc {
+					if sel, ok := faults.ParseSelector(*p); ok {
+						fp := path + "." + fd.Name
+						if fd.Name != "node" {
+							r.errf(at(fp), fp, "%s", selectorFieldError(fd))
+							continue
+						}
+						validateSelector(r, ix, sel, fd, fp, at)
+						continue
+					}
+				}
 				validateFaultField(r, &f, fd, path, at, ref, replicas)
 			}
 		}

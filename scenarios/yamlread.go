@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/locksim/locksim/internal/suggest"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -157,7 +158,7 @@ func (o *obj) done() {
 		if !known[kn.Value] {
 			list := append([]string(nil), o.known...)
 			sort.Strings(list)
-			o.r.errf(kn, join(o.path, kn.Value), "unknown field %q (known: %s)", kn.Value, strings.Join(list, ", "))
+			o.r.errf(kn, join(o.path, kn.Value), "unknown field %q (known: %s)%s", kn.Value, strings.Join(list, ", "), suggest.DidYouMean(kn.Value, list))
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -97,8 +96,8 @@ type exploreJSON struct {
 }
 
 func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
-	if f.workers < 1 {
-		return badInput("--workers must be at least 1, got %d", f.workers)
+	if err := checkWorkers(f.workers); err != nil {
+		return err
 	}
 	if f.maxFaults < 1 {
 		return badInput("--max-faults must be at least 1, got %d (a schedule without faults explores nothing)", f.maxFaults)
@@ -158,32 +157,12 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 	res := er.Result
 	res.Interrupted = interrupted()
 	elapsed := time.Since(start)
+	res.Elapsed = elapsed
 	fmt.Fprintf(stderr, "%d schedules in %.1fs: %.0f schedules/s on %d workers\n", res.Runs, elapsed.Seconds(), float64(res.Runs)/elapsed.Seconds(), cfg.Workers)
-	if f.shrink && len(res.Findings) > 0 {
-		fmt.Fprintln(stderr, "shrinking the first finding of each group...")
-		if err := fuzz.ShrinkFindings(ctx, base, res, cfg.Workers, fuzz.ShrinkOptions{}); err != nil {
-			return withCode(exitInconclusive, fmt.Errorf("internal error while shrinking: %w", err))
-		}
-	}
-	if err := fuzz.WriteFindings(d, base, res); err != nil {
-		return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-	}
 	m := &fuzz.Manifest{Identity: id, First: 0, End: pl.Total, Done: res.Runs, Interrupted: res.Interrupted}
-	if err := campaign.WriteManifest(d, m, baseYAML, fuzz.Record(fuzz.Config{Base: base, Seed: base.Seed, Kinds: cfg.Kinds, Checks: cfg.Checks, MaxFaults: cfg.MaxFaults}, res)); err != nil {
-		return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-	}
-	if err := d.RemoveStale(fuzz.FindingPatterns...); err != nil {
-		return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-	}
-	if f.junit != "" {
-		var buf bytes.Buffer
-		err := fuzz.WriteJUnit(&buf, res)
-		if err == nil {
-			err = outdir.WriteFileAtomic(f.junit, buf.Bytes())
-		}
-		if err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--junit: %w", err))
-		}
+	fcfg := fuzz.Config{Base: base, Seed: base.Seed, Kinds: cfg.Kinds, Checks: cfg.Checks, MaxFaults: cfg.MaxFaults, Workers: cfg.Workers}
+	if err := writeCampaign(stderr, ctx, d, base, baseYAML, fcfg, res, m, f.shrink, f.junit); err != nil {
+		return err
 	}
 	if f.jsonOut {
 		j := exploreJSON{Base: base.Name, Bounds: pl.Bounds, Schedules: res.Runs, Total: pl.Total, Violating: len(res.Findings),

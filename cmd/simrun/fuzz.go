@@ -130,8 +130,8 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		return badInput("--runs 0 needs --time (otherwise the campaign never ends)")
 	case f.keep < 1:
 		return badInput("--keep must be at least 1, got %d", f.keep)
-	case f.workers < 1:
-		return badInput("--workers must be at least 1, got %d", f.workers)
+	case checkWorkers(f.workers) != nil:
+		return checkWorkers(f.workers)
 	case f.maxFaults < 1:
 		return badInput("--max-faults must be at least 1, got %d (a schedule without faults finds nothing)", f.maxFaults)
 	}
@@ -209,6 +209,7 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 	}
 	res.Interrupted = interrupted()
 	elapsed := time.Since(start)
+	res.Elapsed = elapsed
 	rate := float64(res.Runs) / elapsed.Seconds()
 	fmt.Fprintf(stderr, "%d runs in %.1fs: %.0f runs/s on %d workers (%.0f per worker), %d violating\n",
 		res.Runs, elapsed.Seconds(), rate, cfg.Workers, rate/float64(cfg.Workers), len(res.Findings))
@@ -241,7 +242,11 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 // base.yaml into d (removing finding files of an earlier run), the JUnit
 // report, and prints the summary or JSON; its error carries fuzz's exit
 // code.
-func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, shrink, jsonOut bool, junit string) error {
+// writeCampaign is what fuzz, merge and explore do with a campaign's
+// result before they print it: shrink the findings (when asked), write them,
+// the manifest and the JUnit file, and remove the previous campaign's
+// findings from the folder.
+func writeCampaign(stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, shrink bool, junit string) error {
 	if shrink && len(res.Findings) > 0 {
 		fmt.Fprintln(stderr, "shrinking the written findings...")
 		if err := fuzz.ShrinkFindings(ctx, base, res, cfg.Workers, fuzz.ShrinkOptions{}); err != nil {
@@ -268,6 +273,13 @@ func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, ba
 		if err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--junit: %w", err))
 		}
+	}
+	return nil
+}
+
+func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, shrink, jsonOut bool, junit string) error {
+	if err := writeCampaign(stderr, ctx, d, base, baseYAML, cfg, res, m, shrink, junit); err != nil {
+		return err
 	}
 	if jsonOut {
 		if err := fuzz.WriteJSON(stdout, res); err != nil {

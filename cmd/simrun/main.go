@@ -16,9 +16,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/locksim/locksim/internal/buildinfo"
 	"github.com/locksim/locksim/internal/exit"
+	"github.com/locksim/locksim/internal/suggest"
 )
 
 // Exit codes (internal/exit).
@@ -71,7 +73,7 @@ Exit codes: 0 verdicts match the scenario's expectations; 1 they do not;
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &exitError{Code: exitBadInput, Err: fmt.Errorf("%v\n\n%s", err, cmd.UsageString())}
+		return &exitError{Code: exitBadInput, Err: fmt.Errorf("%v%s\n\n%s", err, flagSuggestion(cmd, err), cmd.UsageString())}
 	})
 	root.AddCommand(newVersionCmd(), newListCmd(), newRunCmd(), newReplayCmd())
 	for _, f := range extraCommands {
@@ -157,4 +159,23 @@ func main() {
 		debug.SetGCPercent(defaultGCPercent)
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// flagSuggestion is "; did you mean --seed?" for an unknown flag close to
+// one of cmd's flags (pflag's error: "unknown flag: --sed"), or "".
+func flagSuggestion(cmd *cobra.Command, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	close := suggest.Closest(name, names)
+	if len(close) == 0 {
+		return ""
+	}
+	for i := range close {
+		close[i] = "--" + close[i]
+	}
+	return "; did you mean " + strings.Join(close, " or ") + "?"
 }

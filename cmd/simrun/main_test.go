@@ -99,3 +99,27 @@ func TestCompletionUnknownShell(t *testing.T) {
 	assert.Equal(t, exitOK, r.code)
 	assert.Contains(t, r.stdout, "bash completion")
 }
+
+// TestWorkersBounded: every command with --workers refuses a count no
+// machine can use (exit 2), as it refuses 0.
+func TestWorkersBounded(t *testing.T) {
+	for _, args := range [][]string{
+		{"fuzz", "redlock-clock-jump", "--runs", "1"},
+		{"sweep", "redlock-clock-jump", "--param", "faults[0].by=1s,2s", "--out", "/nonexistent-never-written"},
+		{"matrix", "--out", "/nonexistent-never-written"},
+		{"explore", "redlock-clock-jump"},
+	} {
+		for _, n := range []string{"0", "10000"} {
+			r := simrun(append(args, "--workers", n)...)
+			assert.Equal(t, exitBadInput, r.code, "%v --workers %s: %s", args, n, r.stderr)
+			assert.Contains(t, r.stderr, "--workers", "%v --workers %s", args, n)
+		}
+	}
+}
+
+// TestDidYouMeanFlag: a misspelt flag names the flag it is close to.
+func TestDidYouMeanFlag(t *testing.T) {
+	r := simrun("run", "fenced-baseline", "--sed", "3")
+	assert.Equal(t, exitBadInput, r.code)
+	assert.Contains(t, r.stderr, "unknown flag: --sed; did you mean --seed?")
+}

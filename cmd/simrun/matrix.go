@@ -90,8 +90,8 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 	if f.runs < 1 {
 		return badInput("--runs: must be at least 1 (got %d)", f.runs)
 	}
-	if f.workers < 1 {
-		return badInput("--workers: must be at least 1 (got %d)", f.workers)
+	if err := checkWorkers(f.workers); err != nil {
+		return err
 	}
 	shard, err := campaign.ParseShard(f.shard)
 	if err != nil {

@@ -68,8 +68,8 @@ violations were found).`,
 }
 
 func runMerge(stdout, stderr io.Writer, dirs []string, f mergeFlags) error {
-	if f.workers < 1 {
-		return badInput("--workers must be at least 1, got %d", f.workers)
+	if err := checkWorkers(f.workers); err != nil {
+		return err
 	}
 	ms := make([]*fuzz.Manifest, len(dirs))
 	for i, dir := range dirs {

@@ -80,8 +80,8 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 	if f.seeds < 1 {
 		return badInput("--seeds: must be at least 1 (got %d)", f.seeds)
 	}
-	if f.workers < 1 {
-		return badInput("--workers: must be at least 1 (got %d)", f.workers)
+	if err := checkWorkers(f.workers); err != nil {
+		return err
 	}
 	shard, err := campaign.ParseShard(f.shard)
 	if err != nil {

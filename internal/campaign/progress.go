@@ -1,8 +1,10 @@
 package campaign
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -12,12 +14,26 @@ import (
 // progress shows a campaign's progress with an ETA on a terminal's stderr,
 // through schollz/progressbar (which measures the terminal's width,
 // throttles redraws and predicts the remaining time). When stderr is not a
-// terminal (a CI log, a pipe) or --quiet is given it shows nothing: the
-// final summary says how many runs were done. It lives in real time and
-// only ever draws: no result depends on it.
+// terminal (a CI log, a pipe) it prints a plain line every LogEvery
+// instead (issue 25: a long fuzz --time in CI printed nothing until the
+// end); with --quiet it shows nothing: the final summary says how many
+// runs were done. It lives in real time and only ever draws: no result
+// depends on it.
 type Progress struct {
 	bar *progressbar.ProgressBar
+	// The plain lines of a non-terminal: the writer, the label, the
+	// total, when the campaign began and the last line was printed.
+	mu          sync.Mutex
+	log         io.Writer
+	label       string
+	total       int
+	start, last time.Time
+	now         func() time.Time
+	added       int // runs counted by Add
 }
+
+// LogEvery is the interval between two progress lines on a non-terminal.
+const LogEvery = 5 * time.Second
 
 // IsTerminal reports whether w is a terminal.
 func IsTerminal(w io.Writer) bool {
@@ -28,8 +44,11 @@ func IsTerminal(w io.Writer) bool {
 // NewProgress returns a progress display of total runs (-1: no known
 // total, a spinner with the count) on w, or an inert one.
 func NewProgress(w io.Writer, total int, label string, quiet bool) *Progress {
-	if quiet || !IsTerminal(w) {
+	if quiet {
 		return &Progress{}
+	}
+	if !IsTerminal(w) {
+		return newLogProgress(w, total, label, time.Now)
 	}
 	bar := progressbar.NewOptions64(int64(total),
 		progressbar.OptionSetWriter(w),
@@ -46,8 +65,48 @@ func NewProgress(w io.Writer, total int, label string, quiet bool) *Progress {
 	return &Progress{bar: bar}
 }
 
+// newLogProgress prints a line every LogEvery on w, reading the time with
+// now (tests give a fake clock).
+func newLogProgress(w io.Writer, total int, label string, now func() time.Time) *Progress {
+	t := now()
+	return &Progress{log: w, label: label, total: total, start: t, last: t, now: now}
+}
+
+// logLine prints a progress line when LogEvery passed since the last one.
+func (p *Progress) logLine(n int, note string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.now()
+	if t.Sub(p.last) < LogEvery {
+		return
+	}
+	p.last = t
+	elapsed := t.Sub(p.start)
+	line := fmt.Sprintf("%s: %d runs", p.label, n)
+	if p.total > 0 {
+		line += fmt.Sprintf(" of %d", p.total)
+	}
+	line += fmt.Sprintf(" in %s", elapsed.Round(time.Second))
+	if secs := elapsed.Seconds(); secs > 0 && n > 0 {
+		line += fmt.Sprintf(" (%.0f runs/s", float64(n)/secs)
+		if p.total > n {
+			left := time.Duration(float64(p.total-n) / (float64(n) / secs) * float64(time.Second))
+			line += fmt.Sprintf(", about %s left", left.Round(time.Second))
+		}
+		line += ")"
+	}
+	if note != "" {
+		line += "; " + note
+	}
+	fmt.Fprintln(p.log, line)
+}
+
 // set shows n runs done and a note (the violating runs so far).
 func (p *Progress) Set(n int, note string) {
+	if p.log != nil {
+		p.logLine(n, note)
+		return
+	}
 	if p.bar == nil {
 		return
 	}
@@ -59,6 +118,14 @@ func (p *Progress) Set(n int, note string) {
 
 // add counts one more run.
 func (p *Progress) Add() {
+	if p.log != nil {
+		p.mu.Lock()
+		p.added++
+		n := p.added
+		p.mu.Unlock()
+		p.logLine(n, "")
+		return
+	}
 	if p.bar != nil {
 		_ = p.bar.Add(1)
 	}

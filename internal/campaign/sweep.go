@@ -187,8 +187,11 @@ func WriteSweep(stdout io.Writer, d *outdir.Dir, pl *SweepPlan, m *fuzz.Manifest
 		for r := 0; r < pl.Seeds; r++ {
 			res := verdicts[i*pl.Seeds+r]
 			pt.Counts.Add(res.Lock, res.Resource, res.Liveness)
-			if first < 0 && res.Violated() {
-				first = r
+			if res.Violated() {
+				if first < 0 {
+					first = r
+				}
+				pt.Violating = append(pt.Violating, pl.RunSeed(i*pl.Seeds+r))
 			}
 		}
 		if first < 0 {
@@ -219,6 +222,22 @@ func WriteSweep(stdout io.Writer, d *outdir.Dir, pl *SweepPlan, m *fuzz.Manifest
 	return nil
 }
 
+// maxSeedsListed bounds the violating seeds printed per point.
+const maxSeedsListed = 20
+
+// seedList lists seeds, the first max of them, and how many more.
+func seedList(seeds []uint64, max int) string {
+	var parts []string
+	for i, s := range seeds {
+		if i == max {
+			parts = append(parts, fmt.Sprintf("and %d more", len(seeds)-max))
+			break
+		}
+		parts = append(parts, fmt.Sprint(s))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func pointWords(params []reports.SweepParam, vals []string) string {
 	var w []string
 	for i, v := range vals {
@@ -240,6 +259,9 @@ func printSweep(w io.Writer, sw *reports.Sweep, dir string) {
 		fmt.Fprintf(w, "%3d  %-30s lock %-18s resource %-18s liveness %-18s\n", i, pointWords(sw.Params, pt.Values),
 			rate(pt.Counts, reports.LockSafety), rate(pt.Counts, reports.ResourceSafety), rate(pt.Counts, reports.Liveness))
 		fmt.Fprintf(w, "     replay: %s\n", pt.Replay)
+		if len(pt.Violating) > 0 {
+			fmt.Fprintf(w, "     violating seeds: %s\n", seedList(pt.Violating, maxSeedsListed))
+		}
 	}
 	fmt.Fprintf(w, "\nwrote %s (sweep.png, sweep.svg, sweep.csv, points/)\n", dir)
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Closest returns the names close to name (edit distance at most a third
+// Closest returns the names close to name (edit distance at most half
 // of its length, at least 2, or containing it), closest first, at most
 // three.
 func Closest(name string, names []string) []string {
@@ -15,7 +15,7 @@ func Closest(name string, names []string) []string {
 		name string
 		d    int
 	}
-	limit := max(2, len(name)/3)
+	limit := max(2, len(name)/2)
 	var cs []cand
 	for _, n := range names {
 		d := editDistance(name, n)

@@ -23,6 +23,7 @@ type Proxy struct {
 	mu      sync.Mutex
 	names   map[string]string // source ip -> process name
 	fronts  map[string]*front // server name -> front
+	more    []*front          // second fronts of servers (ListenAlso)
 	cuts    map[int][][2]string
 	delays  map[int]delayFault
 	nextID  int
@@ -104,6 +105,32 @@ func (p *Proxy) Listen(server, listen, target string) (string, error) {
 	}
 	f := &front{server: server, target: target, ln: ln}
 	p.fronts[server] = f
+	p.wg.Add(1)
+	p.mu.Unlock()
+	go p.accept(f)
+	return ln.Addr().String(), nil
+}
+
+// ListenAlso opens a second front for server, which already has one: a
+// Redis Cluster node's bus port beside its client port. Connections
+// through it are the server's like those of its first front (cuts,
+// delays and resets act on both).
+func (p *Proxy) ListenAlso(server, listen, target string) (string, error) {
+	if server == "" {
+		return "", errors.New("proxy: ListenAlso: empty server name")
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return "", fmt.Errorf("proxy: second front for %s on %s: %w", server, listen, err)
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		ln.Close()
+		return "", errors.New("proxy: closed")
+	}
+	f := &front{server: server, target: target, ln: ln}
+	p.more = append(p.more, f)
 	p.wg.Add(1)
 	p.mu.Unlock()
 	go p.accept(f)
@@ -281,6 +308,9 @@ func (p *Proxy) Close() error {
 	}
 	p.closed = true
 	for _, f := range p.fronts {
+		f.ln.Close()
+	}
+	for _, f := range p.more {
 		f.ln.Close()
 	}
 	var cs []*conn
