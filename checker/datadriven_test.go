@@ -77,6 +77,15 @@ import (
 //	keyloss NODE KEY CAUSE AT [holder=P] [: DETAIL]
 //	    NODE removed KEY on its own at AT: CAUSE is expired, evicted,
 //	    session-expired or connection-killed.
+//	promoted NODE AT [from=M] [keys=(K, K=N, ...)] [cut] : CAUSE
+//	    NODE became a master at AT (replica of M before) holding the keys
+//	    listed (with integer values), or more than those with cut.
+//	demoted NODE AT [to=R] [last-write=T]
+//	    NODE, a master, became a replica of R at AT, having last accepted
+//	    a write as a master at T.
+//	still-master NODE AT last-write=T
+//	    the run ended at AT with NODE still a master, having last
+//	    accepted a write at T (sim.RoleChange.RunEnd).
 //	counter CLIENT load|purchase|read SPAN [key=K] [node=N] [method=M]
 //	        [observed=V] [missing] [wrote] [known] [sold] [attempts=N]
 //	        [conflicts=N] [: WHY]
@@ -144,7 +153,7 @@ func TestHistoriesRefuseMistakes(t *testing.T) {
 	tests := []struct{ step, input, want string }{
 		{step: "check end=10s max-wiat=10s", want: "t.txt:3: check: unexpected arguments: max-wiat=10s"},
 		{step: "check end=10s", input: "belief c1 1s..2s tokne=3", want: "t.txt:3 (record 1): belief: unexpected arguments: tokne=3"},
-		{step: "check end=10s", input: "belief c1 1s..2s\nbeleif c2 3s..4s", want: `t.txt:3 (record 2): unknown command "beleif" (known: attempt, belief, clock, counter, fault, keyloss, section, want)`},
+		{step: "check end=10s", input: "belief c1 1s..2s\nbeleif c2 3s..4s", want: `t.txt:3 (record 2): unknown command "beleif" (known: attempt, belief, clock, counter, demoted, fault, keyloss, promoted, section, still-master, want)`},
 		{step: "check end=10s", input: "section c1 write=2s:acepted", want: `t.txt:3 (record 1): section: write=2s:acepted: unknown outcome "acepted" (accepted, rejected, lost)`},
 		{step: "check end=10s", input: "want c1 5s..2s", want: `t.txt:3 (record 1): want: "5s..2s": the span ends before it starts`},
 		{step: "check end=10s", input: "fault pause 1s..2s", want: "t.txt:3 (record 1): fault: a fault needs its text after ': '"},
@@ -281,10 +290,17 @@ func parseHistory(t testing.TB, td *datadriven.TestData, end sim.Time) *sim.Hist
 			h.Counter = append(h.Counter, op)
 		case "clock":
 			h.Clocks = append(h.Clocks, r.clock())
+		case "promoted", "demoted":
+			h.Roles = append(h.Roles, r.role(cmd == "promoted"))
+		case "still-master":
+			c := sim.RoleChange{Master: true, RunEnd: true, Node: r.Pos("node")}
+			c.At = r.time("run end", r.Pos("time"))
+			c.LastWrite = r.time("last-write", r.String("last-write", "0s"))
+			h.Roles = append(h.Roles, c)
 		default:
-			simtest.Unknown(t, rec, "belief", "section", "want", "attempt", "fault", "keyloss", "counter", "clock")
+			simtest.Unknown(t, rec, "belief", "section", "want", "attempt", "fault", "keyloss", "counter", "clock", "promoted", "demoted", "still-master")
 		}
-		if r.text != "" && cmd != "fault" && cmd != "keyloss" && cmd != "counter" {
+		if r.text != "" && cmd != "fault" && cmd != "keyloss" && cmd != "counter" && cmd != "promoted" {
 			r.Fatalf("takes no text after ':'")
 		}
 		r.Done()
@@ -499,6 +515,38 @@ func (r *recordReader) keyLoss() sim.KeyLoss {
 	l.Holder = r.String("holder", "")
 	l.Detail = r.text
 	return l
+}
+
+// role reads a promotion (promoted NODE AT [from=M] [keys=(K, K=N, ...)]
+// [cut] : CAUSE) or a demotion (demoted NODE AT to=R [last-write=T]).
+func (r *recordReader) role(master bool) sim.RoleChange {
+	c := sim.RoleChange{Master: master, Node: r.Pos("node")}
+	c.At = r.time("role change time", r.Pos("time"))
+	if master {
+		c.Other = r.String("from", "")
+		c.Cause = r.text
+		if c.Cause == "" {
+			r.Fatalf("a promotion needs its cause after ': '")
+		}
+		for _, k := range r.Vals("keys") {
+			rk := sim.RoleKey{Key: k}
+			if key, v, ok := strings.Cut(k, "="); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					r.Fatalf("keys: %q: want KEY or KEY=INTEGER", k)
+				}
+				rk = sim.RoleKey{Key: key, Int: n, IsInt: true}
+			}
+			c.Keys = append(c.Keys, rk)
+		}
+		c.KeysCut = r.Bool("cut")
+	} else {
+		c.Other = r.String("to", "")
+		if r.Has("last-write") {
+			c.LastWrite = r.time("last-write", r.String("last-write", ""))
+		}
+	}
+	return c
 }
 
 // clock reads a process's initial clock setting: clock PROC [offset=D]

@@ -143,7 +143,7 @@ func explainOverlaps(h *sim.History, g []overlap) Violation {
 	// from the start come last (a client whose clock runs ahead takes over
 	// a live GETSET lock with no fault at all). Without a fault, they
 	// stand alone.
-	v.Explanation = text + "; " + causes(what, lossClause(h, a, g[0].b), faults, clockClause(h, v.Clients)) + "."
+	v.Explanation = text + "; " + causes(what, joinCauses(lossClause(h, a, g[0].b), promotionClause(h, a.Lock, "lock key", false, g[0].b.Start)), faults, clockClause(h, v.Clients)) + "."
 	return v
 }
 

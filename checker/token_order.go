@@ -277,5 +277,6 @@ func lowerToken(h *sim.History, hi, w sim.Section, beliefs map[int]sim.Belief) V
 // faults between from and to (a counter node that restarted empty, a
 // failover), else the latest before.
 func tokenCause(h *sim.History, lock string, clients []string, from, to, lossFrom, lossTo sim.Time, what string) string {
-	return causes(what, counterLossClause(h, lock, lossFrom, lossTo), faultClause(h.Faults, clients, from, to, what), "")
+	promo := promotionClause(h, tokenCounterKey(lock), "token counter key", true, lossTo)
+	return causes(what, joinCauses(counterLossClause(h, lock, lossFrom, lossTo), promo), faultClause(h.Faults, clients, from, to, what), "")
 }

@@ -27,6 +27,9 @@ type History struct {
 	// expiry, an eviction, a session's ephemeral node, a killed
 	// connection's row lock; in the order they happened.
 	KeyLosses []KeyLoss
+	// Roles are the servers' promotions and demotions (promotion.go), in
+	// the order they happened; kept whole across streamed pieces.
+	Roles []RoleChange `json:",omitempty"`
 	// Clocks are the processes whose clocks did not start in step with
 	// true time: the scenario's initial clock settings (ClockSpec: an
 	// offset of the wall clock, a rate error), in the order the processes

@@ -108,6 +108,12 @@ type pendingItem struct {
 }
 
 type proc struct {
+	// lastWrite is when the process, a server, last accepted a write as
+	// a master (Env.WroteAsMaster; promotion.go); 0 when never.
+	lastWrite Time
+	// demoted: its last role change (RoleChanged) was a demotion, and it
+	// accepted no write as a master since.
+	demoted bool
 	id      ProcID
 	name    string
 	factory func() Process

@@ -333,6 +333,7 @@ func (k *Kernel) Finish() *History {
 		for _, p := range k.procs {
 			k.closeOpen(p, EndRunEnd)
 		}
+		k.endRoles()
 		for i := range k.hist.Sections {
 			s := &k.hist.Sections[i]
 			if s.Written && s.Outcome == WriteNone {
@@ -345,6 +346,7 @@ func (k *Kernel) Finish() *History {
 			// over, nothing can change).
 			last := k.hist
 			last.Faults = last.Faults[:len(last.Faults):len(last.Faults)]
+			last.Roles = last.Roles[:len(last.Roles):len(last.Roles)]
 			k.hs.sink.Piece(&last)
 		}
 	}

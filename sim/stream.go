@@ -18,8 +18,9 @@ package sim
 // owner known, and every record of the piece before it closed by then. Judging the pieces one after the other is then exact (the
 // checker's split.go and stream.go say why for each property), and the IDs
 // of the records stay those of the whole history: a piece is the whole
-// history's records from one ID on, Faults are kept whole (a fault schedule
-// applies few) and every piece carries all those recorded so far.
+// history's records from one ID on, Faults and Roles (promotion.go) are kept whole (a
+// fault schedule applies few, servers change role rarely) and every piece
+// carries all those recorded so far.
 //
 // A new record kind plugs in by saying when it is open (counted in
 // histStream.open while it is) and when it settles; the flush waits for
@@ -179,7 +180,7 @@ func (k *Kernel) flush(carry int) {
 	h := &k.hist
 	nb := len(h.Beliefs) - carry
 	p := &History{Wants: h.Wants, Attempts: h.Attempts, Beliefs: h.Beliefs[:nb:nb], Sections: h.Sections,
-		KeyLosses: h.KeyLosses, Faults: h.Faults[:len(h.Faults):len(h.Faults)], Clocks: h.Clocks, End: k.now}
+		KeyLosses: h.KeyLosses, Faults: h.Faults[:len(h.Faults):len(h.Faults)], Roles: h.Roles[:len(h.Roles):len(h.Roles)], Clocks: h.Clocks, End: k.now}
 	k.hs.wants += len(h.Wants)
 	k.hs.attempts += len(h.Attempts)
 	k.hs.beliefs += nb

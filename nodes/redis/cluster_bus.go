@@ -1009,7 +1009,7 @@ func (n *Node) failoverReplaceMaster() {
 		return
 	}
 	me.master, me.slaveof = true, -1
-	n.promote()
+	n.promote("cluster failover")
 	for s := range cs.slots {
 		if int(cs.slots[s]) == old {
 			cs.setSlotOwner(s, cs.me)

@@ -385,6 +385,11 @@ func (n *Node) reply(to sim.ProcID, id uint64, pooled bool, v Value) {
 // the replicas, before the reply is sent (R 7.2.4 src/server.c:1718-1738),
 // and the client's write offset moves (c->woff, server.c:3683).
 func (n *Node) endUnit(client sim.ProcID) {
+	if client != sim.NoProc && !n.loading && !n.isReplica() && (len(n.prop) > 0 || n.propDropped) {
+		// A client's write on a master: what a demotion records as its
+		// last (sim.RoleChange.LastWrite), for split brain.
+		n.env.WroteAsMaster()
+	}
 	if len(n.prop) == 0 {
 		if n.propDropped {
 			// What the unit would have propagated went nowhere (no AOF, no

@@ -1,6 +1,8 @@
 package redis
 
 import (
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -565,7 +567,11 @@ func cmdReplicaOf(n *Node, a []string) Value {
 	}
 	if strings.EqualFold(a[1], "no") && strings.EqualFold(a[2], "one") {
 		if n.isReplica() {
-			n.promote()
+			cause := "REPLICAOF NO ONE"
+			if n.cur.client != sim.NoProc {
+				cause += " from " + n.env.NameOf(n.cur.client)
+			}
+			n.promote(cause)
 		}
 		return OK()
 	}
@@ -583,9 +589,11 @@ func cmdReplicaOf(n *Node, a []string) Value {
 // promote is replicationUnsetMaster: the node keeps its data, shifts its
 // replication id (replid2 = old id, second_repl_offset = offset+1),
 // disconnects its own replicas so they learn the new id, and from now on
-// expires keys with its own wall clock.
-func (n *Node) promote() {
+// expires keys with its own wall clock. cause says how, for the history
+// (sim.RoleChange).
+func (n *Node) promote(cause string) {
 	old := n.masterName
+	n.recordPromotion(old, cause)
 	if n.masterID != sim.NoProc {
 		n.env.Close(n.masterID)
 	}
@@ -599,10 +607,41 @@ func (n *Node) promote() {
 	n.logfAttrs(EventPromoted, []sim.Attr{sim.Str("was_replica_of", old), sim.Str("replid", n.replID), sim.Int64("offset", n.offset)}, "was replica of %s; replid %s offset %d", old, n.replID, n.offset)
 }
 
+// recordPromotion adds the promotion to the history (sim.RoleChange) with
+// the keys the node held, so that the checker can say that the new master
+// lacked the lock key or held an older token counter. Simplification: a
+// key counts as held if it is in the dataset, even if its deadline has
+// passed by the replica's clock (a replica never deletes expired keys; the
+// promoted master expires them on first access or in its cycle).
+func (n *Node) recordPromotion(former, cause string) {
+	r := sim.RoleChange{Master: true, Other: former, Cause: cause}
+	if len(n.db) > sim.MaxRoleKeys {
+		r.KeysCut = true
+	} else {
+		for k, e := range n.db {
+			rk := sim.RoleKey{Key: k}
+			if !e.isHash {
+				if v, err := strconv.ParseInt(e.str, 10, 64); err == nil {
+					rk.Int, rk.IsInt = v, true
+				}
+			}
+			r.Keys = append(r.Keys, rk)
+		}
+		// Map order must not reach the history.
+		sort.Slice(r.Keys, func(i, j int) bool { return r.Keys[i].Key < r.Keys[j].Key })
+	}
+	n.env.RoleChanged(r)
+}
+
 // setMaster is replicationSetMaster: blocked clients are unblocked with an
 // error, replicas disconnected, and a full sync with the new master
 // replaces the data when it arrives.
 func (n *Node) setMaster(name string, port int64) {
+	if !n.isReplica() {
+		// A master becomes a replica: the end of a split brain, if
+		// another node was promoted meanwhile (sim.RoleChange).
+		n.env.RoleChanged(sim.RoleChange{Other: name, Cause: "REPLICAOF " + name})
+	}
 	if n.isReplica() && n.masterID != sim.NoProc {
 		n.env.Close(n.masterID)
 	}
