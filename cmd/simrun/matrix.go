@@ -114,7 +114,7 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 		return err
 	}
 	if shard.N > 1 {
-		if err := campaign.WriteManifest(d, m, nil, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+		if err := campaign.WriteManifest(d, m, nil, fuzz.RecordOf(verdicts)); err != nil {
 			return badInput("--out: %v", err)
 		}
 		fmt.Fprintf(stdout, "matrix shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",

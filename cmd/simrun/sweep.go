@@ -113,7 +113,7 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 		return err
 	}
 	if shard.N > 1 {
-		if err := campaign.WriteManifest(d, m, pl.BaseYAML, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+		if err := campaign.WriteManifest(d, m, pl.BaseYAML, fuzz.RecordOf(verdicts)); err != nil {
 			return badInput("--out: %v", err)
 		}
 		fmt.Fprintf(stdout, "sweep %s shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",

@@ -189,7 +189,7 @@ func JoinVerdicts(dirs []string, ms []*fuzz.Manifest) ([]fuzz.Verdicts, error) {
 		if len(recs[i].Errors) > 0 {
 			return nil, exit.BadInputf("%s: run %d failed in this shard: %s", dirs[i], recs[i].Errors[0].Run, recs[i].Errors[0].Err)
 		}
-		v, err := fuzz.DecodeVerdicts(recs[i].Verdicts, ms[i].Done)
+		v, err := recs[i].Decode(ms[i].Done)
 		if err != nil {
 			return nil, exit.BadInputf("%s: %v", filepath.Join(dirs[i], fuzz.ManifestFile), err)
 		}

@@ -187,6 +187,9 @@ func WriteSweep(stdout io.Writer, d *outdir.Dir, pl *SweepPlan, m *fuzz.Manifest
 		for r := 0; r < pl.Seeds; r++ {
 			res := verdicts[i*pl.Seeds+r]
 			pt.Counts.Add(res.Lock, res.Resource, res.Liveness)
+			if n := res.Numbers; n.Known {
+				pt.Counts.Numbers.Add(n.Grants, n.LatencyP50, n.HasLatency, n.Unavailable)
+			}
 			if res.Violated() {
 				if first < 0 {
 					first = r
@@ -215,7 +218,7 @@ func WriteSweep(stdout io.Writer, d *outdir.Dir, pl *SweepPlan, m *fuzz.Manifest
 			return exit.BadInputf("--out: %v", err)
 		}
 	}
-	if err := WriteManifest(d, m, pl.BaseYAML, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+	if err := WriteManifest(d, m, pl.BaseYAML, fuzz.RecordOf(verdicts)); err != nil {
 		return exit.BadInputf("--out: %v", err)
 	}
 	printSweep(stdout, sw, d.Path())
