@@ -70,8 +70,9 @@ type Latency struct {
 	P99   time.Duration `json:"p99"`
 	Max   time.Duration `json:"max"`
 	// Samples are the latencies in the order measured, for drawing their
-	// distribution; not written.
-	Samples []time.Duration `json:"-"`
+	// distribution (the report's histogram; written so that simrun report
+	// redraws it from result.json without re-running).
+	Samples []time.Duration `json:"samples,omitempty"`
 }
 
 // StatsOf counts the statistics of a whole history.
