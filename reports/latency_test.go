@@ -1,8 +1,6 @@
 package reports
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -53,9 +51,6 @@ func TestLatencyHistogramInReport(t *testing.T) {
 	require.NoError(t, err)
 	page := string(files["index.html"])
 	assert.Contains(t, page, `alt="acquisition latency distribution"`)
-	if dir := os.Getenv("LOCKSIM_LATENCY_SVG"); dir != "" {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "latency.svg"), LatencyHistogramSVG(run.Result.Stats.Latency.Samples), 0o644))
-	}
 	run.Result.Stats = &checker.Stats{}
 	files, err = RenderRun(run)
 	require.NoError(t, err)
