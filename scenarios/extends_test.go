@@ -16,7 +16,7 @@ import (
 // cycle is refused.
 func TestExtends(t *testing.T) {
 	files := map[string]string{
-		"base.yaml": "name: base\nduration: 10s\nnetwork: {latency: 1ms}\nredis:\n  - name: A\nclients:\n  - name: c1\n    lock: {algorithm: redis-single, node: A, ttl: 5s}\n",
+		"base.yaml":     "name: base\nduration: 10s\nnetwork: {latency: 1ms}\nredis:\n  - name: A\nclients:\n  - name: c1\n    lock: {algorithm: redis-single, node: A, ttl: 5s}\n",
 		"bad-base.yaml": "name: bad\nduration: 10s\nredis:\n  - name: A\nclients:\n  - name: c1\n    lock: {algorithm: redis-single, node: A, ttl: abc}\n",
 		"partial.yaml":  "duration: 20s\n",
 		"loop-a.yaml":   "extends: loop-b.yaml\nname: a\n",
