@@ -200,6 +200,9 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		label += " shard " + shard.String()
 	}
 	prog := campaign.NewProgress(stderr, total, label, f.quiet)
+	if f.dur > 0 {
+		prog.Until(time.Now().Add(f.dur))
+	}
 	cfg.Progress = func(p fuzz.Progress) { prog.Set(p.Runs, fmt.Sprintf("%s: %d violating", label, p.Found)) }
 	start := time.Now()
 	res, err := fuzz.Run(ctx, cfg)
@@ -225,8 +228,8 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		}
 		fmt.Fprintf(stdout, "fuzz %s shard %s: runs %d..%d of %d, %d violating; wrote %s (join the shards with simrun merge)\n",
 			base.Name, shard, m.First, m.First+m.Done-1, m.Total, len(res.Findings), filepath.Join(d.Path(), fuzz.ManifestFile))
-		if res.Interrupted {
-			return withCode(exitInconclusive, fmt.Errorf("interrupted after %d of the shard's %d runs: wrote what was found; run the shard again for a complete set", res.Runs, res.Planned))
+		if err := campaign.InterruptError(ctx, fmt.Sprintf("stopped after %d of the shard's %d runs; wrote its %d findings in %s (marked interrupted: run the shard again for a complete set)", res.Runs, res.Planned, len(res.Findings), filepath.Join(d.Path(), fuzz.ManifestFile))); err != nil {
+			return err
 		}
 		if len(res.Errors) > 0 {
 			return withCode(exitInconclusive, fmt.Errorf("run %d failed: %s", res.Errors[0].Run, res.Errors[0].Err))
@@ -277,6 +280,19 @@ func writeCampaign(stderr io.Writer, ctx context.Context, d *outdir.Dir, base *s
 	return nil
 }
 
+// campaignWrote says what an interrupted campaign wrote before it stopped
+// (the exit 130, 143 message).
+func campaignWrote(done string, res *fuzz.Result, d *outdir.Dir, junit string) string {
+	msg := "stopped after " + done
+	if d != nil {
+		msg += fmt.Sprintf("; wrote the findings so far (%d violating runs) and %s in %s", len(res.Findings), fuzz.ManifestFile, d.Path())
+	}
+	if junit != "" {
+		msg += "; the JUnit report in " + junit
+	}
+	return msg
+}
+
 func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, shrink, jsonOut bool, junit string) error {
 	if err := writeCampaign(stderr, ctx, d, base, baseYAML, cfg, res, m, shrink, junit); err != nil {
 		return err
@@ -288,12 +304,8 @@ func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, ba
 	} else {
 		fuzz.WriteSummary(stdout, res)
 	}
-	if res.Interrupted {
-		msg := fmt.Errorf("interrupted after %d runs: wrote what was found so far", res.Runs)
-		if len(res.Findings) > 0 {
-			return withCode(exitMismatch, msg)
-		}
-		return withCode(exitInconclusive, msg)
+	if err := campaign.InterruptError(ctx, campaignWrote(fmt.Sprintf("%d runs", res.Runs), res, d, junit)); err != nil {
+		return err
 	}
 	switch {
 	case len(res.Findings) > 0:
