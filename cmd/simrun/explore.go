@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -81,19 +80,7 @@ was inconclusive or failed, or interrupted.`,
 }
 
 // exploreJSON is simrun explore --json's object.
-type exploreJSON struct {
-	Base       string              `json:"base"`
-	Bounds     string              `json:"bounds"`
-	Schedules  int                 `json:"schedules"`
-	Total      int                 `json:"total"`
-	Violating  int                 `json:"violating"`
-	Pruned     map[string]int      `json:"pruned"`
-	Placements int                 `json:"placements"`
-	Targets    int                 `json:"targets"`
-	Classes    int                 `json:"parameter_classes"`
-	Groups     []fuzz.ExploreGroup `json:"groups"`
-	Result     fuzz.JSONResult     `json:"result"`
-}
+type exploreJSON = fuzz.ExploreJSON
 
 func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 	if err := checkWorkers(f.workers); err != nil {
@@ -165,11 +152,7 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 		return err
 	}
 	if f.jsonOut {
-		j := exploreJSON{Base: base.Name, Bounds: pl.Bounds, Schedules: res.Runs, Total: pl.Total, Violating: len(res.Findings),
-			Pruned: pl.Pruned, Placements: er.Placements, Targets: er.Targets, Classes: er.Classes, Groups: er.Groups, Result: fuzz.JSON(res)}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(j); err != nil {
+		if err := fuzz.WriteExploreJSON(stdout, er); err != nil {
 			return withCode(exitInconclusive, err)
 		}
 	} else {
