@@ -93,13 +93,13 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg := fuzz.ExploreConfig{Base: base, Kinds: fuzzSplitList(f.kinds), MaxFaults: f.maxFaults, Grid: f.grid,
+	cfg := fuzz.ExploreConfig{Base: base, Kinds: fuzz.SplitList(f.kinds), MaxFaults: f.maxFaults, Grid: f.grid,
 		MaxSchedules: f.maxSched, Force: f.force, Workers: f.workers}
 	if cfg.Kinds == nil {
 		cfg.Kinds = []string{}
 	}
 	if f.targets != "" {
-		cfg.Targets = fuzzSplitList(f.targets)
+		cfg.Targets = fuzz.SplitList(f.targets)
 	}
 	if f.checks != "" {
 		if cfg.Checks, err = fuzz.ParseChecks(f.checks); err != nil {
@@ -148,7 +148,7 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 	fmt.Fprintf(stderr, "%d schedules in %.1fs: %.0f schedules/s on %d workers\n", res.Runs, elapsed.Seconds(), float64(res.Runs)/elapsed.Seconds(), cfg.Workers)
 	m := &fuzz.Manifest{Identity: id, First: 0, End: pl.Total, Done: res.Runs, Interrupted: res.Interrupted}
 	fcfg := fuzz.Config{Base: base, Seed: base.Seed, Kinds: cfg.Kinds, Checks: cfg.Checks, MaxFaults: cfg.MaxFaults, Workers: cfg.Workers}
-	if err := writeCampaign(stderr, ctx, d, base, baseYAML, fcfg, res, m, f.shrink, f.junit); err != nil {
+	if err := campaign.Write(stderr, ctx, d, base, baseYAML, fcfg, res, m, f.shrink, f.junit); err != nil {
 		return err
 	}
 	if f.jsonOut {

@@ -158,5 +158,5 @@ func mergeFuzz(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f m
 	fmt.Fprintf(stderr, "merged %d shards of fuzz %s: %d runs, %d violating\n", len(dirs), base.Name, res.Runs, len(res.Findings))
 	ctx, _, stop := campaign.Interruptible(context.Background())
 	defer stop()
-	return finishFuzz(stdout, stderr, ctx, d, base, baseYAML, cfg, res, campaign.WholeManifest(id), f.shrink, f.jsonOut, f.junit)
+	return campaign.FinishFuzz(stdout, stderr, ctx, d, base, baseYAML, cfg, res, campaign.WholeManifest(id), f.shrink, f.jsonOut, f.junit)
 }
