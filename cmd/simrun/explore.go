@@ -158,9 +158,10 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 	} else {
 		fuzz.WriteExploreSummary(stdout, er)
 	}
+	if err := campaign.InterruptError(ctx, campaign.Wrote(fmt.Sprintf("%d of %d schedules", res.Runs, pl.Total), res, d, f.junit)); err != nil {
+		return err
+	}
 	switch {
-	case res.Interrupted && len(res.Findings) == 0:
-		return withCode(exitInconclusive, fmt.Errorf("interrupted after %d of %d schedules", res.Runs, pl.Total))
 	case len(res.Findings) > 0:
 		return withCode(exitMismatch, nil)
 	case len(res.Errors) > 0 || len(res.Inconclusive) > 0:

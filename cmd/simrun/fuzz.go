@@ -212,8 +212,8 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		}
 		fmt.Fprintf(stdout, "fuzz %s shard %s: runs %d..%d of %d, %d violating; wrote %s (join the shards with simrun merge)\n",
 			base.Name, shard, m.First, m.First+m.Done-1, m.Total, len(res.Findings), filepath.Join(d.Path(), fuzz.ManifestFile))
-		if res.Interrupted {
-			return withCode(exitInconclusive, fmt.Errorf("interrupted after %d of the shard's %d runs: wrote what was found; run the shard again for a complete set", res.Runs, res.Planned))
+		if err := campaign.InterruptError(ctx, fmt.Sprintf("stopped after %d of the shard's %d runs; wrote its %d findings in %s (marked interrupted: run the shard again for a complete set)", res.Runs, res.Planned, len(res.Findings), filepath.Join(d.Path(), fuzz.ManifestFile))); err != nil {
+			return err
 		}
 		if len(res.Errors) > 0 {
 			return withCode(exitInconclusive, fmt.Errorf("run %d failed: %s", res.Errors[0].Run, res.Errors[0].Err))

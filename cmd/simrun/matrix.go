@@ -111,6 +111,12 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 	defer d.Close()
 	verdicts, m, err := campaign.RunShard(stderr, "matrix", id, shard, len(pl.Jobs), f.workers, f.quiet, pl.Run)
 	if err != nil {
+		// An interrupt (exit 130, 143): a matrix is written whole or not
+		// at all.
+		campaign.DropIfEmpty(d)
+		if m != nil {
+			return campaign.Stopped(err, "a partial matrix is not written: --out left as it was")
+		}
 		return err
 	}
 	if shard.N > 1 {

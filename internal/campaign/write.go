@@ -64,12 +64,8 @@ func FinishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, ba
 	} else {
 		fuzz.WriteSummary(stdout, res)
 	}
-	if res.Interrupted {
-		msg := fmt.Errorf("interrupted after %d runs: wrote what was found so far", res.Runs)
-		if len(res.Findings) > 0 {
-			return exit.With(exit.Mismatch, msg)
-		}
-		return exit.With(exit.Inconclusive, msg)
+	if err := InterruptError(ctx, Wrote(fmt.Sprintf("%d runs", res.Runs), res, d, junit)); err != nil {
+		return err
 	}
 	switch {
 	case len(res.Findings) > 0:
@@ -78,4 +74,17 @@ func FinishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, ba
 		return exit.With(exit.Inconclusive, nil)
 	}
 	return nil
+}
+
+// Wrote says what an interrupted campaign wrote before it stopped
+// (the exit 130, 143 message).
+func Wrote(done string, res *fuzz.Result, d *outdir.Dir, junit string) string {
+	msg := "stopped after " + done
+	if d != nil {
+		msg += fmt.Sprintf("; wrote the findings so far (%d violating runs) and %s in %s", len(res.Findings), fuzz.ManifestFile, d.Path())
+	}
+	if junit != "" {
+		msg += "; the JUnit report in " + junit
+	}
+	return msg
 }
