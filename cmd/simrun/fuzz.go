@@ -187,6 +187,9 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		label += " shard " + shard.String()
 	}
 	prog := campaign.NewProgress(stderr, total, label, f.quiet)
+	if f.dur > 0 {
+		prog.Until(time.Now().Add(f.dur))
+	}
 	cfg.Progress = func(p fuzz.Progress) { prog.Set(p.Runs, fmt.Sprintf("%s: %d violating", label, p.Found)) }
 	start := time.Now()
 	res, err := fuzz.Run(ctx, cfg)

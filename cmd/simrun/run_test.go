@@ -522,3 +522,23 @@ func TestRunSet(t *testing.T) {
 		assert.Contains(t, r.stderr, tc.want, tc.set)
 	}
 }
+
+// TestRunExtends: a scenario extending a built-in runs as the merged
+// scenario; a missing base or a cycle is exit 2 naming the extends line.
+func TestRunExtends(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, dir, "good.yaml", "extends: redlock-clock-jump\nname: jump-seed-5\nseed: 5\n")
+	r := simrun("run", good, "--json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"scenario": "jump-seed-5"`)
+	missing := writeFile(t, dir, "missing.yaml", "extends: redlock-clok-jump\n")
+	r = simrun("run", missing)
+	assert.Equal(t, exitBadInput, r.code)
+	assert.Contains(t, r.stderr, "missing.yaml:1: extends:")
+	assert.Contains(t, r.stderr, "did you mean redlock-clock-jump")
+	writeFile(t, dir, "a.yaml", "extends: b.yaml\nname: a\n")
+	b := writeFile(t, dir, "b.yaml", "extends: a.yaml\nname: b\n")
+	r = simrun("run", b)
+	assert.Equal(t, exitBadInput, r.code)
+	assert.Contains(t, r.stderr, "extends cycle")
+}
