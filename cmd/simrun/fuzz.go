@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,7 +14,6 @@ import (
 	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/campaign"
 	"github.com/locksim/locksim/internal/outdir"
-	"github.com/locksim/locksim/scenarios"
 )
 
 func init() { extraCommands = append(extraCommands, newFuzzCmd, newShrinkCmd) }
@@ -110,16 +107,6 @@ with nothing found.`,
 	return cmd
 }
 
-func fuzzSplitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 	switch {
 	case f.runs < 0:
@@ -155,7 +142,7 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 	}
 	cfg := fuzz.Config{Base: base, Seed: f.seed, Runs: f.runs, Workers: f.workers, MaxFaults: f.maxFaults, Keep: f.keep, Shard: shard}
 	if f.kinds != "" {
-		cfg.Kinds = fuzzSplitList(f.kinds)
+		cfg.Kinds = fuzz.SplitList(f.kinds)
 	}
 	if f.checks != "" {
 		if cfg.Checks, err = fuzz.ParseChecks(f.checks); err != nil {
@@ -236,82 +223,5 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		}
 		return nil
 	}
-	return finishFuzz(stdout, stderr, ctx, d, base, baseYAML, cfg, res, m, f.shrink, f.jsonOut, f.junit)
-}
-
-// finishFuzz writes and prints a whole campaign's result (simrun fuzz
-// without --shard, and simrun merge of fuzz shards): shrinks the kept
-// findings when asked, writes the finding files, campaign.json and
-// base.yaml into d (removing finding files of an earlier run), the JUnit
-// report, and prints the summary or JSON; its error carries fuzz's exit
-// code.
-// writeCampaign is what fuzz, merge and explore do with a campaign's
-// result before they print it: shrink the findings (when asked), write them,
-// the manifest and the JUnit file, and remove the previous campaign's
-// findings from the folder.
-func writeCampaign(stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, shrink bool, junit string) error {
-	if shrink && len(res.Findings) > 0 {
-		fmt.Fprintln(stderr, "shrinking the written findings...")
-		if err := fuzz.ShrinkFindings(ctx, base, res, cfg.Workers, fuzz.ShrinkOptions{}); err != nil {
-			return withCode(exitInconclusive, fmt.Errorf("internal error while shrinking: %w", err))
-		}
-	}
-	if d != nil {
-		if err := fuzz.WriteFindings(d, base, res); err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-		}
-		if err := campaign.WriteManifest(d, m, baseYAML, fuzz.Record(cfg, res)); err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-		}
-		if err := d.RemoveStale(fuzz.FindingPatterns...); err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-		}
-	}
-	if junit != "" {
-		var buf bytes.Buffer
-		err := fuzz.WriteJUnit(&buf, res)
-		if err == nil {
-			err = outdir.WriteFileAtomic(junit, buf.Bytes())
-		}
-		if err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--junit: %w", err))
-		}
-	}
-	return nil
-}
-
-// campaignWrote says what an interrupted campaign wrote before it stopped
-// (the exit 130, 143 message).
-func campaignWrote(done string, res *fuzz.Result, d *outdir.Dir, junit string) string {
-	msg := "stopped after " + done
-	if d != nil {
-		msg += fmt.Sprintf("; wrote the findings so far (%d violating runs) and %s in %s", len(res.Findings), fuzz.ManifestFile, d.Path())
-	}
-	if junit != "" {
-		msg += "; the JUnit report in " + junit
-	}
-	return msg
-}
-
-func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, shrink, jsonOut bool, junit string) error {
-	if err := writeCampaign(stderr, ctx, d, base, baseYAML, cfg, res, m, shrink, junit); err != nil {
-		return err
-	}
-	if jsonOut {
-		if err := fuzz.WriteJSON(stdout, res); err != nil {
-			return withCode(exitInconclusive, err)
-		}
-	} else {
-		fuzz.WriteSummary(stdout, res)
-	}
-	if err := campaign.InterruptError(ctx, campaignWrote(fmt.Sprintf("%d runs", res.Runs), res, d, junit)); err != nil {
-		return err
-	}
-	switch {
-	case len(res.Findings) > 0:
-		return withCode(exitMismatch, nil)
-	case len(res.Errors) > 0 || len(res.Inconclusive) > 0:
-		return withCode(exitInconclusive, nil)
-	}
-	return nil
+	return campaign.FinishFuzz(stdout, stderr, ctx, d, base, baseYAML, cfg, res, m, f.shrink, f.jsonOut, f.junit)
 }

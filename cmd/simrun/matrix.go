@@ -67,12 +67,6 @@ into --out; 'simrun merge' joins the shards into the whole matrix.`,
 	return cmd
 }
 
-// matrixIdentity is the campaign identity of a matrix.
-func matrixIdentity(pl *fuzz.Matrix) fuzz.Identity {
-	return fuzz.Identity{Command: "matrix", Version: campaign.Version(version), Base: "matrix worlds", BaseHash: pl.Hash,
-		Seed: pl.Seed, Total: len(pl.Jobs), Params: []string{"runs=" + strconv.Itoa(pl.Runs)}}
-}
-
 // planMatrix plans the matrix (fuzz.NewMatrix); its worlds are built in,
 // so an error is internal.
 func planMatrix(runs int, seed uint64) (*fuzz.Matrix, error) {
@@ -101,7 +95,7 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 	if err != nil {
 		return err
 	}
-	id := matrixIdentity(pl)
+	id := campaign.MatrixIdentity(pl, version)
 	// The matrix's outputs are regenerated whole: it replaces an earlier
 	// campaign's (force).
 	d, err := campaign.ClaimOut("--out", f.outDir, id, shard, true)

@@ -156,7 +156,7 @@ func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 		}
 		defer out.Close()
 		g.Track(out)
-		if in := inputFile(arg); in != "" && sameDirEntry(out.Path(), in, locksim.ReportNames()) {
+		if in := inputFile(arg); in != "" && out.Holds(in, locksim.ReportNames()) {
 			return badInput("--out: %s would overwrite the scenario %s", out.Path(), in)
 		}
 	}
@@ -203,18 +203,6 @@ func traceWhere(f runFlags) string {
 		return filepath.Join(f.outDir, locksim.TraceFile)
 	}
 	return "--trace FILE or --out DIR"
-}
-
-// sameDirEntry reports whether the file in is one of names inside dir.
-func sameDirEntry(dir, in string, names []string) bool {
-	inAbs, _ := filepath.Abs(in)
-	for _, n := range names {
-		p := filepath.Join(dir, n)
-		if pAbs, _ := filepath.Abs(p); pAbs == inAbs || sameFile(p, in) {
-			return true
-		}
-	}
-	return false
 }
 
 // runOnce runs s through the facade with f's seed, budgets and checks,

@@ -139,7 +139,7 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 // mergeSweep joins sweep shards (simrun merge).
 func mergeSweep(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f mergeFlags) error {
 	id := ms[0].Identity
-	s, _, err := readBase(dirs[0], id)
+	s, _, err := campaign.ReadBase(dirs[0], id)
 	if err != nil {
 		return err
 	}

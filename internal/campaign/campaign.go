@@ -19,6 +19,7 @@ import (
 	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/exit"
 	"github.com/locksim/locksim/internal/outdir"
+	"github.com/locksim/locksim/scenarios"
 )
 
 // Package campaign is what simrun's campaigns (fuzz, sweep, matrix) and
@@ -303,4 +304,22 @@ func DecodeResults[T any](dirs []string, ms []*fuzz.Manifest) ([]T, error) {
 // makes.
 func WholeManifest(id fuzz.Identity) *fuzz.Manifest {
 	return &fuzz.Manifest{Identity: id, Shard: 0, Shards: 1, First: 0, End: id.Total, Done: id.Total}
+}
+
+// ReadBase reads a campaign's base.yaml from dir and checks it against the
+// identity's hash.
+func ReadBase(dir string, id fuzz.Identity) (*scenarios.Scenario, []byte, error) {
+	path := filepath.Join(dir, fuzz.BaseFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, exit.BadInputf("%s: %v", dir, err)
+	}
+	if h := fuzz.Hash(data); h != id.BaseHash {
+		return nil, nil, exit.BadInputf("%s: its SHA-256 %.12s is not the campaign's %.12s (edited after the campaign?)", path, h, id.BaseHash)
+	}
+	s, err := scenarios.Parse(path, data)
+	if err != nil {
+		return nil, nil, exit.BadInputf("%v", err)
+	}
+	return s, data, nil
 }

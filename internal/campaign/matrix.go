@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 
 	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/exit"
@@ -98,4 +99,11 @@ func WriteMatrix(stdout io.Writer, d *outdir.Dir, pl *fuzz.Matrix, man *fuzz.Man
 	}
 	fmt.Fprintf(stdout, "violation rates (lock / resource), %d random schedules per cell, base seed %d:\n\n%s\nwrote %s (matrix.png, matrix.svg, matrix.csv, matrix.md, matrix.html, worlds/, cases/)\n", pl.Runs, pl.Seed, m.Summary(), d.Path())
 	return nil
+}
+
+// MatrixIdentity is the campaign identity of a matrix built by simrun
+// version set (Version).
+func MatrixIdentity(pl *fuzz.Matrix, set string) fuzz.Identity {
+	return fuzz.Identity{Command: "matrix", Version: Version(set), Base: "matrix worlds", BaseHash: pl.Hash,
+		Seed: pl.Seed, Total: len(pl.Jobs), Params: []string{"runs=" + strconv.Itoa(pl.Runs)}}
 }
