@@ -39,7 +39,6 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/outdir"
-	"github.com/locksim/locksim/internal/shell"
 	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/scenarios"
@@ -146,6 +145,19 @@ func Open(arg string) (*Scenario, error) {
 // Arg is the NAME|FILE argument that names the scenario on a command line
 // (record.ScenarioArg): its name for a built-in, its file otherwise.
 func (s *Scenario) Arg() string { return record.ScenarioArg(s.s.File, s.s.Name) }
+
+// With returns a copy of s with fields changed, each edit "PATH=VALUE"
+// with PATH a field path as simrun sweep's --param takes it
+// ("clients[0].lock.ttl=5s", "faults[1].by=-3s"), applied in order and
+// validated as a file would be (simrun run --set). The copy's runs record
+// the edited scenario text and the edits, so they replay as they ran.
+func (s *Scenario) With(edits ...string) (*Scenario, error) {
+	e, err := s.s.WithSets(edits)
+	if err != nil {
+		return nil, err
+	}
+	return &Scenario{s: e}, nil
+}
 
 // Builtin returns the built-in scenario with the given name (BuiltinNames
 // lists them; simrun list describes them).
@@ -481,7 +493,7 @@ func RenderReport(rec *record.Run, trace []sim.Event, pages []checker.Page) ([]F
 		Setup:          setup,
 		Result:         *rec,
 		Trace:          trace,
-		Command:        fmt.Sprintf("simrun run %s --seed %d", shell.Quote(rec.Arg()), rec.Seed),
+		Command:        fmt.Sprintf("simrun run %s --seed %d", rec.ReplayArgs(), rec.Seed),
 		Visualizations: vis,
 	})
 	if err != nil {

@@ -172,7 +172,7 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 	if o.Inconclusive {
 		verdict = "INCONCLUSIVE (the checker timed out)"
 	}
-	fmt.Fprintf(w, "%s (replay: simrun run %s --seed %d)\n", verdict, o.Arg(), o.Seed)
+	fmt.Fprintf(w, "%s (replay: simrun run %s --seed %d)\n", verdict, o.ReplayArgs(), o.Seed)
 }
 
 func printKeyEvent(w io.Writer, e sim.Event) {

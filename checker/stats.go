@@ -69,9 +69,10 @@ type Latency struct {
 	P50   time.Duration `json:"p50"`
 	P99   time.Duration `json:"p99"`
 	Max   time.Duration `json:"max"`
-	// Samples are the latencies in the order measured, for drawing their
-	// distribution; not written.
-	Samples []time.Duration `json:"-"`
+	// Samples are the latencies, shortest first, for drawing their
+	// distribution (the report's histogram; written so that simrun report
+	// redraws it from result.json without re-running).
+	Samples []time.Duration `json:"samples,omitempty"`
 }
 
 // StatsOf counts the statistics of a whole history.
@@ -207,6 +208,9 @@ func latencyOf(ds []time.Duration) Latency {
 		return sorted[i]
 	}
 	l.P50, l.P99, l.Max = rank(50), rank(99), sorted[len(sorted)-1]
+	// Sorted: a history judged in pieces measures them in another order
+	// than a whole one, and the two must write the same record.
+	l.Samples = sorted
 	return l
 }
 

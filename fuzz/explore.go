@@ -2,7 +2,9 @@ package fuzz
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -628,4 +630,29 @@ func scheduleList(ns []int) string {
 		parts = append(parts[:12], "...")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ExploreJSON is simrun explore --json's object.
+type ExploreJSON struct {
+	Base       string         `json:"base"`
+	Bounds     string         `json:"bounds"`
+	Schedules  int            `json:"schedules"`
+	Total      int            `json:"total"`
+	Violating  int            `json:"violating"`
+	Pruned     map[string]int `json:"pruned"`
+	Placements int            `json:"placements"`
+	Targets    int            `json:"targets"`
+	Classes    int            `json:"parameter_classes"`
+	Groups     []ExploreGroup `json:"groups"`
+	Result     JSONResult     `json:"result"`
+}
+
+// WriteExploreJSON writes er as one indented ExploreJSON object.
+func WriteExploreJSON(w io.Writer, er *ExploreResult) error {
+	res, pl := er.Result, er.Plan
+	j := ExploreJSON{Base: res.Base, Bounds: pl.Bounds, Schedules: res.Runs, Total: pl.Total, Violating: len(res.Findings),
+		Pruned: pl.Pruned, Placements: er.Placements, Targets: er.Targets, Classes: er.Classes, Groups: er.Groups, Result: JSON(res)}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(j)
 }

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Shard is part K of N of a campaign (--shard K/N), K counted from 0 as a
@@ -207,16 +208,93 @@ const verdictLetters = "hvun-"
 type VerdictRecord struct {
 	Verdicts string     `json:"verdicts"`
 	Errors   []RunError `json:"errors,omitempty"`
+	// Numbers are the runs' numbers (RunNumbers), one triple a run in the
+	// order of Verdicts: grants, median acquisition latency in
+	// nanoseconds (-1: no acquisition), unavailable time in nanoseconds.
+	// Absent in manifests written before the numbers were kept: such
+	// runs have no numbers.
+	Numbers [][3]int64 `json:"numbers,omitempty"`
 }
 
-// Verdicts is one run's three verdicts, as sweep and matrix keep them.
+// Verdicts is one run's three verdicts, as sweep and matrix keep them,
+// and the numbers they aggregate.
 type Verdicts struct {
 	Lock, Resource, Liveness checker.Verdict
+	Numbers                  RunNumbers
+}
+
+// RunNumbers are the numbers of one run that sweep and matrix aggregate
+// per point or cell (issue 25): a subset of checker.Stats.
+type RunNumbers struct {
+	// Known is false for a run whose numbers were not recorded (a
+	// manifest written before they were kept).
+	Known  bool
+	Grants int
+	// LatencyP50 is the median acquisition latency, HasLatency false
+	// when no wait ended with the lock.
+	LatencyP50  time.Duration
+	HasLatency  bool
+	Unavailable time.Duration
+}
+
+// NumbersOf is the numbers of st that sweep and matrix keep.
+func NumbersOf(st checker.Stats) RunNumbers {
+	return RunNumbers{Known: true, Grants: st.Grants, LatencyP50: st.Latency.P50, HasLatency: st.Latency.Count > 0, Unavailable: st.Unavailable}
 }
 
 // verdictsOf is the verdicts of o that sweep and matrix keep.
 func verdictsOf(o *scenarios.Outcome) Verdicts {
-	return Verdicts{Lock: o.Verdicts.Of(checker.LockSafety), Resource: o.Verdicts.Of(checker.ResourceSafety), Liveness: o.Verdicts.Of(checker.Liveness)}
+	v := Verdicts{Lock: o.Verdicts.Of(checker.LockSafety), Resource: o.Verdicts.Of(checker.ResourceSafety), Liveness: o.Verdicts.Of(checker.Liveness)}
+	if o.Stats != nil {
+		v.Numbers = NumbersOf(*o.Stats)
+	}
+	return v
+}
+
+// RecordOf is the record of runs a shard's manifest keeps: their
+// verdicts and, when every run has them, their numbers.
+func RecordOf(runs []Verdicts) VerdictRecord {
+	rec := VerdictRecord{Verdicts: EncodeVerdicts(runs)}
+	nums := make([][3]int64, 0, len(runs))
+	for _, r := range runs {
+		if !r.Numbers.Known {
+			return rec
+		}
+		p50 := int64(-1)
+		if r.Numbers.HasLatency {
+			p50 = int64(r.Numbers.LatencyP50)
+		}
+		nums = append(nums, [3]int64{int64(r.Numbers.Grants), p50, int64(r.Numbers.Unavailable)})
+	}
+	if len(nums) > 0 {
+		rec.Numbers = nums
+	}
+	return rec
+}
+
+// Decode parses the record of n runs: their verdicts, and their numbers
+// when the record has them.
+func (r VerdictRecord) Decode(n int) ([]Verdicts, error) {
+	out, err := DecodeVerdicts(r.Verdicts, n)
+	if err != nil {
+		return nil, err
+	}
+	if r.Numbers == nil {
+		return out, nil
+	}
+	if len(r.Numbers) != n {
+		return nil, fmt.Errorf("%d runs' numbers for %d runs", len(r.Numbers), n)
+	}
+	for i, t := range r.Numbers {
+		if t[0] < 0 || t[1] < -1 || t[2] < 0 {
+			return nil, fmt.Errorf("run %d: numbers %v: grants, latency and unavailable time cannot be negative", i, t)
+		}
+		out[i].Numbers = RunNumbers{Known: true, Grants: int(t[0]), HasLatency: t[1] >= 0, Unavailable: time.Duration(t[2])}
+		if t[1] >= 0 {
+			out[i].Numbers.LatencyP50 = time.Duration(t[1])
+		}
+	}
+	return out, nil
 }
 
 // Violated reports whether any verdict is a violation.
@@ -259,7 +337,7 @@ func DecodeVerdicts(s string, n int) ([]Verdicts, error) {
 			}
 			v[j] = verdictOrder[k]
 		}
-		out[i] = Verdicts{v[0], v[1], v[2]}
+		out[i] = Verdicts{Lock: v[0], Resource: v[1], Liveness: v[2]}
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/locksim/locksim/internal/outdir"
 
@@ -155,7 +156,7 @@ func TestCheckSet(t *testing.T) {
 }
 
 func TestVerdictCodes(t *testing.T) {
-	runs := []Verdicts{{"holds", "violated", "not-judged"}, {"unknown", "", "holds"}}
+	runs := []Verdicts{{Lock: "holds", Resource: "violated", Liveness: "not-judged"}, {Lock: "unknown", Resource: "", Liveness: "holds"}}
 	s := EncodeVerdicts(runs)
 	assert.Equal(t, "hvnu-h", s)
 	back, err := DecodeVerdicts(s, 2)
@@ -163,4 +164,32 @@ func TestVerdictCodes(t *testing.T) {
 	assert.Equal(t, runs, back)
 	_, err = DecodeVerdicts("hvx", 1)
 	assert.Error(t, err)
+}
+
+// A shard's record keeps each run's numbers, so merged shards aggregate
+// them as an unsharded campaign does (issue 25).
+func TestVerdictRecordNumbers(t *testing.T) {
+	runs := []Verdicts{
+		{Lock: "holds", Numbers: RunNumbers{Known: true, Grants: 3, LatencyP50: 1500 * time.Millisecond, HasLatency: true, Unavailable: 2 * time.Second}},
+		{Lock: "holds", Numbers: RunNumbers{Known: true}},
+	}
+	rec := RecordOf(runs)
+	assert.Equal(t, [][3]int64{{3, int64(1500 * time.Millisecond), int64(2 * time.Second)}, {0, -1, 0}}, rec.Numbers)
+	back, err := rec.Decode(2)
+	require.NoError(t, err)
+	assert.Equal(t, runs, back)
+
+	// A manifest written before the numbers were kept: verdicts only.
+	old, err := VerdictRecord{Verdicts: "h--h--"}.Decode(2)
+	require.NoError(t, err)
+	assert.False(t, old[0].Numbers.Known)
+	assert.Empty(t, RecordOf(old).Numbers)
+
+	for _, bad := range []VerdictRecord{
+		{Verdicts: "h--h--", Numbers: [][3]int64{{1, 1, 1}}},
+		{Verdicts: "h--h--", Numbers: [][3]int64{{1, 1, 1}, {-1, 0, 0}}},
+	} {
+		_, err := bad.Decode(2)
+		assert.Error(t, err)
+	}
 }

@@ -3,6 +3,7 @@ package realmode
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -133,4 +134,50 @@ func WriteOutputs(dir string, o *scenarios.Outcome) error {
 		return err
 	}
 	return fh.Close()
+}
+
+// WriteTwin prints simrun twin's table: the verdicts of the simulator and of
+// each real run side by side, and the explanations when they disagree.
+func WriteTwin(w io.Writer, s *scenarios.Scenario, res *TwinResult) {
+	fmt.Fprintf(w, "%s: %s\n\n", s.Name, s.Title)
+	props := checker.Properties()
+	head := fmt.Sprintf("%-18s %-6s ", "run", "seed")
+	for _, p := range props {
+		head += fmt.Sprintf("%-12s ", p.About().Short)
+	}
+	fmt.Fprintln(w, head+"agrees")
+	row := func(name string, r TwinRun, agrees string) {
+		line := fmt.Sprintf("%-18s %-6d ", name, r.Seed)
+		for _, p := range props {
+			line += fmt.Sprintf("%-12s ", r.Verdicts.Of(p.About().Name))
+		}
+		fmt.Fprintln(w, line+agrees)
+	}
+	row("simulator", res.Simulator, "")
+	for i, r := range res.Real {
+		a := "yes"
+		if !r.Agrees {
+			a = "NO"
+		}
+		row(fmt.Sprintf("real #%d", i+1), r, a)
+	}
+	fmt.Fprintln(w)
+	if res.Agree {
+		fmt.Fprintf(w, "every real run gives the simulator's verdicts; reports under %s\n", filepath.Dir(res.Simulator.Report))
+		return
+	}
+	fmt.Fprintln(w, "real mode disagrees with the simulator:")
+	fmt.Fprintf(w, "  simulator (report %s):\n    %s\n", res.Simulator.Report, twinText(res.Simulator.Explanation))
+	for i, r := range res.Real {
+		if !r.Agrees {
+			fmt.Fprintf(w, "  real #%d, seed %d (report %s):\n    %s\n", i+1, r.Seed, r.Report, twinText(r.Explanation))
+		}
+	}
+}
+
+func twinText(s string) string {
+	if s == "" {
+		return "(no violation)"
+	}
+	return s
 }

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/locksim/locksim/internal/shell"
 	"strings"
 	"time"
 
@@ -29,10 +30,13 @@ import (
 // itself, scenarios.Options.Describe; a result.json written before they
 // existed has none); the fields without JSON are the run's memory.
 type Run struct {
-	Scenario  string `json:"scenario"`
-	File      string `json:"file"`
-	Seed      uint64 `json:"seed"`
-	TraceHash string `json:"trace_hash"`
+	Scenario string `json:"scenario"`
+	File     string `json:"file"`
+	// Sets are the PATH=VALUE edits simrun run --set made to the scenario
+	// (already in ScenarioText), in order, for the replay command.
+	Sets      []string `json:"sets,omitempty"`
+	Seed      uint64   `json:"seed"`
+	TraceHash string   `json:"trace_hash"`
 	// Events is the number of trace events.
 	Events      int64  `json:"events"`
 	VirtualTime string `json:"virtual_time"`
@@ -287,6 +291,16 @@ func (r *Run) HashTrace(trace []sim.Event) (string, error) {
 // command line: its name for a built-in (whose File, "catalogue/NAME.yaml",
 // names no file a user has), its file otherwise.
 func (r *Run) Arg() string { return ScenarioArg(r.File, r.Scenario) }
+
+// ReplayArgs is what follows "simrun run" to run this scenario again,
+// shell-quoted: Arg and its --set edits (the seed is the caller's).
+func (r *Run) ReplayArgs() string {
+	out := shell.Quote(r.Arg())
+	for _, s := range r.Sets {
+		out += " --set " + shell.Quote(s)
+	}
+	return out
+}
 
 // ScenarioArg is the rule of Run.Arg for a scenario's file and name: the
 // one place it is stated.

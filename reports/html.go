@@ -142,6 +142,9 @@ type pageData struct {
 	Interactive template.JS
 	Script      template.JS
 	Drawn, Left int
+	// Latency is the acquisition-latency histogram (empty without a
+	// wait that ended with the lock).
+	Latency template.URL
 }
 
 var page = template.Must(template.New("index").Funcs(template.FuncMap{
@@ -196,6 +199,7 @@ p, li { max-width: 60em; line-height: 1.45; }
 <tr><th>client</th><th>grants</th><th>critical sections</th><th>acquire attempts</th><th>failed</th></tr>
 {{range .Clients}}<tr><td>{{.Client}}</td><td>{{.Grants}}</td><td>{{.Sections}}</td><td>{{.Attempts}}</td><td>{{.Failures}}</td></tr>
 {{end}}</table>{{end}}{{end}}
+{{with .Latency}}<p><img src="{{.}}" alt="acquisition latency distribution"></p>{{end}}
 {{if .Run.Visualizations}}<p>Porcupine's visualization of the illegal history:
 {{range .Run.Visualizations}}<a href="{{.}}">{{.}}</a> {{end}}</p>{{end}}
 
@@ -245,6 +249,11 @@ func indexHTML(run *Run, tl *Timeline, timelineSVG, clocksSVG []byte) ([]byte, e
 		Script:      template.JS(interactiveScript),
 		Drawn:       min(len(run.Trace), MaxInteractiveEvents),
 		Left:        max(len(run.Trace)-MaxInteractiveEvents, 0),
+	}
+	if st := run.Result.Stats; st != nil {
+		if svg := LatencyHistogramSVG(st.Latency.Samples); svg != nil {
+			d.Latency = svgURI(svg)
+		}
 	}
 	exp := run.Result.Expected
 	row := func(prop, explains, key string, got checker.Verdict) {

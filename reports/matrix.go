@@ -81,12 +81,12 @@ func rateText(c Counts, v Verdict) string {
 func (m *Matrix) CSV() []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
-	w.Write([]string{"algorithm", "family", "runs", "lock_violated", "lock_unknown", "lock_p", "lock_lo", "lock_hi",
-		"resource_violated", "resource_unknown", "resource_p", "resource_lo", "resource_hi", "replay"})
+	w.Write(append([]string{"algorithm", "family", "runs", "lock_violated", "lock_unknown", "lock_p", "lock_lo", "lock_hi",
+		"resource_violated", "resource_unknown", "resource_p", "resource_lo", "resource_hi", "replay"}, numberHead...))
 	for i, row := range m.Cells {
 		for j, c := range row {
 			if c.NA {
-				w.Write([]string{m.Rows[i], m.Cols[j], "0", "", "", "", "", "", "", "", "", "", "", "n/a"})
+				w.Write(append([]string{m.Rows[i], m.Cols[j], "0", "", "", "", "", "", "", "", "", "", "", "n/a"}, Numbers{}.cols()...))
 				continue
 			}
 			rec := []string{m.Rows[i], m.Cols[j], strconv.Itoa(c.Counts.Runs),
@@ -95,6 +95,7 @@ func (m *Matrix) CSV() []byte {
 			rec = append(rec, strconv.Itoa(c.Counts.ResourceViolated), strconv.Itoa(c.Counts.ResourceUnknown))
 			rec = append(rec, rateCols(c.Counts, ResourceSafety)...)
 			rec = append(rec, c.Replay)
+			rec = append(rec, c.Counts.Numbers.cols()...)
 			w.Write(rec)
 		}
 	}

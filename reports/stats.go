@@ -2,6 +2,9 @@ package reports
 
 import (
 	"math"
+	"sort"
+	"strconv"
+	"time"
 
 	"github.com/locksim/locksim/checker"
 )
@@ -48,6 +51,74 @@ type Counts struct {
 	// runs (holds or violated; not-judged and unknown runs are left out).
 	LivenessViolated int `json:"liveness_violated"`
 	LivenessJudged   int `json:"liveness_judged"`
+	// Numbers aggregates the runs' numbers (issue 25).
+	Numbers Numbers `json:"-"`
+}
+
+// Numbers aggregates the numbers of a batch of runs (checker.Stats, as
+// fuzz.RunNumbers keeps them): the grants in all, the median over the
+// runs of each run's median acquisition latency, the mean unavailable
+// time. Runs whose numbers were not recorded are left out.
+type Numbers struct {
+	// Runs are the runs whose numbers are counted.
+	Runs   int
+	Grants int
+	// Unavailable is the unavailable time summed over the runs.
+	Unavailable time.Duration
+	// p50s are the runs' median latencies, of the runs where a wait
+	// ended with the lock, in the order added.
+	p50s []time.Duration
+}
+
+// Add counts one run's numbers; hasP50 is false when no wait of the run
+// ended with the lock.
+func (n *Numbers) Add(grants int, p50 time.Duration, hasP50 bool, unavailable time.Duration) {
+	n.Runs++
+	n.Grants += grants
+	n.Unavailable += unavailable
+	if hasP50 {
+		n.p50s = append(n.p50s, p50)
+	}
+}
+
+// LatencyP50 is the median (nearest rank, the lower of two middles) of
+// the runs' median acquisition latencies; false when no run acquired.
+func (n Numbers) LatencyP50() (time.Duration, bool) {
+	if len(n.p50s) == 0 {
+		return 0, false
+	}
+	s := append([]time.Duration(nil), n.p50s...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)/2], true
+}
+
+// MeanUnavailable is the mean unavailable time per run; false when no
+// run's numbers are counted.
+func (n Numbers) MeanUnavailable() (time.Duration, bool) {
+	if n.Runs == 0 {
+		return 0, false
+	}
+	return n.Unavailable / time.Duration(n.Runs), true
+}
+
+// numberHead are the CSV columns of Numbers.cols, after a sweep's or a
+// matrix's older columns so that readers of those keep working.
+var numberHead = []string{"grants", "latency_p50_median_s", "unavailable_mean_s"}
+
+// cols renders the numbers as CSV fields (seconds; empty when unknown).
+func (n Numbers) cols() []string {
+	if n.Runs == 0 {
+		return []string{"", "", ""}
+	}
+	sec := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) }
+	out := []string{strconv.Itoa(n.Grants), "", ""}
+	if p, ok := n.LatencyP50(); ok {
+		out[1] = sec(p)
+	}
+	if u, ok := n.MeanUnavailable(); ok {
+		out[2] = sec(u)
+	}
+	return out
 }
 
 // Add counts one run's verdicts.

@@ -119,6 +119,7 @@ func (s *Sweep) CSV() []byte {
 		"resource_violated", "resource_unknown", "resource_p", "resource_lo", "resource_hi",
 		"liveness_violated", "liveness_judged", "liveness_p", "liveness_lo", "liveness_hi",
 		"file", "replay")
+	head = append(head, numberHead...)
 	w.Write(head)
 	for i, pt := range s.Points {
 		row := []string{strconv.Itoa(i)}
@@ -132,6 +133,7 @@ func (s *Sweep) CSV() []byte {
 		row = append(row, strconv.Itoa(c.LivenessViolated), strconv.Itoa(c.LivenessJudged))
 		row = append(row, rateCols(c, Liveness)...)
 		row = append(row, pt.File, pt.Replay)
+		row = append(row, c.Numbers.cols()...)
 		w.Write(row)
 	}
 	w.Flush()

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -99,7 +100,7 @@ func TestSweepImageAndCSV(t *testing.T) {
 		require.Len(t, rows, len(s.Points)+1)
 		assert.Equal(t, "point", rows[0][0])
 		assert.Equal(t, "faults[1].by", rows[0][1])
-		assert.Equal(t, "replay", rows[0][len(rows[0])-1])
+		assert.Equal(t, "replay", rows[0][len(rows[0])-4])
 		assert.Equal(t, "10", rows[1][1+params], "runs")
 	}
 	_, err := SweepImage(&Sweep{})
@@ -150,4 +151,49 @@ func TestMatrixOutputs(t *testing.T) {
 	assert.Contains(t, string(page), "simrun run cases/a.yaml --seed 9")
 	assert.Contains(t, string(page), "40% (4/10, 95% CI")
 	assert.Contains(t, m.Summary(), "40% / 0%")
+}
+
+// TestNumbersAggregate: a point or cell sums the grants, takes the median
+// of the runs' median latencies (runs that never acquired left out) and
+// the mean unavailable time, and the CSVs carry them after their older
+// columns (issue 25).
+func TestNumbersAggregate(t *testing.T) {
+	var n Numbers
+	_, ok := n.LatencyP50()
+	assert.False(t, ok)
+	assert.Equal(t, []string{"", "", ""}, n.cols(), "no run counted: empty")
+	n.Add(4, 300*time.Millisecond, true, time.Second)
+	n.Add(0, 0, false, 5*time.Second)
+	n.Add(2, 100*time.Millisecond, true, 0)
+	n.Add(3, 200*time.Millisecond, true, 0)
+	n.Add(1, 900*time.Millisecond, true, 0)
+	assert.Equal(t, 5, n.Runs)
+	assert.Equal(t, 10, n.Grants)
+	p, ok := n.LatencyP50()
+	require.True(t, ok)
+	assert.Equal(t, 200*time.Millisecond, p, "lower middle of 100, 200, 300, 900 ms")
+	u, ok := n.MeanUnavailable()
+	require.True(t, ok)
+	assert.Equal(t, 1200*time.Millisecond, u)
+	assert.Equal(t, []string{"10", "0.200000", "1.200000"}, n.cols())
+
+	s := sampleSweep(1)
+	s.Points[0].Counts.Numbers = n
+	rows, err := csv.NewReader(bytes.NewReader(s.CSV())).ReadAll()
+	require.NoError(t, err)
+	head := rows[0]
+	require.Greater(t, len(head), 3)
+	assert.Equal(t, []string{"replay", "grants", "latency_p50_median_s", "unavailable_mean_s"}, head[len(head)-4:], "new columns after the old")
+	assert.Equal(t, []string{"10", "0.200000", "1.200000"}, rows[1][len(head)-3:])
+	assert.Equal(t, []string{"", "", ""}, rows[2][len(head)-3:], "a point without numbers")
+
+	m := &Matrix{Rows: []string{"redlock"}, Cols: []string{"clock jump", "failover"}, Runs: 5, Seed: 1,
+		Cells: [][]MatrixCell{{{Counts: Counts{Runs: 5, Numbers: n}}, {NA: true}}}}
+	rows, err = csv.NewReader(bytes.NewReader(m.CSV())).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 3)
+	head = rows[0]
+	assert.Equal(t, []string{"replay", "grants", "latency_p50_median_s", "unavailable_mean_s"}, head[len(head)-4:])
+	assert.Equal(t, []string{"10", "0.200000", "1.200000"}, rows[1][len(head)-3:])
+	assert.Equal(t, []string{"n/a", "", "", ""}, rows[2][len(head)-4:])
 }

@@ -63,6 +63,7 @@ func Judge(s *Scenario, w *World, seed uint64, opt Options) (*Outcome, error) {
 	o := &Outcome{
 		Scenario:          s.Name,
 		File:              s.File,
+		Sets:              s.Sets,
 		Seed:              seed,
 		TraceHash:         sim.HashString(w.Kernel.TraceHash()),
 		Events:            int64(w.Kernel.TraceEvents()),

@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/internal/suggest"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -92,7 +93,7 @@ func SetPath(doc *yaml.Node, path, value string) error {
 		last := i == len(steps)-1
 		if val == nil {
 			if st.index >= 0 {
-				return fmt.Errorf("field path %q: there is no list %q", path, st.key)
+				return fmt.Errorf("field path %q: there is no list %q%s", path, st.key, suggest.DidYouMean(st.key, mappingKeys(n)))
 			}
 			val = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 			if last {
@@ -120,6 +121,15 @@ func SetPath(doc *yaml.Node, path, value string) error {
 	return nil
 }
 
+// mappingKeys lists a mapping node's keys, for a "did you mean".
+func mappingKeys(n *yaml.Node) []string {
+	var out []string
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		out = append(out, n.Content[j].Value)
+	}
+	return out
+}
+
 func stepNames(steps []pathStep) []string {
 	var out []string
 	for _, s := range steps {
@@ -145,6 +155,41 @@ func (s *Scenario) With(params [][2]string) (*Scenario, error) {
 		}
 	}
 	return FromNode(s.File, doc)
+}
+
+// ParseSet splits one PATH=VALUE of simrun run --set: PATH is a field
+// path as simrun sweep's --param takes it (SetPath), VALUE one value.
+func ParseSet(spec string) ([2]string, error) {
+	path, value, ok := strings.Cut(spec, "=")
+	path, value = strings.TrimSpace(path), strings.TrimSpace(value)
+	if !ok || path == "" || value == "" {
+		return [2]string{}, fmt.Errorf("%q: want PATH=VALUE, e.g. clients[0].lock.ttl=5s or faults[1].by=-3s", spec)
+	}
+	return [2]string{path, value}, nil
+}
+
+// WithSets is With for PATH=VALUE strings (simrun run --set), applied in
+// order: a later one for the same path wins. The result is validated as a
+// file would be, and its YAML tree (Marshal, hence the run's record)
+// carries the edited values, so a replay runs the edited scenario. The
+// error names the PATH=VALUE at fault.
+func (s *Scenario) WithSets(specs []string) (*Scenario, error) {
+	doc := Clone(s.Tree())
+	for _, spec := range specs {
+		p, err := ParseSet(spec)
+		if err != nil {
+			return nil, err
+		}
+		if err := SetPath(doc, p[0], p[1]); err != nil {
+			return nil, fmt.Errorf("%s: %w", spec, err)
+		}
+	}
+	out, err := FromNode(s.File, doc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", strings.Join(specs, " "), err)
+	}
+	out.Sets = append(append([]string(nil), s.Sets...), specs...)
+	return out, nil
 }
 
 // FaultNode renders a fault as a YAML mapping in the scenario format.

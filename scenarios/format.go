@@ -16,6 +16,9 @@ type Scenario struct {
 	Name   string
 	Title  string
 	Source string
+	// Sets are the PATH=VALUE edits WithSets made (simrun run --set), in
+	// order; every run's record names them in its replay command.
+	Sets []string
 	// Why explains why the expected verdict follows from the model (built-in
 	// scenarios carry one; an extension of the core format).
 	Why string

@@ -44,7 +44,12 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if yerr != nil {
 		return nil, Errors{yerr}
 	}
-	return FromNode(file, expanded)
+	origin := map[*yaml.Node]string{}
+	merged, yerr := resolveExtends(file, expanded, nil, origin)
+	if yerr != nil {
+		return nil, Errors{yerr}
+	}
+	return fromNode(file, merged, origin)
 }
 
 // yamlError turns a YAML syntax error into an Error with its line.
@@ -64,7 +69,13 @@ func yamlError(file string, err error) *Error {
 // FromNode builds a scenario from a YAML document tree (Parse's second
 // half; sweeps and fuzzing edit the tree and call it again).
 func FromNode(file string, doc *yaml.Node) (*Scenario, error) {
-	r := &reader{file: file}
+	return fromNode(file, doc, nil)
+}
+
+// fromNode is FromNode naming, for each node in origin, the base file
+// that set it (extends:) in its errors.
+func fromNode(file string, doc *yaml.Node, origin map[*yaml.Node]string) (*Scenario, error) {
+	r := &reader{file: file, origin: origin}
 	root := doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {

@@ -54,6 +54,8 @@ func (es Errors) Error() string {
 type reader struct {
 	file string
 	errs Errors
+	// origin is the file of each node a base scenario set (extends:).
+	origin map[*yaml.Node]string
 }
 
 func (r *reader) errf(n *yaml.Node, path, format string, args ...any) {
@@ -61,7 +63,11 @@ func (r *reader) errf(n *yaml.Node, path, format string, args ...any) {
 	if n != nil {
 		line = n.Line
 	}
-	r.errs = append(r.errs, &Error{File: r.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
+	file := r.file
+	if f, ok := r.origin[n]; ok {
+		file = f
+	}
+	r.errs = append(r.errs, &Error{File: file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 // obj is a mapping being read.

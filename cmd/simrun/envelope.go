@@ -43,7 +43,7 @@ Exit codes: 0 a boundary was found or none exists in the range; 2 bad input.`,
 				cfg.Lo, cfg.Hi = r.Lo, r.Hi
 			}
 			if targets != "" {
-				cfg.Targets = fuzzSplitList(targets)
+				cfg.Targets = fuzz.SplitList(targets)
 			}
 			if checks != "" {
 				if cfg.Checks, err = fuzz.ParseChecks(checks); err != nil {

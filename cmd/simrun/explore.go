@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -81,19 +80,7 @@ was inconclusive or failed, or interrupted.`,
 }
 
 // exploreJSON is simrun explore --json's object.
-type exploreJSON struct {
-	Base       string              `json:"base"`
-	Bounds     string              `json:"bounds"`
-	Schedules  int                 `json:"schedules"`
-	Total      int                 `json:"total"`
-	Violating  int                 `json:"violating"`
-	Pruned     map[string]int      `json:"pruned"`
-	Placements int                 `json:"placements"`
-	Targets    int                 `json:"targets"`
-	Classes    int                 `json:"parameter_classes"`
-	Groups     []fuzz.ExploreGroup `json:"groups"`
-	Result     fuzz.JSONResult     `json:"result"`
-}
+type exploreJSON = fuzz.ExploreJSON
 
 func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 	if err := checkWorkers(f.workers); err != nil {
@@ -106,13 +93,13 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg := fuzz.ExploreConfig{Base: base, Kinds: fuzzSplitList(f.kinds), MaxFaults: f.maxFaults, Grid: f.grid,
+	cfg := fuzz.ExploreConfig{Base: base, Kinds: fuzz.SplitList(f.kinds), MaxFaults: f.maxFaults, Grid: f.grid,
 		MaxSchedules: f.maxSched, Force: f.force, Workers: f.workers}
 	if cfg.Kinds == nil {
 		cfg.Kinds = []string{}
 	}
 	if f.targets != "" {
-		cfg.Targets = fuzzSplitList(f.targets)
+		cfg.Targets = fuzz.SplitList(f.targets)
 	}
 	if f.checks != "" {
 		if cfg.Checks, err = fuzz.ParseChecks(f.checks); err != nil {
@@ -161,23 +148,20 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 	fmt.Fprintf(stderr, "%d schedules in %.1fs: %.0f schedules/s on %d workers\n", res.Runs, elapsed.Seconds(), float64(res.Runs)/elapsed.Seconds(), cfg.Workers)
 	m := &fuzz.Manifest{Identity: id, First: 0, End: pl.Total, Done: res.Runs, Interrupted: res.Interrupted}
 	fcfg := fuzz.Config{Base: base, Seed: base.Seed, Kinds: cfg.Kinds, Checks: cfg.Checks, MaxFaults: cfg.MaxFaults, Workers: cfg.Workers}
-	if err := writeCampaign(stderr, ctx, d, base, baseYAML, fcfg, res, m, f.shrink, f.junit); err != nil {
+	if err := campaign.Write(stderr, ctx, d, base, baseYAML, fcfg, res, m, f.shrink, f.junit); err != nil {
 		return err
 	}
 	if f.jsonOut {
-		j := exploreJSON{Base: base.Name, Bounds: pl.Bounds, Schedules: res.Runs, Total: pl.Total, Violating: len(res.Findings),
-			Pruned: pl.Pruned, Placements: er.Placements, Targets: er.Targets, Classes: er.Classes, Groups: er.Groups, Result: fuzz.JSON(res)}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(j); err != nil {
+		if err := fuzz.WriteExploreJSON(stdout, er); err != nil {
 			return withCode(exitInconclusive, err)
 		}
 	} else {
 		fuzz.WriteExploreSummary(stdout, er)
 	}
+	if err := campaign.InterruptError(ctx, campaign.Wrote(fmt.Sprintf("%d of %d schedules", res.Runs, pl.Total), res, d, f.junit)); err != nil {
+		return err
+	}
 	switch {
-	case res.Interrupted && len(res.Findings) == 0:
-		return withCode(exitInconclusive, fmt.Errorf("interrupted after %d of %d schedules", res.Runs, pl.Total))
 	case len(res.Findings) > 0:
 		return withCode(exitMismatch, nil)
 	case len(res.Errors) > 0 || len(res.Inconclusive) > 0:

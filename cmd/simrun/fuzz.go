@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,7 +14,6 @@ import (
 	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/campaign"
 	"github.com/locksim/locksim/internal/outdir"
-	"github.com/locksim/locksim/scenarios"
 )
 
 func init() { extraCommands = append(extraCommands, newFuzzCmd, newShrinkCmd) }
@@ -110,16 +107,6 @@ with nothing found.`,
 	return cmd
 }
 
-func fuzzSplitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 	switch {
 	case f.runs < 0:
@@ -155,7 +142,7 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 	}
 	cfg := fuzz.Config{Base: base, Seed: f.seed, Runs: f.runs, Workers: f.workers, MaxFaults: f.maxFaults, Keep: f.keep, Shard: shard}
 	if f.kinds != "" {
-		cfg.Kinds = fuzzSplitList(f.kinds)
+		cfg.Kinds = fuzz.SplitList(f.kinds)
 	}
 	if f.checks != "" {
 		if cfg.Checks, err = fuzz.ParseChecks(f.checks); err != nil {
@@ -200,6 +187,9 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		label += " shard " + shard.String()
 	}
 	prog := campaign.NewProgress(stderr, total, label, f.quiet)
+	if f.dur > 0 {
+		prog.Until(time.Now().Add(f.dur))
+	}
 	cfg.Progress = func(p fuzz.Progress) { prog.Set(p.Runs, fmt.Sprintf("%s: %d violating", label, p.Found)) }
 	start := time.Now()
 	res, err := fuzz.Run(ctx, cfg)
@@ -225,81 +215,13 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		}
 		fmt.Fprintf(stdout, "fuzz %s shard %s: runs %d..%d of %d, %d violating; wrote %s (join the shards with simrun merge)\n",
 			base.Name, shard, m.First, m.First+m.Done-1, m.Total, len(res.Findings), filepath.Join(d.Path(), fuzz.ManifestFile))
-		if res.Interrupted {
-			return withCode(exitInconclusive, fmt.Errorf("interrupted after %d of the shard's %d runs: wrote what was found; run the shard again for a complete set", res.Runs, res.Planned))
+		if err := campaign.InterruptError(ctx, fmt.Sprintf("stopped after %d of the shard's %d runs; wrote its %d findings in %s (marked interrupted: run the shard again for a complete set)", res.Runs, res.Planned, len(res.Findings), filepath.Join(d.Path(), fuzz.ManifestFile))); err != nil {
+			return err
 		}
 		if len(res.Errors) > 0 {
 			return withCode(exitInconclusive, fmt.Errorf("run %d failed: %s", res.Errors[0].Run, res.Errors[0].Err))
 		}
 		return nil
 	}
-	return finishFuzz(stdout, stderr, ctx, d, base, baseYAML, cfg, res, m, f.shrink, f.jsonOut, f.junit)
-}
-
-// finishFuzz writes and prints a whole campaign's result (simrun fuzz
-// without --shard, and simrun merge of fuzz shards): shrinks the kept
-// findings when asked, writes the finding files, campaign.json and
-// base.yaml into d (removing finding files of an earlier run), the JUnit
-// report, and prints the summary or JSON; its error carries fuzz's exit
-// code.
-// writeCampaign is what fuzz, merge and explore do with a campaign's
-// result before they print it: shrink the findings (when asked), write them,
-// the manifest and the JUnit file, and remove the previous campaign's
-// findings from the folder.
-func writeCampaign(stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, shrink bool, junit string) error {
-	if shrink && len(res.Findings) > 0 {
-		fmt.Fprintln(stderr, "shrinking the written findings...")
-		if err := fuzz.ShrinkFindings(ctx, base, res, cfg.Workers, fuzz.ShrinkOptions{}); err != nil {
-			return withCode(exitInconclusive, fmt.Errorf("internal error while shrinking: %w", err))
-		}
-	}
-	if d != nil {
-		if err := fuzz.WriteFindings(d, base, res); err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-		}
-		if err := campaign.WriteManifest(d, m, baseYAML, fuzz.Record(cfg, res)); err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-		}
-		if err := d.RemoveStale(fuzz.FindingPatterns...); err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
-		}
-	}
-	if junit != "" {
-		var buf bytes.Buffer
-		err := fuzz.WriteJUnit(&buf, res)
-		if err == nil {
-			err = outdir.WriteFileAtomic(junit, buf.Bytes())
-		}
-		if err != nil {
-			return withCode(exitBadInput, fmt.Errorf("--junit: %w", err))
-		}
-	}
-	return nil
-}
-
-func finishFuzz(stdout, stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, shrink, jsonOut bool, junit string) error {
-	if err := writeCampaign(stderr, ctx, d, base, baseYAML, cfg, res, m, shrink, junit); err != nil {
-		return err
-	}
-	if jsonOut {
-		if err := fuzz.WriteJSON(stdout, res); err != nil {
-			return withCode(exitInconclusive, err)
-		}
-	} else {
-		fuzz.WriteSummary(stdout, res)
-	}
-	if res.Interrupted {
-		msg := fmt.Errorf("interrupted after %d runs: wrote what was found so far", res.Runs)
-		if len(res.Findings) > 0 {
-			return withCode(exitMismatch, msg)
-		}
-		return withCode(exitInconclusive, msg)
-	}
-	switch {
-	case len(res.Findings) > 0:
-		return withCode(exitMismatch, nil)
-	case len(res.Errors) > 0 || len(res.Inconclusive) > 0:
-		return withCode(exitInconclusive, nil)
-	}
-	return nil
+	return campaign.FinishFuzz(stdout, stderr, ctx, d, base, baseYAML, cfg, res, m, f.shrink, f.jsonOut, f.junit)
 }

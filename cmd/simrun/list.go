@@ -1,14 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -27,7 +23,7 @@ func newListCmd() *cobra.Command {
 			}
 			w := cmd.OutOrStdout()
 			if jsonOut {
-				return listJSON(w, cat)
+				return scenarios.WriteListJSON(w, cat)
 			}
 			width := 0
 			for _, s := range cat {
@@ -37,7 +33,7 @@ func newListCmd() *cobra.Command {
 			}
 			for _, s := range cat {
 				fmt.Fprintf(w, "%-*s  %s\n", width, s.Name, s.Title)
-				fmt.Fprintf(w, "%-*s  expect: %s\n", width, "", expectText(s.Expect))
+				fmt.Fprintf(w, "%-*s  expect: %s\n", width, "", s.Expect.Text())
 			}
 			return nil
 		},
@@ -47,50 +43,4 @@ func newListCmd() *cobra.Command {
 }
 
 // listEntry is one scenario of simrun list --json.
-type listEntry struct {
-	Name     string            `json:"name"`
-	Title    string            `json:"title"`
-	Source   string            `json:"source,omitempty"`
-	Duration string            `json:"duration"`
-	Seed     uint64            `json:"seed"`
-	Expect   map[string]string `json:"expect"`
-}
-
-func listJSON(w io.Writer, cat []*scenarios.Scenario) error {
-	out := make([]listEntry, 0, len(cat))
-	for _, s := range cat {
-		e := listEntry{Name: s.Name, Title: s.Title, Source: s.Source, Duration: s.Duration.String(), Seed: s.Seed, Expect: map[string]string{}}
-		for _, j := range s.Expect.Expected() {
-			e.Expect[j.Property] = string(j.Verdict)
-		}
-		if s.Expect.MaxWait > 0 {
-			e.Expect["max_wait"] = s.Expect.MaxWait.String()
-		}
-		out = append(out, e)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
-}
-
-// expectText says what e expects, property by property in registry order
-// ("lock violated, liveness holds (max wait 20s)").
-func expectText(e scenarios.Expect) string {
-	var parts []string
-	for _, p := range checker.Properties() {
-		a := p.About()
-		v := e.Of(a.Name)
-		if v == "" {
-			continue
-		}
-		l := a.Short + " " + string(v)
-		if a.Name == checker.Liveness && e.MaxWait > 0 {
-			l += " (max wait " + e.MaxWait.String() + ")"
-		}
-		parts = append(parts, l)
-	}
-	if len(parts) == 0 {
-		return "no violation"
-	}
-	return strings.Join(parts, ", ")
-}
+type listEntry = scenarios.ListEntry

@@ -117,9 +117,13 @@ func TestWorkersBounded(t *testing.T) {
 	}
 }
 
-// TestDidYouMeanFlag: a misspelt flag names the flag it is close to.
+// TestDidYouMeanFlag: a misspelt flag names the flags it is close to
+// (--sed is one letter from both --seed and --set).
 func TestDidYouMeanFlag(t *testing.T) {
-	r := simrun("run", "fenced-baseline", "--sed", "3")
+	r := simrun("run", "fenced-baseline", "--seeed", "3")
 	assert.Equal(t, exitBadInput, r.code)
-	assert.Contains(t, r.stderr, "unknown flag: --sed; did you mean --seed?")
+	assert.Contains(t, r.stderr, "unknown flag: --seeed; did you mean --seed?")
+	r = simrun("run", "fenced-baseline", "--sed", "3")
+	assert.Equal(t, exitBadInput, r.code)
+	assert.Contains(t, r.stderr, "unknown flag: --sed; did you mean --seed or --set?")
 }

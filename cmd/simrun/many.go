@@ -31,7 +31,7 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 	}
 	var items []item
 	for _, a := range args {
-		s, err := openScenario(a)
+		s, err := openEdited(a, f.sets)
 		if err != nil {
 			return err
 		}

@@ -67,12 +67,6 @@ into --out; 'simrun merge' joins the shards into the whole matrix.`,
 	return cmd
 }
 
-// matrixIdentity is the campaign identity of a matrix.
-func matrixIdentity(pl *fuzz.Matrix) fuzz.Identity {
-	return fuzz.Identity{Command: "matrix", Version: campaign.Version(version), Base: "matrix worlds", BaseHash: pl.Hash,
-		Seed: pl.Seed, Total: len(pl.Jobs), Params: []string{"runs=" + strconv.Itoa(pl.Runs)}}
-}
-
 // planMatrix plans the matrix (fuzz.NewMatrix); its worlds are built in,
 // so an error is internal.
 func planMatrix(runs int, seed uint64) (*fuzz.Matrix, error) {
@@ -101,7 +95,7 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 	if err != nil {
 		return err
 	}
-	id := matrixIdentity(pl)
+	id := campaign.MatrixIdentity(pl, version)
 	// The matrix's outputs are regenerated whole: it replaces an earlier
 	// campaign's (force).
 	d, err := campaign.ClaimOut("--out", f.outDir, id, shard, true)
@@ -111,10 +105,16 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 	defer d.Close()
 	verdicts, m, err := campaign.RunShard(stderr, "matrix", id, shard, len(pl.Jobs), f.workers, f.quiet, pl.Run)
 	if err != nil {
+		// An interrupt (exit 130, 143): a matrix is written whole or not
+		// at all.
+		campaign.DropIfEmpty(d)
+		if m != nil {
+			return campaign.Stopped(err, "a partial matrix is not written: --out left as it was")
+		}
 		return err
 	}
 	if shard.N > 1 {
-		if err := campaign.WriteManifest(d, m, nil, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+		if err := campaign.WriteManifest(d, m, nil, fuzz.RecordOf(verdicts)); err != nil {
 			return badInput("--out: %v", err)
 		}
 		fmt.Fprintf(stdout, "matrix shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/campaign"
 	"github.com/locksim/locksim/internal/outdir"
-	"github.com/locksim/locksim/scenarios"
 )
 
 func init() { extraCommands = append(extraCommands, newMergeCmd) }
@@ -111,27 +109,9 @@ func runMerge(stdout, stderr io.Writer, dirs []string, f mergeFlags) error {
 	return badInput("%s: unknown campaign command %q", filepath.Join(dirs[0], fuzz.ManifestFile), id.Command)
 }
 
-// readBase reads a campaign's base.yaml from dir and checks it against the
-// identity's hash.
-func readBase(dir string, id fuzz.Identity) (*scenarios.Scenario, []byte, error) {
-	path := filepath.Join(dir, fuzz.BaseFile)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, badInput("%s: %v", dir, err)
-	}
-	if h := fuzz.Hash(data); h != id.BaseHash {
-		return nil, nil, badInput("%s: its SHA-256 %.12s is not the campaign's %.12s (edited after the campaign?)", path, h, id.BaseHash)
-	}
-	s, err := scenarios.Parse(path, data)
-	if err != nil {
-		return nil, nil, badInput("%v", err)
-	}
-	return s, data, nil
-}
-
 func mergeFuzz(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f mergeFlags) error {
 	id := ms[0].Identity
-	base, baseYAML, err := readBase(dirs[0], id)
+	base, baseYAML, err := campaign.ReadBase(dirs[0], id)
 	if err != nil {
 		return err
 	}
@@ -158,5 +138,5 @@ func mergeFuzz(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f m
 	fmt.Fprintf(stderr, "merged %d shards of fuzz %s: %d runs, %d violating\n", len(dirs), base.Name, res.Runs, len(res.Findings))
 	ctx, _, stop := campaign.Interruptible(context.Background())
 	defer stop()
-	return finishFuzz(stdout, stderr, ctx, d, base, baseYAML, cfg, res, campaign.WholeManifest(id), f.shrink, f.jsonOut, f.junit)
+	return campaign.FinishFuzz(stdout, stderr, ctx, d, base, baseYAML, cfg, res, campaign.WholeManifest(id), f.shrink, f.jsonOut, f.junit)
 }

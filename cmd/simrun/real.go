@@ -14,6 +14,7 @@ import (
 
 	"github.com/locksim/locksim"
 	"github.com/locksim/locksim/realmode"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -115,7 +116,7 @@ func realScenario(stdout io.Writer, arg string, f runFlags) error {
 	if f.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(realJSON{Mode: "real", Outcome: o}); err != nil {
+		if err := enc.Encode(record.InMode{Mode: "real", Run: o}); err != nil {
 			return withCode(exitInconclusive, err)
 		}
 	} else {
@@ -128,29 +129,4 @@ func realScenario(stdout io.Writer, arg string, f runFlags) error {
 		fmt.Fprintln(stdout, "NB: a real run is not replayable bit for bit (real time, real servers); the replay line above runs the simulator")
 	}
 	return outcomeCode(o)
-}
-
-// realJSON is the outcome with the mode in front.
-type realJSON struct {
-	Mode string `json:"mode"`
-	*scenarios.Outcome
-}
-
-// MarshalJSON writes {"mode": ..., then the outcome's keys}: the
-// outcome's own MarshalJSON would otherwise be promoted and drop the mode.
-func (r realJSON) MarshalJSON() ([]byte, error) {
-	mode, err := json.Marshal(struct {
-		Mode string `json:"mode"`
-	}{r.Mode})
-	if err != nil {
-		return nil, err
-	}
-	body, err := json.Marshal(r.Outcome)
-	if err != nil {
-		return nil, err
-	}
-	if len(body) <= 2 {
-		return mode, nil
-	}
-	return append(append(mode[:len(mode)-1:len(mode)-1], ','), body[1:]...), nil
 }

@@ -28,6 +28,18 @@ func openScenario(arg string) (*locksim.Scenario, error) {
 	return s, nil
 }
 
+// openEdited is openScenario with run's --set edits applied.
+func openEdited(arg string, sets []string) (*locksim.Scenario, error) {
+	s, err := openScenario(arg)
+	if err != nil || len(sets) == 0 {
+		return s, err
+	}
+	if s, err = s.With(sets...); err != nil {
+		return nil, badInput("--set %v", err)
+	}
+	return s, nil
+}
+
 // scenarioError maps an error loading a scenario to exit 2.
 func scenarioError(err error) error {
 	var nf *locksim.NotFoundError
@@ -45,6 +57,7 @@ type runFlags struct {
 	outDir   string
 	determ   bool
 	events   int
+	sets     []string
 	budget   budgetFlags
 }
 
@@ -76,6 +89,7 @@ when it expects nothing), for every scenario run; 1 they do not; 2 bad input;
 	cmd.Flags().StringVar(&f.outDir, "out", "", "write the report (result.json, trace, checker visualizations) into this folder")
 	cmd.Flags().BoolVar(&f.determ, "check-determinism", false, "run twice and compare the traces event by event")
 	cmd.Flags().IntVar(&f.events, "events", locksim.DefaultKeyEvents, "most key events the summary prints (0: all)")
+	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "PATH=VALUE: change one field of the scenario, a path as sweep's --param takes it (e.g. clients[0].lock.ttl=5s; repeatable)")
 	addBudgetFlags(cmd, &f.budget)
 	return cmd
 }
@@ -122,7 +136,7 @@ func inputFile(arg string) string {
 }
 
 func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
-	s, err := openScenario(arg)
+	s, err := openEdited(arg, f.sets)
 	if err != nil {
 		return err
 	}
@@ -142,7 +156,7 @@ func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 		}
 		defer out.Close()
 		g.Track(out)
-		if in := inputFile(arg); in != "" && sameDirEntry(out.Path(), in, locksim.ReportNames()) {
+		if in := inputFile(arg); in != "" && out.Holds(in, locksim.ReportNames()) {
 			return badInput("--out: %s would overwrite the scenario %s", out.Path(), in)
 		}
 	}
@@ -189,18 +203,6 @@ func traceWhere(f runFlags) string {
 		return filepath.Join(f.outDir, locksim.TraceFile)
 	}
 	return "--trace FILE or --out DIR"
-}
-
-// sameDirEntry reports whether the file in is one of names inside dir.
-func sameDirEntry(dir, in string, names []string) bool {
-	inAbs, _ := filepath.Abs(in)
-	for _, n := range names {
-		p := filepath.Join(dir, n)
-		if pAbs, _ := filepath.Abs(p); pAbs == inAbs || sameFile(p, in) {
-			return true
-		}
-	}
-	return false
 }
 
 // runOnce runs s through the facade with f's seed, budgets and checks,

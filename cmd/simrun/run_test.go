@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -486,4 +487,58 @@ func TestReplay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunSet: run --set edits the scenario without a file; the record
+// carries the edited text and the edits, so replay reproduces the run; a
+// bad edit is exit 2 naming the flag and the path.
+func TestRunSet(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	r := simrun("run", "redlock-clock-jump", "--set", "clients[0].lock.ttl=30s", "--out", out)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "replay: simrun run redlock-clock-jump --set 'clients[0].lock.ttl=30s' --seed 1")
+	data, err := os.ReadFile(filepath.Join(out, "result.json"))
+	require.NoError(t, err)
+	rec, err := record.Read("result.json", data)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"clients[0].lock.ttl=30s"}, rec.Sets)
+	assert.Contains(t, rec.ScenarioText, "ttl: 30s")
+	plain := simrun("run", "redlock-clock-jump", "--json")
+	assert.NotContains(t, plain.stdout, rec.TraceHash, "the edit changed the run")
+	rp := simrun("replay", filepath.Join(out, "result.json"), "--trace", filepath.Join(out, "trace.jsonl"))
+	assert.Equal(t, exitOK, rp.code, rp.stdout+rp.stderr)
+	assert.Contains(t, rp.stdout, "matches")
+
+	for _, tc := range []struct{ set, want string }{
+		{"clints[0].lock.ttl=1s", "did you mean clients?"},
+		{"clients[0].lock.tl=1s", "did you mean ttl?"},
+		{"clients[0].lock.ttl=abc", `"abc" is not a duration`},
+		{"ttl", "want PATH=VALUE"},
+	} {
+		r := simrun("run", "redlock-clock-jump", "--set", tc.set)
+		assert.Equal(t, exitBadInput, r.code, tc.set)
+		assert.Contains(t, r.stderr, "--set ", tc.set)
+		assert.Contains(t, r.stderr, tc.want, tc.set)
+	}
+}
+
+// TestRunExtends: a scenario extending a built-in runs as the merged
+// scenario; a missing base or a cycle is exit 2 naming the extends line.
+func TestRunExtends(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, dir, "good.yaml", "extends: redlock-clock-jump\nname: jump-seed-5\nseed: 5\n")
+	r := simrun("run", good, "--json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"scenario": "jump-seed-5"`)
+	missing := writeFile(t, dir, "missing.yaml", "extends: redlock-clok-jump\n")
+	r = simrun("run", missing)
+	assert.Equal(t, exitBadInput, r.code)
+	assert.Contains(t, r.stderr, "missing.yaml:1: extends:")
+	assert.Contains(t, r.stderr, "did you mean redlock-clock-jump")
+	writeFile(t, dir, "a.yaml", "extends: b.yaml\nname: a\n")
+	b := writeFile(t, dir, "b.yaml", "extends: a.yaml\nname: b\n")
+	r = simrun("run", b)
+	assert.Equal(t, exitBadInput, r.code)
+	assert.Contains(t, r.stderr, "extends cycle")
 }

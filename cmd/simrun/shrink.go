@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/outdir"
-	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -60,40 +56,8 @@ Exit codes: 0 shrunk; 2 bad input (including a scenario that does not fail);
 	return cmd
 }
 
-func shrunkPath(in string) string {
-	for _, ext := range []string{".yaml", ".yml"} {
-		if strings.HasSuffix(in, ext) {
-			return strings.TrimSuffix(in, ext) + ".shrunk.yaml"
-		}
-	}
-	return in + ".shrunk.yaml"
-}
-
-// defaultShrunkPath is where shrink writes without --out: the scenario's
-// base name with .shrunk.yaml, in the current directory. Never beside the
-// input: that may be the catalogue folder, which embeds every *.yaml.
-func defaultShrunkPath(s *scenarios.Scenario) string {
-	if record.ScenarioArg(s.File, s.Name) != s.File { // a built-in
-		return s.Name + ".shrunk.yaml"
-	}
-	return filepath.Base(shrunkPath(s.File))
-}
-
-// isCatalogueDir reports whether dir is a copy of the built-in catalogue
-// (the source tree's scenarios/catalogue): it holds a built-in scenario's
-// file, byte for byte.
-func isCatalogueDir(dir string) bool {
-	for _, n := range scenarios.BuiltinNames() {
-		want, err := scenarios.BuiltinSource(n)
-		if err != nil {
-			continue
-		}
-		if got, err := os.ReadFile(filepath.Join(dir, n+".yaml")); err == nil && bytes.Equal(got, want) {
-			return true
-		}
-	}
-	return false
-}
+// shrunkPath is the input's name with .shrunk.yaml.
+var shrunkPath = fuzz.ShrunkPath
 
 func runShrink(stdout io.Writer, arg string, f shrinkFlags) error {
 	s, err := loadScenario(arg)
@@ -102,13 +66,13 @@ func runShrink(stdout io.Writer, arg string, f shrinkFlags) error {
 	}
 	out := f.out
 	if out == "" {
-		out = defaultShrunkPath(s)
+		out = fuzz.DefaultShrunkPath(s)
 	}
 	// Checked before the (long) shrinking.
 	if err := outdir.CheckOutputFile(out, inputFile(arg)); err != nil {
 		return badInput("--out: %v", err)
 	}
-	if isCatalogueDir(filepath.Dir(out)) {
+	if scenarios.IsCatalogueDir(filepath.Dir(out)) {
 		return badInput("--out: %s is in the built-in catalogue folder, which compiles every *.yaml into simrun; write it elsewhere", out)
 	}
 	if f.maxRuns < 1 {

@@ -108,25 +108,38 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 	}
 	defer d.Close()
 
-	verdicts, m, err := campaign.RunShard(stderr, "sweep "+s.Name, id, shard, pl.Total(), f.workers, f.quiet, pl.Run)
-	if err != nil {
-		return err
+	verdicts, m, stopped := campaign.RunShard(stderr, "sweep "+s.Name, id, shard, pl.Total(), f.workers, f.quiet, pl.Run)
+	if m == nil {
+		return stopped
 	}
 	if shard.N > 1 {
-		if err := campaign.WriteManifest(d, m, pl.BaseYAML, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+		if err := campaign.WriteManifest(d, m, pl.BaseYAML, fuzz.RecordOf(verdicts)); err != nil {
 			return badInput("--out: %v", err)
 		}
 		fmt.Fprintf(stdout, "sweep %s shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",
-			s.Name, shard, m.First, m.End-1, pl.Total(), filepath.Join(d.Path(), fuzz.ManifestFile))
+			s.Name, shard, m.First, m.First+m.Done-1, pl.Total(), filepath.Join(d.Path(), fuzz.ManifestFile))
+		if stopped != nil {
+			return campaign.Stopped(stopped, "wrote the shard's finished runs to "+filepath.Join(d.Path(), fuzz.ManifestFile)+" (marked interrupted: run the shard again to merge it)")
+		}
 		return nil
 	}
-	return campaign.WriteSweep(stdout, d, pl, m, verdicts)
+	if stopped != nil && pl.SweepPointsDone(len(verdicts)) == 0 {
+		campaign.DropIfEmpty(d)
+		return campaign.Stopped(stopped, "no point finished: nothing written, --out left as it was")
+	}
+	if err := campaign.WriteSweep(stdout, d, pl, m, verdicts); err != nil {
+		return err
+	}
+	if stopped != nil {
+		return campaign.Stopped(stopped, fmt.Sprintf("wrote the %d finished points of %d to %s", pl.SweepPointsDone(len(verdicts)), pl.NumPoints(), d.Path()))
+	}
+	return nil
 }
 
 // mergeSweep joins sweep shards (simrun merge).
 func mergeSweep(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f mergeFlags) error {
 	id := ms[0].Identity
-	s, _, err := readBase(dirs[0], id)
+	s, _, err := campaign.ReadBase(dirs[0], id)
 	if err != nil {
 		return err
 	}

@@ -113,7 +113,7 @@ func TestSweep(t *testing.T) {
 	assert.Equal(t, []string{"0", "0s", "3", "0", "0"}, rows[1][:5], "no jump: no lock violation")
 	assert.Equal(t, []string{"1", "+30s", "3", "3", "0"}, rows[2][:5], "a 30s jump: always")
 	// Replay point 1's first violating run from its file.
-	replay := rows[2][len(rows[2])-1]
+	replay := csvColumn(t, filepath.Join(outs["1"], "sweep.csv"), "replay")[1]
 	f := strings.Fields(replay)
 	require.Len(t, f, 5, replay)
 	s, err := scenarios.Load(f[2])

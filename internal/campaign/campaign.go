@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"encoding/json"
@@ -17,6 +19,7 @@ import (
 	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/exit"
 	"github.com/locksim/locksim/internal/outdir"
+	"github.com/locksim/locksim/scenarios"
 )
 
 // Package campaign is what simrun's campaigns (fuzz, sweep, matrix) and
@@ -27,28 +30,70 @@ import (
 // Interruptible returns a context that the first SIGINT (Ctrl-C) or
 // SIGTERM (a Kubernetes pod being stopped) cancels, so that a campaign
 // stops starting runs, finishes the ones under way and writes what it
-// found; a second signal kills the process as usual. interrupted tells
-// whether a signal came; stop releases the signal handler.
+// found; a second signal kills the process as usual. The context's cause
+// (context.Cause) is then an *Interrupt naming the signal, from which
+// InterruptError takes the exit code (130, 143). interrupted tells whether
+// a signal came; stop releases the signal handler.
 func Interruptible(parent context.Context) (ctx context.Context, interrupted func() bool, stop func()) {
-	ctx, stopNotify := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	quit := make(chan struct{})
 	go func() {
 		select {
-		case <-ctx.Done():
-			stopNotify() // the next signal terminates
+		case sig := <-sigs:
+			signal.Stop(sigs) // the next signal terminates
+			cancel(&Interrupt{Signal: sig})
 		case <-quit:
 		}
 	}()
-	var once bool
+	var once sync.Once
 	return ctx, func() bool {
-			return ctx.Err() != nil && parent.Err() == nil
+			var in *Interrupt
+			return errors.As(context.Cause(ctx), &in)
 		}, func() {
-			if !once {
-				once = true
+			once.Do(func() {
+				signal.Stop(sigs)
 				close(quit)
-				stopNotify()
-			}
+			})
 		}
+}
+
+// Interrupt is the cause of an Interruptible context cancelled by a
+// signal.
+type Interrupt struct{ Signal os.Signal }
+
+func (in *Interrupt) Error() string { return "interrupted by " + SignalName(in.Signal) }
+
+// Code is the exit code of a process the signal ended, 128 + its number
+// (the shell's convention): 130 for SIGINT, 143 for SIGTERM.
+func (in *Interrupt) Code() int {
+	if s, ok := in.Signal.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return exit.Interrupted
+}
+
+// SignalName is SIGINT or SIGTERM (the name a user sends).
+func SignalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
+}
+
+// InterruptError is nil when ctx was not interrupted by a signal; else an
+// error with the signal's exit code (130, 143) saying "interrupted by
+// SIG...: " and what (what the campaign wrote).
+func InterruptError(ctx context.Context, what string) error {
+	var in *Interrupt
+	if !errors.As(context.Cause(ctx), &in) {
+		return nil
+	}
+	return exit.With(in.Code(), fmt.Errorf("%v: %s", in, what))
 }
 
 // Same reports whether a folder's manifest is of the campaign id
@@ -189,7 +234,7 @@ func JoinVerdicts(dirs []string, ms []*fuzz.Manifest) ([]fuzz.Verdicts, error) {
 		if len(recs[i].Errors) > 0 {
 			return nil, exit.BadInputf("%s: run %d failed in this shard: %s", dirs[i], recs[i].Errors[0].Run, recs[i].Errors[0].Err)
 		}
-		v, err := fuzz.DecodeVerdicts(recs[i].Verdicts, ms[i].Done)
+		v, err := recs[i].Decode(ms[i].Done)
 		if err != nil {
 			return nil, exit.BadInputf("%s: %v", filepath.Join(dirs[i], fuzz.ManifestFile), err)
 		}
@@ -201,8 +246,11 @@ func JoinVerdicts(dirs []string, ms []*fuzz.Manifest) ([]fuzz.Verdicts, error) {
 // RunShard runs a verdict campaign's share of total runs (the runs of
 // shard, the whole campaign when it is not sharded) on workers, with a
 // progress bar labelled what, and returns the verdicts by run and the
-// shard's manifest. An interrupt or an internal error of any run is exit 3
-// and writes nothing: a partial sweep or matrix is not written.
+// shard's manifest. An internal error of any run is exit 3 and returns no
+// manifest. An interrupt (SIGINT, SIGTERM) returns the verdicts of the
+// runs done (a prefix of the shard's), a manifest marked Interrupted, and
+// the error to end with (exit 130, 143) once the caller wrote what it
+// can (Stopped).
 func RunShard(stderr io.Writer, what string, id fuzz.Identity, shard fuzz.Shard, total, workers int, quiet bool,
 	job func(run int) (fuzz.Verdicts, error)) ([]fuzz.Verdicts, *fuzz.Manifest, error) {
 	ctx, interrupted, stop := Interruptible(context.Background())
@@ -215,13 +263,30 @@ func RunShard(stderr io.Writer, what string, id fuzz.Identity, shard fuzz.Shard,
 	prog := NewProgress(stderr, end-first, label, quiet)
 	verdicts, errs, done := RunVerdicts(ctx, first, end, workers, prog, job)
 	prog.Done()
-	if interrupted() {
-		return nil, nil, exit.With(exit.Inconclusive, fmt.Errorf("interrupted after %d of %d runs: a partial %s is not written", done, end-first, id.Command))
-	}
 	if len(errs) > 0 {
 		return nil, nil, exit.With(exit.Inconclusive, fmt.Errorf("internal error: %s", errs[0].Err))
 	}
-	return verdicts, &fuzz.Manifest{Identity: id, Shard: shard.K, Shards: shard.N, First: first, End: end, Done: done}, nil
+	m := &fuzz.Manifest{Identity: id, Shard: shard.K, Shards: shard.N, First: first, End: end, Done: done}
+	if interrupted() {
+		m.Interrupted = true
+		return verdicts, m, InterruptError(ctx, fmt.Sprintf("stopped after %d of %d runs", done, end-first))
+	}
+	return verdicts, m, nil
+}
+
+// Stopped is the error an interrupted campaign ends with after writing:
+// the interrupt's (exit 130, 143), saying what was written.
+func Stopped(interrupt error, wrote string) error {
+	return exit.With(exit.CodeOf(interrupt), fmt.Errorf("%v; %s", interrupt, wrote))
+}
+
+// DropIfEmpty removes d's folder when it is empty (a campaign interrupted
+// before it had anything to write created it): an interrupted campaign
+// leaves the previous --out as it was, never an empty one.
+func DropIfEmpty(d *outdir.Dir) {
+	if entries, err := os.ReadDir(d.Path()); err == nil && len(entries) == 0 {
+		_ = os.Remove(d.Path())
+	}
 }
 
 // DecodeResults decodes each shard's results into a T, in the order of ms.
@@ -239,4 +304,22 @@ func DecodeResults[T any](dirs []string, ms []*fuzz.Manifest) ([]T, error) {
 // makes.
 func WholeManifest(id fuzz.Identity) *fuzz.Manifest {
 	return &fuzz.Manifest{Identity: id, Shard: 0, Shards: 1, First: 0, End: id.Total, Done: id.Total}
+}
+
+// ReadBase reads a campaign's base.yaml from dir and checks it against the
+// identity's hash.
+func ReadBase(dir string, id fuzz.Identity) (*scenarios.Scenario, []byte, error) {
+	path := filepath.Join(dir, fuzz.BaseFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, exit.BadInputf("%s: %v", dir, err)
+	}
+	if h := fuzz.Hash(data); h != id.BaseHash {
+		return nil, nil, exit.BadInputf("%s: its SHA-256 %.12s is not the campaign's %.12s (edited after the campaign?)", path, h, id.BaseHash)
+	}
+	s, err := scenarios.Parse(path, data)
+	if err != nil {
+		return nil, nil, exit.BadInputf("%v", err)
+	}
+	return s, data, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 
 	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/exit"
@@ -54,6 +55,9 @@ func WriteMatrix(stdout io.Writer, d *outdir.Dir, pl *fuzz.Matrix, man *fuzz.Man
 		res := verdicts[i]
 		cell := &m.Cells[jb.Row][jb.Col]
 		cell.Counts.Add(res.Lock, res.Resource, "")
+		if n := res.Numbers; n.Known {
+			cell.Counts.Numbers.Add(n.Grants, n.LatencyP50, n.HasLatency, n.Unavailable)
+		}
 		if cell.Replay == "" && (res.Lock == "violated" || res.Resource == "violated") {
 			s, err := pl.Scenario(jb)
 			if err != nil {
@@ -90,9 +94,16 @@ func WriteMatrix(stdout io.Writer, d *outdir.Dir, pl *fuzz.Matrix, man *fuzz.Man
 			return exit.BadInputf("--out: %v", err)
 		}
 	}
-	if err := WriteManifest(d, man, nil, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+	if err := WriteManifest(d, man, nil, fuzz.RecordOf(verdicts)); err != nil {
 		return exit.BadInputf("--out: %v", err)
 	}
 	fmt.Fprintf(stdout, "violation rates (lock / resource), %d random schedules per cell, base seed %d:\n\n%s\nwrote %s (matrix.png, matrix.svg, matrix.csv, matrix.md, matrix.html, worlds/, cases/)\n", pl.Runs, pl.Seed, m.Summary(), d.Path())
 	return nil
+}
+
+// MatrixIdentity is the campaign identity of a matrix built by simrun
+// version set (Version).
+func MatrixIdentity(pl *fuzz.Matrix, set string) fuzz.Identity {
+	return fuzz.Identity{Command: "matrix", Version: Version(set), Base: "matrix worlds", BaseHash: pl.Hash,
+		Seed: pl.Seed, Total: len(pl.Jobs), Params: []string{"runs=" + strconv.Itoa(pl.Runs)}}
 }

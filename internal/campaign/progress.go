@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,11 @@ type Progress struct {
 	start, last time.Time
 	now         func() time.Time
 	added       int // runs counted by Add
+	// The end of a --time campaign (zero: none), the source of its time
+	// left; the description of a terminal bar and when it was last set.
+	deadline  time.Time
+	desc      string
+	described time.Time
 }
 
 // LogEvery is the interval between two progress lines on a non-terminal.
@@ -50,19 +56,72 @@ func NewProgress(w io.Writer, total int, label string, quiet bool) *Progress {
 	if !IsTerminal(w) {
 		return newLogProgress(w, total, label, time.Now)
 	}
+	// The rate and the time left are progress's own (status): the bar's
+	// said "0 runs/hr" before the first run and nothing left for --time.
 	bar := progressbar.NewOptions64(int64(total),
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(label),
 		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("runs"),
-		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionThrottle(200*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionFullWidth(),
 	)
-	return &Progress{bar: bar}
+	t := time.Now()
+	return &Progress{bar: bar, label: label, desc: label, total: total, start: t, now: time.Now}
+}
+
+// Until gives the end of a --time campaign, from which the progress says
+// the time left.
+func (p *Progress) Until(deadline time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deadline = deadline
+}
+
+// status is the rate and the time left after n runs at t, in parentheses:
+// no rate before there is one (no run done, or less than a second), the
+// time left from the deadline of a --time campaign, else from the rate and
+// the total; empty when there is neither.
+func (p *Progress) status(n int, t time.Time) string {
+	var parts []string
+	elapsed := t.Sub(p.start)
+	var rate float64
+	if n > 0 && elapsed >= time.Second {
+		rate = float64(n) / elapsed.Seconds()
+		if rate >= 10 {
+			parts = append(parts, fmt.Sprintf("%.0f runs/s", rate))
+		} else {
+			parts = append(parts, fmt.Sprintf("%.1f runs/s", rate))
+		}
+	}
+	switch {
+	case !p.deadline.IsZero():
+		parts = append(parts, fmt.Sprintf("about %s left", max(p.deadline.Sub(t), 0).Round(time.Second)))
+	case rate > 0 && p.total > n:
+		left := time.Duration(float64(p.total-n) / rate * float64(time.Second))
+		parts = append(parts, fmt.Sprintf("about %s left", left.Round(time.Second)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// describe sets a terminal bar's description to the label (or note) and
+// the status, at most every 200 ms.
+func (p *Progress) describe(n int, note string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.now()
+	if note != "" {
+		p.desc = note
+	}
+	if t.Sub(p.described) < 200*time.Millisecond {
+		return
+	}
+	p.described = t
+	p.bar.Describe(p.desc + p.status(n, t))
 }
 
 // newLogProgress prints a line every LogEvery on w, reading the time with
@@ -86,15 +145,7 @@ func (p *Progress) logLine(n int, note string) {
 	if p.total > 0 {
 		line += fmt.Sprintf(" of %d", p.total)
 	}
-	line += fmt.Sprintf(" in %s", elapsed.Round(time.Second))
-	if secs := elapsed.Seconds(); secs > 0 && n > 0 {
-		line += fmt.Sprintf(" (%.0f runs/s", float64(n)/secs)
-		if p.total > n {
-			left := time.Duration(float64(p.total-n) / (float64(n) / secs) * float64(time.Second))
-			line += fmt.Sprintf(", about %s left", left.Round(time.Second))
-		}
-		line += ")"
-	}
+	line += fmt.Sprintf(" in %s", elapsed.Round(time.Second)) + p.status(n, t)
 	if note != "" {
 		line += "; " + note
 	}
@@ -110,9 +161,7 @@ func (p *Progress) Set(n int, note string) {
 	if p.bar == nil {
 		return
 	}
-	if note != "" {
-		p.bar.Describe(note)
-	}
+	p.describe(n, note)
 	_ = p.bar.Set(n)
 }
 
@@ -128,6 +177,7 @@ func (p *Progress) Add() {
 	}
 	if p.bar != nil {
 		_ = p.bar.Add(1)
+		p.describe(int(p.bar.State().CurrentNum), "")
 	}
 }
 

@@ -160,7 +160,9 @@ func (pl *SweepPlan) Identity(version string) fuzz.Identity {
 }
 
 // WriteSweep writes a whole sweep's outputs into d (sweep without
-// --shard, and simrun merge of sweep shards): points/point-NNN.yaml
+// --shard, and simrun merge of sweep shards). An interrupted sweep
+// (m.Interrupted, verdicts of fewer runs than the sweep's) writes the
+// points whose seeds all ran. It writes points/point-NNN.yaml
 // (removing point files of an earlier sweep), sweep.png, sweep.svg,
 // sweep.csv, json and base.yaml, and prints the table.
 func WriteSweep(stdout io.Writer, d *outdir.Dir, pl *SweepPlan, m *fuzz.Manifest, verdicts []fuzz.Verdicts) error {
@@ -170,7 +172,8 @@ func WriteSweep(stdout io.Writer, d *outdir.Dir, pl *SweepPlan, m *fuzz.Manifest
 	}
 	defer pd.Close()
 	sw := &reports.Sweep{Scenario: pl.s.Name, BaseSeed: pl.Seed, Seeds: pl.Seeds, Params: pl.params, References: pl.lines}
-	for i, vals := range pl.combos {
+	points := min(len(pl.combos), len(verdicts)/pl.Seeds)
+	for i, vals := range pl.combos[:points] {
 		name := fmt.Sprintf("point-%03d.yaml", i)
 		file := filepath.Join(d.Path(), "points", name)
 		text, err := pl.Points[i].Marshal()
@@ -187,6 +190,9 @@ func WriteSweep(stdout io.Writer, d *outdir.Dir, pl *SweepPlan, m *fuzz.Manifest
 		for r := 0; r < pl.Seeds; r++ {
 			res := verdicts[i*pl.Seeds+r]
 			pt.Counts.Add(res.Lock, res.Resource, res.Liveness)
+			if n := res.Numbers; n.Known {
+				pt.Counts.Numbers.Add(n.Grants, n.LatencyP50, n.HasLatency, n.Unavailable)
+			}
 			if res.Violated() {
 				if first < 0 {
 					first = r
@@ -215,12 +221,22 @@ func WriteSweep(stdout io.Writer, d *outdir.Dir, pl *SweepPlan, m *fuzz.Manifest
 			return exit.BadInputf("--out: %v", err)
 		}
 	}
-	if err := WriteManifest(d, m, pl.BaseYAML, fuzz.VerdictRecord{Verdicts: fuzz.EncodeVerdicts(verdicts)}); err != nil {
+	if err := WriteManifest(d, m, pl.BaseYAML, fuzz.RecordOf(verdicts)); err != nil {
 		return exit.BadInputf("--out: %v", err)
 	}
 	printSweep(stdout, sw, d.Path())
+	if points < len(pl.combos) {
+		fmt.Fprintf(stdout, "interrupted: %d of %d points written\n", points, len(pl.combos))
+	}
 	return nil
 }
+
+// SweepPointsDone is how many whole points the verdicts of a sweep's
+// first runs make.
+func (pl *SweepPlan) SweepPointsDone(runs int) int { return min(len(pl.combos), runs/pl.Seeds) }
+
+// NumPoints is the number of the sweep's points.
+func (pl *SweepPlan) NumPoints() int { return len(pl.combos) }
 
 // maxSeedsListed bounds the violating seeds printed per point.
 const maxSeedsListed = 20

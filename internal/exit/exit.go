@@ -1,7 +1,7 @@
 // Package exit carries a command's exit code out of the code that decides
 // it (DESIGN.md, "Command line"): 0 the verdicts match; 1 they do not; 2
 // bad input (flags, files, names); 3 inconclusive (a checker timeout) or an
-// internal error.
+// internal error; 130 (143) interrupted by SIGINT (SIGTERM).
 package exit
 
 import (
@@ -15,6 +15,10 @@ const (
 	Mismatch     = 1
 	BadInput     = 2
 	Inconclusive = 3
+	// Interrupted is a campaign stopped by SIGINT (Ctrl-C), after writing
+	// what it found; SIGTERM is Terminated (128 + the signal's number).
+	Interrupted = 130
+	Terminated  = 143
 )
 
 // Error is an error with the exit code it stands for (Err may be nil: the
