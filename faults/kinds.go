@@ -325,13 +325,7 @@ var table = []KindDef{
 					}
 					return ""
 				}},
-			{Name: "heal_after", Type: FieldOptRange, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.HealAfter },
-				Check: func(s *Spec) string {
-					if s.HealAfter != nil {
-						return positiveRange(*s.HealAfter)
-					}
-					return ""
-				}},
+			healAfterField,
 		},
 		Liveness: sim.LiveLink,
 		words: func(b *strings.Builder, s Spec) {
@@ -507,13 +501,7 @@ var table = []KindDef{
 					}
 					return ""
 				}},
-			{Name: "heal_after", Type: FieldOptRange, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.HealAfter },
-				Check: func(s *Spec) string {
-					if s.HealAfter != nil {
-						return positiveRange(*s.HealAfter)
-					}
-					return ""
-				}},
+			healAfterField,
 		},
 		Liveness: sim.LiveLink,
 		MinProcs: 3,
@@ -577,3 +565,13 @@ func (d *KindDef) checkFields(s *Spec) error {
 	}
 	return nil
 }
+
+// healAfterField is the heal_after of the partition kinds (groups and
+// ring): when the partition heals by itself.
+var healAfterField = Field{Name: "heal_after", Type: FieldOptRange, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.HealAfter },
+	Check: func(s *Spec) string {
+		if s.HealAfter != nil {
+			return positiveRange(*s.HealAfter)
+		}
+		return ""
+	}}
