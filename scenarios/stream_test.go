@@ -169,7 +169,7 @@ func checkPieces(t *testing.T, s *scenarios.Scenario, seed uint64) int {
 	require.NotEmpty(t, c.pieces)
 
 	last := c.pieces[len(c.pieces)-1]
-	joined := &sim.History{Faults: last.Faults, Clocks: last.Clocks, End: last.End}
+	joined := &sim.History{Faults: last.Faults, Roles: last.Roles, Clocks: last.Clocks, End: last.End}
 	for i, p := range c.pieces {
 		assert.Equal(t, whole.Clocks, p.Clocks, "piece %d: every piece carries the initial clocks", i)
 		if i < len(c.pieces)-1 {
@@ -211,6 +211,9 @@ func checkPieces(t *testing.T, s *scenarios.Scenario, seed uint64) int {
 		}
 		if len(h.KeyLosses) == 0 {
 			h.KeyLosses = nil
+		}
+		if len(h.Roles) == 0 {
+			h.Roles = nil // role changes are kept whole, as faults are
 		}
 	}
 	norm(whole)
