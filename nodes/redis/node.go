@@ -185,9 +185,9 @@ func New(cfg Config) sim.Process {
 type timerTag uint8
 
 const (
-	tagCron  timerTag = iota + 1 // serverCron, every 1/hz on the monotonic clock
-	tagApply                     // the replication delay queue
-	tagMigrate                   // the timeout of a MIGRATE in flight
+	tagCron    timerTag = iota + 1 // serverCron, every 1/hz on the monotonic clock
+	tagApply                       // the replication delay queue
+	tagMigrate                     // the timeout of a MIGRATE in flight
 )
 
 // AppendTrace renders the tag.
