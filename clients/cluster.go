@@ -19,7 +19,10 @@ import (
 //     random order (loadState, rand.Perm, :1573; here the client's seeded
 //     stream);
 //   - a -MOVED or -ASK reply sends the command again to the node it names
-//     (ASK preceded by ASKING), at most MaxRedirects = 3 times
+//     (ASK: ASKING and the command pipelined on that node, :1320-1325; the
+//     ASK is not written into the slot map, so the next command of the
+//     slot goes to the source again and is asked over while the slot
+//     migrates), at most MaxRedirects = 3 times
 //     (ClusterOptions.init, :214-218; process, :1293-1390), and schedules
 //     a reload of the slot map (LazyReload, :1106-1135: one reload at a
 //     time, a 200 ms cooldown, one more if another was asked for meanwhile);
@@ -211,6 +214,8 @@ func (c *client) clusterRedirect(p pending, v redis.Value) bool {
 		return false
 	}
 	c.env.Logf(KindClient, "cluster: %s, resending to %s", v.Str, host)
+	// LazyReload on MOVED and ASK alike (GR osscluster.go:1354-1356); a
+	// reload during a migration still names the source.
 	c.reloadSlots(cl)
 	p.redirects++
 	p.to = to
