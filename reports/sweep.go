@@ -7,8 +7,8 @@ import (
 	"image/color"
 	"math"
 	"strconv"
-	"time"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
