@@ -65,6 +65,14 @@ type Judged = checker.Judged
 // Stats are a run's numbers beside its verdicts (Result.Stats).
 type Stats = checker.Stats
 
+// Availability says when each lock stood free while a client waited for
+// it (Result.Stats.Availability): the unavailable time per bin of the run,
+// a bounded number of bins per lock; LockAvailability is one lock's strip.
+type (
+	Availability     = checker.Availability
+	LockAvailability = checker.LockAvailability
+)
+
 // Verdicts.
 const (
 	Holds     Verdict = checker.Holds
@@ -250,8 +258,9 @@ type Result struct {
 	// Stats are the run's numbers beside the verdicts: grants and
 	// completed critical sections per client, acquire attempts and
 	// failures, acquisition latency, the time the lock stood free while
-	// someone waited, the resource's accepted and rejected writes, the
-	// stock counters' sales and lost updates.
+	// someone waited and when (Stats.Availability, the report's
+	// availability strip), the resource's accepted and rejected writes,
+	// the stock counters' sales and lost updates.
 	Stats Stats
 	// Vacuous says, one sentence each, where a verdict had little or
 	// nothing to judge (a safety property not used for want of a grant,
