@@ -143,6 +143,9 @@ type proc struct {
 	hostDown     bool // crashed by a power loss: its host answers nothing
 	disk         Disk
 	open         openRecords
+	// witness is what the process said it held when it last crashed
+	// (CrashWitness), for its next incarnation's history records.
+	witness *crashWitness
 }
 
 // waiting reports whether an arriving message or due timer must wait in
@@ -703,6 +706,10 @@ func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 		if s, ok := p.p.(Shutdowner); ok {
 			s.Shutdown(&p.env)
 		}
+	}
+	p.witness = nil
+	if w, ok := p.p.(CrashWitness); ok {
+		p.witness = &crashWitness{memo: w.WitnessCrash(), mode: mode}
 	}
 	p.state = stCrashed
 	p.hostDown = mode == CrashPower
