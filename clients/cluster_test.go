@@ -85,7 +85,7 @@ func TestClusterClientFollowsMoved(t *testing.T) {
 
 // During a slot migration the source answers -ASK for the lock key it does
 // not have, and the client sends ASKING and then the command to the node
-// named (GR osscluster.go:1320-1325), without taking the ASK into its slot
+// named (GR osscluster.go:1528-1533), without taking the ASK into its slot
 // map: every command of the lock goes to the source first, and is asked
 // over each time. Once the slot is closed the source answers -MOVED.
 func TestClusterClientFollowsAsk(t *testing.T) {

@@ -28,12 +28,20 @@ type Options struct {
 	// TraceFilter, when set, chooses by kind the events TraceSink receives
 	// (sim.Config.TraceFilter): the others are never built as events.
 	TraceFilter func(sim.Kind) bool
+	// TraceBorrow lends TraceSink the events (sim.Config.TraceBorrow): an
+	// event and its text and fields are valid only during the call.
+	TraceBorrow bool
 	// MaxEvents is the run's event budget (sim.DefaultMaxEvents if 0).
 	MaxEvents int64
 	// MaxMemory is the run's memory budget in bytes (sim.DefaultMaxMemory()
 	// if 0; negative turns it off). It bounds the heap of the whole
 	// process: runs in parallel share it.
 	MaxMemory int64
+	// Stop, when set, is asked every few thousand events whether to stop
+	// the run (sim.Kernel.SetStop): a non-nil error stops it with a
+	// *sim.ErrStopped wrapping that error. It never changes a run that it
+	// does not stop.
+	Stop func() error
 	// Stream hands the history to the checker in pieces as the run goes,
 	// so that a long run's memory is the piece in progress, not the whole
 	// history (issue 15; checker.Stream). Outcome.History is then nil when
@@ -86,9 +94,11 @@ func run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 		return nil, err
 	}
 	w.Kernel.SetBudgets(opt.budgets())
+	w.Kernel.SetStop(opt.Stop)
 	if opt.TraceSink != nil {
 		w.Kernel.SetTraceSink(opt.TraceSink)
 		w.Kernel.SetTraceFilter(opt.TraceFilter)
+		w.Kernel.SetTraceBorrow(opt.TraceBorrow)
 	}
 	if opt.Stream && !opt.Visualize {
 		startStream(s, w, opt)
