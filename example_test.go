@@ -1,9 +1,12 @@
 package locksim_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
+	"time"
 
 	"github.com/locksim/locksim"
 )
@@ -145,4 +148,42 @@ func ExampleReplay() {
 	fmt.Println("the same run:", again.TraceHash == rec.TraceHash)
 	// Output:
 	// the same run: true
+}
+
+// Read a violation as data: its property, the clients involved and when
+// (true time from the run's start), beside the expectation the run was
+// judged against.
+func ExampleResult_violations() {
+	s, err := locksim.Builtin("redlock-clock-jump")
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := locksim.Run(s, locksim.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	v := res.Violations[0]
+	fmt.Println(v.Property, v.Clients, v.Windows[0].Start.Round(time.Millisecond), "to", v.Windows[0].End.Round(time.Millisecond))
+	fmt.Println("expected lock_safety:", res.Expected["lock_safety"])
+	// Output:
+	// lock_safety [c1 c2] 1.109s to 5.121s
+	// expected lock_safety: violated
+}
+
+// Give a long run a deadline: RunContext stops it cleanly once the
+// context is done, with an error that wraps the context's.
+func ExampleRunContext() {
+	s, err := locksim.Builtin("fenced-baseline")
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err = s.With("duration=24h")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = locksim.RunContext(ctx, s, locksim.Options{})
+	fmt.Println(errors.Is(err, context.DeadlineExceeded))
+	// Output: true
 }

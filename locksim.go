@@ -3,15 +3,22 @@
 //
 // A scenario comes from YAML (Parse, Load), from the built-in catalogue
 // (Builtin) or from Go values (FromValues); Run simulates it and checks the
-// history; the Result carries the verdicts, the explanation of each
-// violation and the trace hash, and can write the same report that
-// simrun run --out writes.
+// history; the Result carries the verdicts, each violation (its
+// property, lock, clients, true-time windows and explanation), the
+// expectation it was judged against, the liveness note, the run's numbers
+// (Stats: grants, latency, when the lock stood free while someone waited)
+// and the trace hash, and can write the same report that simrun run --out
+// writes.
 //
 //	s, err := locksim.Builtin("redlock-clock-jump")
 //	...
 //	res, err := locksim.Run(s, locksim.Options{Seed: 7})
 //	...
 //	if res.LockSafety == locksim.Violated { ... }
+//
+// RunContext stops a run when its context is done (a deadline for a long
+// run, a cancel from a test harness); Options.MaxEvents and MaxMemory
+// bound what a run may spend.
 //
 // A run's record (Result.Record, the JSON of result.json) describes what
 // ran: ReadRecord reads it back, Replay runs it again, CheckTrace checks a
@@ -29,6 +36,7 @@
 package locksim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +72,14 @@ type Judged = checker.Judged
 
 // Stats are a run's numbers beside its verdicts (Result.Stats).
 type Stats = checker.Stats
+
+// Availability says when each lock stood free while a client waited for
+// it (Result.Stats.Availability): the unavailable time per bin of the run,
+// a bounded number of bins per lock; LockAvailability is one lock's strip.
+type (
+	Availability     = checker.Availability
+	LockAvailability = checker.LockAvailability
+)
 
 // Verdicts.
 const (
@@ -242,6 +258,21 @@ type Result struct {
 	TokenOrder Verdict
 	// Explanations says in words why each violation happened, in order.
 	Explanations []string
+	// Violations are the same violations, structured: the property, the
+	// lock, the clients involved and the true-time windows of each, with
+	// its explanation (Explanations[i] is Violations[i].Explanation).
+	Violations []Violation
+	// ViolationsOmitted counts the violations beyond those listed (the
+	// checker keeps the first checker.MaxViolations).
+	ViolationsOmitted int
+	// Expected is the scenario's expectation as the run was judged
+	// against it: by property name ("lock_safety"), the verdict expected;
+	// "min_grants" the grants the story needs; empty when the scenario
+	// expects nothing (then a run matches when nothing is violated).
+	Expected map[string]string
+	// LivenessNote says how liveness was judged, or why it was not (no
+	// fault-free window, nobody waited, a bound longer than the run).
+	LivenessNote string
 	// Matched is true when the verdicts match the scenario's expect block
 	// (or nothing is violated when it expects nothing).
 	Matched bool
@@ -250,8 +281,9 @@ type Result struct {
 	// Stats are the run's numbers beside the verdicts: grants and
 	// completed critical sections per client, acquire attempts and
 	// failures, acquisition latency, the time the lock stood free while
-	// someone waited, the resource's accepted and rejected writes, the
-	// stock counters' sales and lost updates.
+	// someone waited and when (Stats.Availability, the report's
+	// availability strip), the resource's accepted and rejected writes,
+	// the stock counters' sales and lost updates.
 	Stats Stats
 	// Vacuous says, one sentence each, where a verdict had little or
 	// nothing to judge (a safety property not used for want of a grant,
@@ -266,6 +298,29 @@ type Result struct {
 	// determinism is the number of events two runs agreed on
 	// (Options.CheckDeterminism), -1 when not checked.
 	determinism int
+}
+
+// Violation is one violation of a property in a run.
+type Violation struct {
+	// Property is the name of the property violated ("lock_safety",
+	// Properties()).
+	Property string
+	// Lock is the lock (and protected resource) concerned.
+	Lock string
+	// Clients are the clients involved, in the order the explanation
+	// names them.
+	Clients []string
+	// Windows are the true-time spans of the violation (from the run's
+	// start): the overlap of two beliefs, the section whose read went
+	// stale, the excessive wait.
+	Windows []Window
+	// Explanation tells what happened in one or two sentences.
+	Explanation string
+}
+
+// Window is a span of true time, from the run's start.
+type Window struct {
+	Start, End time.Duration
 }
 
 // RunError is Run's error for a run that could not happen: the scenario's
@@ -294,8 +349,27 @@ func (e *DeterminismError) Error() string {
 // run could not happen (an internal error, a budget, a failed determinism
 // check); a violation is not an error.
 func Run(s *Scenario, opt Options) (*Result, error) {
+	return RunContext(context.Background(), s, opt)
+}
+
+// RunContext is Run that stops when ctx is done: the simulation asks ctx
+// every few thousand events (a run it does not stop is the same run,
+// event for event) and, once ctx is cancelled or past its deadline, ends
+// with a *RunError that wraps a *sim.ErrStopped and ctx.Err()
+// (errors.Is(err, context.Canceled) holds).
+func RunContext(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
+	if ctx == nil {
+		return nil, errors.New("locksim.RunContext: nil context")
+	}
 	if s == nil || s.s == nil {
 		return nil, errors.New("locksim.Run: nil scenario")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &RunError{Scenario: s.s.Name, Err: err}
+	}
+	var stop func() error
+	if ctx.Done() != nil {
+		stop = ctx.Err
 	}
 	seed := s.s.Seed
 	if opt.Seed != 0 || opt.SeedZero {
@@ -314,6 +388,7 @@ func Run(s *Scenario, opt Options) (*Result, error) {
 		Describe:     true,
 		MaxEvents:    opt.MaxEvents,
 		MaxMemory:    opt.MaxMemory,
+		Stop:         stop,
 	}
 	switch {
 	case !keep && opt.OnEvent != nil:
@@ -340,7 +415,7 @@ func Run(s *Scenario, opt Options) (*Result, error) {
 	}
 	r := resultOf(o, keys)
 	if opt.CheckDeterminism {
-		o2, err := scenarios.Run(s.s, seed, scenarios.Options{KeepTrace: true, MaxEvents: opt.MaxEvents, MaxMemory: opt.MaxMemory})
+		o2, err := scenarios.Run(s.s, seed, scenarios.Options{KeepTrace: true, MaxEvents: opt.MaxEvents, MaxMemory: opt.MaxMemory, Stop: stop})
 		if err != nil {
 			return nil, &RunError{Scenario: s.s.Name, Err: fmt.Errorf("the second run: %w", err)}
 		}
@@ -374,10 +449,34 @@ func resultOf(o *record.Run, keys *keyEvents) *Result {
 	}
 	r.Vacuous = o.Vacuous
 	r.Warnings = o.Warnings
+	r.ViolationsOmitted = o.ViolationsOmitted
+	r.LivenessNote = o.LivenessNote
+	if len(o.Expected) > 0 {
+		r.Expected = make(map[string]string, len(o.Expected))
+		for k, v := range o.Expected {
+			r.Expected[k] = v
+		}
+	}
 	for _, v := range o.Violations {
 		r.Explanations = append(r.Explanations, v.Explanation)
+		fv := Violation{Property: propertyOfKind(v.Kind), Lock: v.Lock, Clients: append([]string(nil), v.Clients...), Explanation: v.Explanation}
+		for _, w := range v.Windows {
+			fv.Windows = append(fv.Windows, Window{Start: w.Start.Duration(), End: w.End.Duration()})
+		}
+		r.Violations = append(r.Violations, fv)
 	}
 	return r
+}
+
+// propertyOfKind is the name of the registered property whose violations
+// are of kind k (k itself when none is).
+func propertyOfKind(k string) string {
+	for _, p := range checker.Properties() {
+		if p.About().Kind == k {
+			return p.About().Name
+		}
+	}
+	return k
 }
 
 // ResultOf wraps the record of a run made elsewhere (real mode) as a

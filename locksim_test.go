@@ -148,3 +148,19 @@ func TestFacadeSaysVacuity(t *testing.T) {
 	assert.Contains(t, res.Vacuous[0], "no client was granted the lock")
 	assert.True(t, res.Matched, "the scenario declares it")
 }
+
+// TestFacadeAvailability: Result.Stats says when the lock stood free
+// while a client waited (the availability strip), and its bins add up to
+// the unavailable time.
+func TestFacadeAvailability(t *testing.T) {
+	s, err := Builtin("redlock-clock-jump")
+	require.NoError(t, err)
+	res, err := Run(s, Options{})
+	require.NoError(t, err)
+	var av *Availability = res.Stats.Availability
+	require.NotNil(t, av)
+	require.Len(t, av.Locks, 1)
+	assert.Positive(t, av.Bin)
+	assert.Equal(t, res.Stats.Unavailable, av.Locks[0].Total())
+	assert.LessOrEqual(t, len(av.Locks[0].Unavailable), checker.MaxAvailabilityBins)
+}

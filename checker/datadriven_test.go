@@ -50,10 +50,15 @@ import (
 // The records, each a word and arguments (bare words and key=value):
 //
 //	belief CLIENT SPAN [lock=L] [attempt=T] [token=N] [lost|expired|crashed]
+//	       [validity=TTL/ELAPSED/DRIFT ...]
 //	    CLIENT believed it held lock L ("L" by default) over SPAN, got by
 //	    an attempt that began at attempt (SPAN's start by default), with a
 //	    fencing token if given; it ended by a release unless a reason is
 //	    given. Beliefs are numbered from 0 in the order given.
+//	belief ... validity=TTL/ELAPSED/DRIFT [validity-at=T] [unchecked] [: RULE]
+//	    the validity the client's algorithm computed (sim.Validity): at the
+//	    grant (SPAN's start), or at an extension at validity-at; unchecked:
+//	    the algorithm does not check it; RULE: how it computed the drift.
 //	section CLIENT [lock=L] [token=N] [belief=ID] [read=T:V] [read-sent=T]
 //	        [read-rejected] [write=T:accepted|rejected|lost] [wrote=V]
 //	        [write-sent=T] [result=T]
@@ -383,6 +388,16 @@ func (r *recordReader) belief(id int) sim.Belief {
 	b.Token, b.HasToken = r.int64Arg("token")
 	if why := r.reason("lost", "expired", "crashed"); why != "" {
 		b.Reason = sim.BeliefEnd(why)
+	}
+	if v := r.String("validity", ""); v != "" {
+		terms := strings.Split(v, "/")
+		if len(terms) != 3 {
+			r.Fatalf("validity=%s: want validity=TTL/ELAPSED/DRIFT", v)
+		}
+		b.Validity = sim.Validity{At: b.Start, Rule: r.text, Checked: !r.Bool("unchecked"), Extended: r.Has("validity-at"),
+			TTL: r.ParseDuration("ttl", terms[0]), Elapsed: r.ParseDuration("elapsed", terms[1]), Drift: r.ParseDuration("drift", terms[2])}
+		r.setTime("validity-at", &b.Validity.At)
+		r.text = ""
 	}
 	if !closed {
 		if b.Reason != sim.EndReleased {

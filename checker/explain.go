@@ -142,8 +142,9 @@ func explainOverlaps(h *sim.History, g []overlap) Violation {
 	// still believed (a pause longer than the TTL); clocks that were apart
 	// from the start come last (a client whose clock runs ahead takes over
 	// a live GETSET lock with no fault at all). Without a fault, they
-	// stand alone.
-	v.Explanation = text + "; " + causes(what, joinCauses(lossClause(h, a, g[0].b), promotionClause(h, a.Lock, "lock key", false, g[0].b.Start)), faults, clockClause(h, v.Clients)) + "."
+	// stand alone. A holder that outlived the validity it computed comes
+	// with the server's loss: it is why the first holder still believed.
+	v.Explanation = text + "; " + causes(what, joinCauses(lossClause(h, a, g[0].b), promotionClause(h, a.Lock, "lock key", false, g[0].b.Start), validityClause(g, digits)), faults, clockClause(h, v.Clients)) + "."
 	return v
 }
 

@@ -37,6 +37,10 @@ type Stats struct {
 	// Unavailable is the time, summed over the locks, during which some
 	// client waited for a lock that nobody believed it held.
 	Unavailable time.Duration `json:"unavailable"`
+	// Availability says when: per lock, the unavailable time in each of
+	// a bounded number of bins over the run (availability.go); nil when
+	// no lock was ever unavailable.
+	Availability *Availability `json:"availability,omitempty"`
 	// WritesAccepted, WritesRejected and WritesLost count the critical
 	// sections' writes by what the resource did with them (rejected: by
 	// fencing; lost: never reached it).
@@ -95,6 +99,8 @@ type statsAcc struct {
 	loaded, lastRead     int64
 	hasLoad, hasLastRead bool
 	lastReadAt           sim.Time
+	// avail bins the unavailable windows (availability.go).
+	avail availAcc
 }
 
 func (a *statsAcc) client(name string) *ClientStats {
@@ -149,10 +155,12 @@ func (a *statsAcc) add(h *sim.History) {
 		waitsByLock[w.lock] = append(waitsByLock[w.lock], Window{Start: w.start, End: w.end})
 	}
 	held := heldByLock(h)
+	a.avail.grow(h.End)
 	for _, l := range locks {
 		waiting := complement(complement(waitsByLock[l], 0, h.End), 0, h.End)
 		for _, f := range intersect(waiting, complement(held[l], 0, h.End)) {
 			a.s.Unavailable += f.End.Sub(f.Start)
+			a.avail.add(l, f)
 		}
 	}
 	for _, op := range h.Counter {
@@ -182,6 +190,7 @@ func (a *statsAcc) stats() Stats {
 		}
 	}
 	s.Latency = a.lat.latency()
+	s.Availability = a.avail.availability()
 	names := make([]string, 0, len(a.clients))
 	for n := range a.clients {
 		names = append(names, n)

@@ -46,6 +46,12 @@ type algorithm interface {
 	fire(tag any) bool
 }
 
+// validityAlgorithm is implemented by algorithms that compute a validity
+// at the grant (Redlock, redsync): the history records it on the belief.
+type validityAlgorithm interface {
+	grantValidity() sim.Validity
+}
+
 // client is a lock client process: the workload loop around an algorithm.
 type client struct {
 	cfg  Config
@@ -260,6 +266,9 @@ func (c *client) acquired(ok bool) {
 	c.env.AttemptEnd(c.attempt, ok)
 	if ok {
 		c.belief = c.env.BeliefBegin(c.lock, c.attempt, c.token, c.hasToken)
+		if v, ok := c.alg.(validityAlgorithm); ok {
+			c.env.BeliefValidity(c.belief, v.grantValidity())
+		}
 		c.env.WantEnd(c.want, true, "")
 		c.want = -1
 		c.alg.held()

@@ -713,3 +713,59 @@ func TestClientRestart(t *testing.T) {
 	assert.GreaterOrEqual(t, bs[1].Start, sim.At(time.Second))
 	assert.Equal(t, sim.EndReleased, bs[2].Reason)
 }
+
+// The history records the validity a Redlock or redsync client computed at
+// the grant (ttl − elapsed − drift, on its clock) and again at each
+// extension; the other algorithms compute none.
+func TestBeliefRecordsValidity(t *testing.T) {
+	tests := []struct {
+		alg      string
+		extend   bool
+		checked  bool
+		drift    time.Duration
+		rule     string
+		extended bool
+	}{
+		{alg: Redlock, checked: true, drift: 12 * time.Millisecond, rule: "the drift factor 0.01 × ttl + 2ms, as redlock-rb computes it"},
+		{alg: Redsync, checked: true, drift: 10 * time.Millisecond, rule: "the drift factor 0.01 × ttl, as redsync computes it"},
+		{alg: Redlock, extend: true, checked: true, drift: 12 * time.Millisecond, rule: "the drift factor 0.01 × ttl + 2ms, as redlock-rb computes it", extended: true},
+		{alg: RedisSingle},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/extend=%v", tt.alg, tt.extend), func(t *testing.T) {
+			w := newWorld(t)
+			lc := lockConfig(t, tt.alg, func(c *LockConfig) {
+				c.TTL = time.Second
+				if tt.extend {
+					c.ExtendEvery = 300 * time.Millisecond
+				}
+			})
+			servers(w, &lc)
+			w.storage(storage.FencingNone)
+			w.client(clientConfig("c1", lc, Workload{Cycles: 1, Hold: 500 * time.Millisecond}))
+			h := w.run(5 * time.Second)
+			bs := beliefs(h, "c1")
+			require.Len(t, bs, 1)
+			v := bs[0].Validity
+			if tt.rule == "" {
+				assert.False(t, v.Computed(), "%+v", v)
+				return
+			}
+			require.True(t, v.Computed(), "%+v", v)
+			assert.Equal(t, time.Second, v.TTL)
+			assert.Equal(t, tt.drift, v.Drift)
+			assert.Equal(t, tt.rule, v.Rule)
+			assert.Equal(t, tt.checked, v.Checked)
+			assert.Equal(t, tt.extended, v.Extended)
+			// A 1 ms link: the round took a few ms on the client's clock.
+			assert.Positive(t, v.Elapsed)
+			assert.Less(t, v.Elapsed, 20*time.Millisecond)
+			if tt.extended {
+				assert.Greater(t, v.At, bs[0].Start)
+			} else {
+				assert.Equal(t, bs[0].Start, v.At)
+			}
+			assert.Equal(t, v.At+sim.At(time.Second-v.Elapsed-v.Drift), v.Until())
+		})
+	}
+}

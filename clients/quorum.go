@@ -15,8 +15,13 @@ type quorumLock struct {
 	c          *client
 	val        string
 	validUntil int64 // reading of clk at which the validity ends
-	extend     timerRef
-	gen        int // bumped at release: stale extension replies are ignored
+	// validity is the last validity computed (at the grant or an
+	// extension), as the history records it; rule says how the drift
+	// was computed (made at init).
+	validity sim.Validity
+	rule     string
+	extend   timerRef
+	gen      int // bumped at release: stale extension replies are ignored
 
 	// Reused per attempt (attempts and releases never overlap): which
 	// nodes granted the last attempt, the nodes an unlock goes to, the
@@ -38,6 +43,7 @@ type quorumLock struct {
 
 func (q *quorumLock) init() {
 	q.keys = []string{q.cfg().Key}
+	q.rule = q.driftRule()
 	q.ttlMs = ms(q.cfg().TTL)
 	q.acq.q, q.unl.q = q, q
 	q.acq.failedFn, q.acq.decideFn = q.acq.failed, q.acq.decide
@@ -114,6 +120,37 @@ func (q *quorumLock) drift() time.Duration {
 	// drift = (ttl*@clock_drift_factor).to_i + 2, in milliseconds
 	// (redlock.rb:55-83).
 	return time.Duration(int64(float64(cfg.TTL.Milliseconds())*cfg.DriftFactor))*time.Millisecond + cfg.DriftExtra
+}
+
+// driftRule says how drift computes the allowance, in the words of an
+// explanation: "the drift factor 0.01 × ttl + 2ms, as redlock-rb computes
+// it".
+func (q *quorumLock) driftRule() string {
+	cfg := q.cfg()
+	rule := "the drift factor " + strconv.FormatFloat(cfg.DriftFactor, 'g', -1, 64) + " × ttl"
+	if cfg.DriftExtra > 0 {
+		rule += " + " + cfg.DriftExtra.String()
+	}
+	// The defaults are the libraries' (config.go: redlockDriftExtra,
+	// redsync's none).
+	switch {
+	case q.redsync() && cfg.DriftFactor == redsyncDriftFactor && cfg.DriftExtra == 0:
+		return rule + ", as redsync computes it"
+	case !q.redsync() && cfg.DriftFactor == redlockDriftFactor && cfg.DriftExtra == redlockDriftExtra:
+		return rule + ", as redlock-rb computes it"
+	}
+	return rule + " (drift_factor, drift_extra)"
+}
+
+// grantValidity is the validity computed by the attempt that succeeded
+// (client.acquired records it on the belief).
+func (q *quorumLock) grantValidity() sim.Validity { return q.validity }
+
+// computed records the terms of a validity computed from a round that
+// began at the clock reading start and ended at now.
+func (q *quorumLock) computed(start, now int64, extended bool) {
+	q.validity = sim.Validity{TTL: q.cfg().TTL, Elapsed: time.Duration(now - start), Drift: q.drift(),
+		Rule: q.rule, Checked: q.tracksValidity(), Extended: extended}
 }
 
 // nodeTimeout is the per-request timeout of an acquire round: the spec's
@@ -219,6 +256,7 @@ func (r *acquireRound) decide(tokenOK bool) {
 	now := c.read(q.clk())
 	q.validUntil = r.start + int64(cfg.TTL) - int64(q.drift())
 	validity := time.Duration(q.validUntil - now)
+	q.computed(r.start, now, false)
 	ok := tokenOK && n >= cfg.quorum() && (validity > 0 || !q.tracksValidity())
 	verdict := "failed"
 	if ok {
@@ -355,6 +393,8 @@ func (q *quorumLock) scheduleExtend() {
 			until := start + int64(cfg.TTL) - int64(q.drift())
 			if n >= cfg.quorum() && (!q.tracksValidity() || now < until) {
 				q.validUntil = until
+				q.computed(start, now, true)
+				c.env.BeliefValidity(c.belief, q.validity)
 				c.env.Logf(KindClient, "extended on %d/%d nodes, validity %v", n, len(cfg.Nodes), time.Duration(until-now))
 				q.scheduleExtend()
 				return

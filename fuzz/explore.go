@@ -478,15 +478,8 @@ func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, 
 	})
 	// Each finishes a prefix of the range.
 	res.Runs = done
-	places, targets, cls := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i := 0; i < done; i++ {
 		r := results[i]
-		for _, c := range pl.Schedule(first + i) {
-			cd := pl.Candidates[c]
-			places[cd.Target+" "+cd.Placement] = true
-			targets[cd.Target] = true
-			cls[cd.Spec.Kind+" "+cd.Class] = true
-		}
 		switch {
 		case r.err != nil:
 			res.Errors = append(res.Errors, RunError{RunRef{r.run, r.seed}, r.err.Error()})
@@ -497,9 +490,25 @@ func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, 
 			res.Inconclusive = append(res.Inconclusive, RunRef{r.run, r.seed})
 		}
 	}
-	er.Placements, er.Targets, er.Classes = len(places), len(targets), len(cls)
-	er.Groups = groupFindings(res, len(pl.Env))
+	er.summarise()
 	return er, nil
+}
+
+// summarise counts the coverage of the schedules run (First..First+Runs-1)
+// and groups the findings.
+func (er *ExploreResult) summarise() {
+	pl := er.Plan
+	places, targets, cls := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for n := er.First; n < er.First+er.Runs; n++ {
+		for _, c := range pl.Schedule(n) {
+			cd := pl.Candidates[c]
+			places[cd.Target+" "+cd.Placement] = true
+			targets[cd.Target] = true
+			cls[cd.Spec.Kind+" "+cd.Class] = true
+		}
+	}
+	er.Placements, er.Targets, er.Classes = len(places), len(targets), len(cls)
+	er.Groups = groupFindings(er.Result, len(pl.Env))
 }
 
 // ExploreGroup is the schedules that violate the same property with the

@@ -117,7 +117,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("%s: no %s: not the output folder of a campaign or shard (simrun fuzz, sweep or matrix --out)", dir, ManifestFile)
+			return nil, fmt.Errorf("%s: no %s: not the output folder of a campaign or shard (simrun fuzz, explore, sweep or matrix --out)", dir, ManifestFile)
 		}
 		return nil, err
 	}

@@ -51,7 +51,7 @@ func (g *gateway) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	}
 	c := g.conns[from]
 	if c == nil {
-		c = &conn{g: g, to: from, ip: net.ParseIP(g.rt.clientIP[env.NameOf(from)]), reqs: make(chan sim.Message, 1024), quit: make(chan struct{})}
+		c = &conn{g: g, to: from, ip: net.ParseIP(g.rt.clientIP[env.NameOf(from)]), reqs: make(chan sim.Message, 1024), liveConn: newLiveConn()}
 		g.conns[from] = c
 		g.rt.wg.Add(1)
 		go c.write()
@@ -93,15 +93,24 @@ type conn struct {
 	to   sim.ProcID
 	ip   net.IP // the client's loopback address (nil: any)
 	reqs chan sim.Message
-	quit chan struct{}
-	once sync.Once
-
-	mu      sync.Mutex
-	nc      net.Conn
-	pending []sim.Message
+	liveConn
+	pending []sim.Message // under mu
 }
 
-func (c *conn) close() {
+// liveConn is the real connection a gateway keeps for one model
+// connection: quit ends its goroutines, nc (under mu) is the socket when
+// dialled. The Redis and ZooKeeper gateways share it.
+type liveConn struct {
+	quit chan struct{}
+	once sync.Once
+	mu   sync.Mutex
+	nc   net.Conn
+}
+
+func newLiveConn() liveConn { return liveConn{quit: make(chan struct{})} }
+
+// close stops the connection's goroutines and closes its socket, once.
+func (c *liveConn) close() {
 	c.once.Do(func() {
 		close(c.quit)
 		c.mu.Lock()

@@ -6,7 +6,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/locksim/locksim/nodes/zookeeper"
@@ -108,10 +107,7 @@ type zkConn struct {
 	// first is the connect request (and SetWatches) to send once dialled.
 	first []byte
 	out   chan []byte
-	quit  chan struct{}
-	once  sync.Once
-	mu    sync.Mutex
-	nc    net.Conn
+	liveConn
 
 	connectID  uint64 // the model's OpConnect this connection answers
 	reqSession int64  // the session it asked for (0: a new one)
@@ -128,17 +124,6 @@ type zkCall struct {
 	req      zookeeper.Request
 	internal bool
 	retried  bool
-}
-
-func (c *zkConn) close() {
-	c.once.Do(func() {
-		close(c.quit)
-		c.mu.Lock()
-		if c.nc != nil {
-			c.nc.Close()
-		}
-		c.mu.Unlock()
-	})
 }
 
 // close ends every real connection of this gateway instance (the server
@@ -252,7 +237,7 @@ func (g *zkGateway) connect(from sim.ProcID, req zookeeper.Request) {
 		})...)
 	}
 	c := &zkConn{g: g, owner: from, ip: net.ParseIP(g.rt.clientIP[g.env.NameOf(from)]), first: first,
-		out: make(chan []byte, 1024), quit: make(chan struct{}), connectID: req.ID, reqSession: req.Session,
+		out: make(chan []byte, 1024), liveConn: newLiveConn(), connectID: req.ID, reqSession: req.Session,
 		pending: map[int32]zkCall{}}
 	g.conns[from] = c
 	g.rt.wg.Add(1)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"html/template"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -24,6 +25,10 @@ type interactive struct {
 	Events []sim.Event `json:"events"`
 	Left   int         `json:"left_out"`
 	Total  int         `json:"total"`
+	// Avail is the availability strip (checker.Availability): per lock,
+	// the time it stood free while someone waited, per bin. Nil when no
+	// lock ever did.
+	Avail *checker.Availability `json:"avail,omitempty"`
 }
 
 type iLane struct {
@@ -55,8 +60,8 @@ type iShade struct {
 // interactiveData renders the interactive timeline's data as JSON for the
 // page's script (json.Marshal escapes <, > and &, so it cannot end the
 // script element).
-func interactiveData(tl *Timeline, trace []sim.Event) (template.JS, error) {
-	d := interactive{End: tl.End, View: tl.View, Total: len(trace)}
+func interactiveData(tl *Timeline, trace []sim.Event, avail *checker.Availability) (template.JS, error) {
+	d := interactive{End: tl.End, View: tl.View, Total: len(trace), Avail: avail}
 	for _, l := range tl.Lanes {
 		il := iLane{Name: l.Name, Note: l.Note, Spans: []iSpan{}}
 		for _, s := range l.Spans {
@@ -120,7 +125,10 @@ const interactiveScript = `
     var p = e.proc || "(no process)";
     if (!(p in idx)) { idx[p] = lanes.length; lanes.push(p); }
   });
-  var W = Math.max(600, (root.clientWidth || 1300)), H = top + lanes.length * laneH + 26;
+  // One availability row per lock under the lanes: the bins of time the
+  // lock stood free while someone waited, darker the more of the bin.
+  var av = D.avail || {bin: 1, locks: []}, stripH = 16, stripTop = top + lanes.length * laneH;
+  var W = Math.max(600, (root.clientWidth || 1300)), H = stripTop + av.locks.length * stripH + 26;
   var t0 = 0, t1 = Math.max(D.view, 1), full = [0, Math.max(D.end, 1)];
   var svg = document.createElementNS(NS, "svg");
   svg.setAttribute("width", W); svg.setAttribute("height", H);
@@ -167,6 +175,19 @@ const interactiveScript = `
           var oc = colours[s.owner] || "#4e79a7", h = s.kind === "section" ? 6 : 14;
           el("rect", {x: c[0], y: y + laneH / 2 - h / 2, width: w, height: h, fill: oc, "fill-opacity": s.kind === "belief" ? 0.45 : 0.8, "class": "span", "data-kind": s.kind}, null, what);
         }
+      });
+    });
+    av.locks.forEach(function (l, i) {
+      var y = stripTop + i * stripH;
+      el("rect", {x: 0, y: y, width: W, height: stripH, fill: "#fff", stroke: "#eee"});
+      var lab = el("text", {x: 4, y: y + stripH / 2 + 4, "font-size": 10, "class": "avail-label"}); lab.textContent = l.lock + " free, waited";
+      l.unavailable.forEach(function (d, b) {
+        if (!d) return;
+        var s0 = b * av.bin, s1 = s0 + av.bin;
+        if (s1 < t0 || s0 > t1) return;
+        var c = clip(s0, s1), w = Math.max(c[1] - c[0], 1);
+        el("rect", {x: c[0], y: y + 2, width: w, height: stripH - 4, fill: "#d62728", "fill-opacity": Math.max(0.15, d / av.bin).toFixed(3), "class": "avail", "data-lock": l.lock},
+          null, l.lock + " free while a client waited: " + secs(d) + " of " + secs(s0) + ".." + secs(s1));
       });
     });
     D.shades.forEach(function (s) {

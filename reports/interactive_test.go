@@ -2,6 +2,7 @@ package reports
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -84,6 +85,34 @@ func TestInteractiveTimelineRenders(t *testing.T) {
 	assert.Regexp(t, `class="fault" data-kind="group"`, dom, "the partition sides are fault bands")
 	assert.Regexp(t, `class="violation" data-kind="`+checker.KindLockSafety+`"`, dom, "the lock-safety window is a band")
 	assert.Contains(t, dom, "events drawn")
+
+	// The availability strip: one row per lock under the lanes, a bar
+	// per bin in which the lock stood free while someone waited.
+	av := run.Result.Stats.Availability
+	require.NotNil(t, av)
+	bars := 0
+	for b, d := range av.Locks[0].Unavailable {
+		if d > 0 && sim.Time(time.Duration(b)*av.Bin) <= tl.View {
+			bars++
+		}
+	}
+	assert.Contains(t, dom, av.Locks[0].Lock+" free, waited")
+	assert.Equal(t, bars, strings.Count(dom, `class="avail" data-lock="`+av.Locks[0].Lock+`"`), "one bar per bin with unavailable time")
+}
+
+// TestInteractiveTimelineCarriesAvailability: the page's data has the
+// run's availability strip (checker.Availability), bins and all, for the
+// script to draw under the lanes.
+func TestInteractiveTimelineCarriesAvailability(t *testing.T) {
+	run, _ := runOf(t, "redlock-clock-jump")
+	av := run.Result.Stats.Availability
+	require.NotNil(t, av, "redlock-clock-jump has a client waiting while the lock is free")
+	files, err := RenderRun(run)
+	require.NoError(t, err)
+	want, err := json.Marshal(av)
+	require.NoError(t, err)
+	assert.Contains(t, string(files["index.html"]), `"avail":`+string(want))
+	assert.Contains(t, string(files["index.html"]), "red strips under the lanes")
 }
 
 // TestInteractiveTimelineIsBounded: a long run's page carries at most

@@ -142,6 +142,22 @@ type Timeline struct {
 	View sim.Time
 	// PartRows is how many partitions acted at once at most.
 	PartRows int
+	// Avail is the run's availability strip (checker.Availability, from
+	// the run's numbers): drawn as one row per lock under the lanes, the
+	// time the lock stood free while a client waited. Nil: no row.
+	Avail *checker.Availability
+}
+
+// MaxAvailRows bounds the availability rows a timeline draws (one per
+// lock; a world with more locks shows the first ones by name).
+const MaxAvailRows = 4
+
+// availRows are the availability rows drawn under the lanes.
+func (t *Timeline) availRows() []checker.LockAvailability {
+	if t.Avail == nil {
+		return nil
+	}
+	return t.Avail.Locks[:min(len(t.Avail.Locks), MaxAvailRows)]
 }
 
 // Lane returns the lane of a process, or nil.
@@ -1048,6 +1064,9 @@ func (b *builder) finish() {
 		b.tl.Lanes = b.tl.Lanes[:len(b.tl.Lanes)-1] // no partition: no network lane
 	}
 	b.tl.View = viewEnd(b.tl)
+	if st := b.run.Result.Stats; st != nil {
+		b.tl.Avail = st.Availability
+	}
 	for _, l := range b.tl.Lanes {
 		sort.SliceStable(l.Spans, func(i, j int) bool {
 			if l.Spans[i].Kind != l.Spans[j].Kind {

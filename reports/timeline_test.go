@@ -449,3 +449,30 @@ func TestEveryLaneIsDrawn(t *testing.T) {
 		assert.True(t, l == record.LanePlain || l == record.LaneResource || keys, "lane %q has no drawing in laneKeysOf", l)
 	}
 }
+
+// TestTimelineAvailabilityRow: the static timeline draws the run's
+// availability strip as a row per lock under the lanes (labelled, in the
+// legend), one red bar per bin in view in which the lock stood free while
+// a client waited; without a strip, no row.
+func TestTimelineAvailabilityRow(t *testing.T) {
+	run, _ := runOf(t, "redlock-clock-jump")
+	tl, err := BuildTimeline(run)
+	require.NoError(t, err)
+	require.NotNil(t, tl.Avail)
+	require.Equal(t, run.Result.Stats.Availability, tl.Avail)
+	img, err := TimelineImage(tl, "redlock-clock-jump")
+	require.NoError(t, err)
+	texts := strings.Join(svgTexts(t, img.SVG), "\n")
+	assert.Contains(t, texts, "lock free,\nsomeone waiting")
+	assert.Contains(t, texts, "lock free while a client waited (darker: more of the time)")
+	_, withRow := requirePNG(t, img.PNG)
+
+	tl.Avail = nil
+	img, err = TimelineImage(tl, "redlock-clock-jump")
+	require.NoError(t, err)
+	texts = strings.Join(svgTexts(t, img.SVG), "\n")
+	assert.NotContains(t, texts, "someone waiting")
+	assert.NotContains(t, texts, "lock free while a client waited")
+	_, without := requirePNG(t, img.PNG)
+	assert.Greater(t, withRow, without, "the row adds height")
+}

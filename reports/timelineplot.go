@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -29,7 +30,7 @@ const (
 func TimelineImage(tl *Timeline, title string) (Image, error) {
 	rows := legendRows(timelineLegend(tl), timelineWidth-1.5*vg.Inch)
 	legendH := legendHeight(rows)
-	plotH := vg.Length(len(tl.Lanes))*laneHeight + 1.1*vg.Inch
+	plotH := vg.Length(len(tl.Lanes))*laneHeight + vg.Length(len(tl.availRows()))*availHeight + 1.1*vg.Inch
 	h := plotH + legendH
 	return render(timelineWidth, h, func(c draw.Canvas) {
 		top := draw.Crop(c, 0, 0, legendH, 0)
@@ -51,8 +52,52 @@ func (t laneTicks) Ticks(min, max float64) []plot.Tick {
 		}
 		out = append(out, plot.Tick{Value: -float64(i), Label: label})
 	}
+	for i, a := range t.tl.availRows() {
+		out = append(out, plot.Tick{Value: availY(t.tl, i), Label: a.Lock + " free,\nsomeone waiting"})
+	}
 	return out
 }
+
+// availHeight is the height of an availability row: thinner than a lane.
+const availHeight = 0.4 * vg.Inch
+
+// availY is the y of availability row i, under the lanes (a lane is 1
+// high; a row availHeight/laneHeight of it).
+func availY(tl *Timeline, i int) float64 {
+	r := float64(availHeight / laneHeight)
+	return -float64(len(tl.Lanes)) + 0.5 - r*(float64(i)+0.5)
+}
+
+// availArtist draws the availability rows: for each bin in which the
+// lock stood free while a client waited, a red bar as dark as the share
+// of the bin it stood free.
+type availArtist struct{ tl *Timeline }
+
+func (a *availArtist) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	av := a.tl.Avail
+	h := (trY(0) - trY(-1)) * vg.Length(availHeight/laneHeight)
+	for i, row := range a.tl.availRows() {
+		yc := trY(availY(a.tl, i))
+		c.StrokeLine2(draw.LineStyle{Color: grey, Width: vg.Points(0.8)}, c.Min.X, yc+h/2, c.Max.X, yc+h/2)
+		for b, d := range row.Unavailable {
+			start := sim.Time(time.Duration(b) * av.Bin)
+			if d <= 0 || start > a.tl.View {
+				continue
+			}
+			end := min(start+sim.Time(av.Bin), a.tl.View)
+			x0, x1 := trX(start.Seconds()), trX(end.Seconds())
+			if x1-x0 < vg.Points(1) {
+				x1 = x0 + vg.Points(1)
+			}
+			share := max(float64(d)/float64(av.Bin), 0.15)
+			fillRect(c, alpha(unavailRed, uint8(share*255)), x0, yc-0.15*h, x1, yc+0.4*h)
+		}
+	}
+}
+
+// unavailRed is the colour of the availability rows.
+var unavailRed = color.RGBA{0xd6, 0x27, 0x28, 0xff}
 
 func timelinePlot(tl *Timeline, title string) *plot.Plot {
 	p := newPlot(title)
@@ -64,7 +109,7 @@ func timelinePlot(tl *Timeline, title string) *plot.Plot {
 	// A little room left of 0, so that a mark at the very start (a crash
 	// at 50 ms) is drawn inside its lane, not over the lane's name.
 	p.X.Min = -p.X.Max / 100
-	p.Y.Min, p.Y.Max = -float64(len(tl.Lanes))+0.5, 0.5
+	p.Y.Min, p.Y.Max = -float64(len(tl.Lanes))+0.5-float64(len(tl.availRows()))*float64(availHeight/laneHeight), 0.5
 	p.Y.Tick.Marker = laneTicks{tl}
 	p.X.Tick.Marker = timeTicks{}
 	p.Y.Tick.Length = 0
@@ -73,7 +118,7 @@ func timelinePlot(tl *Timeline, title string) *plot.Plot {
 	g := plotter.NewGrid()
 	g.Horizontal.Color = nil
 	g.Vertical.Color = color.RGBA{0xe4, 0xe4, 0xe4, 0xff}
-	p.Add(&laneBackground{tl}, g, &timelineArtist{tl: tl})
+	p.Add(&laneBackground{tl}, g, &timelineArtist{tl: tl}, &availArtist{tl})
 	return p
 }
 
@@ -691,6 +736,13 @@ func timelineLegend(tl *Timeline) []legendItem {
 	if has[SpanDelay] {
 		add("extra link delay", func(c draw.Canvas, r vg.Rectangle) {
 			hatch(c, draw.LineStyle{Color: color.RGBA{0x1f, 0x77, 0xb4, 0xff}, Width: vg.Points(0.7)}, vg.Points(3), r.Min.X, r.Min.Y+2, r.Max.X, r.Min.Y+6)
+		})
+	}
+	if len(tl.availRows()) > 0 {
+		add("lock free while a client waited (darker: more of the time)", func(c draw.Canvas, r vg.Rectangle) {
+			mx := (r.Min.X + r.Max.X) / 2
+			fillRect(c, alpha(unavailRed, 0x50), r.Min.X, r.Min.Y+2, mx, r.Max.Y-2)
+			fillRect(c, unavailRed, mx, r.Min.Y+2, r.Max.X, r.Max.Y-2)
 		})
 	}
 	glyphItem := func(k MarkKind, text string, shape draw.GlyphDrawer, clr color.Color) {

@@ -34,6 +34,11 @@ type Options struct {
 	// if 0; negative turns it off). It bounds the heap of the whole
 	// process: runs in parallel share it.
 	MaxMemory int64
+	// Stop, when set, is asked every few thousand events whether to stop
+	// the run (sim.Kernel.SetStop): a non-nil error stops it with a
+	// *sim.ErrStopped wrapping that error. It never changes a run that it
+	// does not stop.
+	Stop func() error
 	// Stream hands the history to the checker in pieces as the run goes,
 	// so that a long run's memory is the piece in progress, not the whole
 	// history (issue 15; checker.Stream). Outcome.History is then nil when
@@ -86,6 +91,7 @@ func run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 		return nil, err
 	}
 	w.Kernel.SetBudgets(opt.budgets())
+	w.Kernel.SetStop(opt.Stop)
 	if opt.TraceSink != nil {
 		w.Kernel.SetTraceSink(opt.TraceSink)
 		w.Kernel.SetTraceFilter(opt.TraceFilter)

@@ -42,6 +42,28 @@ func (k *Kernel) SetBudgets(maxEvents, maxMemory int64) {
 	k.cfg.MaxMemory = maxMemory
 }
 
+// SetStop makes Run ask stop, once every few thousand events (with the
+// memory budget's check), whether to stop: a non-nil error ends Run with
+// an *ErrStopped wrapping it (a cancelled context's Err, for a caller
+// that gives up). Stopping only ends a run early, at an event boundary;
+// it never changes an event, so a run that is not stopped is the run
+// without a stop, event for event. Nil removes it.
+func (k *Kernel) SetStop(stop func() error) { k.stop = stop }
+
+// ErrStopped is returned by Run when the stop function (SetStop) said to
+// stop. It unwraps to that function's error.
+type ErrStopped struct {
+	Err    error
+	At     Time  // true time reached
+	Events int64 // events executed so far
+}
+
+func (e *ErrStopped) Error() string {
+	return fmt.Sprintf("run stopped at true time %s after %d events: %v", e.At, e.Events, e.Err)
+}
+
+func (e *ErrStopped) Unwrap() error { return e.Err }
+
 // ErrMemory is returned by Run when the process's heap exceeds the memory
 // budget (Config.MaxMemory).
 type ErrMemory struct {

@@ -110,7 +110,47 @@ type Belief struct {
 	// Token is the fencing token obtained with the lock, if any.
 	Token    int64
 	HasToken bool
+	// Validity is the validity the client's algorithm computed for the
+	// lock at the grant, or at its last extension (Env.BeliefValidity):
+	// the zero Validity for an algorithm that computes none.
+	Validity Validity
 }
+
+// Validity is how long a client's algorithm counts a lock as valid, as it
+// computed it (Redlock's step 3, reference §4.1: validity = ttl − elapsed
+// − drift, measured on the client's clock; redsync likewise, reference
+// §4.2). The explanations name a holder that went on believing past it.
+type Validity struct {
+	// At is the true time at which the validity was computed: the grant,
+	// or the extension that recomputed it.
+	At Time
+	// TTL, Elapsed and Drift are the terms: the key's time to live, the
+	// time the attempt (or extension) took on the client's clock, and the
+	// clock-drift allowance. The validity left at At is TTL − Elapsed −
+	// Drift.
+	TTL, Elapsed, Drift time.Duration
+	// Rule says how the algorithm computed the drift, in words, for the
+	// explanations ("the drift factor 0.01 × ttl + 2ms, as redlock-rb
+	// computes it").
+	Rule string
+	// Checked is true when the algorithm checks the validity before it
+	// acts on the lock (Redlock's validity_check, redsync always); false
+	// when it computes it and ignores it.
+	Checked bool
+	// Extended is true when an extension recomputed the validity.
+	Extended bool
+}
+
+// Computed reports whether the algorithm computed a validity.
+func (v Validity) Computed() bool { return v.TTL > 0 }
+
+// Left is the validity left at At.
+func (v Validity) Left() time.Duration { return v.TTL - v.Elapsed - v.Drift }
+
+// Until is the true time at which the validity ends for a client whose
+// clock keeps true time from At on (a clock fault moves the client's own
+// reckoning; the explanations name those faults separately).
+func (v Validity) Until() Time { return v.At + Time(v.Left()) }
 
 // WriteOutcome is the storage node's ground truth about a write.
 type WriteOutcome string

@@ -177,7 +177,10 @@ type msgSlot struct {
 
 // Kernel is the discrete-event simulator: single-threaded, in virtual time.
 type Kernel struct {
-	cfg      Config
+	cfg Config
+	// stop, when set, is asked every memCheckMask+1 events whether to
+	// stop the run (SetStop).
+	stop     func() error
 	now      Time
 	seq      uint64
 	q        queue
@@ -383,10 +386,17 @@ func (k *Kernel) Run(until Time) error {
 		if k.events >= budget {
 			return &ErrBudget{Budget: k.cfg.MaxEvents, At: k.now, Pending: k.pendingSummary()}
 		}
-		if k.cfg.MaxMemory > 0 && k.events&memCheckMask == 0 {
-			if used := heapInUse(); used > k.cfg.MaxMemory {
-				return &ErrMemory{Budget: k.cfg.MaxMemory, InUse: used, At: k.now, Events: k.events,
-					Kept: len(k.tr.events), History: k.hist.Len(), Streamed: k.hs.sink != nil, SinkHeld: k.heldBySink()}
+		if k.events&memCheckMask == 0 {
+			if k.cfg.MaxMemory > 0 {
+				if used := heapInUse(); used > k.cfg.MaxMemory {
+					return &ErrMemory{Budget: k.cfg.MaxMemory, InUse: used, At: k.now, Events: k.events,
+						Kept: len(k.tr.events), History: k.hist.Len(), Streamed: k.hs.sink != nil, SinkHeld: k.heldBySink()}
+				}
+			}
+			if k.stop != nil {
+				if err := k.stop(); err != nil {
+					return &ErrStopped{Err: err, At: k.now, Events: k.events}
+				}
 			}
 		}
 		e := k.q.pop()

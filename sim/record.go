@@ -145,6 +145,18 @@ func (e *Env) BeliefBegin(lock string, attempt int, token int64, hasToken bool) 
 	return id
 }
 
+// BeliefValidity records the validity the client's algorithm computed for
+// belief id (at the grant, or again at an extension); the belief must still
+// be open. v.At is set to the current true time.
+func (e *Env) BeliefValidity(id int, v Validity) {
+	i := id - e.k.hs.beliefs
+	if id < 0 || i < 0 || i >= len(e.k.hist.Beliefs) || !e.k.hist.Beliefs[i].Open {
+		return
+	}
+	v.At = e.k.now
+	e.k.hist.Beliefs[i].Validity = v
+}
+
 // BeliefEnd records that the client stopped believing it holds the lock.
 // Reason EndReleased emits released; EndLost and EndExpired emit lock-lost
 // (the client learned it lost the lock). The kernel itself ends beliefs

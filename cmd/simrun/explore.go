@@ -24,7 +24,7 @@ type exploreFlags struct {
 	force, shrink, jsonOut bool
 	quiet                  bool
 	workers                int
-	out, junit             string
+	out, junit, shard      string
 }
 
 func newExploreCmd() *cobra.Command {
@@ -55,6 +55,10 @@ first schedule of each group written to --out as finding-N.yaml (--shrink:
 also shrunk), and the coverage reached. A space larger than
 --max-schedules is refused (exit 2, saying how large) unless --force.
 
+--shard K/N runs only the schedules K*total/N to (K+1)*total/N-1, numbered
+as in the whole exploration; 'simrun merge' joins the shards' folders into
+exactly what the whole exploration writes.
+
 Exit codes: 0 no violation; 1 violations; 2 bad input or bounds; 3 a run
 was inconclusive or failed, or interrupted.`,
 		Args: exactArgs(1, "NAME|FILE"),
@@ -76,6 +80,7 @@ was inconclusive or failed, or interrupted.`,
 	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fl.BoolVar(&f.shrink, "shrink", false, "shrink the first finding of each group")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fl.StringVar(&f.shard, "shard", "", "run only shard K/N of the schedules (K from 0 to N-1); join the shards with simrun merge")
 	return cmd
 }
 
@@ -89,12 +94,19 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 	if f.maxFaults < 1 {
 		return badInput("--max-faults must be at least 1, got %d (a schedule without faults explores nothing)", f.maxFaults)
 	}
+	shard, err := campaign.ParseShard(f.shard)
+	if err != nil {
+		return err
+	}
+	if err := campaign.CheckShardFlags(shard, f.shrink, f.jsonOut, f.junit); err != nil {
+		return err
+	}
 	base, err := loadScenario(arg)
 	if err != nil {
 		return err
 	}
 	cfg := fuzz.ExploreConfig{Base: base, Kinds: fuzz.SplitList(f.kinds), MaxFaults: f.maxFaults, Grid: f.grid,
-		MaxSchedules: f.maxSched, Force: f.force, Workers: f.workers}
+		MaxSchedules: f.maxSched, Force: f.force, Workers: f.workers, Shard: shard}
 	if cfg.Kinds == nil {
 		cfg.Kinds = []string{}
 	}
@@ -123,9 +135,8 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 			return badInput("--junit: %v", err)
 		}
 	}
-	id := fuzz.Identity{Command: "explore", Version: campaign.Version(version), Base: base.Name, BaseHash: fuzz.Hash(baseYAML),
-		Seed: base.Seed, Total: pl.Total, Params: []string{pl.Bounds}}
-	d, err := campaign.ClaimOut("--out", f.out, id, fuzz.Whole, f.force, fuzz.FindingPatterns...)
+	id := campaign.ExploreIdentity(campaign.Version(version), base, baseYAML, cfg, pl)
+	d, err := campaign.ClaimOut("--out", f.out, id, shard, f.force, fuzz.FindingPatterns...)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
@@ -133,7 +144,11 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 	ctx, interrupted, stop := campaign.Interruptible(context.Background())
 	defer stop()
 	label := "explore " + base.Name
-	prog := campaign.NewProgress(stderr, pl.Total, label, f.quiet)
+	first, end := shard.Range(pl.Total)
+	if shard.N > 1 {
+		label += " shard " + shard.String()
+	}
+	prog := campaign.NewProgress(stderr, end-first, label, f.quiet)
 	cfg.Progress = func(p fuzz.Progress) { prog.Set(p.Runs, fmt.Sprintf("%s: %d violating", label, p.Found)) }
 	start := time.Now()
 	er, err := fuzz.Explore(ctx, cfg, pl)
@@ -146,26 +161,9 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 	elapsed := time.Since(start)
 	res.Elapsed = elapsed
 	fmt.Fprintf(stderr, "%d schedules in %.1fs: %.0f schedules/s on %d workers\n", res.Runs, elapsed.Seconds(), float64(res.Runs)/elapsed.Seconds(), cfg.Workers)
-	m := &fuzz.Manifest{Identity: id, First: 0, End: pl.Total, Done: res.Runs, Interrupted: res.Interrupted}
-	fcfg := fuzz.Config{Base: base, Seed: base.Seed, Kinds: cfg.Kinds, Checks: cfg.Checks, MaxFaults: cfg.MaxFaults, Workers: cfg.Workers}
-	if err := campaign.Write(stderr, ctx, d, base, baseYAML, fcfg, res, m, f.shrink, f.junit); err != nil {
-		return err
+	m := &fuzz.Manifest{Identity: id, Shard: shard.K, Shards: shard.N, First: first, End: end, Done: res.Runs, Interrupted: res.Interrupted}
+	if shard.N > 1 {
+		return campaign.FinishExploreShard(stdout, ctx, d, baseYAML, cfg, er, m)
 	}
-	if f.jsonOut {
-		if err := fuzz.WriteExploreJSON(stdout, er); err != nil {
-			return withCode(exitInconclusive, err)
-		}
-	} else {
-		fuzz.WriteExploreSummary(stdout, er)
-	}
-	if err := campaign.InterruptError(ctx, campaign.Wrote(fmt.Sprintf("%d of %d schedules", res.Runs, pl.Total), res, d, f.junit)); err != nil {
-		return err
-	}
-	switch {
-	case len(res.Findings) > 0:
-		return withCode(exitMismatch, nil)
-	case len(res.Errors) > 0 || len(res.Inconclusive) > 0:
-		return withCode(exitInconclusive, nil)
-	}
-	return nil
+	return campaign.FinishExplore(stdout, stderr, ctx, d, base, baseYAML, cfg, er, m, f.shrink, f.jsonOut, f.junit)
 }

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -295,3 +298,48 @@ clients:
 	r := simrun("run", aliases)
 	assert.Equal(t, exitOK, r.code, r.stderr)
 }
+
+// TestRunSeveralIndex: simrun run A B C --out DIR writes DIR/index.html,
+// which lists every scenario with its verdicts (the expected ones
+// beside), whether it matched, its numbers and a link to its report
+// folder; one that could not run is listed with its error. Without --out
+// nothing is written.
+func TestRunSeveralIndex(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "b-pause.yaml", pauseYAML)
+	out := filepath.Join(t.TempDir(), "reports")
+	r := simrun("run", quick, "redlock-clock-jump", filepath.Join(dir, "b-pause.yaml"), "--out", out, "--max-events", "1000000")
+	assert.Equal(t, exitMismatch, r.code, r.stderr)
+	data, err := os.ReadFile(filepath.Join(out, "index.html"))
+	require.NoError(t, err)
+	page := string(data)
+	assert.Contains(t, page, "3 scenarios, 2 matched their expected verdicts")
+	for _, sub := range []string{quick, "redlock-clock-jump", "user-pause"} {
+		assert.Contains(t, page, `<a href="`+sub+`/index.html">`, "a link to %s's report", sub)
+		assert.FileExists(t, filepath.Join(out, sub, "index.html"))
+	}
+	assert.Contains(t, page, `<td class="violated">violated <span class="ok">(violated)</span></td>`, "the clock jump's lock safety, expected")
+	assert.Contains(t, page, "MISMATCH")
+	rec, err := locksim.ReadRecord(filepath.Join(out, "redlock-clock-jump", "result.json"))
+	require.NoError(t, err)
+	st := rec.Stats
+	require.NotNil(t, st)
+	assert.Regexp(t, `<td class="num">`+itoaTest(st.Grants)+`</td><td class="num">`+regexpQuote(st.Latency.P50.Round(time.Microsecond).String())+`</td>`, page, "the numbers")
+
+	// A scenario that cannot run (its event budget) is listed with its error.
+	r = simrun("run", quick, "redlock-clock-jump", "--out", out, "--max-events", "100")
+	assert.Equal(t, exitInconclusive, r.code, r.stderr)
+	data, err = os.ReadFile(filepath.Join(out, "index.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "event budget of 100 events exhausted")
+
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	r = simrun("run", quick, "redlock-clock-jump")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.NoFileExists(t, filepath.Join(cwd, "index.html"), "no --out, no index")
+}
+
+func itoaTest(n int) string { return strconv.Itoa(n) }
+
+func regexpQuote(s string) string { return regexp.QuoteMeta(s) }

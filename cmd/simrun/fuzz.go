@@ -130,11 +130,10 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		switch {
 		case f.dur > 0:
 			return badInput("--shard with --time: a shard needs a fixed --runs (the whole campaign's), so that the shards add up to it")
-		case f.shrink:
-			return badInput("--shard with --shrink: shrink once at the end, with simrun merge --shrink")
-		case f.jsonOut || f.junit != "":
-			return badInput("--shard with --json or --junit: a shard's findings are numbered at the merge; give them to simrun merge")
 		}
+	}
+	if err := campaign.CheckShardFlags(shard, f.shrink, f.jsonOut, f.junit); err != nil {
+		return err
 	}
 	base, err := loadScenario(arg)
 	if err != nil {

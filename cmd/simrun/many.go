@@ -12,6 +12,7 @@ import (
 	"github.com/locksim/locksim/internal/exit"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/record"
+	"github.com/locksim/locksim/reports"
 )
 
 // runMany runs several scenarios and prints one line each. Every scenario
@@ -28,6 +29,7 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 		arg string
 		s   *locksim.Scenario
 		out *outdir.Dir
+		sub string
 	}
 	var items []item
 	for _, a := range args {
@@ -52,7 +54,7 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 			}
 			defer d.Close()
 			g.Track(d)
-			items[i].out = d
+			items[i].out, items[i].sub = d, sub
 		}
 	}
 	type row struct {
@@ -63,6 +65,7 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 	}
 	var rows []row
 	var outcomes []*record.Run
+	var index []reports.IndexEntry
 	worst := exitOK
 	for _, it := range items {
 		res, err := runOnce(it.s, f, it.out != nil, nil)
@@ -86,8 +89,14 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 		}
 		worst = max(worst, r.code)
 		rows = append(rows, r)
+		index = append(index, reports.IndexEntry{Dir: it.sub, Arg: it.arg, Run: o, Error: firstLine(r.err), Exit: r.code})
 		if o != nil {
 			outcomes = append(outcomes, o)
+		}
+	}
+	if f.outDir != "" {
+		if err := reports.WriteRunIndex(f.outDir, index); err != nil {
+			return withCode(exitInconclusive, err)
 		}
 	}
 	if f.jsonOut {

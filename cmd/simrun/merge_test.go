@@ -37,7 +37,7 @@ func TestMergeBadInput(t *testing.T) {
 	}{
 		{name: "no folders", args: []string{"merge"}, err: "merge needs DIR..."},
 		{name: "sweep without --out", args: []string{"merge", shards[0], shards[1]}, err: "--out: required for a sweep"},
-		{name: "json for a sweep", args: []string{"merge", shards[0], shards[1], "--json", "--out", filepath.Join(dir, "o")}, err: "for fuzz campaigns"},
+		{name: "json for a sweep", args: []string{"merge", shards[0], shards[1], "--json", "--out", filepath.Join(dir, "o")}, err: "for fuzz and explore campaigns"},
 		{name: "no workers", args: []string{"merge", shards[0], shards[1], "--workers", "0"}, err: "--workers must be at least 1"},
 		{name: "out is a shard", args: []string{"merge", shards[0], shards[1], "--out", shards[0]}, err: "is one of the shard folders"},
 		{name: "not a campaign", args: []string{"merge", dir}, err: "no campaign.json"},

@@ -71,7 +71,7 @@ events, the verdicts with their explanation and the trace hash.
 
 With several names, files or a directory (its *.yaml and *.yml files), run
 each and print a summary table; --out DIR then writes one report folder per
-scenario under DIR, --json prints a JSON array.
+scenario under DIR and DIR/index.html listing them, --json a JSON array.
 
 Exit codes: 0 the verdicts match the scenario's expect block (or no violation
 when it expects nothing), for every scenario run; 1 they do not; 2 bad input;

@@ -186,6 +186,39 @@ func TestShardsAsProcesses(t *testing.T) {
 		}
 	})
 
+	// Issue 27: explore shards merge into what the whole exploration
+	// writes (summary or JSON, findings, shrunk findings, campaign.json,
+	// JUnit).
+	t.Run("explore", func(t *testing.T) {
+		common := []string{"explore", "single-gc-pause", "--faults", "pause,clock-jump", "--quiet"}
+		for _, mode := range [][]string{{"--json", "--shrink"}, {}} {
+			whole := filepath.Join(tmp, "explore-whole"+strings.Join(mode, ""))
+			w := runBin(t, bin, append(append(common, "--workers", "2", "--out", whole, "--junit", whole+".xml"), mode...)...)
+			require.Equal(t, exitMismatch, w.code, w.stderr)
+			dirs := shardDirs("explore"+strings.Join(mode, ""), 3)
+			for k, d := range dirs {
+				r := runBin(t, bin, append(common, "--shard", string(rune('0'+k))+"/3", "--workers", string(rune('1'+k%2)), "--out", d)...)
+				require.Equal(t, exitOK, r.code, "a shard exits 0 whatever it found: %s", r.stderr)
+				assert.Contains(t, r.stdout, "join the shards with simrun merge")
+			}
+			merged := filepath.Join(tmp, "explore-merged"+strings.Join(mode, ""))
+			m := runBin(t, bin, append([]string{"merge", dirs[1], dirs[2], dirs[0], "--out", merged, "--junit", merged + ".xml"}, mode...)...)
+			require.Equal(t, w.code, m.code, m.stderr)
+			require.Contains(t, w.stdout, "violat")
+			assert.Equal(t, strings.ReplaceAll(w.stdout, whole, "DIR"), strings.ReplaceAll(m.stdout, merged, "DIR"))
+			sameTree(t, whole, merged)
+			wallTime := regexp.MustCompile(`time="[0-9.]+"`)
+			assert.Equal(t, wallTime.ReplaceAllString(strings.ReplaceAll(string(mustRead(t, whole+".xml")), whole, "DIR"), `time="T"`),
+				wallTime.ReplaceAllString(strings.ReplaceAll(string(mustRead(t, merged+".xml")), merged, "DIR"), `time="T"`), "the JUnit report")
+			r := runBin(t, bin, "merge", dirs[0], dirs[2])
+			assert.Equal(t, exitBadInput, r.code, r.stderr)
+			assert.Contains(t, r.stderr, "missing shards: 1/3")
+		}
+		r := runBin(t, bin, append(common, "--shard", "0/2", "--json")...)
+		assert.Equal(t, exitBadInput, r.code, r.stderr)
+		assert.Contains(t, r.stderr, "--shard with --json")
+	})
+
 	t.Run("sweep", func(t *testing.T) {
 		whole := filepath.Join(tmp, "sweep-whole")
 		common := []string{"sweep", "redlock-clock-jump", "--param", "faults[1].by=0s,+10s,+30s", "--seeds", "4"}

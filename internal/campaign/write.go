@@ -17,6 +17,12 @@ import (
 // the manifest and the JUnit file, and remove the previous campaign's
 // findings from the folder.
 func Write(stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, shrink bool, junit string) error {
+	return write(stderr, ctx, d, base, baseYAML, cfg, res, m, func() any { return fuzz.Record(cfg, res) }, shrink, junit)
+}
+
+// write is Write with the manifest's record of the results (record is
+// called after the findings are written).
+func write(stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios.Scenario, baseYAML []byte, cfg fuzz.Config, res *fuzz.Result, m *fuzz.Manifest, record func() any, shrink bool, junit string) error {
 	if shrink && len(res.Findings) > 0 {
 		fmt.Fprintln(stderr, "shrinking the written findings...")
 		if err := fuzz.ShrinkFindings(ctx, base, res, cfg.Workers, fuzz.ShrinkOptions{}); err != nil {
@@ -27,7 +33,7 @@ func Write(stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios
 		if err := fuzz.WriteFindings(d, base, res); err != nil {
 			return exit.With(exit.BadInput, fmt.Errorf("--out: %w", err))
 		}
-		if err := WriteManifest(d, m, baseYAML, fuzz.Record(cfg, res)); err != nil {
+		if err := WriteManifest(d, m, baseYAML, record()); err != nil {
 			return exit.With(exit.BadInput, fmt.Errorf("--out: %w", err))
 		}
 		if err := d.RemoveStale(fuzz.FindingPatterns...); err != nil {

@@ -27,9 +27,9 @@ import (
 // any connection.
 //
 // Simplifications (also in docs/redis-cluster.md):
-//   - No resharding: slots never migrate, so no node ever answers -ASK or
-//     -TRYAGAIN (ASKING is accepted and answered +OK), and CLUSTER
-//     ADDSLOTS/MEET/SETSLOT/FORGET/RESET are not modelled.
+//   - Slots migrate by CLUSTER SETSLOT and MIGRATE (cluster_migrate.go,
+//     with its own simplifications); CLUSTER ADDSLOTS/DELSLOTS/MEET/
+//     FORGET/RESET are not modelled.
 //   - Node ids are the SHA-1 of the node's process name (Redis draws 40
 //     random hex digits), so every node knows every id from the start.
 //   - The bus shares the kernel's one connection per pair of processes with
@@ -291,6 +291,10 @@ func commandKeys(spec *cmdSpec, a []string) []string {
 		return a[1:2]
 	case "del", "exists", "watch":
 		return a[1:]
+	case "restore", "restore-asking":
+		return a[1:2]
+	case "migrate":
+		return migrateKeys(a)
 	case "eval", "evalsha":
 		nk, err := strconv.Atoi(a[2])
 		if err != nil || nk <= 0 || 3+nk > len(a) {
@@ -315,21 +319,49 @@ const (
 // commands it queued) and clusterRedirectClient's reply (C 7.0.15
 // cluster.c:6656-6916): CROSSSLOT when the keys hash to different slots,
 // CLUSTERDOWN when the slot is unassigned or the cluster state is FAIL
-// (reads allowed with cluster-allow-reads-when-down), MOVED to the slot's
-// master when this node does not serve it (a replica redirects every keyed
-// command: READONLY connections are not modelled, go-redis's ReadOnly is off
-// by default). It returns nil when this node serves the command.
+// (reads allowed with cluster-allow-reads-when-down); in a slot this node
+// migrates, ASK to the target when none of the keys is here and TRYAGAIN
+// when only some are; in a slot it imports, the command is served after
+// ASKING (TRYAGAIN when it names several keys and some are missing);
+// otherwise MOVED to the slot's master when this node does not serve it (a
+// replica redirects every keyed command: READONLY connections are not
+// modelled, go-redis's ReadOnly is off by default). It returns nil when
+// this node serves the command.
 func (n *Node) clusterRedirect(spec *cmdSpec, a []string) *Value {
 	cs := n.cl
 	slot, write, ok := -1, spec.write, false
+	first := ""
+	multiple, migrating, importing := false, false, false
+	missing, existing := 0, 0
 	check := func(spec *cmdSpec, a []string) *Value {
 		for _, k := range commandKeys(spec, a) {
 			s := KeySlot(k)
-			if slot >= 0 && s != slot {
-				v := Err("CROSSSLOT Keys in request don't hash to the same slot")
-				return &v
+			if !ok {
+				slot, ok, first = s, true, k
+				if cs.slots[s] >= 0 {
+					to, from := cs.slotOpen(s)
+					if int(cs.slots[s]) == cs.me && to >= 0 {
+						migrating = true
+					} else if from >= 0 {
+						importing = true
+					}
+				}
+			} else if k != first {
+				if s != slot {
+					v := Err("CROSSSLOT Keys in request don't hash to the same slot")
+					return &v
+				}
+				multiple = true
 			}
-			slot, ok = s, true
+			// Count the keys not here (lookupKeyReadWithFlags with
+			// LOOKUP_NOEXPIRE: an expired key is missing, not deleted).
+			if migrating || importing {
+				if e := n.db[k]; e == nil || n.keyIsExpired(e) {
+					missing++
+				} else {
+					existing++
+				}
+			}
 		}
 		return nil
 	}
@@ -364,6 +396,27 @@ func (n *Node) clusterRedirect(spec *cmdSpec, a []string) *Value {
 			v := Err("CLUSTERDOWN The cluster is down and only accepts read commands")
 			return &v
 		}
+	}
+	// MIGRATE works on the local keys while the slot is open
+	// (cluster.c:6817-6820).
+	if (migrating || importing) && spec.name == "migrate" {
+		return nil
+	}
+	if migrating && missing > 0 {
+		if existing > 0 {
+			v := Err("TRYAGAIN Multiple keys request during rehashing of slot")
+			return &v
+		}
+		to, _ := cs.slotOpen(slot)
+		v := Err("ASK " + strconv.Itoa(slot) + " " + cs.nodes[to].name + ":" + strconv.Itoa(ListenPort))
+		return &v
+	}
+	if importing && (cs.asking[n.cur.client] || spec.asking) {
+		if multiple && missing > 0 {
+			v := Err("TRYAGAIN Multiple keys request during rehashing of slot")
+			return &v
+		}
+		return nil
 	}
 	if int(owner) != cs.me {
 		v := Err("MOVED " + strconv.Itoa(slot) + " " + cs.nodes[owner].name + ":" + strconv.Itoa(ListenPort))
@@ -404,15 +457,26 @@ func cmdCluster(n *Node, a []string) Value {
 		if !ok || s < 0 || s >= ClusterSlots {
 			return Err("ERR Invalid slot")
 		}
-		var c int64
-		for k := range n.db {
-			if KeySlot(k) == int(s) {
-				c++
-			}
-		}
-		return Int(c)
+		return Int(int64(len(n.keysInSlot(int(s)))))
 	case "failover":
 		return n.clusterFailoverCommand(a[2:])
+	case "setslot":
+		if len(a) < 4 {
+			return errArity("cluster|setslot")
+		}
+		return n.clusterSetSlot(a)
+	case "getkeysinslot":
+		if len(a) != 4 {
+			return errArity("cluster|getkeysinslot")
+		}
+		return n.clusterGetKeysInSlot(a)
+	case "bumpepoch":
+		// CLUSTER BUMPEPOCH (cluster.c:5558-5565).
+		st := "STILL"
+		if n.bumpConfigEpochWithoutConsensus() {
+			st = "BUMPED"
+		}
+		return Status(st + " " + strconv.FormatUint(cs.nodes[cs.me].configEpoch, 10))
 	}
 	return errUnknownSubcommand(a[0], a[1])
 }
@@ -578,6 +642,17 @@ func (cs *clusterState) nodesDescription(n *Node) string {
 				}
 			}
 		}
+		if i == cs.me {
+			// Only for myself: the slots being migrated or imported
+			// (cluster.c:4742-4756).
+			for s := 0; s < ClusterSlots; s++ {
+				if to, from := cs.slotOpen(s); to >= 0 {
+					fmt.Fprintf(&b, " [%d->-%s]", s, cs.nodes[to].nodeID)
+				} else if from >= 0 {
+					fmt.Fprintf(&b, " [%d-<-%s]", s, cs.nodes[from].nodeID)
+				}
+			}
+		}
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -648,10 +723,8 @@ func (n *Node) clusterFailoverCommand(args []string) Value {
 	switch {
 	case takeover:
 		// A takeover bumps the configEpoch without agreement and takes
-		// the slots at once (clusterBumpConfigEpochWithoutConsensus).
-		cs.currentEpoch++
-		me.configEpoch = cs.currentEpoch
-		n.clusterSaveConfig()
+		// the slots at once (cluster.c:5820-5830).
+		n.bumpConfigEpochWithoutConsensus()
 		n.failoverReplaceMaster()
 	case force:
 		// No handshake with the master: the election starts at once.
@@ -671,6 +744,9 @@ type clusterRecord struct {
 	CurrentEpoch, LastVoteEpoch uint64
 	Nodes                       []clusterNodeRecord
 	Slots                       *slotTable // shared: the node copies before changing it
+	// Migrating and Importing are the open slots (nodes.conf's
+	// [slot->-node] and [slot-<-node], cluster.c:350-360); copies.
+	Migrating, Importing map[int]int
 }
 
 type clusterNodeRecord struct {
@@ -684,7 +760,8 @@ const fileNodesConf = "nodes.conf"
 // clusterSaveConfig is clusterSaveConfigOrDie with fsync.
 func (n *Node) clusterSaveConfig() {
 	cs := n.cl
-	rec := clusterRecord{CurrentEpoch: cs.currentEpoch, LastVoteEpoch: cs.lastVoteEpoch, Slots: cs.slots}
+	rec := clusterRecord{CurrentEpoch: cs.currentEpoch, LastVoteEpoch: cs.lastVoteEpoch, Slots: cs.slots,
+		Migrating: copySlotMap(cs.migrating), Importing: copySlotMap(cs.importing)}
 	cs.slotsOwned = false // the record shares the table now
 	for _, nd := range cs.nodes {
 		rec.Nodes = append(rec.Nodes, clusterNodeRecord{Master: nd.master, SlaveOf: nd.slaveof, ConfigEpoch: nd.configEpoch})
@@ -704,6 +781,7 @@ func (n *Node) clusterLoadConfig() bool {
 	rec := recs[len(recs)-1].(*clusterRecord)
 	cs := n.cl
 	cs.currentEpoch, cs.lastVoteEpoch, cs.slots, cs.slotsOwned = rec.CurrentEpoch, rec.LastVoteEpoch, rec.Slots, false
+	cs.migrating, cs.importing = copySlotMap(rec.Migrating), copySlotMap(rec.Importing)
 	for i, r := range rec.Nodes {
 		cs.nodes[i].master, cs.nodes[i].slaveof, cs.nodes[i].configEpoch = r.Master, r.SlaveOf, r.ConfigEpoch
 	}
@@ -713,14 +791,16 @@ func (n *Node) clusterLoadConfig() bool {
 
 var _ = sim.NoProc
 
-// cmdAsking answers ASKING and READWRITE with +OK: no slot is ever
-// importing in the model, so the flag changes nothing (askingCommand,
-// C 7.0.15 cluster.c:6600-6610).
-func cmdAsking(n *Node, a []string) Value {
-	if n.cl == nil {
-		return Err("ERR This instance has cluster support disabled")
+// copySlotMap copies a slot -> node map (nil when empty).
+func copySlotMap(m map[int]int) map[int]int {
+	if len(m) == 0 {
+		return nil
 	}
-	return OK()
+	out := make(map[int]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // pausedReq is a write command held by a manual failover's pause.

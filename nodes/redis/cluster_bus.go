@@ -28,6 +28,10 @@ const (
 	// EventClusterFailover: a replica took its master's slots, a master
 	// became a replica after a configuration change, or CLUSTER FAILOVER ran.
 	EventClusterFailover sim.Kind = "cluster-failover"
+	// EventClusterSlot: slot migration on this node: a slot assigned by
+	// CLUSTER SETSLOT NODE, a configEpoch bumped after an import, a
+	// MIGRATE sent, keys of a slot lost to a new owner deleted.
+	EventClusterSlot sim.Kind = "cluster-slot"
 )
 
 // BusType is the type of a cluster bus message (CLUSTERMSG_TYPE_*,
@@ -178,6 +182,12 @@ type clusterState struct {
 	mfMasterOffset int64
 	mfCanStart     bool
 	paused         int64 // master: writes paused until (wall ms); 0 none
+
+	// Slot migration (cluster_migrate.go): migrating_slots_to and
+	// importing_slots_from (slot -> node; nil when none), and the clients
+	// that sent ASKING (CLIENT_ASKING).
+	migrating, importing map[int]int
+	asking               map[sim.ProcID]bool
 }
 
 // timeout is cluster-node-timeout in ms.
@@ -1036,6 +1046,8 @@ func (n *Node) updateSlotsConfigWith(sender int, epoch uint64, slots *slotBits) 
 	cur := cs.myMaster()
 	newMaster := -1
 	changed := false
+	var dirty []int
+	var keySlots map[int]bool // the slots this node holds keys of, built once
 	for s := 0; s < ClusterSlots; s++ {
 		if !slots.has(s) {
 			continue
@@ -1044,7 +1056,24 @@ func (n *Node) updateSlotsConfigWith(sender int, epoch uint64, slots *slotBits) 
 		if int(o) == sender {
 			continue
 		}
+		// A slot being imported changes only by hand (cluster.c:1905-1910).
+		if _, imp := cs.importing[s]; imp {
+			continue
+		}
 		if o < 0 || cs.nodes[o].configEpoch < epoch {
+			if int(o) == cs.me {
+				// Was this slot mine, and still contains keys? A dirty
+				// slot (cluster.c:1915-1921).
+				if keySlots == nil {
+					keySlots = map[int]bool{}
+					for k := range n.db {
+						keySlots[KeySlot(k)] = true
+					}
+				}
+				if keySlots[s] {
+					dirty = append(dirty, s)
+				}
+			}
 			if int(o) == cur {
 				newMaster = sender
 			}
@@ -1059,9 +1088,18 @@ func (n *Node) updateSlotsConfigWith(sender int, epoch uint64, slots *slotBits) 
 	cs.todo |= todoUpdateState | todoSaveConfig
 	if newMaster >= 0 && cs.nodes[cur].numSlots == 0 {
 		n.clusterSetMaster(sender)
+		return
 	}
-	// Simplification: slots move whole masters at a time (no resharding),
-	// so the dirty-slots branch (delKeysInSlot) never applies.
+	// Still serving other slots: delete the keys of the slots lost
+	// (delKeysInSlot, cluster.c:1987-1997), each deletion propagated.
+	for _, s := range dirty {
+		for _, k := range n.keysInSlot(s) {
+			n.removeKey(k)
+			n.logfAttrs(EventClusterSlot, []sim.Attr{sim.Str("key", k), sim.Int64("slot", int64(s))}, "deleted %q: slot %d now served by %s", k, s, cs.nodes[sender].name)
+			n.propagate(Cmd{"DEL", k})
+			n.endUnit(sim.NoProc)
+		}
+	}
 }
 
 // clusterSetMaster makes this node a replica of node i (clusterSetMaster,
@@ -1131,6 +1169,8 @@ func (n *Node) clusterHandleManualFailover() {
 // as TestClusterFailoverTimelineConformance measured on redis-server 7.0.15.
 func (n *Node) clusterConnEnded(peer sim.ProcID) {
 	cs := n.cl
+	n.migrateConnEnded(peer)
+	delete(cs.asking, peer)
 	for i := range cs.nodes {
 		nd := &cs.nodes[i]
 		if i == cs.me || nd.id != peer {

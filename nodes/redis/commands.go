@@ -22,6 +22,9 @@ type cmdSpec struct {
 	subs  map[string]*cmdSpec
 	// noScript is CMD_NOSCRIPT (set from notAllowedInScripts).
 	noScript bool
+	// asking is CMD_ASKING: served in a slot this node imports without
+	// the client's ASKING (RESTORE-ASKING).
+	asking bool
 }
 
 // Arities and flags follow the Redis 7.2 command table (src/commands.def).
@@ -70,7 +73,12 @@ func init() {
 		{name: "debug", arity: -2, run: cmdDebug},
 		{name: "cluster", arity: -2, run: cmdCluster},
 		{name: "asking", arity: 1, run: cmdAsking},
-		{name: "readwrite", arity: 1, run: cmdAsking},
+		{name: "readwrite", arity: 1, run: cmdReadWrite},
+		// Slot migration (cluster_migrate.go; R 7.0.15
+		// src/commands/{migrate,restore,restore-asking}.json).
+		{name: "migrate", arity: -6, write: true, run: cmdMigrate},
+		{name: "restore", arity: -4, write: true, run: cmdRestore},
+		{name: "restore-asking", arity: -4, write: true, asking: true, run: cmdRestore},
 		{name: "script", arity: -2, subs: map[string]*cmdSpec{
 			"load":   {name: "script|load", arity: 3, run: cmdScriptLoad},
 			"exists": {name: "script|exists", arity: -3, run: cmdScriptExists},

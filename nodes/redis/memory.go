@@ -58,7 +58,7 @@ var (
 	// denyOOM lists the modelled commands flagged DENYOOM (R 7.2.4
 	// src/commands/*.json): refused when memory is over the limit.
 	denyOOM = map[string]bool{"set": true, "setnx": true, "getset": true, "incr": true, "decr": true, "incrby": true,
-		"decrby": true, "hset": true, "hincrby": true}
+		"decrby": true, "hset": true, "hincrby": true, "restore": true, "restore-asking": true}
 )
 
 const (

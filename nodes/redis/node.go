@@ -137,6 +137,13 @@ type Node struct {
 	// pausedReqs are write commands held by a manual failover's
 	// CLIENT_PAUSE_WRITE (cluster_bus.go), in arrival order.
 	pausedReqs []pausedReq
+	// mig is the MIGRATE in flight (cluster_migrate.go): the node is
+	// blocked in it, as Redis is in its synchronous socket calls, and
+	// holds every client command meanwhile (migHeld); migSeq numbers its
+	// RESTORE-ASKING requests.
+	mig     *migrateOp
+	migHeld []pausedReq
+	migSeq  uint64
 }
 
 type stats struct {
@@ -178,14 +185,18 @@ func New(cfg Config) sim.Process {
 type timerTag uint8
 
 const (
-	tagCron  timerTag = iota + 1 // serverCron, every 1/hz on the monotonic clock
-	tagApply                     // the replication delay queue
+	tagCron    timerTag = iota + 1 // serverCron, every 1/hz on the monotonic clock
+	tagApply                       // the replication delay queue
+	tagMigrate                     // the timeout of a MIGRATE in flight
 )
 
 // AppendTrace renders the tag.
 func (t timerTag) AppendTrace(b []byte) []byte {
 	if t == tagApply {
 		return append(b, "repl-apply"...)
+	}
+	if t == tagMigrate {
+		return append(b, "migrate-timeout"...)
 	}
 	return append(b, "cron"...)
 }
@@ -257,6 +268,9 @@ func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 		if n.cl != nil {
 			n.onBus(m)
 		}
+	case Reply:
+		// The target's answer to a MIGRATE's RESTORE-ASKING.
+		n.onMigrateReply(from, m)
 	}
 	n.beforeSleep()
 	n.recycleEntries()
@@ -272,6 +286,8 @@ func (n *Node) Fire(env *sim.Env, tag any) {
 	case tagApply:
 		n.queueArmed = false
 		n.drainQueue()
+	case tagMigrate:
+		n.migrateFailed(false)
 	}
 	n.beforeSleep()
 	n.recycleEntries()
@@ -360,10 +376,18 @@ func (n *Node) beforeSleep() {
 func (n *Node) handleRequest(from sim.ProcID, id uint64, args []string, pooled bool) {
 	n.now = n.env.WallMs()
 	n.cur = execCtx{client: from, reqID: id, pooled: pooled}
+	if n.mig != nil {
+		// Blocked in MIGRATE: the command waits in the socket buffer.
+		n.migHeld = append(n.migHeld, pausedReq{client: from, id: id, args: args, pooled: pooled})
+		return
+	}
 	if n.cl != nil && n.pauseWrite(from, id, args, pooled) {
 		return
 	}
 	v := n.process(args)
+	if n.cl != nil {
+		n.resetAsking(from, args)
+	}
 	n.endUnit(from)
 	if n.cur.blocked {
 		return

@@ -1,0 +1,105 @@
+package redis
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// openSlot opens slot 8718 ("lock") for a migration from n2 to n1.
+func openSlot(t *testing.T, w *world) {
+	t.Helper()
+	require.True(t, w.do("n1", "CLUSTER", "SETSLOT", "8718", "IMPORTING", NodeID("n2")).IsOK())
+	require.True(t, w.do("n2", "CLUSTER", "SETSLOT", "8718", "MIGRATING", NodeID("n1")).IsOK())
+}
+
+// The configEpoch the target takes when it closes the slot spreads the
+// new owner over the bus: a node that got no SETSLOT learns it from the
+// target's pong (clusterBumpConfigEpochWithoutConsensus, then
+// clusterUpdateSlotsConfigWith on the others).
+func TestMigrationPropagatesByConfigEpoch(t *testing.T) {
+	w, _ := clusterWorld(t, 2*time.Second, 0, "n1", "n2", "n3")
+	w.Advance(time.Second)
+	openSlot(t, w)
+	require.True(t, w.do("n1", "CLUSTER", "SETSLOT", "8718", "NODE", NodeID("n1")).IsOK())
+	assert.Equal(t, uint64(4), w.node("n1").cl.nodes[0].configEpoch, "n1 bumped past the greatest epoch, 3")
+	// n2 still serves the slot (it kept its keys: none here) until told.
+	w.Advance(100 * time.Millisecond)
+	assert.Equal(t, "MOVED 8718 n1:6379", w.do("n3", "GET", "lock").Str, "n1's pong with epoch 4 moved the slot")
+	assert.Equal(t, "MOVED 8718 n1:6379", w.do("n2", "GET", "lock").Str, "the source too")
+	assert.Equal(t, "MOVED 8579 n2:6379", w.do("n3", "GET", "k0").Str, "n2 keeps its other slots")
+	// The slot's bit left n2's view of itself: its pings claim the rest.
+	assert.Equal(t, 5461, w.node("n2").cl.nodes[1].numSlots)
+}
+
+// MIGRATE keeps the time left: the key on the target expires when it
+// would have on the source (a relative ttl in RESTORE-ASKING, made
+// absolute on the target's clock and propagated with ABSTTL).
+func TestMigrateKeepsTTL(t *testing.T) {
+	w, _ := clusterWorld(t, 2*time.Second, 0, "n1", "n2", "n3")
+	w.Advance(time.Second)
+	require.True(t, w.do("n2", "SET", "lock", "v", "PX", "3000").IsOK())
+	w.Advance(time.Second)
+	openSlot(t, w)
+	require.True(t, w.do("n2", "MIGRATE", "n1", strconv.Itoa(ListenPort), "", "0", "1000", "KEYS", "lock").IsOK())
+	require.True(t, w.do("n1", "ASKING").IsOK())
+	ttl := w.do("n1", "PTTL", "lock")
+	assert.True(t, ttl.Int > 1900 && ttl.Int <= 2000, "time left on the target %d, want about 2000 ms", ttl.Int)
+	w.Advance(2100 * time.Millisecond)
+	require.True(t, w.do("n1", "ASKING").IsOK())
+	assert.True(t, w.do("n1", "GET", "lock").IsNil(), "expired on the target as on the source")
+}
+
+// While MIGRATE waits for the target, the node runs no other client's
+// command (Redis blocks in connSyncReadLine): a release of the key sent
+// meanwhile runs after the key left, and gets -ASK.
+func TestMigrateBlocksOtherCommands(t *testing.T) {
+	w, _ := clusterWorld(t, 2*time.Second, 0, "n1", "n2", "n3")
+	w.Advance(time.Second)
+	require.True(t, w.do("n2", "SET", "lock", "v", "PX", "30000").IsOK())
+	openSlot(t, w)
+	w.K.Delay(w.ID("n2"), w.ID("n1"), 50*time.Millisecond, time.Hour)
+	mig := w.send("n2", "MIGRATE", "n1", strconv.Itoa(ListenPort), "", "0", "1000", "KEYS", "lock")
+	w.Advance(10 * time.Millisecond)
+	del := w.send("n2", "DEL", "lock")
+	v, ok := w.wait(del, time.Second)
+	require.True(t, ok)
+	assert.Equal(t, "ASK 8718 n1:6379", v.Str, "the DEL waited for MIGRATE, then found the key gone")
+	v, ok = w.wait(mig, time.Second)
+	require.True(t, ok)
+	assert.True(t, v.IsOK(), "%v", v)
+}
+
+// A MIGRATE whose target does not answer within the timeout fails with
+// -IOERR and keeps the key.
+func TestMigrateTimeout(t *testing.T) {
+	w, _ := clusterWorld(t, 2*time.Second, 0, "n1", "n2", "n3")
+	w.Advance(time.Second)
+	require.True(t, w.do("n2", "SET", "lock", "v").IsOK())
+	openSlot(t, w)
+	w.K.Delay(w.ID("n2"), w.ID("n1"), 2*time.Second, time.Hour)
+	v := w.do("n2", "MIGRATE", "n1", strconv.Itoa(ListenPort), "", "0", "500", "KEYS", "lock")
+	assert.Equal(t, "IOERR error or timeout reading to target instance", v.Str)
+	assert.Equal(t, "v", w.do("n2", "GET", "lock").Str)
+}
+
+// A master that loses a slot it still has keys of to a greater
+// configEpoch deletes them (dirty slots, clusterUpdateSlotsConfigWith's
+// delKeysInSlot) and keeps serving its other slots.
+func TestDirtySlotKeysDeleted(t *testing.T) {
+	w, _ := clusterWorld(t, 2*time.Second, 0, "n1", "n2", "n3")
+	w.Advance(time.Second)
+	require.True(t, w.do("n2", "SET", "lock", "v").IsOK())
+	require.True(t, w.do("n2", "SET", "k0", "w").IsOK()) // slot 8579, n2's
+	// n1 takes the slot by hand, without the keys (no MIGRATE), and
+	// bumps its epoch as after an import.
+	openSlot(t, w)
+	require.True(t, w.do("n1", "CLUSTER", "SETSLOT", "8718", "NODE", NodeID("n1")).IsOK())
+	w.Advance(100 * time.Millisecond)
+	assert.Equal(t, int64(0), w.do("n2", "CLUSTER", "COUNTKEYSINSLOT", "8718").Int, "n2 deleted the keys of the slot it lost")
+	assert.Equal(t, "w", w.do("n2", "GET", "k0").Str)
+	assert.True(t, w.TraceHas(EventClusterSlot, "n2", `deleted "lock": slot 8718 now served by n1`), "%q", w.Texts(EventClusterSlot, ""))
+}
