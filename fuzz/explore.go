@@ -29,11 +29,11 @@ import (
 //     message or one of its timers does something visible (sends, logs a
 //     key event). A fault placed after the target's last action in the base
 //     run cannot change the run (pruned: "idle until the end").
-//   - A clock jump or a crash lands in a gap between two actions of its
-//     target; every moment of one gap is the same to the target, so "just
-//     after action i" and "just before action i+1" are one schedule
-//     (pruned: "same gap"). A pause differs by when it ends, so both are
-//     kept. Timer ticks that did nothing visible in the base run (Redis's
+//   - A clock jump or a crash for good lands in a gap between two actions
+//     of its target; every moment of one gap is the same to the target, so
+//     "just after action i" and "just before action i+1" are one schedule
+//     (pruned: "same gap"). A pause and a crash with a restart differ by
+//     when they end, so both are kept. Timer ticks that did nothing visible in the base run (Redis's
 //     serverCron with no key to expire) are not actions: a fault before
 //     such a tick is assumed to act as one before the next action.
 //   - Placements come from the base run (the scenario with the explored
@@ -114,11 +114,13 @@ type BadBounds struct{ Msg string }
 
 func (e *BadBounds) Error() string { return e.Msg }
 
-// Margins returns the durations of the scenario's locks that a clock jump
-// or a pause is compared with: each ttl, lease, timeout, renewal period,
-// and for Redlock the drift allowance and validity (TTL - drift, drift =
-// TTL x drift_factor + drift_extra; antirez's Redlock article, "Is the
-// algorithm asynchronous?").
+// Margins returns the durations of the scenario's locks that a clock jump,
+// a pause or a crash's restart delay is compared with: each ttl, lease,
+// timeout, renewal period, and for Redlock the drift allowance and
+// validity (TTL - drift, drift = TTL x drift_factor + drift_extra;
+// antirez's Redlock article, "Is the algorithm asynchronous?"); and the
+// servers' min-replicas-max-lag and Sentinel's down-after and failover
+// timeout.
 func Margins(s *scenarios.Scenario) []Margin {
 	seen := map[time.Duration]bool{}
 	var out []Margin
@@ -153,13 +155,39 @@ func Margins(s *scenarios.Scenario) []Margin {
 		add("exptime "+l.Exptime.String(), l.Exptime)
 		add("extend_every "+l.ExtendEvery.String(), l.ExtendEvery)
 	}
+	// The servers' timeouts a crash's restart delay (or a pause) is
+	// compared with: how stale a replica may be before a master refuses
+	// writes (min-replicas-max-lag), when Sentinel calls a master down and
+	// how long its failover may take.
+	for _, r := range s.Redis() {
+		if r.MinReplicasToWrite > 0 {
+			add("min_replicas_max_lag "+r.MinReplicasMaxLag.String(), r.MinReplicasMaxLag)
+		}
+	}
+	if st := s.Sentinel(); st != nil {
+		add("down_after "+st.DownAfter.String(), st.DownAfter)
+		add("failover_timeout "+st.FailoverTimeout.String(), st.FailoverTimeout)
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].D < out[j].D })
 	return out
 }
 
-// classes returns the parameter classes of kind.
-func classes(kind string, ms []Margin) []func(*faults.Spec) string {
-	var out []func(*faults.Spec) string
+// class is one parameter class of a fault kind: set fills the spec's
+// parameters and returns the class's label. A class that ends (a pause, a
+// crash with a restart) differs by when it ends, so two placements in the
+// same gap between the target's actions are two schedules; one that does
+// not end (a clock jump, a crash for good) is the same from anywhere in
+// the gap.
+type class struct {
+	set  func(*faults.Spec) string
+	ends bool
+}
+
+// classes returns the parameter classes of kind on a target (client: a
+// lock client, whose power cut is its crash). run is the scenario's
+// duration: a pause that long outlasts the run from any placement.
+func classes(kind string, ms []Margin, run time.Duration, client bool) []class {
+	var out []class
 	switch kind {
 	case faults.KindClockJump:
 		for _, m := range ms {
@@ -172,25 +200,52 @@ func classes(kind string, ms []Margin) []func(*faults.Spec) string {
 					continue
 				}
 				c := c
-				out = append(out, func(s *faults.Spec) string { s.By = c.by; return m.Name + ": " + c.name })
+				out = append(out, class{set: func(s *faults.Spec) string { s.By = c.by; return m.Name + ": " + c.name }})
 			}
 		}
 	case faults.KindPause:
-		for _, m := range ms {
-			m := m
-			for _, c := range []struct {
-				name string
-				d    time.Duration
-			}{{"shorter", m.D - MarginEpsilon}, {"equal", m.D}, {"longer", m.D + MarginEpsilon}} {
-				if c.d <= 0 {
-					continue
-				}
-				c := c
-				out = append(out, func(s *faults.Spec) string { s.For = sim.Fixed(c.d); return m.Name + ": " + c.name })
+		for _, d := range lengths(ms) {
+			d := d
+			out = append(out, class{set: func(s *faults.Spec) string { s.For = sim.Fixed(d.d); return d.label }, ends: true})
+		}
+		out = append(out, class{set: func(s *faults.Spec) string { s.For = sim.Fixed(run); return "past the end of the run" }, ends: true})
+	case faults.KindCrash:
+		modes := []string{"process", "power"}
+		if client {
+			modes = modes[:1] // a client keeps nothing on a disk
+		}
+		for _, mode := range modes {
+			mode := mode
+			out = append(out, class{set: func(s *faults.Spec) string { s.Mode = mode; return "crash (" + mode + "), no restart" }})
+			delays := append([]length{{0, "at once"}}, lengths(ms)...)
+			for _, d := range delays {
+				d := d
+				out = append(out, class{set: func(s *faults.Spec) string {
+					s.Mode = mode
+					s.RestartAfter = &sim.Range{Lo: d.d, Hi: d.d}
+					return "crash (" + mode + "), restart " + d.label
+				}, ends: true})
 			}
 		}
-	case faults.KindCrash:
-		out = append(out, func(s *faults.Spec) string { return "crash (no restart)" })
+	}
+	return out
+}
+
+// length is a duration class: 1 ms shorter than, equal to or 1 ms longer
+// than a margin.
+type length struct {
+	d     time.Duration
+	label string
+}
+
+func lengths(ms []Margin) []length {
+	var out []length
+	for _, m := range ms {
+		for _, c := range []length{{m.D - MarginEpsilon, "shorter"}, {m.D, "equal"}, {m.D + MarginEpsilon, "longer"}} {
+			if c.d > 0 {
+				out = append(out, length{c.d, m.Name + ": " + c.label})
+			}
+		}
 	}
 	return out
 }
@@ -276,8 +331,8 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 	pl.Targets = all
 	end := sim.At(base.Duration)
 	for _, kind := range cfg.Kinds {
-		cls := classes(kind, pl.Margins)
 		for _, target := range all {
+			cls := classes(kind, pl.Margins, base.Duration, contains(w.Clients, target))
 			var times []sim.Time
 			var labels []string
 			var last sim.Time = -1
@@ -312,24 +367,23 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 					pl.Pruned["idle until the end: the target does nothing after the fault"] += len(cls)
 					continue
 				}
-				if kind != faults.KindPause {
-					// Which gap between two actions t falls in.
-					gap := 0
-					for _, in := range acts[target] {
-						if in.first != "" && in.at < t {
-							gap++
-						}
+				// Which gap between two actions t falls in.
+				gap := 0
+				for _, in := range acts[target] {
+					if in.first != "" && in.at < t {
+						gap++
 					}
-					if gap == prevGap {
-						pl.Pruned["same gap: the target did not act between two placements of a "+kind] += len(cls)
+				}
+				sameGap := gap == prevGap
+				prevGap = gap
+				for _, c := range cls {
+					if sameGap && !c.ends {
+						pl.Pruned["same gap: the target did not act between two placements of a "+kind+" that does not end"]++
 						continue
 					}
-					prevGap = gap
-				}
-				for _, c := range cls {
 					s := faults.Spec{Kind: kind, Node: target, At: &sim.Range{Lo: time.Duration(t), Hi: time.Duration(t)}}
-					class := c(&s)
-					pl.Candidates = append(pl.Candidates, Candidate{Spec: s, Target: target, Placement: labels[i], Class: class})
+					label := c.set(&s)
+					pl.Candidates = append(pl.Candidates, Candidate{Spec: s, Target: target, Placement: labels[i], Class: label})
 				}
 			}
 		}

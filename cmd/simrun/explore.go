@@ -39,14 +39,16 @@ the target acts in the base run (it handles a message, or a timer of its
 does something visible; --grid adds a placement every so long), with
 parameters from the classes that matter: for a clock jump, 1 ms below, at
 and 1 ms above each margin of the scenario's timings (ttl, lease, timeouts,
-Redlock's drift and validity) and a backward jump of each; for a pause,
-1 ms shorter than, equal to and 1 ms longer than each. The base's own
+Redlock's drift and validity, server timeouts) and a backward jump of each;
+for a pause, 1 ms shorter than, equal to and 1 ms longer than each, or past
+the end of the run; for a crash, process or (servers) power mode, for good
+or restarted at once or after each pause length. The base's own
 faults of the explored kinds are replaced; its other faults stay in every
 schedule (the environment). Every schedule runs at the scenario's seed.
 
 Pruned (and counted): a fault after the target's last action (it cannot
-change the run); a clock jump or crash in the same gap between two actions
-of its target as another (the target sees the same). See the README,
+change the run); a clock jump or a crash for good in the same gap between
+two actions of its target as another (the target sees the same). See the README,
 "Exhaustive exploration", for what this pruning assumes.
 
 Prints "no violation in N schedules (bounds: ...)" or the violations grouped

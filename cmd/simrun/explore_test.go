@@ -17,7 +17,7 @@ func TestExploreBadBounds(t *testing.T) {
 	}{
 		{name: "unknown kind", args: []string{"explore", "single-gc-pause", "--faults", "pause,meteor"}, err: `--faults: explore cannot enumerate fault kind "meteor"`},
 		{name: "K = 0", args: []string{"explore", "single-gc-pause", "--max-faults", "0"}, err: "--max-faults must be at least 1"},
-		{name: "too large", args: []string{"explore", "single-gc-pause", "--faults", "pause", "--max-schedules", "100"}, err: "the space has 405 schedules"},
+		{name: "too large", args: []string{"explore", "single-gc-pause", "--faults", "pause", "--max-schedules", "100"}, err: "the space has 450 schedules"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -35,17 +35,17 @@ func TestExploreFindsAndReplays(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "f")
 	r := simrun("explore", "single-gc-pause", "--faults", "pause", "--out", out, "--quiet")
 	require.Equal(t, exitMismatch, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "21 violating schedules in 405 (bounds: faults pause, at most 1")
-	assert.Contains(t, r.stdout, "lock-safety violated, pause c1: 21 schedules")
-	assert.Contains(t, r.stdout, "pruned 36 single faults: idle until the end")
+	assert.Contains(t, r.stdout, "27 violating schedules in 450 (bounds: faults pause, at most 1")
+	assert.Contains(t, r.stdout, "lock-safety violated, pause c1: 27 schedules")
+	assert.Contains(t, r.stdout, "pruned 40 single faults: idle until the end")
 	rr := simrun("run", filepath.Join(out, "finding-1.yaml"))
 	assert.Equal(t, exitOK, rr.code, rr.stdout+rr.stderr)
 
-	r = simrun("explore", "zk-session-expiry-pause", "--faults", "pause", "--out", out, "--force", "--json")
+	r = simrun("explore", "zk-session-expiry-pause-fenced", "--faults", "pause", "--out", out, "--force", "--json")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	var j exploreJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &j), r.stdout)
-	assert.Equal(t, 798, j.Schedules)
+	assert.Equal(t, 1064, j.Schedules)
 	assert.Zero(t, j.Violating)
 	assert.Positive(t, j.Placements)
 }

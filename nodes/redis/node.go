@@ -117,7 +117,15 @@ type Node struct {
 	selected  bool
 	startMono int64
 	scripts   map[string]bool // the script cache: loaded SHAs
-	stats     stats
+	// loadedFrom is what the last start loaded: "aof", "rdb" or "none".
+	loadedFrom string
+	// resyncLosses: the node was a master and became a replica, so the
+	// keys its next full sync drops are recorded as losses (keyloss.go).
+	resyncLosses bool
+	// restartLoss: a restarted cluster node's restart losses, recorded
+	// when it learns it still serves its slots (keyloss.go).
+	restartLoss *pendingLoss
+	stats       stats
 	// minDeadline is at most the earliest deadline of a key in volatile
 	// (math.MaxInt64 when none was set): lowered when a deadline is set,
 	// made exact by each scan (expiredVolatile).
@@ -231,6 +239,7 @@ func (n *Node) Init(env *sim.Env) {
 		}
 	}
 	n.load()
+	n.recordRestartLosses(env)
 	// server.lastsave = time(NULL): "At startup we consider the DB saved"
 	// (R 7.2.4 src/server.c:2668).
 	n.lastSave = n.wallSec()

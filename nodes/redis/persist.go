@@ -208,6 +208,7 @@ func (n *Node) load() {
 		}
 	}
 	n.loading, n.quiet = false, false
+	n.loadedFrom = source
 	n.prop, n.propDropped = nil, false
 	n.now = now
 	if !n.isReplica() && n.cfg.AppendOnly {
