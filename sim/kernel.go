@@ -78,6 +78,12 @@ type Config struct {
 	// kind: the others are hashed but never built as Events (a summary's
 	// few key kinds cost a map lookup per event, not a copy of each).
 	TraceFilter func(Kind) bool
+	// TraceBorrow lends TraceSink its events instead of giving them: the
+	// Event, its Text and its Fields are valid only during the call and
+	// are reused by the next event (Event.Clone keeps one). A sink that
+	// keeps few of the events it sees (a summary) then costs no copy and
+	// no allocation per event. Ignored when the trace is kept.
+	TraceBorrow bool
 }
 
 // DefaultMaxEvents is the event budget when Config.MaxEvents is 0.
@@ -221,6 +227,7 @@ func New(cfg Config) *Kernel {
 	k := &Kernel{cfg: cfg, byName: map[string]ProcID{}, tr: newTracer(cfg.KeepTrace)}
 	k.tr.sink = cfg.TraceSink
 	k.tr.filter = cfg.TraceFilter
+	k.tr.borrow = cfg.TraceBorrow
 	k.net.init(k, cfg.Network)
 	return k
 }
