@@ -401,6 +401,7 @@ func RunContext(ctx context.Context, s *Scenario, opt Options) (*Result, error) 
 		// other event (issue 28: building every event to drop most of
 		// them doubled simrun run's CPU time).
 		sopt.TraceSink, sopt.TraceFilter = keys.add, isKeyKind
+		sopt.TraceBorrow = true // keys.add copies the few it keeps
 	default:
 		sopt.TraceSink = opt.OnEvent
 	}

@@ -36,11 +36,41 @@ const DefaultKeyEvents = 40
 type keyEvents struct {
 	head, tail  int // head < 0: keep every key event in first
 	first       []sim.Event
-	last        []sim.Event // a ring of the latest tail events once full
+	last        []tailEvent // a ring of the latest tail events once full
 	next        int         // the oldest event of last, once full
 	omitted     int
 	omittedFrom sim.Time
 	omittedTo   sim.Time
+}
+
+// tailEvent is an event of the summary's tail: its text and fields are
+// copied into buffers the ring reuses, so that once the ring is full a
+// key event costs no allocation, however long the run (the kernel lends
+// the events, sim.Config.TraceBorrow).
+type tailEvent struct {
+	ev     sim.Event // without Text and Fields
+	text   []byte
+	fields sim.Attrs
+}
+
+func (t *tailEvent) set(e *sim.Event) {
+	t.ev = *e
+	t.ev.Text, t.ev.Fields = "", nil
+	t.text = append(t.text[:0], e.Text...)
+	t.fields = append(t.fields[:0], e.Fields...)
+	for _, a := range e.Fields {
+		if a.Groups != nil {
+			t.fields = e.Fields.Clone() // groups are the caller's: copied deep
+			break
+		}
+	}
+}
+
+func (t *tailEvent) event() sim.Event {
+	e := t.ev
+	e.Text = string(t.text)
+	e.Fields = t.fields.Clone()
+	return e
 }
 
 // newKeyEvents keeps n key events (Options.KeyEvents: 0 the default,
@@ -56,37 +86,43 @@ func newKeyEvents(n int) *keyEvents {
 	return &keyEvents{head: n - n/4, tail: n / 4}
 }
 
-// add records e if it is a key event.
+// add records e if it is a key event. e may be lent (valid only during
+// the call): what is kept is copied.
 func (k *keyEvents) add(e *sim.Event) {
 	if !isKeyKind(e.Kind) || (e.Kind == "loaded" && e.At == 0) {
 		return
 	}
 	if k.head < 0 || len(k.first) < k.head {
-		k.first = append(k.first, *e)
+		k.first = append(k.first, e.Clone())
 		return
 	}
 	if len(k.last) < k.tail {
-		k.last = append(k.last, *e)
+		k.last = append(k.last, tailEvent{})
+		k.last[len(k.last)-1].set(e)
 		return
 	}
 	// The oldest of the tail falls into the omitted middle (with no tail,
 	// e itself does).
-	out := *e
+	out := e.At
 	if k.tail > 0 {
-		out = k.last[k.next]
-		k.last[k.next] = *e
+		out = k.last[k.next].ev.At
+		k.last[k.next].set(e)
 		k.next = (k.next + 1) % k.tail
 	}
 	if k.omitted == 0 {
-		k.omittedFrom = out.At
+		k.omittedFrom = out
 	}
 	k.omitted++
-	k.omittedTo = out.At
+	k.omittedTo = out
 }
 
 // lastEvents returns the kept tail, oldest first.
 func (k *keyEvents) lastEvents() []sim.Event {
-	return append(append([]sim.Event(nil), k.last[k.next:]...), k.last[:k.next]...)
+	out := make([]sim.Event, 0, len(k.last))
+	for i := range k.last {
+		out = append(out, k.last[(k.next+i)%len(k.last)].event())
+	}
+	return out
 }
 
 // WriteSummary prints what simrun run prints of a run: the scenario, the

@@ -3,6 +3,7 @@ package locksim
 import (
 	"fmt"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 
@@ -61,6 +62,35 @@ func TestRelativeWallTimes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			assert.Equal(t, tt.want, relativeWallTimes(tt.in))
+		})
+	}
+}
+
+// TestKeyEventsCopiesLentEvents: the kernel lends the summary its events
+// (sim.Config.TraceBorrow) and reuses their memory for the next one, so
+// what the collector keeps must not change when the lent event, its text
+// and its fields are overwritten afterwards.
+func TestKeyEventsCopiesLentEvents(t *testing.T) {
+	for _, max := range []int{-1, 4, 40} {
+		t.Run(fmt.Sprint(max), func(t *testing.T) {
+			owned, lent := newKeyEvents(max), newKeyEvents(max)
+			var e sim.Event
+			text := make([]byte, 0, 64)
+			fields := make(sim.Attrs, 1)
+			for i := 0; i < 30; i++ {
+				text = fmt.Appendf(text[:0], "lock %02d", i)
+				fields[0] = sim.Str("key", fmt.Sprint("k", i))
+				e = sim.Event{Seq: uint64(i), At: sim.Time(i), Kind: sim.KindAcquired, Proc: "c1",
+					Text: unsafe.String(&text[0], len(text)), Fields: fields}
+				owned.add(&sim.Event{Seq: e.Seq, At: e.At, Kind: e.Kind, Proc: e.Proc, Text: string(text), Fields: fields.Clone()})
+				lent.add(&e)
+			}
+			copy(text, "XXXXXXX")
+			fields[0] = sim.Str("key", "overwritten")
+			e = sim.Event{}
+			assert.Equal(t, owned.first, lent.first)
+			assert.Equal(t, owned.lastEvents(), lent.lastEvents())
+			assert.Equal(t, owned.omitted, lent.omitted)
 		})
 	}
 }

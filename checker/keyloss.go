@@ -104,6 +104,10 @@ func lossText(ls []sim.KeyLoss, digits int, noun string) string {
 		what = fmt.Sprintf("expired the session of the lock node %q", l.Key)
 	case sim.LossConnectionKilled:
 		what = fmt.Sprintf("closed the connection holding the row lock %q and rolled it back", l.Key)
+	case sim.LossRestart:
+		what = fmt.Sprintf("restarted without the %s %q", noun, l.Key)
+	case sim.LossResync:
+		what = fmt.Sprintf("dropped the %s %q", noun, l.Key)
 	default:
 		what = fmt.Sprintf("removed the %s %q", noun, l.Key)
 		notes = append(notes, string(l.Cause))

@@ -13,28 +13,31 @@ import (
 // Cluster makes a client cluster-aware: the lock's Redis node is one node
 // of a Redis Cluster (nodes/redis cluster mode), and the client routes
 // every command by its key's slot, as go-redis v9's ClusterClient does
-// (osscluster.go of v9.22.0, cited as "GR osscluster.go:N"):
+// (osscluster.go of v9.23.0, the version in go.mod, cited as "GR
+// osscluster.go:N"):
 //   - the slot map comes from CLUSTER SLOTS, loaded before the first
-//     command (clusterStateHolder.Get -> Reload, :1141) from the nodes in a
-//     random order (loadState, rand.Perm, :1573; here the client's seeded
+//     command (clusterStateHolder.Get -> Reload, :1349-1353) from the nodes in a
+//     random order (loadState, rand.Perm, :1795; here the client's seeded
 //     stream);
 //   - a -MOVED or -ASK reply sends the command again to the node it names
-//     (ASK preceded by ASKING), at most MaxRedirects = 3 times
-//     (ClusterOptions.init, :214-218; process, :1293-1390), and schedules
-//     a reload of the slot map (LazyReload, :1106-1135: one reload at a
-//     time, a 200 ms cooldown, one more if another was asked for meanwhile);
+//     (ASK preceded by ASKING), and schedules a reload of the slot map
+//     (LazyReload, :1314-1347: one reload at a time, a 200 ms cooldown,
+//     one more if another was asked for meanwhile); a -CLUSTERDOWN,
+//     -TRYAGAIN, -LOADING (and the other errors shouldRetry accepts) is
+//     retried after a backoff; redirects and retries share one budget of
+//     MaxRedirects = 3 (clusterRedirect);
 //   - read-only routing is off (ReadOnly false): reads go to masters too.
 //
 // Simplifications: a lock client's keyless command (WAIT after a SET,
 // Redisson's INFO replication) goes to the master of the lock key's slot,
 // as it would on the same connection in a pipeline or a Redisson batch;
 // another client's (a counter's MULTI) to the node of its last keyed
-// command; go-redis's retries of
-// CLUSTERDOWN, TRYAGAIN, LOADING and timeouts (shouldRetry with its
-// 8-512 ms backoff) are not modelled: the algorithm sees the error, as it
-// does with a single node (MaxRetries off, see plumbing.go). A map older
-// than ClusterStateReloadInterval (60 s, :290-292) is reloaded in the
-// background when a command uses it (clusterStateHolder.Get, :1141-1152):
+// command; go-redis's retries of timeouts and ended connections (the
+// process loop retries them too, shouldRetry's first cases) are not
+// modelled: the algorithm sees the failure, as it does with a single node
+// (client.go ConnEnded). A map older
+// than ClusterStateReloadInterval (60 s, :305-307) is reloaded in the
+// background when a command uses it (clusterStateHolder.Get, :1349-1361):
 // after a failover without a MOVED (the old master is unreachable, so its
 // commands time out) this is how the client finds the new master.
 //
@@ -51,11 +54,11 @@ type Cluster struct {
 	Nodes []string
 }
 
-// maxRedirects is ClusterOptions.MaxRedirects' default (GR osscluster.go:217).
+// maxRedirects is ClusterOptions.MaxRedirects' default (GR osscluster.go:227-232).
 const maxRedirects = 3
 
 // reloadInterval is ClusterStateReloadInterval's default (GR
-// osscluster.go:290-292).
+// osscluster.go:305-307).
 const reloadInterval = 60 * time.Second
 
 // redissonScanInterval is Redisson's ClusterServersConfig.scanInterval
@@ -63,7 +66,7 @@ const reloadInterval = 60 * time.Second
 const redissonScanInterval = 5 * time.Second
 
 // reloadCooldown is LazyReload's pause between reloads (GR
-// osscluster.go:1127).
+// osscluster.go:1335).
 const reloadCooldown = 200 * time.Millisecond
 
 // clusterRouting is a cluster-aware client's state.
@@ -78,10 +81,13 @@ type clusterRouting struct {
 	scanning                  bool // Redisson's periodic rescan is armed
 }
 
-// slotRun is a run of slots served by one node (index into ids).
+// slotRun is a run of slots served by one node (index into ids), with
+// the replicas CLUSTER SLOTS lists for it (it leaves failed ones out:
+// clusterReplyMultiBulkSlots skips nodeFailed replicas).
 type slotRun struct {
 	from, to int
 	node     int
+	replicas int
 }
 
 // owner returns the node serving slot s, -1 if the map has none.
@@ -183,12 +189,55 @@ func (c *client) routeCluster(id uint64, msg sim.Recycler, p *pending) bool {
 	return true
 }
 
-// clusterRedirect handles a -MOVED or -ASK reply to request p: the command
-// goes again to the node named, and the slot map is reloaded. It reports
-// whether the reply was consumed.
+// clusterRedirect handles an error reply v to request p the way go-redis
+// v9.23.0's ClusterClient.process loop does (GR osscluster.go:1501-1601):
+// one loop of at most MaxRedirects+1 attempts in which redirects and
+// retries count alike (attempt := 0; attempt <= MaxRedirects, :1507):
+//   - -MOVED or -ASK: the command goes at once (no backoff, :1509-1513) to
+//     the node named (ASK preceded by ASKING, :1529-1533), and the slot map
+//     is reloaded in the background (LazyReload, :1564);
+//   - an error shouldRetry accepts (GR error.go:84-174: CLUSTERDOWN,
+//     TRYAGAIN, LOADING, READONLY, MASTERDOWN, NOREPLICAS, max clients):
+//     after RetryBackoff(attempt, 10 ms, 1 s) (:1509-1513, :3014-3016;
+//     internal/internal.go:8-28; ClusterOptions.init :280-291) the first
+//     retry goes to the same node and a later one to the slot's master in
+//     the slot map as it is then (MarkAsFailing, node = nil, cmdNode:
+//     :1586-1597, :3137-3153); READONLY also reloads the map and goes to
+//     the slot's master (:1546-1552).
+//
+// A Redisson client follows MOVED/ASK the same way but retries on its own
+// terms (redisson.go), so the retries are go-redis's only. It reports
+// whether the reply was consumed; when the attempts are spent the
+// algorithm sees the error, as go-redis returns lastErr (:1598-1600).
 func (c *client) clusterRedirect(p pending, v redis.Value) bool {
-	if v.Kind != redis.KindError || p.argv == nil || p.redirects >= maxRedirects {
+	if v.Kind != redis.KindError || p.argv == nil || p.attempts >= maxRedirects {
 		return false
+	}
+	if retry, readOnly := clusterRetryable(v.Str); retry && c.cfg.Lock.Algorithm != Redisson {
+		cl := c.routingOf(p.to)
+		if cl == nil {
+			return false
+		}
+		if readOnly {
+			c.reloadSlots(cl)
+		}
+		first := p.attempts == 0 && !readOnly
+		p.attempts++
+		d := retryBackoff(p.attempts, c.env.Rand())
+		c.env.Logf(KindClient, "cluster: %s, retry %d of %d in %s", v.Str, p.attempts, maxRedirects, d)
+		c.after(d, whatClusterRetry, func() {
+			if !first {
+				// node = nil: cmdNode picks the slot's master from the
+				// slot map as it is now (perhaps reloaded meanwhile).
+				if to, ok := c.slotNode(cl, p.argv); ok {
+					p.to = to
+				}
+			}
+			id := c.newID()
+			c.track(id, p)
+			c.env.SendPooled(p.to, resp.NewRequest(id, p.argv))
+		})
+		return true
 	}
 	ask := strings.HasPrefix(v.Str, "ASK ")
 	if !ask && !strings.HasPrefix(v.Str, "MOVED ") {
@@ -212,7 +261,7 @@ func (c *client) clusterRedirect(p pending, v redis.Value) bool {
 	}
 	c.env.Logf(KindClient, "cluster: %s, resending to %s", v.Str, host)
 	c.reloadSlots(cl)
-	p.redirects++
+	p.attempts++
 	p.to = to
 	cl.last = to
 	if ask {
@@ -226,6 +275,81 @@ func (c *client) clusterRedirect(p pending, v redis.Value) bool {
 	return true
 }
 
+// clusterRetryable reports whether go-redis retries a command that got the
+// error reply msg (shouldRetry, GR error.go:84-174: the typed errors and
+// their prefixes), and whether it is READONLY, after which the client also
+// reloads its slot map (osscluster.go:1546-1552).
+func clusterRetryable(msg string) (retry, readOnly bool) {
+	for _, p := range [...]string{"CLUSTERDOWN ", "TRYAGAIN ", "LOADING ", "MASTERDOWN ", "NOREPLICAS ", "ERR max number of clients reached"} {
+		if strings.HasPrefix(msg, p) {
+			return true, false
+		}
+	}
+	if strings.HasPrefix(msg, "READONLY ") {
+		return true, true
+	}
+	return false, false
+}
+
+// Retry backoff of a ClusterClient: ClusterOptions.init's defaults
+// MinRetryBackoff 10 ms and MaxRetryBackoff 1 s (GR osscluster.go:280-291).
+const (
+	minRetryBackoff = 10 * time.Millisecond
+	maxRetryBackoff = time.Second
+)
+
+// retryBackoff is go-redis's internal.RetryBackoff (internal/internal.go:
+// 8-28): min + a uniform draw below min<<attempt, capped at max (and max
+// when the shift overflows), drawn from the client's seeded stream instead
+// of the global math/rand.
+func retryBackoff(attempt int, r interface{ Int63n(int64) int64 }) time.Duration {
+	d := minRetryBackoff << uint(attempt)
+	if d < minRetryBackoff {
+		return maxRetryBackoff
+	}
+	d = minRetryBackoff + time.Duration(r.Int63n(int64(d)))
+	if d > maxRetryBackoff || d < minRetryBackoff {
+		d = maxRetryBackoff
+	}
+	return d
+}
+
+// clusterReplicas is the number of replicas the slot map lists for key's
+// slot when node is a cluster node whose map is loaded (false otherwise).
+func (c *client) clusterReplicas(node sim.ProcID, key string) (int, bool) {
+	cl := c.routingOf(node)
+	if cl == nil || cl.slots == nil {
+		return 0, false
+	}
+	s := redis.KeySlot(key)
+	for _, r := range cl.slots {
+		if s >= r.from && s <= r.to {
+			return r.replicas, true
+		}
+	}
+	return 0, false
+}
+
+// slotNode is cmdNode for argv: the master of its first key's slot in the
+// slot map (a keyless command of a lock client: its lock key's), false
+// when the map does not say.
+func (c *client) slotNode(cl *clusterRouting, argv []string) (sim.ProcID, bool) {
+	if cl.slots == nil {
+		return sim.NoProc, false
+	}
+	key := c.cfg.Lock.Key
+	if keys := redis.CommandKeys(argv); len(keys) > 0 {
+		key = keys[0]
+	}
+	if key == "" {
+		return sim.NoProc, false
+	}
+	if o := cl.owner(redis.KeySlot(key)); o >= 0 {
+		return cl.ids[o], true
+	}
+	return sim.NoProc, false
+}
+
 // reloadSlots is LazyReload: CLUSTER SLOTS to the nodes in a random order
 // until one answers; then the held commands go out.
 func (c *client) reloadSlots(cl *clusterRouting) {
@@ -234,6 +358,7 @@ func (c *client) reloadSlots(cl *clusterRouting) {
 		return
 	}
 	cl.loading, cl.pending = true, false
+	first := cl.slots == nil
 	// rand.Perm as a Fisher-Yates shuffle on the client's stream.
 	order := make([]int, len(cl.ids))
 	r := c.env.Rand()
@@ -257,6 +382,18 @@ func (c *client) reloadSlots(cl *clusterRouting) {
 		c.track(id, pending{to: to, timeout: timeout, rcb: callback{fn: func(v redis.Value, ok bool) {
 			if !ok || !c.loadSlots(cl, v) {
 				try(i + 1)
+				return
+			}
+			if first {
+				// The first load is clusterStateHolder.Reload, which Get
+				// calls when there is no state yet (:1349-1353): no
+				// cooldown follows it, unlike LazyReload's.
+				cl.loading = false
+				c.releaseHeld(cl, true)
+				c.armScan(cl)
+				if cl.pending {
+					c.reloadSlots(cl)
+				}
 				return
 			}
 			cl.loading, cl.cooling = false, true
@@ -307,7 +444,7 @@ func (c *client) loadSlots(cl *clusterRouting, v redis.Value) bool {
 		if idx < 0 || from < 0 || to >= redis.ClusterSlots || from > to {
 			return false
 		}
-		slots = append(slots, slotRun{from: from, to: to, node: idx})
+		slots = append(slots, slotRun{from: from, to: to, node: idx, replicas: len(e.Array) - 3})
 	}
 	// CLUSTER SLOTS lists runs in slot order (clusterReplyMultiBulkSlots);
 	// sorted again so that a map from any server is searchable.

@@ -23,6 +23,7 @@ const (
 	whatRenew
 	whatZKDeleteRetry
 	whatClusterScan
+	whatClusterRetry
 )
 
 // whatNames are the trace names of the timerWhat values.
@@ -37,6 +38,7 @@ var whatNames = [...]string{
 	whatRenew:         "renew",
 	whatZKDeleteRetry: "zk-delete-retry",
 	whatClusterScan:   "cluster-scan",
+	whatClusterRetry:  "cluster-retry",
 }
 
 // timerTag is the tag of every client timer: what the client waits for (for
@@ -96,10 +98,11 @@ type pending struct {
 	script  *redis.Script
 	keys    []string
 	args    []string
-	// argv and redirects: a cluster-aware client's command, kept to send
-	// again after -MOVED or -ASK (cluster.go), and the redirects so far.
-	argv      []string
-	redirects int
+	// argv and attempts: a cluster-aware client's command, kept to send
+	// again after -MOVED, -ASK or a retryable error (cluster.go
+	// clusterRedirect), and the attempts after the first so far.
+	argv     []string
+	attempts int
 }
 
 // isRedis reports whether the request is a Redis command.

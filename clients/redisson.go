@@ -133,7 +133,20 @@ func (r *redisson) synced(s *redis.Script, keys, args []string, done func(v redi
 // Sentinel and its connection manager; locksim asks the master at the
 // first attempt of each want and after an error.
 func (r *redisson) refreshReplicas(force bool, then func()) {
-	if !r.cfg().WaitReplicasOn || !force {
+	if !r.cfg().WaitReplicasOn {
+		then()
+		return
+	}
+	if n, ok := r.c.clusterReplicas(r.node, r.cfg().Key); ok {
+		// In a cluster the entry of the key's slot knows its replicas from
+		// the topology scan (ClusterConnectionManager builds each
+		// MasterSlaveEntry from CLUSTER NODES, without failed replicas):
+		// the slot map's count, as it is at each attempt.
+		r.replicas = n
+		then()
+		return
+	}
+	if !force {
 		then()
 		return
 	}

@@ -516,7 +516,7 @@ func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, 
 		cfg.Shard = Whole
 	}
 	first, end := cfg.Shard.Range(pl.Total)
-	res := &Result{Base: cfg.Base.Name, Seed: cfg.Base.Seed, First: first, Planned: end - first, Kinds: cfg.Kinds, Checks: cfg.Checks, Command: "explore"}
+	res := &Result{Base: cfg.Base.Name, Seed: cfg.Base.Seed, First: first, Planned: end - first, Kinds: cfg.Kinds, Checks: cfg.Checks, Command: "explore", Symmetry: SymmetryOf(cfg.Base)}
 	er := &ExploreResult{Result: res, Plan: pl, Violated: make([]bool, end-first)}
 	// The units of work: a schedule, or the schedules of one group of
 	// pauses that world-state pruning runs in order in one worker
@@ -613,7 +613,9 @@ func (er *ExploreResult) summarise() {
 }
 
 // ExploreGroup is the schedules that violate the same property with the
-// same signature (the explored faults' kinds and targets).
+// same signature (the explored faults' kinds and targets), up to the
+// base's interchangeable processes (Symmetry): Signature is the first
+// schedule's.
 type ExploreGroup struct {
 	Kind      string `json:"kind"`
 	Signature string `json:"signature"`
@@ -631,13 +633,12 @@ func groupFindings(res *Result, env int) []ExploreGroup {
 	var out []ExploreGroup
 	index := map[string]int{}
 	for _, f := range res.Findings {
-		sig := Signature(f.Faults[env:])
-		key := f.Kind() + "\x00" + sig
+		key := f.Kind() + "\x00" + res.Symmetry.Canonical(f.Faults[env:])
 		i, ok := index[key]
 		if !ok {
 			i = len(out)
 			index[key] = i
-			out = append(out, ExploreGroup{Kind: f.Kind(), Signature: sig, Finding: f.Number})
+			out = append(out, ExploreGroup{Kind: f.Kind(), Signature: Signature(f.Faults[env:]), Finding: f.Number})
 		}
 		f.Kept = !ok
 		out[i].Schedules = append(out[i].Schedules, f.Run)
@@ -671,6 +672,9 @@ func WriteExploreSummary(w interface{ Write([]byte) (int, error) }, er *ExploreR
 				fmt.Fprintf(w, "  replay: %s\n", ReplayCommand(f.File, f.Seed))
 			}
 		}
+	}
+	if len(res.Findings) > 0 {
+		writeInterchangeable(w, res.Symmetry)
 	}
 	fmt.Fprintf(w, "\ncoverage: %d placements, %d targets, %d parameter classes\n", er.Placements, er.Targets, er.Classes)
 	if len(pl.Pruned) > 0 {

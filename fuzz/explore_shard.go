@@ -65,7 +65,7 @@ func (rec ExploreRecord) Config() (ExploreConfig, error) {
 // into the result of the whole exploration of pl, planned again from the
 // same base and bounds: each finding's schedule is pl.Specs of its number.
 func MergeExplore(cfg ExploreConfig, pl *Plan, recs []ExploreRecord) (*ExploreResult, error) {
-	res := &Result{Base: cfg.Base.Name, Seed: cfg.Base.Seed, Runs: pl.Total, Planned: pl.Total, Kinds: pl.Kinds, Checks: cfg.Checks, Command: "explore"}
+	res := &Result{Base: cfg.Base.Name, Seed: cfg.Base.Seed, Runs: pl.Total, Planned: pl.Total, Kinds: pl.Kinds, Checks: cfg.Checks, Command: "explore", Symmetry: SymmetryOf(cfg.Base)}
 	er := &ExploreResult{Result: res, Plan: pl, Violated: make([]bool, pl.Total)}
 	for _, rec := range recs {
 		for _, fr := range rec.Findings {

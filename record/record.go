@@ -130,13 +130,19 @@ const (
 	// item-expired, item-evicted and item-flushed events; a crash loses
 	// them all (a memcached server).
 	LaneItems Lane = "items"
+	// LaneRows also draws the row locks the server granted on lock rows,
+	// from the typed fields of its mysql-row-locked and
+	// mysql-lock-released events, until the transaction's commit,
+	// rollback, KILL or the end of its connection; a crash releases them
+	// all (a MySQL server).
+	LaneRows Lane = "rows"
 	// LaneResource is the protected resource's: a resource-safety
 	// violation is shaded on it too.
 	LaneResource Lane = "resource"
 )
 
 // Lanes are every Lane, the ones a kind may declare.
-var Lanes = []Lane{LanePlain, LaneKeyspace, LaneZnodes, LaneItems, LaneResource}
+var Lanes = []Lane{LanePlain, LaneKeyspace, LaneZnodes, LaneItems, LaneRows, LaneResource}
 
 // Server is one non-client lane of a report.
 type Server struct {

@@ -183,6 +183,12 @@ code { font-family: "Liberation Mono", "Courier New", monospace; font-size: 0.85
 {{range $i, $row := $.M.Cells}}<tr><td class="name">{{index $.M.Rows $i}}</td>{{range $row}}<td style="{{bg . $v}}">{{if .NA}}n/a{{else}}{{rate .Counts $v}}{{end}}</td>{{end}}</tr>
 {{end}}</table>
 {{end}}
+<h2>Numbers</h2>
+<p>Per cell, over its runs: the grants per run, the median of the runs' median acquisition latencies (p50) and the mean time per run the lock stood free while a client waited for it (free); the same as matrix.csv's last three columns.</p>
+<table>
+<tr><th>algorithm</th>{{range $.M.Cols}}<th>{{.}}</th>{{end}}</tr>
+{{range $i, $row := $.M.Cells}}<tr><td class="name">{{index $.M.Rows $i}}</td>{{range $row}}<td>{{if .NA}}n/a{{else}}{{range $k, $l := .Counts.Numbers.Lines}}{{if $k}}<br>{{end}}{{$l}}{{else}}-{{end}}{{end}}</td>{{end}}</tr>
+{{end}}</table>
 <h2>Replay</h2>
 <table>
 <tr><th>algorithm</th><th>family</th><th>first violating run</th></tr>

@@ -176,3 +176,55 @@ func (c Counts) Rate(v Verdict) (p, lo, hi float64) {
 	k, n := c.Of(v)
 	return Wilson(k, n)
 }
+
+// GrantsPerRun is the mean number of grants per run; false when no
+// run's numbers are counted.
+func (n Numbers) GrantsPerRun() (float64, bool) {
+	if n.Runs == 0 {
+		return 0, false
+	}
+	return float64(n.Grants) / float64(n.Runs), true
+}
+
+// Lines says the numbers in short lines for a cell or a table: the
+// grants per run, the median over the runs of each run's
+// median acquisition latency, and the mean time per run the lock stood
+// free while someone waited. None when no run's numbers are counted.
+func (n Numbers) Lines() []string {
+	per, ok := n.GrantsPerRun()
+	if !ok {
+		return nil
+	}
+	out := []string{strconv.FormatFloat(per, 'f', 1, 64) + " grants/run"}
+	if p, ok := n.LatencyP50(); ok {
+		out = append(out, "p50 "+shortDur(p))
+	} else {
+		out = append(out, "p50 -")
+	}
+	if u, ok := n.MeanUnavailable(); ok {
+		out = append(out, "free "+shortDur(u))
+	}
+	return out
+}
+
+// shortDur writes d with three significant digits at most (1.23s,
+// 45.6ms, 789µs), for crowded cells.
+func shortDur(d time.Duration) string {
+	for _, u := range []struct {
+		unit time.Duration
+		name string
+	}{{time.Second, "s"}, {time.Millisecond, "ms"}, {time.Microsecond, "µs"}} {
+		if d >= u.unit {
+			v := float64(d) / float64(u.unit)
+			prec := 2
+			switch {
+			case v >= 100:
+				prec = 0
+			case v >= 10:
+				prec = 1
+			}
+			return strconv.FormatFloat(v, 'f', prec, 64) + u.name
+		}
+	}
+	return d.String()
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -282,14 +283,103 @@ func sweepLines(s *Sweep) (Image, error) {
 	}
 	p.X.Min, p.X.Max = xmin-0.04*span, xmax+0.04*span
 	p.Y.Min, p.Y.Max = -0.02, 1.02
+	panels, err := numbersPanels(s, xs, p.X)
+	if err != nil {
+		return Image{}, err
+	}
 	w := 10 * vg.Inch
 	rows := legendRows(items, w-1.2*vg.Inch)
 	legendH := legendHeight(rows)
-	h := 5*vg.Inch + legendH
+	const panelH = 2.4 * vg.Inch
+	h := 5*vg.Inch + legendH + vg.Length(len(panels))*panelH
 	return render(w, h, func(c draw.Canvas) {
-		p.Draw(draw.Crop(c, 0, 0, legendH, 0))
-		drawLegend(c, rows, c.Min.X+0.8*vg.Inch, c.Min.Y+legendH-vg.Points(6))
+		below := legendH + vg.Length(len(panels))*panelH
+		// Panel i under the legend: from (n-1-i) to (n-i) panel heights
+		// above the bottom.
+		n := vg.Length(len(panels))
+		cs := []draw.Canvas{draw.Crop(c, 0, 0, below, 0)}
+		ps := append([]*plot.Plot{p}, panels...)
+		for i := range panels {
+			cs = append(cs, draw.Crop(c, 0, 0, (n-1-vg.Length(i))*panelH, (n-vg.Length(i))*panelH-h))
+		}
+		// The same x axis on every panel: each data area starts where the
+		// widest y axis leaves room for.
+		var left vg.Length
+		for i, q := range ps {
+			left = max(left, q.DataCanvas(cs[i]).Min.X)
+		}
+		for i, q := range ps {
+			q.Draw(draw.Crop(cs[i], left-q.DataCanvas(cs[i]).Min.X, 0, 0, 0))
+		}
+		drawLegend(c, rows, c.Min.X+0.8*vg.Inch, c.Min.Y+below-vg.Points(6))
 	})
+}
+
+// numbersPanels are a one-parameter sweep's plots of the numbers under
+// its probabilities, on the same x axis: the grants per run, and the
+// median latency and mean unavailable time in seconds. None when no run's
+// numbers were recorded.
+func numbersPanels(s *Sweep, xs []float64, x plot.Axis) ([]*plot.Plot, error) {
+	var grants, lat, free plotter.XYs
+	for i, pt := range s.Points {
+		n := pt.Counts.Numbers
+		if g, ok := n.GrantsPerRun(); ok {
+			grants = append(grants, plotter.XY{X: xs[i], Y: g})
+		}
+		if d, ok := n.LatencyP50(); ok {
+			lat = append(lat, plotter.XY{X: xs[i], Y: d.Seconds()})
+		}
+		if d, ok := n.MeanUnavailable(); ok {
+			free = append(free, plotter.XY{X: xs[i], Y: d.Seconds()})
+		}
+	}
+	if len(grants) == 0 {
+		return nil, nil
+	}
+	panel := func(title, ylabel string) *plot.Plot {
+		q := newPlot(title)
+		q.X.Min, q.X.Max, q.X.Tick.Marker, q.X.Label.Text = x.Min, x.Max, x.Tick.Marker, x.Label.Text
+		q.Y.Label.Text = ylabel
+		q.Y.Min = 0
+		g := plotter.NewGrid()
+		g.Vertical.Color = color.RGBA{0xe4, 0xe4, 0xe4, 0xff}
+		g.Horizontal.Color = g.Vertical.Color
+		q.Add(g)
+		q.Legend.Top = true
+		return q
+	}
+	add := func(q *plot.Plot, xys plotter.XYs, clr color.RGBA, name string) error {
+		if len(xys) == 0 {
+			return nil
+		}
+		line, pts, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return err
+		}
+		line.LineStyle = draw.LineStyle{Color: clr, Width: vg.Points(1.6)}
+		pts.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+		q.Add(line, pts)
+		if name != "" {
+			q.Legend.Add(name, line, pts)
+		}
+		for _, xy := range xys {
+			// Room above the highest point for the legend.
+			q.Y.Max = max(q.Y.Max, 1.45*xy.Y)
+		}
+		return nil
+	}
+	gp := panel("grants per run (mean over the point's runs)", "grants")
+	if err := add(gp, grants, color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, ""); err != nil {
+		return nil, err
+	}
+	tp := panel("acquisition latency and unavailability", "seconds")
+	if err := add(tp, lat, color.RGBA{0x94, 0x67, 0xbd, 0xff}, "latency p50 (median of the runs' medians)"); err != nil {
+		return nil, err
+	}
+	if err := add(tp, free, color.RGBA{0xd6, 0x27, 0x28, 0xff}, "lock free while someone waited (mean per run)"); err != nil {
+		return nil, err
+	}
+	return []*plot.Plot{gp, tp}, nil
 }
 
 // cellLines are the texts of a heatmap cell: the estimate and its interval.
@@ -322,6 +412,9 @@ func sweepHeatmaps(s *Sweep) (Image, error) {
 	}
 	if len(maps) == 0 {
 		return Image{}, fmt.Errorf("no run of the sweep was judged")
+	}
+	if h := numbersHeatmap(s); h != nil {
+		maps = append(maps, h)
 	}
 	title := fmt.Sprintf("%s: %d seeds per point, 95%% Wilson intervals", s.Scenario, s.Seeds)
 	return heatmapsImage(title, maps, "")
@@ -395,4 +488,44 @@ func (l *referenceLine) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	fillRect(c, color.White, tx-vg.Points(2), ty-vg.Points(2), tx+w+vg.Points(2), ty+h)
 	c.FillText(sty, vg.Point{X: tx, Y: ty}, l.label)
+}
+
+// numbersHeatmap is a two-parameter sweep's panel of numbers: per point
+// the grants, the median latency and the mean unavailable time (Numbers),
+// coloured by the unavailable time as a share of the largest point's. Nil
+// when no run's numbers were recorded.
+func numbersHeatmap(s *Sweep) *heatmap {
+	rowPar, colPar := s.Params[0], s.Params[1]
+	var most time.Duration
+	known := false
+	for _, pt := range s.Points {
+		if u, ok := pt.Counts.Numbers.MeanUnavailable(); ok {
+			most, known = max(most, u), true
+		}
+	}
+	if !known {
+		return nil
+	}
+	h := &heatmap{title: "numbers (colour: time free while waited, of the most)", rows: rowPar.Values, cols: colPar.Values, xLabel: colPar.axisLabel(), yLabel: rowPar.axisLabel()}
+	for i := range rowPar.Values {
+		var row []heatCell
+		for j := range colPar.Values {
+			n := s.Points[i*len(colPar.Values)+j].Counts.Numbers
+			u, ok := n.MeanUnavailable()
+			p := math.NaN()
+			if ok {
+				p = 0
+				if most > 0 {
+					p = float64(u) / float64(most)
+				}
+			}
+			lines := n.Lines()
+			if lines == nil {
+				lines = []string{"n/a"}
+			}
+			row = append(row, heatCell{p: p, lines: lines})
+		}
+		h.cells = append(h.cells, row)
+	}
+	return h
 }

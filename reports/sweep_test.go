@@ -197,3 +197,55 @@ func TestNumbersAggregate(t *testing.T) {
 	assert.Equal(t, []string{"10", "0.200000", "1.200000"}, rows[1][len(head)-3:])
 	assert.Equal(t, []string{"n/a", "", "", ""}, rows[2][len(head)-4:])
 }
+
+// TestSweepImageShowsNumbers: a sweep whose runs recorded their numbers
+// draws them beside the probabilities: panels of grants per run and of
+// latency and unavailability under a one-parameter plot, a numbers
+// heatmap beside a two-parameter one; without numbers, neither.
+func TestSweepImageShowsNumbers(t *testing.T) {
+	for _, params := range []int{1, 2} {
+		s := sampleSweep(params)
+		plain, err := SweepImage(s)
+		require.NoError(t, err)
+		for i := range s.Points {
+			for r := 0; r < 10; r++ {
+				s.Points[i].Counts.Numbers.Add(2+i, time.Duration(100+i)*time.Millisecond, true, time.Duration(i)*time.Second)
+			}
+		}
+		img, err := SweepImage(s)
+		require.NoError(t, err)
+		texts := strings.Join(svgTexts(t, img.SVG), "\n")
+		plainTexts := strings.Join(svgTexts(t, plain.SVG), "\n")
+		if params == 1 {
+			for _, want := range []string{"grants per run (mean over the point's runs)", "acquisition latency and unavailability",
+				"latency p50 (median of the runs' medians)", "lock free while someone waited (mean per run)"} {
+				assert.Contains(t, texts, want)
+				assert.NotContains(t, plainTexts, want)
+			}
+			continue
+		}
+		assert.Contains(t, texts, "numbers (colour: time free while waited, of the most)")
+		assert.NotContains(t, plainTexts, "numbers (colour")
+		assert.Contains(t, texts, "2.0 grants/run")
+		assert.Contains(t, texts, "p50 107ms")
+		assert.Contains(t, texts, "free 7.00s")
+	}
+}
+
+// TestMatrixHTMLShowsNumbers: matrix.html has a table of each cell's
+// numbers (those of matrix.csv's last columns).
+func TestMatrixHTMLShowsNumbers(t *testing.T) {
+	var c Counts
+	c.Add(checker.Holds, checker.Holds, checker.Holds)
+	c.Add(checker.Violated, checker.Holds, checker.Holds)
+	c.Numbers.Add(3, 120*time.Millisecond, true, 2*time.Second)
+	c.Numbers.Add(5, 80*time.Millisecond, true, 0)
+	m := &Matrix{Rows: []string{"redlock"}, Cols: []string{"pause", "failover"}, Runs: 2, Seed: 1,
+		Cells: [][]MatrixCell{{{Counts: c}, {NA: true}}}}
+	page, err := m.HTML([]byte("<svg/>"))
+	require.NoError(t, err)
+	html := string(page)
+	require.Contains(t, html, "<h2>Numbers</h2>")
+	_, numbers, _ := strings.Cut(html, "<h2>Numbers</h2>")
+	assert.Contains(t, numbers, "<td>4.0 grants/run<br>p50 80.0ms<br>free 1.00s</td><td>n/a</td>")
+}

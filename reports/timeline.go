@@ -178,6 +178,7 @@ type keyRec struct {
 	holder   string
 	deadline int64 // ms since the Unix epoch; 0 when none
 	start    sim.Time
+	trx      int64 // the MySQL transaction that holds a row lock
 }
 
 // redisState is what the report tracks of one Redis node.

@@ -90,6 +90,93 @@ func (b *builder) itemEvent(e sim.Event) {
 	}
 }
 
+// mysqlLaneKeys: the row locks a MySQL server has granted on lock rows
+// (rowEvent): from mysql-row-locked to the mysql-lock-released of the same
+// transaction, which comes at its commit or rollback, a KILL, the end of
+// its connection (wait_timeout, a client that hung up) or a deadlock.
+// Only exclusive record locks are drawn (SELECT ... FOR UPDATE, an
+// INSERT's or DELETE's lock): the shared lock of an INSERT's duplicate
+// check and gap locks hold nobody out of the lock. A row that exists
+// without a lock (mysql-insert's committed row) is not drawn.
+var mysqlLaneKeys = laneKeys{
+	init: func(b *builder, s Server) { b.redis[s.Name] = &redisState{db: map[string]*keyRec{}} },
+	event: func(b *builder, e sim.Event) {
+		switch e.Kind {
+		case "mysql-row-locked", "mysql-lock-released", "mysql-conn-closed":
+			b.rowEvent(e)
+		}
+	},
+	// InnoDB's locks live in memory: a crash releases them all.
+	crash: func(b *builder, e sim.Event, _ string) {
+		if r := b.redis[e.Proc]; r != nil {
+			for _, k := range sortedKeys(r.db) {
+				b.endHeld(e.Proc, k, e.At)
+			}
+		}
+	},
+}
+
+// rowEvent follows the row locks on lock rows of a MySQL server from the
+// typed fields of its events (nodes/mysql logLock and release).
+func (b *builder) rowEvent(e sim.Event) {
+	r := b.redis[e.Proc]
+	if e.Kind == "mysql-conn-closed" {
+		b.connClosed(e)
+		return
+	}
+	trx, ok := e.Fields.Int("trx")
+	if r == nil || !ok {
+		return
+	}
+	if e.Kind == "mysql-lock-released" {
+		for _, k := range sortedKeys(r.db) {
+			if r.db[k].trx != trx {
+				continue
+			}
+			// A lock released at the instant it was granted (an
+			// autocommit INSERT's, creating the lock row) held nobody
+			// out: no bar, whose label would only clutter the lane.
+			l, at := b.lanes[e.Proc], b.held[e.Proc+"\x00"+k]
+			if r.db[k].start == e.At && at == len(l.Spans)-1 {
+				l.Spans = l.Spans[:at]
+				delete(b.held, e.Proc+"\x00"+k)
+				delete(r.db, k)
+				continue
+			}
+			b.endHeld(e.Proc, k, e.At)
+		}
+		return
+	}
+	key, _ := e.Fields.String("key")
+	mode, _ := e.Fields.String("mode")
+	if !b.keys[key] || mode != "X" || r.db[key] != nil {
+		return
+	}
+	holder, _ := e.Fields.String("holder")
+	if !b.isClient[holder] {
+		holder = "?"
+	}
+	b.startHeld(e.Proc, key, &keyRec{holder: holder, start: e.At, trx: trx}, "")
+}
+
+// connClosed marks a connection the server closed on its own
+// (wait_timeout, KILL) when that ended a row lock drawn on the lane: the
+// rollback released it at this instant.
+func (b *builder) connClosed(e sim.Event) {
+	holder, ok := e.Fields.String("holder")
+	reason, _ := e.Fields.String("reason")
+	l := b.lanes[e.Proc]
+	if !ok || l == nil {
+		return
+	}
+	for i := len(l.Spans) - 1; i >= 0; i-- {
+		if s := l.Spans[i]; s.Kind == SpanHeld && s.Owner == holder && s.End == e.At {
+			b.mark(e.Proc, Mark{Kind: MarkSessionExpired, At: e.At, Label: holder + "'s connection closed (" + reason + ")", Owner: holder})
+			return
+		}
+	}
+}
+
 // laneKeysOf maps what a server's lane draws (record.Lane: its kind
 // declares it; the reports draw by lane, never by kind) to its held-key
 // drawing. Only looked up, never iterated.
@@ -97,4 +184,5 @@ var laneKeysOf = map[record.Lane]laneKeys{
 	record.LaneKeyspace: redisLaneKeys,
 	record.LaneZnodes:   zkLaneKeys,
 	record.LaneItems:    memcachedLaneKeys,
+	record.LaneRows:     mysqlLaneKeys,
 }

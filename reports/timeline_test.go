@@ -162,6 +162,28 @@ func TestTimelineServers(t *testing.T) {
 		assert.Regexp(t, `^c1 0\.00\ds\.\.`+regexp.QuoteMeta(crash.String())+`$`, held[0], "c1's item is gone when M crashes")
 		assert.Regexp(t, `^c2 2\.0`, held[1], "c2 stores its item after the restart")
 	})
+	t.Run("mysql row lock released when the connection dies", func(t *testing.T) {
+		run, _ := runOf(t, "mysql-for-update-pause")
+		tl, err := BuildTimeline(run)
+		require.NoError(t, err)
+		var held []string
+		for _, s := range tl.Lane("D").Spans {
+			if s.Kind == SpanHeld {
+				held = append(held, s.Label+" "+s.Start.String()+".."+s.End.String())
+			}
+		}
+		// c1's FOR UPDATE lock from its grant until wait_timeout (10s
+		// after its last statement) closes the connection and the
+		// rollback frees the row; c2's waiting SELECT ... FOR UPDATE gets
+		// it then and holds it to its COMMIT. The lock row's creation
+		// (an autocommit INSERT's lock, released at once) is no bar.
+		assert.Equal(t, []string{"c1 0.025s..10.025s", "c2 10.025s..12.037s"}, held)
+		var marks []string
+		for _, m := range tl.Lane("D").Marks {
+			marks = append(marks, m.At.String()+" "+m.Label)
+		}
+		assert.Equal(t, []string{"10.025s c1's connection closed (wait_timeout)"}, marks)
+	})
 	t.Run("zookeeper holder and rejected write", func(t *testing.T) {
 		run, _ := runOf(t, "zk-session-expiry-pause-fenced")
 		tl, err := BuildTimeline(run)

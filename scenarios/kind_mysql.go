@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/locksim/locksim/nodes/mysql"
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -72,7 +73,7 @@ var mysqlKind = &ProcKind{
 			if m.Config.ReplicaOf != "" {
 				note = "mysql, replica of " + m.Config.ReplicaOf
 			}
-			out = append(out, Proc{Name: m.Name, Path: fmt.Sprintf("mysql[%d].name", i), Clock: m.Clock, Role: RoleMySQL, Note: note, ReplicaOf: m.Config.ReplicaOf})
+			out = append(out, Proc{Name: m.Name, Path: fmt.Sprintf("mysql[%d].name", i), Clock: m.Clock, Role: RoleMySQL, Lane: record.LaneRows, Note: note, ReplicaOf: m.Config.ReplicaOf})
 		}
 		return out
 	},

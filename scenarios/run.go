@@ -28,6 +28,9 @@ type Options struct {
 	// TraceFilter, when set, chooses by kind the events TraceSink receives
 	// (sim.Config.TraceFilter): the others are never built as events.
 	TraceFilter func(sim.Kind) bool
+	// TraceBorrow lends TraceSink the events (sim.Config.TraceBorrow): an
+	// event and its text and fields are valid only during the call.
+	TraceBorrow bool
 	// MaxEvents is the run's event budget (sim.DefaultMaxEvents if 0).
 	MaxEvents int64
 	// MaxMemory is the run's memory budget in bytes (sim.DefaultMaxMemory()
@@ -95,6 +98,7 @@ func run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 	if opt.TraceSink != nil {
 		w.Kernel.SetTraceSink(opt.TraceSink)
 		w.Kernel.SetTraceFilter(opt.TraceFilter)
+		w.Kernel.SetTraceBorrow(opt.TraceBorrow)
 	}
 	if opt.Stream && !opt.Visualize {
 		startStream(s, w, opt)

@@ -17,6 +17,7 @@ func RunWith(s *Scenario, seed uint64, opt Options, bopt BuildOptions, prepare f
 	if opt.TraceSink != nil {
 		w.Kernel.SetTraceSink(opt.TraceSink)
 		w.Kernel.SetTraceFilter(opt.TraceFilter)
+		w.Kernel.SetTraceBorrow(opt.TraceBorrow)
 	}
 	if prepare != nil {
 		if err := prepare(w); err != nil {

@@ -223,4 +223,10 @@ func (k *Kernel) pendingSummary() string {
 func (k *Kernel) SetTraceSink(f func(*Event)) { k.tr.sink = f }
 
 // SetTraceFilter sets Config.TraceFilter on a built kernel (before Run).
-func (k *Kernel) SetTraceFilter(f func(Kind) bool) { k.tr.filter = f }
+func (k *Kernel) SetTraceFilter(f func(Kind) bool) {
+	k.tr.filter = f
+	k.tr.kinds = [len(k.tr.kinds)]uint8{}
+}
+
+// SetTraceBorrow sets Config.TraceBorrow on a built kernel (before Run).
+func (k *Kernel) SetTraceBorrow(borrow bool) { k.tr.borrow = borrow }

@@ -119,3 +119,62 @@ func runPingPong(t *testing.T, cfg Config) *Kernel {
 	require.NoError(t, w.k.Run(At(time.Second)))
 	return w.k
 }
+
+// TestTraceBorrow: a sink lent the events (Config.TraceBorrow) sees what a
+// kept trace holds once it clones them, fields and message numbers
+// included, with or without a filter, and the hash does not change; the
+// event it is lent is reused, so a sink that keeps the pointer or the
+// text without cloning sees the next event's.
+func TestTraceBorrow(t *testing.T) {
+	groups := [][]string{{"a"}, {"b"}}
+	cfg := func(c Config) Config {
+		c.Seed = 7
+		c.Network = NetConfig{Latency: Range{Lo: time.Millisecond, Hi: 3 * time.Millisecond}}
+		return c
+	}
+	run := func(c Config) *Kernel {
+		w := newWorld(cfg(c))
+		w.add("a", hooks{
+			init: func(env *Env) { env.After(Mono, time.Millisecond, "tick") },
+			fire: func(env *Env, _ any) {
+				if id, ok := env.Lookup("b"); ok {
+					env.Send(id, "ping")
+				}
+				env.LogAttrs("noted", "a noted something", Str("key", "lock"), Int64("n", 3), Groups("sides", groups))
+				env.LogBytesAttrs(KindAcquired, []byte("lock"), Str("key", "lock"))
+				env.After(Mono, 10*time.Millisecond, "tick")
+			},
+		})
+		w.add("b", hooks{recv: func(env *Env, from ProcID, m Message) { env.Send(from, "pong") }})
+		require.NoError(t, w.k.Run(At(time.Second)))
+		return w.k
+	}
+	kept := run(Config{KeepTrace: true})
+	var got []Event
+	for _, filter := range []func(Kind) bool{nil, func(k Kind) bool { return k != KindDeliver }} {
+		var want []Event
+		for _, e := range kept.Trace() {
+			if filter == nil || filter(e.Kind) {
+				want = append(want, e)
+			}
+		}
+		got = nil
+		var lent []*Event
+		k := run(Config{TraceBorrow: true, TraceFilter: filter, TraceSink: func(e *Event) {
+			got = append(got, e.Clone())
+			lent = append(lent, e)
+		}})
+		assert.Equal(t, want, got)
+		assert.Equal(t, kept.TraceHash(), k.TraceHash())
+		require.Greater(t, len(lent), 1)
+		assert.Same(t, lent[0], lent[1], "the kernel lends one event, reused")
+	}
+	// Clone copied the groups deep: the caller's change is not seen.
+	groups[0][0] = "changed"
+	require.NotEmpty(t, got)
+	for _, e := range got {
+		if g, ok := e.Fields.find("sides"); ok {
+			assert.Equal(t, "a", g.Groups[0][0])
+		}
+	}
+}

@@ -78,6 +78,12 @@ type Config struct {
 	// kind: the others are hashed but never built as Events (a summary's
 	// few key kinds cost a map lookup per event, not a copy of each).
 	TraceFilter func(Kind) bool
+	// TraceBorrow lends TraceSink its events instead of giving them: the
+	// Event, its Text and its Fields are valid only during the call and
+	// are reused by the next event (Event.Clone keeps one). A sink that
+	// keeps few of the events it sees (a summary) then costs no copy and
+	// no allocation per event. Ignored when the trace is kept.
+	TraceBorrow bool
 }
 
 // DefaultMaxEvents is the event budget when Config.MaxEvents is 0.
@@ -143,6 +149,9 @@ type proc struct {
 	hostDown     bool // crashed by a power loss: its host answers nothing
 	disk         Disk
 	open         openRecords
+	// witness is what the process said it held when it last crashed
+	// (CrashWitness), for its next incarnation's history records.
+	witness *crashWitness
 }
 
 // waiting reports whether an arriving message or due timer must wait in
@@ -218,6 +227,7 @@ func New(cfg Config) *Kernel {
 	k := &Kernel{cfg: cfg, byName: map[string]ProcID{}, tr: newTracer(cfg.KeepTrace)}
 	k.tr.sink = cfg.TraceSink
 	k.tr.filter = cfg.TraceFilter
+	k.tr.borrow = cfg.TraceBorrow
 	k.net.init(k, cfg.Network)
 	return k
 }
@@ -703,6 +713,10 @@ func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 		if s, ok := p.p.(Shutdowner); ok {
 			s.Shutdown(&p.env)
 		}
+	}
+	p.witness = nil
+	if w, ok := p.p.(CrashWitness); ok {
+		p.witness = &crashWitness{memo: w.WitnessCrash(), mode: mode}
 	}
 	p.state = stCrashed
 	p.hostDown = mode == CrashPower

@@ -16,7 +16,42 @@ const (
 	// LossConnectionKilled: MySQL closed the connection (wait_timeout, KILL)
 	// and rolled back the transaction that held the row lock.
 	LossConnectionKilled KeyLossCause = "connection-killed"
+	// LossRestart: the server came back from a crash without the key: it
+	// was not in what the server recovered (memcached keeps nothing; Redis
+	// only what its RDB file or the fsynced part of its AOF held).
+	LossRestart KeyLossCause = "lost-at-restart"
+	// LossResync: a replica, often a demoted master, dropped the key when a
+	// full resynchronisation replaced its data with its new master's.
+	LossResync KeyLossCause = "resync"
 )
+
+// CrashWitness is a server that can say what it held when it crashed, so
+// that its next incarnation can record what the crash lost (KeyLost with
+// LossRestart). The kernel asks at the crash and hands the answer to the
+// next incarnation (Env.WitnessedCrash). It is for the history's
+// attribution only: a real server remembers nothing across a crash, so a
+// model must never let the answer change what it does, and WitnessCrash
+// must not change the model or trace anything.
+type CrashWitness interface{ WitnessCrash() any }
+
+// crashWitness is what a crashed process's CrashWitness said, kept for its
+// next incarnation.
+type crashWitness struct {
+	memo any
+	mode CrashMode
+}
+
+// WitnessedCrash returns, once, what the previous incarnation of this
+// process said it held when it crashed (CrashWitness) and how it crashed;
+// ok is false when there was no such crash or it was already asked.
+func (e *Env) WitnessedCrash() (memo any, mode CrashMode, ok bool) {
+	w := e.p.witness
+	if w == nil {
+		return nil, 0, false
+	}
+	e.p.witness = nil
+	return w.memo, w.mode, true
+}
 
 // KeyLoss is a key that a server removed on its own: no client command asked
 // for it (a DEL, a release, a commit add nothing). The checker names the

@@ -10,6 +10,8 @@ import (
 	"hash"
 	"io"
 	"strconv"
+	"strings"
+	"unsafe"
 )
 
 // Kind names a trace event kind. The kernel's own kinds are constants below;
@@ -62,6 +64,15 @@ type Event struct {
 	// Fields are the event's typed payload (Attr), for readers that must
 	// not parse Text.
 	Fields Attrs `json:"fields,omitempty"`
+}
+
+// Clone returns a copy of e that shares no memory with it: what a sink
+// keeps of an event it was lent (Config.TraceBorrow).
+func (e *Event) Clone() Event {
+	c := *e
+	c.Text = strings.Clone(e.Text)
+	c.Fields = e.Fields.Clone()
+	return c
 }
 
 // Equal reports whether two events are the same.
@@ -184,6 +195,7 @@ type tracer struct {
 	h      hash.Hash
 	buf    []byte // pending bytes for the hash; the event being recorded at its end
 	mark   int    // position of the current event's text length in buf
+	code   byte   // the current event's kind code (0: none)
 	seq    uint64
 	last   Time
 	keep   bool
@@ -194,13 +206,50 @@ type tracer struct {
 	// filter, when set, chooses the kinds the sink receives
 	// (Config.TraceFilter).
 	filter func(Kind) bool
-	obs    []func(ObservedEvent)
+	// borrow lends the sink its events (Config.TraceBorrow): view is the
+	// one Event handed over, its text in buf (or vtext) and its fields in
+	// vattrs, all reused by the next event.
+	borrow bool
+	view   Event
+	vtext  []byte
+	vattrs []Attr
+	// kinds caches the filter's answer for the kinds with a code: 0 not
+	// asked yet, 1 taken, 2 refused (the kernel's own kinds are most
+	// events; asking the filter each time was about 1% of a run).
+	kinds [32]uint8
+	obs   []func(ObservedEvent)
 }
 
 // wants reports whether an event of the kind is built as an Event: kept,
 // or streamed to a sink that takes its kind.
 func (t *tracer) wants(kind Kind) bool {
 	return t.keep || (t.sink != nil && (t.filter == nil || t.filter(kind)))
+}
+
+// gives reports whether the sink takes an event of the kind, whose code is
+// code (0: none).
+func (t *tracer) gives(code byte, kind Kind) bool {
+	if t.sink == nil {
+		return false
+	}
+	if t.filter == nil {
+		return true
+	}
+	if code == 0 || int(code) >= len(t.kinds) {
+		return t.filter(kind)
+	}
+	switch t.kinds[code] {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	ok := t.filter(kind)
+	t.kinds[code] = 2
+	if ok {
+		t.kinds[code] = 1
+	}
+	return ok
 }
 
 // ObservedEvent is what observers (fault triggers) see of an event.
@@ -230,6 +279,7 @@ func (t *tracer) begin(at Time, code byte, kind Kind, proc, peer ProcID, hashMsg
 	b := t.buf
 	b = appendUvarint(b, uint64(at-t.last))
 	t.last = at
+	t.code = code
 	if code != 0 {
 		b = append(b, code)
 	} else {
@@ -261,8 +311,10 @@ func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64
 		copy(b[t.mark+w:], b[t.mark+1:t.mark+1+n])
 		copy(b[t.mark:], l[:w])
 	}
-	give := t.sink != nil && (t.filter == nil || t.filter(kind))
-	if t.keep || give {
+	give := t.gives(t.code, kind)
+	if give && t.borrow && !t.keep {
+		t.lend(b[len(b)-n:], at, kind, proc, peer, msg, k, attrs)
+	} else if t.keep || give {
 		txt := string(b[len(b)-n:])
 		if msg != 0 {
 			if n == 0 {
@@ -287,6 +339,34 @@ func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64
 	for _, f := range t.obs {
 		f(ObservedEvent{At: at, Kind: kind, Proc: proc, Peer: peer})
 	}
+}
+
+// lend hands the sink the event as a view (Config.TraceBorrow): its text
+// is txt, bytes of the hash buffer, and its fields a copy of attrs into a
+// buffer of the tracer (copying them into it, unlike keeping attrs, does
+// not move the callers' variadic arguments to the heap); both are reused
+// by the next event.
+func (t *tracer) lend(txt []byte, at Time, kind Kind, proc, peer ProcID, msg uint64, k *Kernel, attrs []Attr) {
+	if msg != 0 {
+		v := strconv.AppendUint(append(t.vtext[:0], '#'), msg, 10)
+		if len(txt) > 0 {
+			v = append(append(v, ' '), txt...)
+		}
+		t.vtext = v
+		txt = v
+	}
+	t.vattrs = append(t.vattrs[:0], attrs...)
+	ev := &t.view
+	*ev = Event{Seq: t.seq, At: at, Kind: kind, Proc: k.Name(proc), Peer: k.Name(peer)}
+	if len(txt) > 0 {
+		ev.Text = unsafe.String(&txt[0], len(txt))
+	}
+	if len(attrs) > 0 {
+		ev.Fields = t.vattrs
+	}
+	t.sink(ev)
+	*ev = Event{}
+	clear(t.vattrs)
 }
 
 // sum returns the SHA-256 of everything recorded so far.

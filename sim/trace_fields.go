@@ -118,6 +118,11 @@ func (as Attrs) Equal(bs Attrs) bool {
 	return true
 }
 
+// Clone returns a copy of the attributes that shares nothing with them
+// (groups included): what a sink given a borrowed event keeps
+// (Config.TraceBorrow).
+func (as Attrs) Clone() Attrs { return keepAttrs(as) }
+
 // keep copies attributes for an event that is kept (the caller's slice is
 // its variadic arguments, and groups may be the caller's).
 func keepAttrs(as []Attr) Attrs {

@@ -65,3 +65,23 @@ func TestMemLimit(t *testing.T) {
 	assert.Equal(t, "64 MB", memLimit(64<<20))
 	assert.Equal(t, "1000 bytes", memLimit(1000))
 }
+
+// TestRestartLosses: memcached keeps nothing across a restart, so every
+// item the crashed server held and whose exptime had not passed is a
+// restart loss of the next incarnation; an item that would have expired
+// during the downtime is not.
+func TestRestartLosses(t *testing.T) {
+	w := newWorld(t, DefaultConfig(), sim.ClockSpec{})
+	require.Equal(t, "STORED", w.do(add("lock", "c1", 600)).Status)
+	require.Equal(t, "STORED", w.do(add("short", "v", 1)).Status)
+	w.Advance(100 * time.Millisecond)
+	w.K.Crash(w.ID("M"), sim.CrashProcess)
+	w.Advance(3 * time.Second)
+	w.K.Restart(w.ID("M"))
+	w.Advance(10 * time.Millisecond)
+	var got []string
+	for _, l := range w.K.History().KeyLosses {
+		got = append(got, l.Node+" "+l.Key+" "+string(l.Cause)+" "+l.Detail)
+	}
+	assert.Equal(t, []string{"M lock lost-at-restart process crash; memcached keeps items in memory only"}, got)
+}

@@ -83,6 +83,57 @@ func (n *Node) Init(env *sim.Env) {
 	n.c.maint.toSleep = minMaintainerSleep
 	n.nextWake = n.monoInit + wakeAfter(minMaintainerSleep)
 	n.armMaintainer()
+	n.recordRestartLosses(env)
+}
+
+// witnessedItem is an item a crashed server held, with the monotonic
+// instant (ns) its exptime would have passed (0: never).
+type witnessedItem struct {
+	key      string
+	deadline int64
+}
+
+// WitnessCrash is sim.CrashWitness: the items held at the crash, in LRU
+// order, for the next incarnation's history records. It only reads.
+func (n *Node) WitnessCrash() any {
+	if n.c == nil {
+		return nil
+	}
+	mono := n.env.Mono()
+	var out []witnessedItem
+	for i := range n.c.classes {
+		for l := range n.c.classes[i].lru {
+			for it := n.c.classes[i].lru[l].head; it != nil; it = it.next {
+				if n.c.expired(it) {
+					continue
+				}
+				w := witnessedItem{key: it.key}
+				if it.exptime != 0 {
+					w.deadline = mono + (it.exptime-n.c.now)*int64(time.Second)
+				}
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// recordRestartLosses records the loss of every item the crashed instance
+// held and that had not expired by now: memcached keeps nothing across a
+// restart (the history's sim.LossRestart, for the checker's explanations).
+func (n *Node) recordRestartLosses(env *sim.Env) {
+	memo, mode, ok := env.WitnessedCrash()
+	if !ok {
+		return
+	}
+	items, _ := memo.([]witnessedItem)
+	mono := env.Mono()
+	for _, w := range items {
+		if w.deadline != 0 && w.deadline <= mono {
+			continue
+		}
+		env.KeyLost(w.key, sim.LossRestart, mode.String()+" crash; memcached keeps items in memory only")
+	}
 }
 
 // timerTag tags the node's timers.

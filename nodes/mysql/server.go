@@ -538,7 +538,13 @@ func (n *Node) close(c *conn, reason string, notify bool) {
 	c.busy, c.queue, c.closed = nil, nil, true
 	n.env.Cancel(c.idle)
 	delete(n.conns, c.id)
-	n.env.Logf(KindConnClosed, "conn %d: %s", c.id, reason)
+	if notify && n.env.TraceKeeps(KindConnClosed) {
+		// The server ended the session on its own: whose it was, for the
+		// reports' row lane (record.LaneRows).
+		n.env.LogfAttrs(KindConnClosed, []sim.Attr{sim.Str("holder", n.env.NameOf(c.owner)), sim.Str("reason", reason)}, "conn %d: %s", c.id, reason)
+	} else {
+		n.env.Logf(KindConnClosed, "conn %d: %s", c.id, reason)
+	}
 	if notify {
 		n.env.Send(c.owner, Closed{Conn: c.id, Reason: reason})
 	}
@@ -732,7 +738,16 @@ func (n *Node) logLock(kind sim.Kind, t *trx, sep string, mode lockMode, e *entr
 	b = append(append(append(b, sep...), mode.String()...), ' ')
 	b = append(append(append(b, e.tab.cfg.Name...), '.'), e.key...)
 	n.scratch = b
-	n.env.LogBytes(kind, b)
+	if kind != KindRowLocked || !n.env.TraceKeeps(kind) {
+		n.env.LogBytes(kind, b)
+		return
+	}
+	// A granted row lock as typed fields, for the reports' row lane
+	// (record.LaneRows): which row, in which mode, for which client's
+	// transaction; built only when the event is kept. The lock is held
+	// until the transaction's mysql-lock-released (same trx field).
+	n.env.LogBytesAttrs(kind, b, sim.Str("table", e.tab.cfg.Name), sim.Str("key", e.key), sim.Str("mode", mode.String()),
+		sim.Int64("trx", int64(t.id)), sim.Str("holder", n.env.NameOf(t.conn.owner)))
 }
 
 // beginWait starts the lock wait timer of a transaction that just queued,
@@ -925,7 +940,11 @@ func (n *Node) release(t *trx) {
 		n.wake(e)
 	}
 	n.scratch = b
-	n.env.LogBytes(KindLockReleased, b)
+	if n.env.TraceKeeps(KindLockReleased) {
+		n.env.LogBytesAttrs(KindLockReleased, b, sim.Int64("trx", int64(t.id)))
+	} else {
+		n.env.LogBytes(KindLockReleased, b)
+	}
 	t.entries, t.nLocks = nil, 0
 }
 

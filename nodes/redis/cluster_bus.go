@@ -872,6 +872,9 @@ func (n *Node) clusterUpdateState() {
 			s = "fail"
 		}
 		n.logfAttrs(EventClusterState, []sim.Attr{sim.Str("state", s)}, "cluster state changed: %s", s)
+		if newState == clusterOK {
+			n.clusterRestartLosses()
+		}
 	}
 }
 

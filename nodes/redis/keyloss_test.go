@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -52,5 +53,60 @@ func TestKeyLosses(t *testing.T) {
 		fill(w, "cache", 60, strings.Repeat("v", 100))
 		require.Equal(t, int64(1), w.node("A").EvictedKeys())
 		assert.Equal(t, []string{"A lock evicted maxmemory 6000 bytes, policy volatile-lru"}, causes(w))
+	})
+}
+
+// TestRestartAndResyncLosses: a master that restarts without a key the
+// crashed instance held records a restart loss naming what it loaded; one
+// that recovers it records none; a demoted master whose full sync drops
+// its keys records resync losses. These are history records only.
+func TestRestartAndResyncLosses(t *testing.T) {
+	causes := func(w *world) []string {
+		var out []string
+		for _, l := range w.K.History().KeyLosses {
+			out = append(out, l.Node+" "+l.Key+" "+string(l.Cause)+" "+l.Detail)
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		cfg  Config
+		mode sim.CrashMode
+		want []string
+	}{
+		{"no persistence, process crash", master(), sim.CrashProcess,
+			[]string{"A lock lost-at-restart process crash; appendonly no and no RDB file on disk"}},
+		{"everysec, power crash before the fsync", aof(FsyncEverysec), sim.CrashPower,
+			[]string{"A lock lost-at-restart power crash; appendfsync everysec: the AOF it loaded did not have it"}},
+		{"everysec, process crash: the page cache keeps it", aof(FsyncEverysec), sim.CrashProcess, nil},
+		{"always, power crash: fsynced", aof(FsyncAlways), sim.CrashPower, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: tc.cfg})
+			w.Advance(10 * time.Millisecond)
+			require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "30000").IsOK())
+			require.True(t, w.do("A", "SET", "gone", "x", "PX", "50").IsOK())
+			w.Advance(100 * time.Millisecond) // "gone" expires on its own: not a restart loss
+			w.K.Crash(w.ID("A"), tc.mode)
+			w.Advance(100 * time.Millisecond)
+			w.K.Restart(w.ID("A"))
+			w.Advance(10 * time.Millisecond)
+			var got []string
+			for _, c := range causes(w) {
+				if !strings.Contains(c, " expired") {
+					got = append(got, c)
+				}
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	t.Run("a demoted master's full sync", func(t *testing.T) {
+		w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "B", cfg: master()})
+		w.Advance(10 * time.Millisecond)
+		require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "30000").IsOK())
+		require.True(t, w.do("A", "REPLICAOF", "B", "6379").IsOK())
+		w.Advance(time.Second)
+		assert.Equal(t, []string{"A lock resync full resynchronisation from its new master B"}, causes(w))
 	})
 }

@@ -106,7 +106,7 @@ type Node struct {
 
 	// Persistence.
 	lastSave  int64 // server.lastsave, wall seconds
-	lastFsync int64 // server.aof_last_fsync, wall ms (7.4 semantics)
+	lastFsync int64 // server.aof_last_fsync, wall seconds (7.0.15 semantics)
 
 	cronLoops int64
 	// selected is false while server.slaveseldb is -1: the next command
@@ -117,7 +117,15 @@ type Node struct {
 	selected  bool
 	startMono int64
 	scripts   map[string]bool // the script cache: loaded SHAs
-	stats     stats
+	// loadedFrom is what the last start loaded: "aof", "rdb" or "none".
+	loadedFrom string
+	// resyncLosses: the node was a master and became a replica, so the
+	// keys its next full sync drops are recorded as losses (keyloss.go).
+	resyncLosses bool
+	// restartLoss: a restarted cluster node's restart losses, recorded
+	// when it learns it still serves its slots (keyloss.go).
+	restartLoss *pendingLoss
+	stats       stats
 	// minDeadline is at most the earliest deadline of a key in volatile
 	// (math.MaxInt64 when none was set): lowered when a deadline is set,
 	// made exact by each scan (expiredVolatile).
@@ -231,10 +239,11 @@ func (n *Node) Init(env *sim.Env) {
 		}
 	}
 	n.load()
+	n.recordRestartLosses(env)
 	// server.lastsave = time(NULL): "At startup we consider the DB saved"
 	// (R 7.2.4 src/server.c:2668).
 	n.lastSave = n.wallSec()
-	n.lastFsync = env.WallMs()
+	n.lastFsync = n.wallSec() // server.aof_last_fsync = time(NULL) (R 7.0.15 src/server.c:1934)
 	n.noReplicasSince = n.wallSec()
 	n.armCron()
 	if n.isReplica() {

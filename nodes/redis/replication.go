@@ -481,10 +481,15 @@ func (n *Node) applyFromMaster(msg sim.Message) {
 func (n *Node) applyFullSync(m FullSync) {
 	n.now = n.env.WallMs()
 	n.disconnectReplicas()
+	var before []witnessedKey
+	if n.resyncLosses {
+		before, n.resyncLosses = n.liveKeys(), false
+	}
 	n.flushData()
 	for _, e := range m.Entries {
 		n.loadEntry(e)
 	}
+	n.recordLosses(before, sim.LossResync, "full resynchronisation from its new master "+n.masterName)
 	n.replID, n.offset = m.ReplID, m.Offset
 	n.replID2, n.secondOffset = zeroID, -1
 	n.createBacklog() // replicas always keep a backlog (:2275-2279)
@@ -641,7 +646,9 @@ func (n *Node) setMaster(name string, port int64) {
 		// A master becomes a replica: the end of a split brain, if
 		// another node was promoted meanwhile (sim.RoleChange).
 		n.env.RoleChanged(sim.RoleChange{Other: name, Cause: "REPLICAOF " + name})
+		n.resyncLosses = true
 	}
+	n.restartLoss = nil
 	if n.isReplica() && n.masterID != sim.NoProc {
 		n.env.Close(n.masterID)
 	}

@@ -375,7 +375,7 @@ func (x *scriptRun) call(line int, a ...string) (Value, bool) {
 		return Value{}, false
 	}
 	n := x.n
-	top := lookupLower(commands, a[0])
+	top := lookupCommand(a[0])
 	spec := top
 	if spec != nil && spec.subs != nil && len(a) >= 2 {
 		spec = lookupLower(spec.subs, a[1])

@@ -1,0 +1,131 @@
+package redis
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// Keys a server loses without a command asking for it are history records
+// (sim.KeyLoss) that let the checker name the cause of an overlap. Expiry
+// and eviction are recorded where they happen (db.go, memory.go); this file
+// records the two losses that are only visible by comparing the keyspace
+// before and after: a restart that recovered less than the crashed
+// instance held, and a full resync of a demoted master that replaced its
+// keyspace with the new master's. Both only read the model; neither
+// changes what it does.
+
+// witnessedKey is a key a node held, with its deadline on the node's wall
+// clock (0: none).
+type witnessedKey struct {
+	key string
+	exp int64
+}
+
+// liveKeys returns the keys the node holds that have not expired on its
+// wall clock, in key order (map order must not reach the history).
+func (n *Node) liveKeys() []witnessedKey {
+	now := n.env.WallMs()
+	out := make([]witnessedKey, 0, len(n.db))
+	for k, e := range n.db {
+		var exp int64
+		if e.hasExp {
+			if e.exp <= now {
+				continue
+			}
+			exp = e.exp
+		}
+		out = append(out, witnessedKey{key: k, exp: exp})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out
+}
+
+// WitnessCrash is sim.CrashWitness: the live keys at the crash, for the
+// next incarnation's restart losses.
+func (n *Node) WitnessCrash() any {
+	if n.env == nil {
+		return nil
+	}
+	return n.liveKeys()
+}
+
+// recordRestartLosses records, on a master that restarted after a crash,
+// each key the crashed instance held (and that has not expired since)
+// which the restart did not recover. A replica's restart is not a loss of
+// the lock: it resynchronises from its master.
+func (n *Node) recordRestartLosses(env *sim.Env) {
+	memo, mode, ok := env.WitnessedCrash()
+	if !ok || n.isReplica() {
+		return
+	}
+	before, _ := memo.([]witnessedKey)
+	var what string
+	var detail string
+	switch {
+	case n.cfg.AppendOnly:
+		what = fmt.Sprintf("appendfsync %s: the AOF it loaded did not have it", n.cfg.AppendFsync)
+	case n.loadedFrom == "rdb":
+		what = "its last RDB save did not have it"
+	default:
+		what = "appendonly no and no RDB file on disk"
+	}
+	detail = fmt.Sprintf("%s crash; %s", mode, what)
+	if n.cl != nil {
+		// A cluster node learns from the bus whether it still serves its
+		// slots (a replica was promoted meanwhile: it becomes a replica of
+		// the winner). The losses are its own only if it does: they are
+		// recorded when its cluster state first turns ok
+		// (clusterRestartLosses), for the keys of the slots it serves then.
+		n.restartLoss = &pendingLoss{keys: before, detail: detail}
+		return
+	}
+	n.recordLosses(before, sim.LossRestart, detail)
+}
+
+// pendingLoss is a cluster node's restart losses, waiting for the node to
+// learn whether it still serves its slots.
+type pendingLoss struct {
+	keys   []witnessedKey
+	detail string
+}
+
+// clusterRestartLosses records a restarted cluster node's restart losses
+// once its state turned ok: the keys of the slots it serves as a master.
+// A node that came back as a replica lost no lock: it resynchronises.
+func (n *Node) clusterRestartLosses() {
+	p := n.restartLoss
+	if p == nil {
+		return
+	}
+	n.restartLoss = nil
+	cs := n.cl
+	if !cs.nodes[cs.me].master {
+		return
+	}
+	var mine []witnessedKey
+	for _, w := range p.keys {
+		if int(cs.slots[KeySlot(w.key)]) == cs.me {
+			mine = append(mine, w)
+		}
+	}
+	n.recordLosses(mine, sim.LossRestart, p.detail)
+}
+
+// recordLosses records a loss of each key of before (still live now) that
+// the node no longer holds.
+func (n *Node) recordLosses(before []witnessedKey, cause sim.KeyLossCause, detail string) {
+	if len(before) == 0 {
+		return
+	}
+	now := n.env.WallMs()
+	for _, w := range before {
+		if w.exp != 0 && w.exp <= now {
+			continue // it would have expired by now anyway
+		}
+		if _, ok := n.db[w.key]; !ok {
+			n.env.KeyLost(w.key, cause, detail)
+		}
+	}
+}
