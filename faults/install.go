@@ -22,6 +22,11 @@ type Hooks struct {
 	// (selector.go). Nil: the world has no sets, and a selector is an
 	// error.
 	Select func(set string) (members, sets []string)
+	// Reshard starts migrating the slot of key from the master from to
+	// the master to, as redis-cli --cluster reshard does, keeping the slot
+	// open hold long once its keys moved; it returns the fault's record
+	// text. Nil when the world has no Redis Cluster.
+	Reshard func(from, to sim.ProcID, key string, hold time.Duration) string
 }
 
 // Install schedules specs on k. Names must already be validated; an unknown

@@ -653,6 +653,9 @@ func (w *world) hooks() faults.Hooks {
 			return append(redisLike[:2:2], faults.NodeEvent{Name: "lock-granted", Trace: "promoted"})
 		}
 		return nil
+	}, Reshard: func(from, to sim.ProcID, key string, hold time.Duration) string {
+		w.promoted = append(w.promoted, fmt.Sprintf("%v reshard %s %s->%s hold %v", w.K.Now().Duration(), key, w.K.Name(from), w.K.Name(to), hold))
+		return fmt.Sprintf("slot of %q moves from %s to %s", key, w.K.Name(from), w.K.Name(to))
 	}}
 }
 
