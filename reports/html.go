@@ -255,7 +255,7 @@ func indexHTML(run *Run, tl *Timeline, timelineSVG, clocksSVG []byte) ([]byte, e
 		Left:        max(len(run.Trace)-MaxInteractiveEvents, 0),
 	}
 	if st := run.Result.Stats; st != nil {
-		if svg := LatencyHistogramSVG(st.Latency.Samples); svg != nil {
+		if svg := LatencyHistogramSVG(st.Latency); svg != nil {
 			d.Latency = svgURI(svg)
 		}
 	}

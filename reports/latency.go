@@ -5,32 +5,35 @@ import (
 	"fmt"
 	"html"
 	"time"
+
+	"github.com/locksim/locksim/checker"
 )
 
 // latencyBins is the number of bars of the latency histogram.
 const latencyBins = 20
 
-// LatencyBins counts samples into n bins from 0 of a round width (1, 2 or
-// 5 times a power of ten nanoseconds) that n of them cover the largest
-// sample with, up to the largest sample's bin (at most n bins); width is
-// that width. No sample, or n < 1: no bins.
-func LatencyBins(samples []time.Duration, n int) (counts []int, width time.Duration) {
-	if len(samples) == 0 || n < 1 {
+// LatencyBins counts a run's acquisition latencies (the histogram of
+// checker.Latency) into n bins from 0 of a round width (1, 2 or 5 times a
+// power of ten nanoseconds) that n of them cover the longest with, up to
+// the longest one's bin (at most n bins); width is that width. A bucket of
+// the histogram goes whole into the bin of the middle of its shortest and
+// longest duration (a bucket is at most 1/128 as wide as its durations, a
+// bin at least 1/n as wide as the longest). No latency, or n < 1: no bins.
+func LatencyBins(l checker.Latency, n int) (counts []int, width time.Duration) {
+	if l.Count == 0 || len(l.Histogram) == 0 || n < 1 {
 		return nil, 0
 	}
-	var top time.Duration
-	for _, s := range samples {
-		top = max(top, s)
-	}
+	top := l.Max
 	width = niceWidth((top + time.Duration(n) - 1) / time.Duration(n))
 	for top >= time.Duration(n)*width {
 		width = niceWidth(width + 1)
 	}
-	// Only the bins up to the largest sample's: at most n.
+	// Only the bins up to the longest latency's: at most n.
 	counts = make([]int, min(int(top/width)+1, n))
-	for _, s := range samples {
-		i := min(int(max(s, 0)/width), len(counts)-1)
-		counts[i]++
+	for _, b := range l.Histogram {
+		at := b.Min + (b.Max-b.Min)/2
+		i := min(int(max(at, 0)/width), len(counts)-1)
+		counts[i] += b.Count
 	}
 	return counts, width
 }
@@ -49,10 +52,10 @@ func niceWidth(d time.Duration) time.Duration {
 }
 
 // LatencyHistogramSVG draws the distribution of a run's acquisition
-// latencies (checker.Latency.Samples) as a bar chart: how many waits
-// ended with the lock after how long. Nil without samples.
-func LatencyHistogramSVG(samples []time.Duration) []byte {
-	counts, width := LatencyBins(samples, latencyBins)
+// latencies (the histogram of checker.Latency) as a bar chart: how many
+// waits ended with the lock after how long. Nil without latencies.
+func LatencyHistogramSVG(l checker.Latency) []byte {
+	counts, width := LatencyBins(l, latencyBins)
 	if counts == nil {
 		return nil
 	}
@@ -71,7 +74,7 @@ func LatencyHistogramSVG(samples []time.Duration) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Liberation Sans, Arial, sans-serif" font-size="12">`, w, h, w, h)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="#fff"/>`, w, h)
-	fmt.Fprintf(&b, `<text x="%d" y="18" font-size="14" fill="%s">Acquisition latency: %d waits that ended with the lock</text>`, left, textFill, len(samples))
+	fmt.Fprintf(&b, `<text x="%d" y="18" font-size="14" fill="%s">Acquisition latency: %d waits that ended with the lock</text>`, left, textFill, l.Count)
 	for i, c := range counts {
 		bh := 0
 		if most > 0 {

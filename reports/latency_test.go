@@ -29,7 +29,7 @@ func TestLatencyBins(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			counts, width := LatencyBins(tt.samples, tt.n)
+			counts, width := LatencyBins(checker.LatencyOf(tt.samples...), tt.n)
 			assert.Equal(t, tt.counts, counts)
 			assert.Equal(t, tt.width, width)
 		})
@@ -39,14 +39,14 @@ func TestLatencyBins(t *testing.T) {
 // TestLatencyHistogramInReport: the run report draws the distribution of
 // the acquisition latencies from the record's numbers (issue 25).
 func TestLatencyHistogramInReport(t *testing.T) {
-	svg := LatencyHistogramSVG([]time.Duration{100 * time.Millisecond, 150 * time.Millisecond, 2 * time.Second})
+	svg := LatencyHistogramSVG(checker.LatencyOf(100*time.Millisecond, 150*time.Millisecond, 2*time.Second))
 	require.NotNil(t, svg)
 	assert.Len(t, regexp.MustCompile(`class="bin"`).FindAll(svg, -1), 11, "200ms bins up to the one of 2s")
 	assert.Contains(t, string(svg), "3 waits that ended with the lock")
-	assert.Nil(t, LatencyHistogramSVG(nil))
+	assert.Nil(t, LatencyHistogramSVG(checker.Latency{}))
 
 	run, _ := runOf(t, "fenced-baseline")
-	run.Result.Stats = &checker.Stats{Latency: checker.Latency{Count: 3, Samples: []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}}}
+	run.Result.Stats = &checker.Stats{Latency: checker.LatencyOf(time.Second, 2*time.Second, 3*time.Second)}
 	files, err := RenderRun(run)
 	require.NoError(t, err)
 	page := string(files["index.html"])

@@ -1,5 +1,7 @@
 package sim
 
+import "slices"
+
 // Streaming the history (issue 15). A long run's history does not fit in
 // memory (a Redlock lock cycle leaves four records, about 400 bytes: a
 // 24-hour run 1 GB before the checker starts). With a HistorySink set, the
@@ -175,23 +177,25 @@ func (k *Kernel) carriedBeliefs() int {
 }
 
 // flush hands the piece in progress to the sink and starts a new one with
-// the last carry beliefs (open ones, see carriedBeliefs) in it.
+// the last carry beliefs (open ones, see carriedBeliefs) in it. The piece
+// gets copies of exactly its records, and the kernel keeps its slices for
+// the next piece: a sink that keeps pieces for a while (checker.Stream)
+// holds their records, not the slack of slices grown by appending, and the
+// kernel's slices stop growing at the largest piece (issue 28).
 func (k *Kernel) flush(carry int) {
 	h := &k.hist
 	nb := len(h.Beliefs) - carry
-	p := &History{Wants: h.Wants, Attempts: h.Attempts, Beliefs: h.Beliefs[:nb:nb], Sections: h.Sections,
+	p := &History{Wants: slices.Clone(h.Wants), Attempts: slices.Clone(h.Attempts), Beliefs: slices.Clone(h.Beliefs[:nb]), Sections: slices.Clone(h.Sections),
 		KeyLosses: h.KeyLosses, Faults: h.Faults[:len(h.Faults):len(h.Faults)], Roles: h.Roles[:len(h.Roles):len(h.Roles)], Clocks: h.Clocks, End: k.now}
 	k.hs.wants += len(h.Wants)
 	k.hs.attempts += len(h.Attempts)
 	k.hs.beliefs += nb
 	k.hs.sections += len(h.Sections)
-	// Fresh slices: the sink owns the old ones. A piece is about as large
-	// as the last one, so start there.
-	h.Wants = make([]Want, 0, cap(h.Wants))
-	h.Attempts = make([]Attempt, 0, cap(h.Attempts))
-	h.Beliefs = append(make([]Belief, 0, cap(h.Beliefs)), h.Beliefs[nb:]...)
-	h.Sections = make([]Section, 0, cap(h.Sections))
-	h.KeyLosses = nil // rare: most pieces have none
+	h.Wants = h.Wants[:0]
+	h.Attempts = h.Attempts[:0]
+	h.Beliefs = h.Beliefs[:copy(h.Beliefs, h.Beliefs[nb:])]
+	h.Sections = h.Sections[:0]
+	h.KeyLosses = nil // rare: most pieces have none; the piece owns them
 	k.hs.pend = k.hs.pend[:0]
 	k.hs.sink.Piece(p)
 }
