@@ -149,3 +149,18 @@ func TestGroupsSymmetric(t *testing.T) {
 	writeInterchangeable(&b, res.Symmetry)
 	assert.Equal(t, "  (signatures that differ only by interchangeable processes group together: {B C D} {c1 c2})\n", b.String())
 }
+
+// TestSymmetrySurvivesBaseFile: a merge finds the classes from the
+// campaign's base.yaml (BaseBytes), the whole campaign from the scenario:
+// both must give the same classes, or merged groups would differ.
+func TestSymmetrySurvivesBaseFile(t *testing.T) {
+	for _, name := range scenarios.BuiltinNames() {
+		s, err := scenarios.Builtin(name)
+		require.NoError(t, err)
+		b, err := BaseBytes(s)
+		require.NoError(t, err)
+		back, err := scenarios.Parse(BaseFile, b)
+		require.NoError(t, err, name)
+		assert.Equal(t, SymmetryOf(s).Classes(), SymmetryOf(back).Classes(), name)
+	}
+}
