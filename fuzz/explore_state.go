@@ -160,7 +160,7 @@ func exploreGroup(cfg ExploreConfig, pl *Plan, g []int, n int, memo map[int]grou
 		return r
 	}
 	var rep *stateRep
-	for _, m := range g {
+	for gi, m := range g {
 		if r, ok := memo[m]; ok {
 			if r.sameAs < 0 {
 				rep = r.rep
@@ -177,17 +177,21 @@ func exploreGroup(cfg ExploreConfig, pl *Plan, g []int, n int, memo map[int]grou
 			r = groupResult{rr: copyRun(rep.rr, m, pl, rep.n), sameAs: rep.n}
 		} else {
 			te := &targetEvents{}
-			rr := runSchedule(cfg, pl, m, func(e *sim.Event) {
-				// A send to the target does nothing to it until it
-				// arrives (the arrival is its event); anything else that
-				// names it counts.
-				if e.Proc == c.Target || e.Peer == c.Target && e.Kind != sim.KindSend {
-					te.at = append(te.at, e.At)
-					if e.Kind == sim.KindResume && e.Proc == c.Target {
-						te.resumed = append(te.resumed, e.At)
+			var sink func(*sim.Event)
+			if gi < len(g)-1 { // a longer pause may reach its state
+				sink = func(e *sim.Event) {
+					// A send to the target does nothing to it until it
+					// arrives (the arrival is its event); anything else that
+					// names it counts.
+					if e.Proc == c.Target || e.Peer == c.Target && e.Kind != sim.KindSend {
+						te.at = append(te.at, e.At)
+						if e.Kind == sim.KindResume && e.Proc == c.Target {
+							te.resumed = append(te.resumed, e.At)
+						}
 					}
 				}
-			})
+			}
+			rr := runSchedule(cfg, pl, m, sink)
 			rep = &stateRep{n: m, rr: rr, te: te}
 			r = groupResult{rr: rr, sameAs: -1, rep: rep}
 		}
@@ -226,7 +230,7 @@ func runSchedule(cfg ExploreConfig, pl *Plan, n int, sink func(*sim.Event)) runR
 		rr.err = fmt.Errorf("schedule %d failed validation (an explore bug): %v", n, err)
 		return rr
 	}
-	o, err := scenarios.Run(s, seed, scenarios.Options{Stream: true, TraceSink: sink})
+	o, err := scenarios.Run(s, seed, scenarios.Options{Stream: true, TraceSink: sink, TraceBorrow: true})
 	if err != nil {
 		rr.err = fmt.Errorf("internal error: %v", err)
 		return rr

@@ -222,21 +222,30 @@ func fmtInts(c []int) string {
 }
 
 // BenchmarkExplore measures schedules per second on the single-pause space
-// of single-gc-pause (405 schedules).
+// of single-gc-pause (450 schedules), with pruning by world state (its
+// groups run with a trace sink) and without.
 func BenchmarkExplore(b *testing.B) {
 	s, err := scenarios.Builtin("single-gc-pause")
 	require.NoError(b, err)
-	cfg := ExploreConfig{Base: s, Kinds: []string{faults.KindPause}, Workers: 1}
-	pl, err := PlanExplore(&cfg)
-	require.NoError(b, err)
-	b.ResetTimer()
-	n := 0
-	for i := 0; i < b.N; i++ {
-		er, err := Explore(context.Background(), cfg, pl)
-		require.NoError(b, err)
-		n += er.Runs
+	for _, noPrune := range []bool{false, true} {
+		name := "state-pruning"
+		if noPrune {
+			name = "no-state-pruning"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := ExploreConfig{Base: s, Kinds: []string{faults.KindPause}, Workers: 1, NoStatePrune: noPrune}
+			pl, err := PlanExplore(&cfg)
+			require.NoError(b, err)
+			b.ResetTimer()
+			n := 0
+			for i := 0; i < b.N; i++ {
+				er, err := Explore(context.Background(), cfg, pl)
+				require.NoError(b, err)
+				n += er.Runs
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "schedules/s")
+		})
 	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "schedules/s")
 }
 
 // TestEnvelopeRedlockClockJump: the smallest forward jump of any node of
