@@ -50,6 +50,7 @@ func Install(k *sim.Kernel, specs []Spec, hooks Hooks) error {
 	}
 	for i := range specs {
 		s := &specs[i]
+		s.index = orig[i]
 		if s.At != nil {
 			at := sim.Time(s.At.Draw(in.rand))
 			k.At(at, func() { in.apply(s) })
@@ -193,7 +194,7 @@ func (in *installer) apply(s *Spec) {
 	d, _ := Lookup(s.Kind) // check accepted the kind
 	targets := d.names(s)
 	sort.Strings(targets)
-	rec := sim.FaultRecord{Kind: s.Kind, Targets: targets, Liveness: d.Liveness}
+	rec := sim.FaultRecord{Kind: s.Kind, Targets: targets, Liveness: d.Liveness, Spec: s.index + 1}
 	node, _ := in.k.Lookup(s.Node)
 	rec = d.apply(in, *s, node, rec)
 	if s.Selector != "" {

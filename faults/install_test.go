@@ -735,11 +735,28 @@ func ignored(at time.Duration, kind string, targets []string, text string, until
 }
 
 // withoutLiveness clears the records' Liveness, which TestKindLiveness
-// checks on its own.
+// checks on its own, and Spec (TestInstallNamesTheSpec).
 func withoutLiveness(recs []sim.FaultRecord) []sim.FaultRecord {
 	out := append([]sim.FaultRecord(nil), recs...)
 	for i := range out {
-		out[i].Liveness = 0
+		out[i].Liveness, out[i].Spec = 0, 0
 	}
 	return out
+}
+
+// TestInstallNamesTheSpec: each record says which fault of the schedule
+// made it (1 + its index), whatever order they act in.
+func TestInstallNamesTheSpec(t *testing.T) {
+	w := newWorld(t, 1, []string{"a", "b"}, nil)
+	specs := []faults.Spec{
+		{At: at(2 * time.Second), Kind: "pause", Node: "b", For: sim.Range{Lo: time.Second, Hi: time.Second}},
+		{At: at(time.Second), Kind: "clock-jump", Node: "a", By: 3 * time.Second},
+	}
+	require.NoError(t, faults.Install(w.K, specs, w.hooks()))
+	h := w.run(10 * time.Second)
+	var got []string
+	for _, f := range h.Faults {
+		got = append(got, fmt.Sprintf("%s %d", f.Kind, f.Spec))
+	}
+	assert.Equal(t, []string{"clock-jump 2", "pause 1"}, got)
 }

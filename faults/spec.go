@@ -57,6 +57,9 @@ type Spec struct {
 	// Exactly one of At and On is set.
 	At *sim.Range
 	On *Trigger
+	// index is the spec's place in the schedule Install was given (its
+	// records' sim.FaultRecord.Spec, less one).
+	index int
 	// After delays a triggered fault.
 	After sim.Range
 
