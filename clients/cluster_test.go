@@ -132,3 +132,29 @@ func TestClusterClientFollowsAsk(t *testing.T) {
 	}
 	assert.True(t, w.TraceHas(KindClient, "c1", "cluster: MOVED 8718 n1:6379, resending to n1"), w.dumpTrace())
 }
+
+// A Redisson client in a cluster asks WAIT for as many replicas as the
+// slot map lists for its key's master (Redisson's MasterSlaveEntry comes
+// from the topology scan, which leaves failed replicas out), not for
+// INFO replication's connected_slaves, which still counts a dead replica
+// until repl-timeout: with n6, n2's only replica, dead and flagged FAIL,
+// the lock is taken at once, without a WAIT.
+func TestClusterRedissonWaitCountFromSlotMap(t *testing.T) {
+	w := newWorld(t)
+	w.cluster(2 * time.Second)
+	w.storage(storage.FencingNone)
+	lc := lockConfig(t, Redisson, func(c *LockConfig) { c.Node = "n1" })
+	cfg := clientConfig("c1", lc, Workload{Start: 10 * time.Second, Cycles: 1, Hold: 100 * time.Millisecond})
+	cfg.Clusters = []*Cluster{{Nodes: clusterNames}}
+	w.client(cfg)
+	w.At(500*time.Millisecond, func() { w.K.Crash(w.ID("n6"), sim.CrashPower) })
+	h := w.run(14 * time.Second)
+	b := beliefs(h, "c1")
+	require.Len(t, b, 1, w.dumpTrace())
+	assert.Less(t, time.Duration(b[0].Start), 10*time.Second+200*time.Millisecond, "the lock waited for a dead replica\n%s", w.dumpTrace())
+	for _, e := range w.K.Trace() {
+		if e.Kind == sim.KindSend && e.Proc == "c1" {
+			assert.NotContains(t, e.Text, " WAIT ", "WAIT for a replica the slot map does not list")
+		}
+	}
+}

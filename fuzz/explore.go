@@ -667,6 +667,7 @@ func WriteExploreSummary(w interface{ Write([]byte) (int, error) }, er *ExploreR
 		fmt.Fprintf(w, "no violation in %d schedules (bounds: %s)\n", res.Runs, pl.Bounds)
 	} else {
 		fmt.Fprintf(w, "%d violating schedules in %d (bounds: %s)\n", len(res.Findings), res.Runs, pl.Bounds)
+		writeInterchangeable(w, res.Symmetry)
 		for _, g := range er.Groups {
 			f := res.Findings[g.Finding-1]
 			fmt.Fprintf(w, "\n%s violated, %s: %d schedules (%s)\n", g.Kind, g.Signature, len(g.Schedules), scheduleList(g.Schedules))
@@ -680,9 +681,6 @@ func WriteExploreSummary(w interface{ Write([]byte) (int, error) }, er *ExploreR
 				fmt.Fprintf(w, "  replay: %s\n", ReplayCommand(f.File, f.Seed))
 			}
 		}
-	}
-	if len(res.Findings) > 0 {
-		writeInterchangeable(w, res.Symmetry)
 	}
 	fmt.Fprintf(w, "\ncoverage: %d placements, %d targets, %d parameter classes\n", er.Placements, er.Targets, er.Classes)
 	if len(pl.Pruned) > 0 {
