@@ -372,15 +372,14 @@ func TestExploreFencedSingleRedisClean(t *testing.T) {
 
 // TestExploreCrashRestart: a crash is explored for good and with a restart
 // at once and 1 ms before, at and after each margin, in process mode and
-// (on servers, not on clients) power mode. single-gc-pause-fenced keeps its
-// fencing counter on A without persistence, and its own pause of c1 stays
-// as the environment: a crash of A after it counted c1's token 1 and before
-// it counts c2's, with any restart, hands c2 token 1 again, and the paused
-// c1's write with the same token lands after c2's: a lost update. Every
-// other crash leaves the resource safe (a crash for good: c2 never gets a
-// token; a crash of c1: the paused holder never writes).
+// (on servers, not on clients) power mode. testdata/fenced-crash.yaml is
+// single-gc-pause-fenced with c2 starting at 9 s (a smaller space): its
+// fencing counter lives on A without persistence, and c1's own pause stays
+// as the environment. A crash of A after it counted c1's token 1 and
+// before it counts c2's, with a restart, hands c2 token 1 again, and the
+// paused c1's write with the same token lands after c2's: a lost update.
 func TestExploreCrashRestart(t *testing.T) {
-	s, err := scenarios.Builtin("single-gc-pause-fenced")
+	s, err := scenarios.Load("testdata/fenced-crash.yaml")
 	require.NoError(t, err)
 	cfg := ExploreConfig{Base: s, Kinds: []string{faults.KindCrash}, Targets: []string{"A"}, Workers: 2}
 	pl, err := PlanExplore(&cfg)
