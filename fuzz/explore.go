@@ -516,6 +516,9 @@ type ExploreResult struct {
 	// StatePruned counts the schedules not run because they reach the
 	// world state of a shorter pause (explore_state.go).
 	StatePruned int
+	// StatePrunedRuns are those schedules' numbers, in order (a shard's
+	// and a merge's say none: only the count is recorded).
+	StatePrunedRuns []int
 }
 
 // Explore runs the schedules of pl in cfg.Shard's range.
@@ -545,7 +548,7 @@ func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, 
 	}
 	type unitResult struct {
 		rs     []runResult
-		pruned int
+		pruned []int
 	}
 	results := make([]runResult, end-first)
 	var prog Progress
@@ -557,7 +560,7 @@ func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, 
 			if g := groups[n]; g != nil {
 				r := exploreGroup(cfg, pl, g, n, memo)
 				if r.sameAs >= 0 {
-					ur.pruned++
+					ur.pruned = append(ur.pruned, n)
 				}
 				ur.rs = append(ur.rs, r.rr)
 				continue
@@ -576,7 +579,8 @@ func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, 
 				prog.Inconclusive++
 			}
 		}
-		er.StatePruned += ur.pruned
+		er.StatePruned += len(ur.pruned)
+		er.StatePrunedRuns = append(er.StatePrunedRuns, ur.pruned...)
 		if cfg.Progress != nil {
 			cfg.Progress(prog)
 		}
@@ -587,6 +591,7 @@ func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, 
 	}
 	// Each finishes a prefix of the units.
 	res.Runs = done
+	sort.Ints(er.StatePrunedRuns)
 	for i := 0; i < done; i++ {
 		r := results[i]
 		switch {
