@@ -586,6 +586,7 @@ func cmdRestore(n *Node, a []string) Value {
 		n.keyModified(key)
 	} else {
 		n.setString(key, str, false)
+		n.db[key].setBy = 0 // restored by the migrating node, not stored by a client
 	}
 	prop := Cmd(append([]string(nil), a...))
 	if ttl != 0 {

@@ -17,6 +17,10 @@ type entry struct {
 	hash   map[string]string
 	hasExp bool
 	exp    int64
+	// setBy is the client whose command last stored the string on this
+	// master, plus one (0: unknown: loaded, replicated, restored), for the
+	// history's attribution of a removal by another client (keyloss.go).
+	setBy int32
 
 	// Memory account (memory.go): the accounted size (0 until the key is
 	// first accounted), the key's index in memState.keys and vkeys (-1
@@ -139,6 +143,7 @@ func (n *Node) setString(key, val string, keepTTL bool) {
 		n.memoKey, n.memoEntry = key, e
 	}
 	e.isHash, e.hash, e.str = false, nil, val
+	n.noteSetter(key, e)
 	if !keepTTL && e.hasExp {
 		e.hasExp, e.exp = false, 0
 		delete(n.volatile, key)
