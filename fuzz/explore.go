@@ -11,6 +11,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/suggest"
+	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -121,8 +122,8 @@ func (e *BadBounds) Error() string { return e.Msg }
 // timeout, renewal period, and for Redlock the drift allowance and
 // validity (TTL - drift, drift = TTL x drift_factor + drift_extra;
 // antirez's Redlock article, "Is the algorithm asynchronous?"); and the
-// servers' min-replicas-max-lag and Sentinel's down-after and failover
-// timeout.
+// servers' min-replicas-max-lag, repl-ping-replica-period and repl-timeout
+// (with a replica), Sentinel's down-after and failover timeout.
 func Margins(s *scenarios.Scenario) []Margin {
 	seen := map[time.Duration]bool{}
 	var out []Margin
@@ -161,9 +162,16 @@ func Margins(s *scenarios.Scenario) []Margin {
 	// compared with: how stale a replica may be before a master refuses
 	// writes (min-replicas-max-lag), when Sentinel calls a master down and
 	// how long its failover may take.
+	def := redis.DefaultConfig()
 	for _, r := range s.Redis() {
 		if r.MinReplicasToWrite > 0 {
 			add("min_replicas_max_lag "+r.MinReplicasMaxLag.String(), r.MinReplicasMaxLag)
+		}
+		if r.ReplicaOf != "" {
+			// The model's repl-ping-replica-period and repl-timeout
+			// (redis.DefaultConfig; a scenario cannot change them).
+			add("repl_ping_period "+def.ReplPingReplicaPeriod.String(), def.ReplPingReplicaPeriod)
+			add("repl_timeout "+def.ReplTimeout.String(), def.ReplTimeout)
 		}
 	}
 	if st := s.Sentinel(); st != nil {
