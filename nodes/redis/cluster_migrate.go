@@ -582,6 +582,7 @@ func cmdRestore(n *Node, a []string) Value {
 		e := n.newEntry()
 		e.isHash, e.hash = true, hash
 		n.db[key] = e
+		n.forgetMemo()
 		n.keyModified(key)
 	} else {
 		n.setString(key, str, false)

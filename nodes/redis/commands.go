@@ -690,6 +690,7 @@ func (n *Node) hashLookupWriteOrCreate(key string) (*entry, bool, *Value) {
 	}
 	e = &entry{isHash: true, hash: map[string]string{}}
 	n.db[key] = e
+	n.forgetMemo()
 	return e, true, nil
 }
 
