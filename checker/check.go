@@ -59,6 +59,10 @@ type Options struct {
 	// before the fault has expired or been renewed under the changed
 	// conditions. Zero means the largest liveness bound.
 	Settle time.Duration
+	// Window, when set, is the window over which liveness is judged
+	// instead of the fault-free windows, with its own bound for every
+	// client (expect.liveness_window; LivenessWindow).
+	Window *LivenessWindow
 	// NetworkLoss is the scenario's segment loss probability. A loss of 1
 	// (nothing is ever delivered) is a fault that acts over the whole run;
 	// a lower loss is the network's normal behaviour under TCP.

@@ -139,8 +139,9 @@ func tokenCounterKey(lock string) string { return lock + ":token" }
 // between from (inclusive) and to (exclusive), so that the counter counted
 // from the start again and handed out tokens it had handed out before:
 // `A evicted the token counter key "lock:token" at 2.000s (maxmemory 1450
-// bytes, policy allkeys-lru), and the tokens counted from the start
-// again`. It returns "" when there is no such loss.
+// bytes, policy allkeys-lru), and the token counter went backwards from 3
+// to 0: the tokens counted from the start again` (the highest token issued
+// before the loss, when there was one). It returns "" when there is no such loss.
 func counterLossClause(h *sim.History, lock string, from, to sim.Time) string {
 	key := tokenCounterKey(lock)
 	var ls []sim.KeyLoss
@@ -165,6 +166,10 @@ func counterLossClause(h *sim.History, lock string, from, to sim.Time) string {
 		}
 		items = append(items, lossText(ls[i:j], digits, "token counter key"))
 		i = j
+	}
+	// The counter starts again from 0: below every token issued before.
+	if hi, ok := highestToken(h, lock, ls[0].At); ok && hi > 0 {
+		return joinAnd(items) + fmt.Sprintf(", and the token counter went backwards from %d to 0: the tokens counted from the start again", hi)
 	}
 	return joinAnd(items) + ", and the tokens counted from the start again"
 }

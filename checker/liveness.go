@@ -86,9 +86,10 @@ type livenessPieces struct {
 }
 
 func (l *livenessPieces) Piece(p *sim.History) (bool, string) {
-	spans := activeSpans(p, l.opts)
+	opts := windowed(l.opts)
+	spans := activeSpans(p, opts)
 	ws := waits(p)
-	longest, vs := judgeWaits(p, l.opts, spans, complement(spans, 0, p.End), ws)
+	longest, vs := judgeWaits(p, opts, spans, livenessWindows(p, opts, spans), ws)
 	if len(vs) > 0 {
 		return false, "liveness violated"
 	}
@@ -102,13 +103,14 @@ func (l *livenessPieces) Piece(p *sim.History) (bool, string) {
 }
 
 func (l *livenessPieces) Final(h *sim.History) Judgement {
-	spans := activeSpans(h, l.opts)
+	opts := windowed(l.opts)
+	spans := activeSpans(h, opts)
 	waited := make([]string, 0, len(l.waited))
 	for c := range l.waited {
 		waited = append(waited, c)
 	}
 	sort.Strings(waited)
-	return livenessReport(h, l.opts, complement(spans, 0, h.End), waited, l.longest, nil).judgement()
+	return livenessReport(h, opts, livenessWindows(h, opts, spans), waited, l.longest, nil).judgement()
 }
 
 // LivenessReport is what CheckLiveness finds.
@@ -178,8 +180,9 @@ type wait struct {
 // stretch exceeded its bound and Holds otherwise.
 func CheckLiveness(h *sim.History, opts Options) LivenessReport {
 	h = orEmpty(h)
+	opts = windowed(opts)
 	spans := activeSpans(h, opts)
-	windows := complement(spans, 0, h.End)
+	windows := livenessWindows(h, opts, spans)
 	ws := waits(h)
 	longest, vs := judgeWaits(h, opts, spans, windows, ws)
 	return livenessReport(h, opts, windows, waitClients(ws), longest, vs)
@@ -258,7 +261,7 @@ func judgeWaits(h *sim.History, opts Options, spans, windows []Window, ws []wait
 						spanSet[s] = true
 					}
 				}
-				vs = append(vs, livenessViolation(h, spanSet, w, worst, b))
+				vs = append(vs, livenessViolation(h, spanSet, w, worst, b, opts.Window))
 			}
 		}
 	}
@@ -299,6 +302,10 @@ func livenessReport(h *sim.History, opts Options, windows []Window, waited []str
 	default:
 		r.Verdict = Holds
 		r.Note = windowsNote(r.Windows, bound)
+	}
+	if opts.Window != nil && (len(waited) > 0 || len(r.Violations) > 0) {
+		// The window the scenario names, not the fault-free ones.
+		r.Note = namedWindowNote(h, opts, r.Windows, r.Verdict != NotJudged)
 	}
 	return r
 }
@@ -689,7 +696,7 @@ func waits(h *sim.History) []wait {
 }
 
 // livenessViolation explains the stretch free of wait w, longer than bound.
-func livenessViolation(h *sim.History, spans map[Window]bool, w wait, free Window, bound time.Duration) Violation {
+func livenessViolation(h *sim.History, spans map[Window]bool, w wait, free Window, bound time.Duration, named *LivenessWindow) Violation {
 	d := free.End.Sub(free.Start)
 	// Enough digits to tell the stretch's ends apart from a bound apart.
 	digits := digitsFor([2]sim.Time{free.End, free.Start + sim.Time(bound)}, [2]sim.Time{free.Start, free.End})
@@ -703,9 +710,15 @@ func livenessViolation(h *sim.History, spans map[Window]bool, w wait, free Windo
 	default:
 		how = fmt.Sprintf("and never acquired it before the run ended at %s", at(w.end))
 	}
-	text := fmt.Sprintf("%s wanted the lock %q from %s %s; nobody held it and no fault acted from %s to %s: %s, longer than its bound of %s",
+	if named != nil {
+		// The window the scenario names: faults may act in it.
+		how += "; nobody held it in the window the scenario names (after " + named.Name() + ")"
+	} else {
+		how += "; nobody held it and no fault acted"
+	}
+	text := fmt.Sprintf("%s wanted the lock %q from %s %s from %s to %s: %s, longer than its bound of %s",
 		w.client, w.lock, at(w.start), how, at(free.Start), at(free.End), fmtDurationVs(d, bound), bound)
-	if cause := windowCause(h, spans, free.Start); cause != "" {
+	if cause := windowCause(h, spans, free.Start); cause != "" && named == nil {
 		text += " (" + cause + ")"
 	}
 	text += "."

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/locksim/locksim/sim"
 )
@@ -22,6 +23,10 @@ import (
 // now is the latest's. Simplification: the promoted node's keys are taken
 // as it held them at the promotion (an expired key a replica had not
 // deleted counts as held).
+//
+// For a token counter (counter), a promoted node whose counter is below a
+// token already issued (or that lacks the counter) hands that token out
+// again: the token counter went backwards, which the clause says.
 func promotionClause(h *sim.History, key, noun string, counter bool, to sim.Time) string {
 	i := -1
 	for j, r := range h.Roles {
@@ -38,12 +43,22 @@ func promotionClause(h *sim.History, key, noun string, counter bool, to sim.Time
 	r := h.Roles[i]
 	s := fmt.Sprintf("%s was promoted to master at %s (%s)", r.Node, fmtAt(r.At, 3), r.Cause)
 	held, v, known := r.HeldBefore(key)
+	issued, any := int64(0), false
+	if counter {
+		issued, any = highestToken(h, strings.TrimSuffix(key, ":token"), r.At)
+	}
 	switch {
 	case !known:
 	case !held:
 		s += fmt.Sprintf(", without the %s %q", noun, key)
+		if any && issued > 0 {
+			s += fmt.Sprintf(": the token counter went backwards from %d to 0", issued)
+		}
 	case counter && v.IsInt:
 		s += fmt.Sprintf(", with the %s %q at %d", noun, key, v.Int)
+		if any && issued > v.Int {
+			s += fmt.Sprintf(", below token %d already issued: the token counter went backwards", issued)
+		}
 	}
 	if w, ok := splitBrain(h, r); ok {
 		s += fmt.Sprintf(", while its former master %s still accepted writes (the last at %s): two masters", r.Other, fmtAt(w, 3))
@@ -79,4 +94,18 @@ func joinCauses(cs ...string) string {
 		out += c
 	}
 	return out
+}
+
+// highestToken returns the highest fencing token the clients of lock had
+// been granted before at (from the beliefs: a token is issued with its
+// grant), and whether any was.
+func highestToken(h *sim.History, lock string, at sim.Time) (int64, bool) {
+	var hi int64
+	found := false
+	for _, b := range h.Beliefs {
+		if b.Lock == lock && b.HasToken && b.Start < at && (!found || b.Token > hi) {
+			hi, found = b.Token, true
+		}
+	}
+	return hi, found
 }

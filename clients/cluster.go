@@ -20,9 +20,14 @@ import (
 //     random order (loadState, rand.Perm, :1795; here the client's seeded
 //     stream);
 //   - a -MOVED or -ASK reply sends the command again to the node it names
-//     (ASK preceded by ASKING), and schedules a reload of the slot map
-//     (LazyReload, :1314-1347: one reload at a time, a 200 ms cooldown,
-//     one more if another was asked for meanwhile); a -CLUSTERDOWN,
+//     (ASK: ASKING and the command pipelined on that node, :1528-1533; the
+//     ASK is not written into the slot map, so the next command of the
+//     slot goes to the source again and is asked over while the slot
+//     migrates), and schedules a reload of the slot map on MOVED and ASK
+//     alike (:1562-1564; the pipeline path, checkMovedErr :2331-2350,
+//     reloads on MOVED only) (LazyReload, :1314-1347: one reload at a
+//     time, a 200 ms cooldown, one more if another was asked for
+//     meanwhile); a -CLUSTERDOWN,
 //     -TRYAGAIN, -LOADING (and the other errors shouldRetry accepts) is
 //     retried after a backoff; redirects and retries share one budget of
 //     MaxRedirects = 3 (clusterRedirect);
@@ -260,6 +265,8 @@ func (c *client) clusterRedirect(p pending, v redis.Value) bool {
 		return false
 	}
 	c.env.Logf(KindClient, "cluster: %s, resending to %s", v.Str, host)
+	// LazyReload on MOVED and ASK alike (GR osscluster.go:1562-1564); a
+	// reload during a migration still names the source.
 	c.reloadSlots(cl)
 	p.attempts++
 	p.to = to

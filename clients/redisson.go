@@ -131,7 +131,8 @@ func (r *redisson) synced(s *redis.Script, keys, args []string, done func(v redi
 // refreshReplicas updates the topology view with INFO replication's
 // connected_slaves. Simplification: Redisson tracks replicas through
 // Sentinel and its connection manager; locksim asks the master at the
-// first attempt of each want and after an error.
+// first attempt of each want and after an error. In a Redis Cluster the
+// count is the slot map's (clusterReplicas) at every attempt.
 func (r *redisson) refreshReplicas(force bool, then func()) {
 	if !r.cfg().WaitReplicasOn {
 		then()
@@ -151,7 +152,11 @@ func (r *redisson) refreshReplicas(force bool, then func()) {
 		return
 	}
 	r.c.cmd(r.node, r.cfg().NodeTimeout, func(v redis.Value, ok bool) {
-		if ok && v.Kind == redis.KindBulk {
+		if n, inCluster := r.c.clusterReplicas(r.node, r.cfg().Key); inCluster {
+			// The cluster's first attempt: the INFO waited for the slot
+			// map, which is the topology Redisson's entry has.
+			r.replicas = n
+		} else if ok && v.Kind == redis.KindBulk {
 			for _, line := range strings.Split(v.Str, "\n") {
 				if s, found := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); found {
 					if n, err := strconv.Atoi(s); err == nil {

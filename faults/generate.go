@@ -43,6 +43,16 @@ type GenWorld struct {
 	// Redisson lease, a ZooKeeper session timeout). Fault sizes scale
 	// with it.
 	TTL time.Duration
+	// Reshards are the slot migrations reshard may draw: a lock key of a
+	// Redis Cluster, the master serving its slot and the cluster's masters
+	// (none: the world has no cluster, reshard does not apply).
+	Reshards []ReshardTarget
+}
+
+// ReshardTarget is a key whose slot a reshard fault may migrate.
+type ReshardTarget struct {
+	Key, From string
+	Masters   []string
 }
 
 // GenOptions bound a generated schedule.
@@ -149,7 +159,7 @@ func (sw Swarm) String() string {
 func Applicable(w GenWorld) []string {
 	var out []string
 	for _, d := range table {
-		if d.NeedsReplica && len(w.Replicas) == 0 || len(w.Names()) < d.MinProcs {
+		if d.NeedsReplica && len(w.Replicas) == 0 || len(w.Names()) < d.MinProcs || d.NeedsCluster && len(w.Reshards) == 0 {
 			continue
 		}
 		out = append(out, d.Name)
@@ -170,6 +180,9 @@ func CheckKinds(kinds []string, w GenWorld) error {
 		}
 		if d.NeedsReplica && len(w.Replicas) == 0 {
 			return fmt.Errorf("fault kind %s needs a Redis replica, and the scenario has none", k)
+		}
+		if d.NeedsCluster && len(w.Reshards) == 0 {
+			return fmt.Errorf("fault kind %s needs a Redis Cluster with a lock key, and the scenario has none", k)
 		}
 		if n := len(w.Names()); n < d.MinProcs {
 			return fmt.Errorf("fault kind %s needs at least %d processes, and the scenario has %d", k, d.MinProcs, n)

@@ -237,13 +237,15 @@ func TestSwarmFocus(t *testing.T) {
 func TestApplicableAndCheckKinds(t *testing.T) {
 	assert.NotContains(t, Applicable(redlockWorld), "promote")
 	assert.Contains(t, Applicable(failoverWorld), "promote")
+	assert.NotContains(t, Applicable(failoverWorld), "reshard")
 	tests := []struct {
 		name  string
 		kinds []string
 		world GenWorld
 		err   string
 	}{
-		{name: "all core kinds with a replica", kinds: Kinds, world: failoverWorld},
+		{name: "all core kinds with a replica", kinds: Kinds[:len(Kinds)-1], world: failoverWorld},
+		{name: "reshard without a cluster", kinds: []string{"reshard"}, world: failoverWorld, err: "reshard needs a Redis Cluster"},
 		{name: "unknown kind", kinds: []string{"clock-jump", "meteor"}, world: redlockWorld, err: `unknown fault kind "meteor" (allowed: clock-jump,`},
 		{name: "promote without replicas", kinds: []string{"promote"}, world: redlockWorld, err: "promote needs a Redis replica"},
 		{name: "empty", kinds: []string{}, world: redlockWorld, err: "no fault kinds given"},

@@ -22,6 +22,11 @@ type Hooks struct {
 	// (selector.go). Nil: the world has no sets, and a selector is an
 	// error.
 	Select func(set string) (members, sets []string)
+	// Reshard starts migrating the slot of key from the master from to
+	// the master to, as redis-cli --cluster reshard does, keeping the slot
+	// open hold long once its keys moved; it returns the fault's record
+	// text. Nil when the world has no Redis Cluster.
+	Reshard func(from, to sim.ProcID, key string, hold time.Duration) string
 }
 
 // Install schedules specs on k. Names must already be validated; an unknown
@@ -45,6 +50,7 @@ func Install(k *sim.Kernel, specs []Spec, hooks Hooks) error {
 	}
 	for i := range specs {
 		s := &specs[i]
+		s.index = orig[i]
 		if s.At != nil {
 			at := sim.Time(s.At.Draw(in.rand))
 			k.At(at, func() { in.apply(s) })
@@ -188,7 +194,7 @@ func (in *installer) apply(s *Spec) {
 	d, _ := Lookup(s.Kind) // check accepted the kind
 	targets := d.names(s)
 	sort.Strings(targets)
-	rec := sim.FaultRecord{Kind: s.Kind, Targets: targets, Liveness: d.Liveness}
+	rec := sim.FaultRecord{Kind: s.Kind, Targets: targets, Liveness: d.Liveness, Spec: s.index + 1}
 	node, _ := in.k.Lookup(s.Node)
 	rec = d.apply(in, *s, node, rec)
 	if s.Selector != "" {

@@ -653,6 +653,9 @@ func (w *world) hooks() faults.Hooks {
 			return append(redisLike[:2:2], faults.NodeEvent{Name: "lock-granted", Trace: "promoted"})
 		}
 		return nil
+	}, Reshard: func(from, to sim.ProcID, key string, hold time.Duration) string {
+		w.promoted = append(w.promoted, fmt.Sprintf("%v reshard %s %s->%s hold %v", w.K.Now().Duration(), key, w.K.Name(from), w.K.Name(to), hold))
+		return fmt.Sprintf("slot of %q moves from %s to %s", key, w.K.Name(from), w.K.Name(to))
 	}}
 }
 
@@ -732,11 +735,28 @@ func ignored(at time.Duration, kind string, targets []string, text string, until
 }
 
 // withoutLiveness clears the records' Liveness, which TestKindLiveness
-// checks on its own.
+// checks on its own, and Spec (TestInstallNamesTheSpec).
 func withoutLiveness(recs []sim.FaultRecord) []sim.FaultRecord {
 	out := append([]sim.FaultRecord(nil), recs...)
 	for i := range out {
-		out[i].Liveness = 0
+		out[i].Liveness, out[i].Spec = 0, 0
 	}
 	return out
+}
+
+// TestInstallNamesTheSpec: each record says which fault of the schedule
+// made it (1 + its index), whatever order they act in.
+func TestInstallNamesTheSpec(t *testing.T) {
+	w := newWorld(t, 1, []string{"a", "b"}, nil)
+	specs := []faults.Spec{
+		{At: at(2 * time.Second), Kind: "pause", Node: "b", For: sim.Range{Lo: time.Second, Hi: time.Second}},
+		{At: at(time.Second), Kind: "clock-jump", Node: "a", By: 3 * time.Second},
+	}
+	require.NoError(t, faults.Install(w.K, specs, w.hooks()))
+	h := w.run(10 * time.Second)
+	var got []string
+	for _, f := range h.Faults {
+		got = append(got, fmt.Sprintf("%s %d", f.Kind, f.Spec))
+	}
+	assert.Equal(t, []string{"clock-jump 2", "pause 1"}, got)
 }

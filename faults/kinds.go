@@ -34,6 +34,9 @@ const (
 	// and majorities ring (issue 23).
 	KindClockStrobe   = "clock-strobe"
 	KindPartitionRing = "partition-ring"
+	// KindReshard migrates a Redis Cluster slot as redis-cli --cluster
+	// reshard does (issue 26).
+	KindReshard = "reshard"
 )
 
 // FieldType is the type of a fault field, which fixes how scenarios read
@@ -60,6 +63,9 @@ const (
 	// FieldGroups is a list of groups of process names (Ptr:
 	// *[][]string); every name is one of the fault's targets.
 	FieldGroups
+	// FieldString is any string that names no process (Ptr: *string),
+	// e.g. a key.
+	FieldString
 )
 
 // Field is one field of a fault kind.
@@ -98,6 +104,9 @@ type KindDef struct {
 	// MinProcs: the kind applies only to worlds of at least this many
 	// processes (0: any).
 	MinProcs int
+	// NeedsCluster: the kind applies only to worlds with a Redis Cluster
+	// (GenWorld.Reshards).
+	NeedsCluster bool
 	// Clock: the kind changes its node's clocks (real mode needs the
 	// clock library on that node, or refuses it).
 	Clock bool
@@ -519,6 +528,68 @@ var table = []KindDef{
 			if g.intn(4) != 0 {
 				d := g.size(maxHealTTLs * g.w.TTL)
 				s.HealAfter = &sim.Range{Lo: d, Hi: d}
+			}
+			return s
+		},
+	},
+	{
+		// A slot migration as redis-cli --cluster reshard runs it
+		// (clusterManagerMoveSlot, R 7.0.15 src/redis-cli.c:4413-4485),
+		// by the world's operator (Hooks.Reshard).
+		Name: KindReshard,
+		Fields: []Field{
+			{Name: "key", Type: FieldString, Required: true, Ptr: func(s *Spec) any { return &s.Key },
+				Check: func(s *Spec) string {
+					if s.Key == "" {
+						return "must name the key whose slot migrates"
+					}
+					return ""
+				}},
+			fromField, toField,
+			{Name: "hold", Type: FieldRange, ShrinkZero: true, Ptr: func(s *Spec) any { return &s.Hold },
+				Check: func(s *Spec) string {
+					if s.Hold.Lo < 0 {
+						return "must not be negative"
+					}
+					return ""
+				}},
+		},
+		Liveness:     sim.LiveSettles,
+		NeedsCluster: true,
+		words: func(b *strings.Builder, s Spec) {
+			fmt.Fprintf(b, " slot of %q %s -> %s", s.Key, s.From, s.To)
+			if s.Hold != (sim.Range{}) {
+				fmt.Fprintf(b, " hold %s", s.Hold)
+			}
+		},
+		check: func(in *installer, s Spec) error {
+			if in.hooks.Reshard == nil {
+				return fmt.Errorf("reshard: the world has no Redis Cluster to reshard")
+			}
+			return nil
+		},
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+			from, _ := in.k.Lookup(s.From)
+			to, _ := in.k.Lookup(s.To)
+			hold := s.Hold.Draw(in.rand)
+			rec.Text = in.hooks.Reshard(from, to, s.Key, hold)
+			if hold > 0 {
+				rec.Until = addSat(in.k.Now(), hold)
+			}
+			return rec
+		},
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
+			r := g.w.Reshards[g.intn(len(g.w.Reshards))]
+			s.Key, s.From = r.Key, r.From
+			var others []string
+			for _, m := range r.Masters {
+				if m != r.From {
+					others = append(others, m)
+				}
+			}
+			s.To = g.pick(others)
+			if g.intn(2) == 0 {
+				s.Hold = sim.Fixed(g.size(g.w.TTL))
 			}
 			return s
 		},

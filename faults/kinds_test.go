@@ -15,7 +15,7 @@ import (
 // consistent: a unique name, fields whose pointers have the type their
 // FieldType says, and enums with a default among their values.
 func TestKindTable(t *testing.T) {
-	require.Equal(t, []string{"clock-jump", "clock-drift", "pause", "crash", "restart", "partition", "heal", "drop", "delay", "promote", "clock-strobe", "partition-ring"}, faults.Kinds,
+	require.Equal(t, []string{"clock-jump", "clock-drift", "pause", "crash", "restart", "partition", "heal", "drop", "delay", "promote", "clock-strobe", "partition-ring", "reshard"}, faults.Kinds,
 		"the order of Kinds is the generator's draw order: changing it changes every fuzz schedule")
 	seen := map[string]bool{}
 	for _, k := range faults.Kinds {
@@ -32,7 +32,7 @@ func TestKindTable(t *testing.T) {
 				var s faults.Spec
 				p := f.Ptr(&s)
 				switch f.Type {
-				case faults.FieldProc, faults.FieldEnum:
+				case faults.FieldProc, faults.FieldEnum, faults.FieldString:
 					assert.IsType(t, (*string)(nil), p, f.Name)
 				case faults.FieldDuration:
 					assert.IsType(t, (*time.Duration)(nil), p, f.Name)
@@ -80,6 +80,7 @@ func TestKindLiveness(t *testing.T) {
 		{faults.Spec{Kind: faults.KindPromote, Node: "b"}, sim.LiveSettles},
 		{faults.Spec{Kind: faults.KindClockStrobe, Node: "a", By: s, Period: 100 * time.Millisecond, For: sim.Fixed(s)}, sim.LiveSpan},
 		{faults.Spec{Kind: faults.KindPartitionRing, Ring: [][]string{{"a"}, {"b"}, {"c"}}}, sim.LiveLink},
+		{faults.Spec{Kind: faults.KindReshard, Key: "lock", From: "a", To: "b"}, sim.LiveSettles},
 	}
 	require.Len(t, tests, len(faults.Kinds), "one case per kind")
 	for _, tt := range tests {
@@ -123,6 +124,10 @@ func TestCheckFields(t *testing.T) {
 		{"strobe backwards", faults.Spec{Kind: "clock-strobe", Node: "a", By: -s, Period: time.Millisecond, For: sim.Fixed(s)}, ""},
 		{"ring of two", faults.Spec{Kind: "partition-ring", Ring: [][]string{{"a"}, {"b"}}}, "ring: needs at least three positions"},
 		{"ring of three", faults.Spec{Kind: "partition-ring", Ring: [][]string{{"a"}, {"b"}, {"c"}}}, ""},
+		{"reshard without key", faults.Spec{Kind: "reshard", From: "a", To: "b"}, "key: must name the key whose slot migrates"},
+		{"reshard to itself", faults.Spec{Kind: "reshard", Key: "lock", From: "a", To: "a"}, "to: a link needs two different processes"},
+		{"reshard held negative", faults.Spec{Kind: "reshard", Key: "lock", From: "a", To: "b", Hold: sim.Fixed(-s)}, "hold: must not be negative"},
+		{"reshard held open", faults.Spec{Kind: "reshard", Key: "lock", From: "a", To: "b", Hold: sim.Fixed(s)}, ""},
 		{"unknown kind", faults.Spec{Kind: "meteor"}, `kind: unknown fault kind "meteor"`},
 	}
 	for _, tt := range tests {
@@ -144,6 +149,7 @@ func TestGeneratedFaultsPassChecks(t *testing.T) {
 	w := faults.GenWorld{
 		Clients: []string{"c1", "c2"}, Masters: []string{"A", "B", "C"}, Replicas: []string{"R"},
 		Others: []string{"storage"}, Duration: 30 * time.Second, TTL: 2 * time.Second,
+		Reshards: []faults.ReshardTarget{{Key: "lock", From: "B", Masters: []string{"A", "B", "C"}}},
 	}
 	kinds := map[string]bool{}
 	for seed := uint64(0); seed < 300; seed++ {

@@ -57,6 +57,9 @@ type Spec struct {
 	// Exactly one of At and On is set.
 	At *sim.Range
 	On *Trigger
+	// index is the spec's place in the schedule Install was given (its
+	// records' sim.FaultRecord.Spec, less one).
+	index int
 	// After delays a triggered fault.
 	After sim.Range
 
@@ -87,9 +90,15 @@ type Spec struct {
 	// Selector is the selector that chose Node ("any redis"), set by
 	// Install when it resolves one (selector.go); "" otherwise.
 	Selector string
-	// From, To, Count: drop and delay links.
+	// From, To, Count: drop and delay links; From and To are also
+	// reshard's source and target masters.
 	From, To string
 	Count    int
+	// Key: reshard migrates the slot of this key.
+	Key string
+	// Hold: how long reshard keeps the slot open after its keys moved,
+	// before CLUSTER SETSLOT NODE closes it.
+	Hold sim.Range
 }
 
 // String renders the fault in words for summaries and explanations.

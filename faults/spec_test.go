@@ -96,7 +96,7 @@ func TestEventLists(t *testing.T) {
 		}
 	}
 	assert.Len(t, seen, 8, "SCENARIO_FORMAT.md lists eight core client and process events (key-set and promoted are Redis's)")
-	assert.Len(t, faults.Kinds, 12, "SCENARIO_FORMAT.md lists ten core fault kinds, and the README two from Jepsen (clock-strobe, partition-ring)")
+	assert.Len(t, faults.Kinds, 13, "SCENARIO_FORMAT.md lists ten core fault kinds, and the README two from Jepsen (clock-strobe, partition-ring) and reshard (Redis Cluster)")
 
 	hooks := faults.Hooks{Events: func(p sim.ProcID) []faults.NodeEvent {
 		if w.K.Name(p) == "a" {

@@ -88,6 +88,10 @@ type Result struct {
 	// Command is the campaign's command ("fuzz" when empty, "explore"):
 	// it names the findings' files.
 	Command string
+	// Symmetry is the base's interchangeable processes (SymmetryOf):
+	// findings whose signatures differ only by them group together. Nil:
+	// none.
+	Symmetry *Symmetry `json:"-"`
 }
 
 func (r *Result) command() string {
@@ -252,7 +256,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Runs > 0 {
 		first, end = cfg.Shard.Range(cfg.Runs)
 	}
-	res := &Result{Base: cfg.Base.Name, Seed: cfg.Seed, Kinds: cfg.Kinds, Checks: cfg.Checks, First: first}
+	res := &Result{Base: cfg.Base.Name, Seed: cfg.Seed, Kinds: cfg.Kinds, Checks: cfg.Checks, First: first, Symmetry: SymmetryOf(cfg.Base)}
 	if end >= 0 {
 		res.Planned = end - first
 	}

@@ -35,7 +35,8 @@
 // with their whole-campaign seeds, records its identity and results in a
 // Manifest (campaign.json), and CheckSet and MergeFuzz join the shards
 // into the whole campaign's result. After shrinking, Groups gathers the
-// findings by Signature (the fault kinds and targets that remain).
+// findings by Signature (the fault kinds and targets that remain), up to the
+// base's interchangeable processes (Symmetry).
 //
 // Simplification: a campaign keeps every finding in memory and writes files
 // and shrinks only the first Config.Keep findings of each kind; a very long

@@ -80,6 +80,8 @@ type ExploreConfig struct {
 	Workers      int
 	Shard        Shard
 	Progress     func(Progress)
+	// NoStatePrune runs every schedule (no pruning by world state).
+	NoStatePrune bool
 }
 
 // Candidate is one single fault of the space, with its coverage labels.
@@ -503,6 +505,9 @@ type ExploreResult struct {
 	// run.
 	Placements, Targets, Classes int
 	Groups                       []ExploreGroup
+	// StatePruned counts the schedules not run because they reach the
+	// world state of a shorter pause (explore_state.go).
+	StatePruned int
 }
 
 // Explore runs the schedules of pl in cfg.Shard's range.
@@ -511,26 +516,68 @@ func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, 
 		cfg.Shard = Whole
 	}
 	first, end := cfg.Shard.Range(pl.Total)
-	res := &Result{Base: cfg.Base.Name, Seed: cfg.Base.Seed, First: first, Planned: end - first, Kinds: cfg.Kinds, Checks: cfg.Checks, Command: "explore"}
+	res := &Result{Base: cfg.Base.Name, Seed: cfg.Base.Seed, First: first, Planned: end - first, Kinds: cfg.Kinds, Checks: cfg.Checks, Command: "explore", Symmetry: SymmetryOf(cfg.Base)}
 	er := &ExploreResult{Result: res, Plan: pl, Violated: make([]bool, end-first)}
+	// The units of work: a schedule, or the schedules of one group of
+	// pauses that world-state pruning runs in order in one worker
+	// (explore_state.go). A unit's schedules are contiguous, so the units
+	// done (a prefix) are a prefix of the range.
+	groups := stateGroups(cfg, pl, first, end)
+	type unit struct{ lo, hi int }
+	var units []unit
+	for n := first; n < end; {
+		hi := n + 1
+		if g := groups[n]; g != nil {
+			for hi < end && len(groups[hi]) > 0 && &groups[hi][0] == &g[0] {
+				hi++
+			}
+		}
+		units = append(units, unit{n, hi})
+		n = hi
+	}
+	type unitResult struct {
+		rs     []runResult
+		pruned int
+	}
 	results := make([]runResult, end-first)
 	var prog Progress
-	done := Each(ctx, first, end, cfg.Workers, func(n int) runResult {
-		return exploreOne(cfg, pl, n)
-	}, func(n int, r runResult) {
-		results[n-first] = r
-		prog.Runs++
-		if r.finding != nil {
-			prog.Found++
+	doneUnits := Each(ctx, 0, len(units), cfg.Workers, func(i int) unitResult {
+		u := units[i]
+		var ur unitResult
+		memo := map[int]groupResult{}
+		for n := u.lo; n < u.hi; n++ {
+			if g := groups[n]; g != nil {
+				r := exploreGroup(cfg, pl, g, n, memo)
+				if r.sameAs >= 0 {
+					ur.pruned++
+				}
+				ur.rs = append(ur.rs, r.rr)
+				continue
+			}
+			ur.rs = append(ur.rs, runSchedule(cfg, pl, n, nil))
 		}
-		if r.inconclusive {
-			prog.Inconclusive++
+		return ur
+	}, func(i int, ur unitResult) {
+		for j, r := range ur.rs {
+			results[units[i].lo+j-first] = r
+			prog.Runs++
+			if r.finding != nil {
+				prog.Found++
+			}
+			if r.inconclusive {
+				prog.Inconclusive++
+			}
 		}
+		er.StatePruned += ur.pruned
 		if cfg.Progress != nil {
 			cfg.Progress(prog)
 		}
 	})
-	// Each finishes a prefix of the range.
+	done := 0
+	if doneUnits > 0 {
+		done = units[doneUnits-1].hi - first
+	}
+	// Each finishes a prefix of the units.
 	res.Runs = done
 	for i := 0; i < done; i++ {
 		r := results[i]
@@ -566,7 +613,9 @@ func (er *ExploreResult) summarise() {
 }
 
 // ExploreGroup is the schedules that violate the same property with the
-// same signature (the explored faults' kinds and targets).
+// same signature (the explored faults' kinds and targets), up to the
+// base's interchangeable processes (Symmetry): Signature is the first
+// schedule's.
 type ExploreGroup struct {
 	Kind      string `json:"kind"`
 	Signature string `json:"signature"`
@@ -584,46 +633,17 @@ func groupFindings(res *Result, env int) []ExploreGroup {
 	var out []ExploreGroup
 	index := map[string]int{}
 	for _, f := range res.Findings {
-		sig := Signature(f.Faults[env:])
-		key := f.Kind() + "\x00" + sig
+		key := f.Kind() + "\x00" + res.Symmetry.Canonical(f.Faults[env:])
 		i, ok := index[key]
 		if !ok {
 			i = len(out)
 			index[key] = i
-			out = append(out, ExploreGroup{Kind: f.Kind(), Signature: sig, Finding: f.Number})
+			out = append(out, ExploreGroup{Kind: f.Kind(), Signature: Signature(f.Faults[env:]), Finding: f.Number})
 		}
 		f.Kept = !ok
 		out[i].Schedules = append(out[i].Schedules, f.Run)
 	}
 	return out
-}
-
-// exploreOne runs schedule n.
-func exploreOne(cfg ExploreConfig, pl *Plan, n int) runResult {
-	seed := cfg.Base.Seed
-	rr := runResult{run: n, seed: seed}
-	specs := pl.Specs(n)
-	s, err := cfg.Base.WithFaults(specs)
-	if err != nil {
-		rr.err = fmt.Errorf("schedule %d failed validation (an explore bug): %v", n, err)
-		return rr
-	}
-	o, err := scenarios.Run(s, seed, scenarios.Options{Stream: true})
-	if err != nil {
-		rr.err = fmt.Errorf("internal error: %v", err)
-		return rr
-	}
-	violated, inconclusive := Violated(o, cfg.Checks)
-	if len(violated) == 0 {
-		rr.inconclusive = inconclusive
-		return rr
-	}
-	rr.finding = &Finding{
-		Run: n, Seed: seed, Kinds: violated, Faults: specs,
-		Verdicts:    fuzzVerdicts(o.Verdicts),
-		Explanation: explanation(o, violated[0]),
-	}
-	return rr
 }
 
 // WriteExploreSummary prints an exploration's result: no violation in N
@@ -639,6 +659,7 @@ func WriteExploreSummary(w interface{ Write([]byte) (int, error) }, er *ExploreR
 		fmt.Fprintf(w, "no violation in %d schedules (bounds: %s)\n", res.Runs, pl.Bounds)
 	} else {
 		fmt.Fprintf(w, "%d violating schedules in %d (bounds: %s)\n", len(res.Findings), res.Runs, pl.Bounds)
+		writeInterchangeable(w, res.Symmetry)
 		for _, g := range er.Groups {
 			f := res.Findings[g.Finding-1]
 			fmt.Fprintf(w, "\n%s violated, %s: %d schedules (%s)\n", g.Kind, g.Signature, len(g.Schedules), scheduleList(g.Schedules))
@@ -663,6 +684,9 @@ func WriteExploreSummary(w interface{ Write([]byte) (int, error) }, er *ExploreR
 		for _, r := range reasons {
 			fmt.Fprintf(w, "pruned %d single faults: %s\n", pl.Pruned[r], r)
 		}
+	}
+	if er.StatePruned > 0 {
+		fmt.Fprintf(w, "pruned %d schedules: %s\n", er.StatePruned, statePruneReason)
 	}
 	if len(res.Inconclusive) > 0 {
 		fmt.Fprintf(w, "%d schedules inconclusive\n", len(res.Inconclusive))
@@ -706,15 +730,18 @@ type ExploreJSON struct {
 	Placements int            `json:"placements"`
 	Targets    int            `json:"targets"`
 	Classes    int            `json:"parameter_classes"`
-	Groups     []ExploreGroup `json:"groups"`
-	Result     JSONResult     `json:"result"`
+	// StatePruned: schedules not run, with the verdicts of a schedule
+	// whose world state they reach (explore_state.go).
+	StatePruned int            `json:"state_pruned"`
+	Groups      []ExploreGroup `json:"groups"`
+	Result      JSONResult     `json:"result"`
 }
 
 // WriteExploreJSON writes er as one indented ExploreJSON object.
 func WriteExploreJSON(w io.Writer, er *ExploreResult) error {
 	res, pl := er.Result, er.Plan
 	j := ExploreJSON{Base: res.Base, Bounds: pl.Bounds, Schedules: res.Runs, Total: pl.Total, Violating: len(res.Findings),
-		Pruned: pl.Pruned, Placements: er.Placements, Targets: er.Targets, Classes: er.Classes, Groups: er.Groups, Result: JSON(res)}
+		Pruned: pl.Pruned, Placements: er.Placements, Targets: er.Targets, Classes: er.Classes, StatePruned: er.StatePruned, Groups: er.Groups, Result: JSON(res)}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(j)

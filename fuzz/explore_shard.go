@@ -24,12 +24,17 @@ type ExploreRecord struct {
 	FuzzRecord
 	Targets []string `json:"targets"`
 	Grid    string   `json:"grid"`
+	// NoStatePrune and StatePruned: whether pruning by world state was
+	// off, and the schedules it did not run (explore_state.go).
+	NoStatePrune bool `json:"no_state_pruning,omitempty"`
+	StatePruned  int  `json:"state_pruned"`
 }
 
 // RecordExplore returns er (of the planned config cfg) as an
 // ExploreRecord.
 func RecordExplore(cfg ExploreConfig, er *ExploreResult) ExploreRecord {
-	rec := ExploreRecord{FuzzRecord: Record(Config{MaxFaults: er.Plan.K}, er.Result), Targets: er.Plan.Targets, Grid: cfg.Grid.String()}
+	rec := ExploreRecord{FuzzRecord: Record(Config{MaxFaults: er.Plan.K}, er.Result), Targets: er.Plan.Targets, Grid: cfg.Grid.String(),
+		NoStatePrune: cfg.NoStatePrune, StatePruned: er.StatePruned}
 	return rec
 }
 
@@ -42,6 +47,7 @@ func ExploreParams(cfg ExploreConfig, pl *Plan) []string {
 		"max-faults=" + strconv.Itoa(pl.K),
 		"targets=" + strings.Join(pl.Targets, ","),
 		"grid=" + cfg.Grid.String(),
+		"state-pruning=" + strconv.FormatBool(!cfg.NoStatePrune),
 	}
 }
 
@@ -52,14 +58,14 @@ func (rec ExploreRecord) Config() (ExploreConfig, error) {
 	if err != nil {
 		return ExploreConfig{}, fmt.Errorf("grid %q: %v", rec.Grid, err)
 	}
-	return ExploreConfig{Kinds: rec.Kinds, Checks: rec.Checks, MaxFaults: rec.MaxFaults, Targets: rec.Targets, Grid: grid, Force: true}, nil
+	return ExploreConfig{Kinds: rec.Kinds, Checks: rec.Checks, MaxFaults: rec.MaxFaults, Targets: rec.Targets, Grid: grid, Force: true, NoStatePrune: rec.NoStatePrune}, nil
 }
 
 // MergeExplore joins the records of an exploration's shards (in any order)
 // into the result of the whole exploration of pl, planned again from the
 // same base and bounds: each finding's schedule is pl.Specs of its number.
 func MergeExplore(cfg ExploreConfig, pl *Plan, recs []ExploreRecord) (*ExploreResult, error) {
-	res := &Result{Base: cfg.Base.Name, Seed: cfg.Base.Seed, Runs: pl.Total, Planned: pl.Total, Kinds: pl.Kinds, Checks: cfg.Checks, Command: "explore"}
+	res := &Result{Base: cfg.Base.Name, Seed: cfg.Base.Seed, Runs: pl.Total, Planned: pl.Total, Kinds: pl.Kinds, Checks: cfg.Checks, Command: "explore", Symmetry: SymmetryOf(cfg.Base)}
 	er := &ExploreResult{Result: res, Plan: pl, Violated: make([]bool, pl.Total)}
 	for _, rec := range recs {
 		for _, fr := range rec.Findings {
@@ -74,6 +80,7 @@ func MergeExplore(cfg ExploreConfig, pl *Plan, recs []ExploreRecord) (*ExploreRe
 		}
 		res.Inconclusive = append(res.Inconclusive, rec.Inconclusive...)
 		res.Errors = append(res.Errors, rec.Errors...)
+		er.StatePruned += rec.StatePruned
 	}
 	er.summarise()
 	return er, nil

@@ -1,7 +1,9 @@
 package fuzz
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -220,21 +222,30 @@ func fmtInts(c []int) string {
 }
 
 // BenchmarkExplore measures schedules per second on the single-pause space
-// of single-gc-pause (405 schedules).
+// of single-gc-pause (450 schedules), with pruning by world state (its
+// groups run with a trace sink) and without.
 func BenchmarkExplore(b *testing.B) {
 	s, err := scenarios.Builtin("single-gc-pause")
 	require.NoError(b, err)
-	cfg := ExploreConfig{Base: s, Kinds: []string{faults.KindPause}, Workers: 1}
-	pl, err := PlanExplore(&cfg)
-	require.NoError(b, err)
-	b.ResetTimer()
-	n := 0
-	for i := 0; i < b.N; i++ {
-		er, err := Explore(context.Background(), cfg, pl)
-		require.NoError(b, err)
-		n += er.Runs
+	for _, noPrune := range []bool{false, true} {
+		name := "state-pruning"
+		if noPrune {
+			name = "no-state-pruning"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := ExploreConfig{Base: s, Kinds: []string{faults.KindPause}, Workers: 1, NoStatePrune: noPrune}
+			pl, err := PlanExplore(&cfg)
+			require.NoError(b, err)
+			b.ResetTimer()
+			n := 0
+			for i := 0; i < b.N; i++ {
+				er, err := Explore(context.Background(), cfg, pl)
+				require.NoError(b, err)
+				n += er.Runs
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "schedules/s")
+		})
 	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "schedules/s")
 }
 
 // TestEnvelopeRedlockClockJump: the smallest forward jump of any node of
@@ -439,4 +450,76 @@ func classesOf(kind string, ms []Margin, run time.Duration, client bool) []strin
 		out = append(out, c.set(&s))
 	}
 	return out
+}
+
+// TestExploreStatePruningKeepsVerdicts: pruning by world state
+// (explore_state.go) changes no schedule's verdicts. Each scenario's
+// single-pause space is explored with and without it; every schedule has
+// the same checked verdicts either way, and some were pruned.
+func TestExploreStatePruningKeepsVerdicts(t *testing.T) {
+	for _, base := range []string{"single-gc-pause", "redlock-tla-bounded", "zk-session-expiry-pause", "single-gc-pause-fenced"} {
+		t.Run(base, func(t *testing.T) {
+			s, err := scenarios.Builtin(base)
+			require.NoError(t, err)
+			verdicts := func(noPrune bool) (map[int]string, int) {
+				cfg := ExploreConfig{Base: s, Kinds: []string{faults.KindPause}, Workers: 2, NoStatePrune: noPrune}
+				pl, err := PlanExplore(&cfg)
+				require.NoError(t, err)
+				er, err := Explore(context.Background(), cfg, pl)
+				require.NoError(t, err)
+				require.Empty(t, er.Errors)
+				require.Equal(t, pl.Total, er.Runs)
+				out := map[int]string{}
+				for _, f := range er.Findings {
+					out[f.Run] = strings.Join(f.Kinds, ",") + " " + fmt.Sprint(f.Verdicts)
+				}
+				for _, r := range er.Inconclusive {
+					out[r.Run] = "inconclusive"
+				}
+				return out, er.StatePruned
+			}
+			all, none := verdicts(true)
+			pruned, n := verdicts(false)
+			assert.Zero(t, none)
+			assert.Positive(t, n, "some schedules pruned")
+			assert.Equal(t, all, pruned)
+			t.Logf("%d pruned, %d violating", n, len(all))
+		})
+	}
+}
+
+// TestExploreShardsMergeWithStatePruning: shards cut groups of pauses that
+// world-state pruning runs together (each shard runs what it needs of its
+// groups' shorter pauses); the merge of 7 shards' records (through their
+// JSON) is the whole exploration: the same findings, explanations and
+// pruned count.
+func TestExploreShardsMergeWithStatePruning(t *testing.T) {
+	s, err := scenarios.Builtin("redlock-tla-bounded")
+	require.NoError(t, err)
+	cfg := ExploreConfig{Base: s, Kinds: []string{faults.KindPause}, Workers: 2}
+	pl, err := PlanExplore(&cfg)
+	require.NoError(t, err)
+	whole, err := Explore(context.Background(), cfg, pl)
+	require.NoError(t, err)
+	require.Positive(t, whole.StatePruned)
+	var recs []ExploreRecord
+	for k := 6; k >= 0; k-- {
+		c := cfg
+		c.Shard = Shard{K: k, N: 7}
+		er, err := Explore(context.Background(), c, pl)
+		require.NoError(t, err)
+		data, err := json.Marshal(RecordExplore(c, er))
+		require.NoError(t, err)
+		var rec ExploreRecord
+		require.NoError(t, json.Unmarshal(data, &rec))
+		recs = append(recs, rec)
+	}
+	merged, err := MergeExplore(cfg, pl, recs)
+	require.NoError(t, err)
+	assert.Equal(t, whole.StatePruned, merged.StatePruned)
+	assert.Equal(t, whole.Violated, merged.Violated)
+	var wf, mf bytes.Buffer
+	require.NoError(t, WriteExploreJSON(&wf, whole))
+	require.NoError(t, WriteExploreJSON(&mf, merged))
+	assert.Equal(t, wf.String(), mf.String())
 }

@@ -85,7 +85,7 @@ func FuzzParams(cfg Config) []string {
 // order (Number). cfg must be the campaign's prepared config (Prepare).
 func MergeFuzz(cfg Config, total int, recs []FuzzRecord) (*Result, error) {
 	w := WorldOf(cfg.Base)
-	res := &Result{Base: cfg.Base.Name, Seed: cfg.Seed, Runs: total, Planned: total, Kinds: cfg.Kinds, Checks: cfg.Checks}
+	res := &Result{Base: cfg.Base.Name, Seed: cfg.Seed, Runs: total, Planned: total, Kinds: cfg.Kinds, Checks: cfg.Checks, Symmetry: SymmetryOf(cfg.Base)}
 	for _, rec := range recs {
 		for _, fr := range rec.Findings {
 			if fr.Seed != RunSeed(cfg.Seed, fr.Run) || len(fr.Kinds) == 0 || fr.Run < 0 || fr.Run >= total {

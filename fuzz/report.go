@@ -251,6 +251,7 @@ func WriteSummary(w io.Writer, res *Result) {
 			}
 			fmt.Fprintf(w, "  %s: %s (findings %s)\n", g.Kind, g.Signature, strings.Join(nums, ", "))
 		}
+		writeInterchangeable(w, res.Symmetry)
 	}
 	if len(res.Inconclusive) > 0 {
 		fmt.Fprintf(w, "\ninconclusive (a checker timeout) in %d runs, first: run %d seed %d\n", len(res.Inconclusive), res.Inconclusive[0].Run, res.Inconclusive[0].Seed)
@@ -258,6 +259,23 @@ func WriteSummary(w io.Writer, res *Result) {
 	for _, e := range res.Errors {
 		fmt.Fprintf(w, "\nrun %d (seed %d) failed: %s\n", e.Run, e.Seed, e.Err)
 	}
+}
+
+// writeInterchangeable names the classes of interchangeable processes
+// under a list of groups, if there are any.
+func writeInterchangeable(w io.Writer, y *Symmetry) {
+	if cs := y.Classes(); len(cs) > 0 {
+		fmt.Fprintf(w, "  (signatures that differ only by interchangeable processes group together: %s)\n", classesText(cs))
+	}
+}
+
+// classesText renders symmetry classes as "{A B C D E} {c1 c2}".
+func classesText(cs [][]string) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = "{" + strings.Join(c, " ") + "}"
+	}
+	return strings.Join(parts, " ")
 }
 
 // JSONResult is the --json form of a campaign.
@@ -272,8 +290,11 @@ type JSONResult struct {
 	ByKind       map[string]int `json:"by_kind"`
 	Findings     []JSONFinding  `json:"findings"`
 	Signatures   []Group        `json:"signatures"`
-	Inconclusive []RunRef       `json:"inconclusive"`
-	Errors       []RunError     `json:"errors"`
+	// Interchangeable are the base's classes of interchangeable
+	// processes (Symmetry), by which the signatures are grouped.
+	Interchangeable [][]string `json:"interchangeable,omitempty"`
+	Inconclusive    []RunRef   `json:"inconclusive"`
+	Errors          []RunError `json:"errors"`
 }
 
 // JSONFinding is one finding in JSONResult.
@@ -340,6 +361,7 @@ func JSON(res *Result) JSONResult {
 		Base: res.Base, CampaignSeed: res.Seed, SeedFormula: SeedFormula, Runs: res.Runs,
 		Faults: res.Kinds, Checks: res.Checks, Found: len(res.Findings), ByKind: res.ByKind(),
 		Findings: []JSONFinding{}, Signatures: Groups(res), Inconclusive: res.Inconclusive, Errors: res.Errors,
+		Interchangeable: res.Symmetry.Classes(),
 	}
 	if j.Signatures == nil {
 		j.Signatures = []Group{}

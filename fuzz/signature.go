@@ -13,9 +13,14 @@ import (
 // findings with one signature are, as far as the schedule can tell, one
 // bug: a big campaign reports its distinct signatures, not every run.
 func Signature(specs []faults.Spec) string {
+	return signatureWith(specs, func(n string) string { return n })
+}
+
+// signatureWith is Signature with the processes renamed by rn.
+func signatureWith(specs []faults.Spec, rn func(string) string) string {
 	set := map[string]bool{}
 	for _, s := range specs {
-		set[faultTarget(s)] = true
+		set[faultTarget(s, rn)] = true
 	}
 	out := make([]string, 0, len(set))
 	for k := range set {
@@ -25,18 +30,21 @@ func Signature(specs []faults.Spec) string {
 	return strings.Join(out, ", ")
 }
 
-func faultTarget(s faults.Spec) string {
+func faultTarget(s faults.Spec, rn func(string) string) string {
 	switch {
 	case s.Node != "":
-		return s.Kind + " " + s.Node
+		return s.Kind + " " + rn(s.Node)
 	case s.From != "" || s.To != "":
-		return s.Kind + " " + s.From + "->" + s.To
+		return s.Kind + " " + rn(s.From) + "->" + rn(s.To)
 	case len(s.Groups) > 0:
 		gs := make([]string, len(s.Groups))
 		for i, g := range s.Groups {
-			g = append([]string(nil), g...)
-			sort.Strings(g)
-			gs[i] = "{" + strings.Join(g, " ") + "}"
+			r := make([]string, len(g))
+			for j, n := range g {
+				r[j] = rn(n)
+			}
+			sort.Strings(r)
+			gs[i] = "{" + strings.Join(r, " ") + "}"
 		}
 		sort.Strings(gs)
 		return s.Kind + " " + strings.Join(gs, "|")
@@ -44,7 +52,8 @@ func faultTarget(s faults.Spec) string {
 	return s.Kind
 }
 
-// Group is the findings that share a property and a signature.
+// Group is the findings that share a property and a signature (up to
+// interchangeable processes); Signature is its first finding's.
 type Group struct {
 	Kind      string `json:"kind"`
 	Signature string `json:"signature"`
@@ -53,8 +62,10 @@ type Group struct {
 }
 
 // Groups groups the shrunk findings of res by their first violated
-// property and the signature of their shrunk schedule, in the order of
-// each group's first finding. Findings not shrunk (not kept, or no
+// property and the signature of their shrunk schedule up to the base's
+// interchangeable processes (res.Symmetry: {pause A} and {pause D} are
+// one group over five Redlock masters of one configuration), in the
+// order of each group's first finding, whose signature the group shows. Findings not shrunk (not kept, or no
 // --shrink) have no reliable signature (their schedules carry faults that
 // do not matter) and are left out.
 func Groups(res *Result) []Group {
@@ -64,13 +75,12 @@ func Groups(res *Result) []Group {
 		if f.Shrunk == nil {
 			continue
 		}
-		sig := Signature(f.Shrunk.After)
-		key := f.Kind() + "\x00" + sig
+		key := f.Kind() + "\x00" + res.Symmetry.Canonical(f.Shrunk.After)
 		i, ok := index[key]
 		if !ok {
 			i = len(out)
 			index[key] = i
-			out = append(out, Group{Kind: f.Kind(), Signature: sig})
+			out = append(out, Group{Kind: f.Kind(), Signature: Signature(f.Shrunk.After)})
 		}
 		out[i].Findings = append(out[i].Findings, f.Number)
 	}

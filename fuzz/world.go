@@ -41,6 +41,33 @@ func WorldOf(s *scenarios.Scenario) faults.GenWorld {
 			w.TTL = ttl
 		}
 	}
+	// reshard's targets: each lock key of a client that uses a Redis
+	// Cluster, with the master serving its slot and the cluster's masters.
+	for _, cs := range s.Clusters() {
+		var masters []string
+		in := map[string]bool{}
+		for _, n := range cs.Nodes {
+			in[n.Name] = true
+			if n.ReplicaOf == "" {
+				masters = append(masters, n.Name)
+			}
+		}
+		seen := map[string]bool{}
+		for _, c := range s.Clients {
+			key := c.Lock.Key
+			uses := in[c.Lock.Node]
+			for _, n := range c.Lock.Nodes {
+				uses = uses || in[n]
+			}
+			if key == "" || !uses || seen[key] {
+				continue
+			}
+			seen[key] = true
+			if from := cs.MasterOfKey(key); from != "" {
+				w.Reshards = append(w.Reshards, faults.ReshardTarget{Key: key, From: from, Masters: masters})
+			}
+		}
+	}
 	if w.TTL <= 0 {
 		// No client: scale faults with the run instead.
 		w.TTL = s.Duration / 4

@@ -36,6 +36,10 @@ func TestWorldOf(t *testing.T) {
 		{name: "redis-eviction-volatile-lru", want: faults.GenWorld{
 			Clients: []string{"c1", "c2"}, Masters: []string{"A"}, Others: []string{"F", "storage"},
 		}},
+		{name: "cluster-minority-master", want: faults.GenWorld{
+			Clients: []string{"c1", "c2"}, Masters: []string{"C1", "C2", "C3"}, Others: []string{"C4", "C5", "C6", "storage"},
+			Reshards: []faults.ReshardTarget{{Key: "lock", From: "C2", Masters: []string{"C1", "C2", "C3"}}},
+		}},
 		{name: "zk-session-expiry-pause", want: faults.GenWorld{
 			Clients: []string{"c1", "c2"}, Others: []string{"zk", "storage"}, Events: map[string][]string{},
 		}},
@@ -49,6 +53,7 @@ func TestWorldOf(t *testing.T) {
 			assert.Equal(t, tt.want.Masters, w.Masters)
 			assert.Equal(t, tt.want.Replicas, w.Replicas)
 			assert.Equal(t, tt.want.Others, w.Others)
+			assert.Equal(t, tt.want.Reshards, w.Reshards)
 			if tt.want.Events != nil {
 				assert.Equal(t, tt.want.Events, w.Events)
 			}

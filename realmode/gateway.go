@@ -247,12 +247,30 @@ type codec interface {
 // Redis Cluster node, whose redirections and CLUSTER SLOTS name nodes by
 // their announced (proxy front) addresses, which replied turns into
 // process names as the model's nodes write them.
-type respCodec struct{ sentinel, cluster bool }
+// addr (cluster only) returns the announced address of a cluster node
+// by its process name: MIGRATE host port, which the model's operator
+// writes with a process name as the model's nodes take it (the reshard
+// fault), is sent with the real address. NB: Redis does not bind MIGRATE's
+// connection to the node's address (connBlockingConnect in migrateGetSocket),
+// so the proxy cannot tell who opened it: partitions between the two
+// nodes do not act on it.
+type respCodec struct {
+	sentinel, cluster bool
+	addr              func(name string) (string, bool)
+}
 
 func (respCodec) accept(msg sim.Message) bool { _, ok := msg.(redis.Request); return ok }
 
-func (respCodec) encode(b []byte, req sim.Message) []byte {
-	return appendCommand(b, req.(redis.Request).Args)
+func (c respCodec) encode(b []byte, req sim.Message) []byte {
+	args := req.(redis.Request).Args
+	if c.addr != nil && len(args) >= 3 && strings.EqualFold(args[0], "MIGRATE") {
+		if a, ok := c.addr(args[1]); ok {
+			if h, p, err := net.SplitHostPort(a); err == nil {
+				args = append([]string{args[0], h, p}, args[3:]...)
+			}
+		}
+	}
+	return appendCommand(b, args)
 }
 
 func (respCodec) read(br *bufio.Reader, _ func() sim.Message) (sim.Message, error) {

@@ -179,6 +179,15 @@ func (rt *runtime) clusterNames(args []string, v redis.Value) redis.Value {
 	return v
 }
 
+// clusterAddr returns the announced (proxy front) address of the server
+// called name (respCodec.addr).
+func (rt *runtime) clusterAddr(name string) (string, bool) {
+	if srv := rt.servers[name]; srv != nil {
+		return srv.addr, true
+	}
+	return "", false
+}
+
 // Binaries returns the paths of redis-server and redis-sentinel, or an
 // error naming the missing one.
 func Binaries() (server, sentinel string, err error) {
@@ -490,7 +499,7 @@ func startCluster(rt *runtime, cs *scenarios.ClusterSpec, env *startEnv) error {
 		return "no"
 	}
 	for _, n := range cs.Nodes {
-		srv := &server{name: n.Name, codec: respCodec{cluster: true}}
+		srv := &server{name: n.Name, codec: respCodec{cluster: true, addr: rt.clusterAddr}}
 		ip, port, err := rt.front(env.pool, srv)
 		if err != nil {
 			return err

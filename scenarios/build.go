@@ -107,6 +107,11 @@ func BuildWith(s *Scenario, seed uint64, opt BuildOptions) (*World, error) {
 	if s.procs != nil {
 		hooks.Select = s.procs.selectorSet
 	}
+	if cl := s.Clusters(); len(cl) > 0 {
+		hooks.Reshard = func(from, to sim.ProcID, key string, hold time.Duration) string {
+			return op.startReshard(from, to, key, hold, clusterMastersOf(cl, k.Name(from)))
+		}
+	}
 	if opt.SkipFaults {
 		return w, nil
 	}
@@ -148,12 +153,59 @@ func maxWait(s *Scenario, c ClientSpec) time.Duration {
 type operator struct {
 	env *sim.Env
 	id  uint64
+	// replies waiting for a request's answer, by request id; timers by
+	// tag (the reshard fault's steps, reshard.go).
+	replies map[uint64]func(redis.Value)
+	timers  map[uint64]func()
 }
 
-func (o *operator) Init(env *sim.Env)                                    { o.env = env }
-func (o *operator) Receive(env *sim.Env, from sim.ProcID, m sim.Message) {}
-func (o *operator) Fire(env *sim.Env, tag any)                           {}
-func (o *operator) next() uint64                                         { o.id++; return o.id }
+func (o *operator) Init(env *sim.Env) { o.env = env }
+func (o *operator) Receive(env *sim.Env, from sim.ProcID, m sim.Message) {
+	o.env = env
+	if r, ok := m.(redis.Reply); ok {
+		if fn := o.replies[r.ID]; fn != nil {
+			delete(o.replies, r.ID)
+			fn(r.Value)
+		}
+	}
+}
+func (o *operator) Fire(env *sim.Env, tag any) {
+	o.env = env
+	if t, ok := tag.(operatorTimer); ok {
+		if fn := o.timers[uint64(t)]; fn != nil {
+			delete(o.timers, uint64(t))
+			fn()
+		}
+	}
+}
+func (o *operator) next() uint64 { o.id++; return o.id }
+
+// operatorTimer tags the operator's timers.
+type operatorTimer uint64
+
+// AppendTrace renders the tag.
+func (t operatorTimer) AppendTrace(b []byte) []byte { return append(b, "operator"...) }
+
+// request sends a Redis command and calls fn with the reply.
+func (o *operator) request(to sim.ProcID, args []string, fn func(redis.Value)) {
+	id := o.next()
+	if o.replies == nil {
+		o.replies = map[uint64]func(redis.Value){}
+	}
+	o.replies[id] = fn
+	o.send(to, redis.Request{ID: id, Args: args})
+}
+
+// after calls fn once d passed on the operator's clock.
+func (o *operator) after(d time.Duration, fn func()) {
+	id := o.next()
+	if o.timers == nil {
+		o.timers = map[uint64]func(){}
+	}
+	o.timers[id] = fn
+	o.env.After(sim.Mono, d, operatorTimer(id))
+}
+
 func (o *operator) send(to sim.ProcID, m sim.Message) {
 	if o.env != nil {
 		o.env.Send(to, m)

@@ -93,6 +93,9 @@ func Judge(s *Scenario, w *World, seed uint64, opt Options) (*Outcome, error) {
 	stats := res.Stats
 	o.Stats = &stats
 	o.Vacuous = append([]string(nil), res.Vacuous...)
+	if w := s.Expect.LivenessWindow; w != nil {
+		o.Expected[ExpectLivenessWindow] = "after " + w.Name() + " within " + w.Within.String()
+	}
 	if s.Expect.MinGrants > 0 {
 		o.Expected[ExpectMinGrants] = strconv.Itoa(s.Expect.MinGrants)
 		if stats.Grants < s.Expect.MinGrants {
@@ -114,6 +117,7 @@ func checkOptions(s *Scenario, w *World, opt Options) checker.Options {
 		Timeout:     opt.CheckTimeout,
 		MaxWait:     w.MaxWait,
 		Settle:      w.Settle,
+		Window:      s.Expect.LivenessWindow,
 		NetworkLoss: s.Network.Loss,
 		Visualize:   opt.Visualize,
 	}

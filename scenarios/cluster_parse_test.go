@@ -84,6 +84,10 @@ func TestParseClusterErrors(t *testing.T) {
 		{"too many nodes", "cluster:\n  nodes: [" + strings.Repeat("{name: X, replicaof: Y}, ", 31) + "]\n", []string{"cluster.nodes: 31 nodes; at most 30"}},
 		{"too many masters", "cluster: {masters: 20, replicas: 1}\n", []string{"cluster.masters: 20 masters with 1 replicas each is 40 nodes; at most 30"}},
 		{"promote a cluster replica", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: promote, node: C4}\n", []string{"faults[0].node: \"C4\" is not a replica"}},
+		{"reshard from a replica", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: reshard, key: lock, from: C4, to: C1}\n", []string{"faults[0].from: \"C4\" is not a master of a cluster"}},
+		{"reshard to a replica", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: reshard, key: lock, from: C2, to: C5}\n", []string{"faults[0].to: \"C5\" is not a master of C2's cluster (its masters: C1, C2, C3)"}},
+		{"reshard without key", "cluster: {masters: 3}\nfaults:\n  - {at: 1s, kind: reshard, from: C2, to: C1}\n", []string{"faults[0].key: required for kind reshard"}},
+		{"reshard to an unknown node", "cluster: {masters: 3}\nfaults:\n  - {at: 1s, kind: reshard, key: lock, from: C2, to: C9}\n", []string{"faults[0].to:", "C9"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse("t.yaml", []byte(clusterHead+tt.cluster))
@@ -93,6 +97,22 @@ func TestParseClusterErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReshardNeedsCluster: a reshard fault in a world without a Redis
+// Cluster is refused, naming the field.
+func TestReshardNeedsCluster(t *testing.T) {
+	y := `name: t
+duration: 5s
+redis: [{name: A}, {name: B}]
+clients:
+  - {name: c1, lock: {algorithm: redis-single, node: A, ttl: 2s}}
+faults:
+  - {at: 1s, kind: reshard, key: lock, from: A, to: B}
+`
+	_, err := Parse("t.yaml", []byte(y))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "t.yaml:7: faults[0].kind: reshard migrates a slot of a Redis Cluster, and the scenario has no cluster: section")
 }
 
 // TestClusterCounters: the stock counters run on a cluster node through

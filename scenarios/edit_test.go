@@ -61,8 +61,9 @@ func TestWithFaultsRoundTrip(t *testing.T) {
 		{At: &at, Kind: "heal"},
 		{At: &at, Kind: "restart", Node: "C"},
 	}
-	// Every kind of faults' table but promote (this world has no replica).
-	covered := map[string]bool{"promote": true}
+	// Every kind of faults' table but promote (this world has no replica)
+	// and reshard (no cluster: TestWithReshardRoundTrip).
+	covered := map[string]bool{"promote": true, "reshard": true}
 	for _, f := range specs {
 		covered[f.Kind] = true
 	}
@@ -78,4 +79,22 @@ func TestWithFaultsRoundTrip(t *testing.T) {
 	require.NoError(t, err, string(data))
 	assert.Equal(t, specs, back.Faults)
 	assert.Equal(t, v.Clients, back.Clients)
+}
+
+func TestWithReshardRoundTrip(t *testing.T) {
+	s, err := Builtin("cluster-minority-master")
+	require.NoError(t, err)
+	at := sim.Fixed(time.Second)
+	specs := []faults.Spec{
+		{At: &at, Kind: "reshard", Key: "lock", From: "C2", To: "C1"},
+		{At: &at, Kind: "reshard", Key: "{x}", From: "C3", To: "C1", Hold: sim.Range{Lo: time.Second, Hi: 2 * time.Second}},
+	}
+	v, err := s.WithFaults(specs)
+	require.NoError(t, err)
+	data, err := v.Marshal()
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "hold: 1s..2s")
+	back, err := Parse("back.yaml", data)
+	require.NoError(t, err, string(data))
+	assert.Equal(t, specs, back.Faults)
 }

@@ -64,6 +64,10 @@ func (s *Scenario) WithFaults(specs []faults.Spec) (*Scenario, error) {
 	if fs, ok := s.applyFaults(specs); ok {
 		c := *s
 		c.Faults = fs
+		if w := c.Expect.LivenessWindow; w != nil && w.Fault > 0 {
+			// The window named a fault of the schedule replaced (faultsDoc).
+			c.Expect.LivenessWindow = nil
+		}
 		c.Doc = nil
 		c.pending = &pendingDoc{base: s, specs: fs}
 		return &c, nil
@@ -224,5 +228,31 @@ func (s *Scenario) faultsDoc(specs []faults.Spec) *yaml.Node {
 	if !replaced {
 		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "faults"}, list)
 	}
+	dropFaultWindow(root)
 	return doc
+}
+
+// dropFaultWindow removes expect.liveness_window from a scenario's root
+// when its window starts after a fault of the schedule (after: faults[N]):
+// a new schedule has other faults, so the window it named is gone, and
+// liveness is judged in the fault-free windows again.
+func dropFaultWindow(root *yaml.Node) {
+	for j := 0; j+1 < len(root.Content); j += 2 {
+		exp := root.Content[j+1]
+		if root.Content[j].Value != "expect" || exp.Kind != yaml.MappingNode {
+			continue
+		}
+		for k := 0; k+1 < len(exp.Content); k += 2 {
+			win := exp.Content[k+1]
+			if exp.Content[k].Value != ExpectLivenessWindow || win.Kind != yaml.MappingNode {
+				continue
+			}
+			for m := 0; m+1 < len(win.Content); m += 2 {
+				if win.Content[m].Value == "after" && livenessWindowRE.MatchString(win.Content[m+1].Value) {
+					exp.Content = append(exp.Content[:k:k], exp.Content[k+2:]...)
+					return
+				}
+			}
+		}
+	}
 }

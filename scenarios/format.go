@@ -146,7 +146,17 @@ type Expect struct {
 	// and says so, however its verdicts came out (a safety verdict over
 	// fewer grants than the story needs is vacuous). 0: no minimum.
 	MinGrants int
+	// LivenessWindow is the window over which the story claims progress
+	// (expect.liveness_window: {after: TIME|faults[N], within: D}): liveness
+	// is judged from then to the end of the run, with bound D for every
+	// client, instead of in the fault-free windows. Nil: the fault-free
+	// windows.
+	LivenessWindow *checker.LivenessWindow
 }
+
+// ExpectLivenessWindow is the expect block's key of Expect.LivenessWindow,
+// also its key in a record's expected map.
+const ExpectLivenessWindow = "liveness_window"
 
 // ExpectMinGrants is the expect block's key of Expect.MinGrants, also its
 // key in a record's expected map.

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"github.com/locksim/locksim/faults"
 	"strconv"
 	"strings"
 	"time"
@@ -260,6 +261,40 @@ func checkCluster(x *xref, s *Scenario) {
 	for _, cs := range s.Clusters() {
 		cs.check(x)
 	}
+	checkReshards(x, s)
+}
+
+// checkReshards refuses a reshard fault without a cluster, or whose from
+// and to are not two masters of one cluster (in its initial layout).
+func checkReshards(x *xref, s *Scenario) {
+	cl := s.Clusters()
+	for i, f := range s.Faults {
+		if f.Kind != faults.KindReshard {
+			continue
+		}
+		path := fmt.Sprintf("faults[%d]", i)
+		if len(cl) == 0 {
+			x.r.errf(x.at(path+".kind"), path+".kind", "reshard migrates a slot of a Redis Cluster, and the scenario has no cluster: section")
+			continue
+		}
+		masters := clusterMastersOf(cl, f.From)
+		if _, known := x.procs[f.From]; known && !contains(masters, f.From) {
+			x.r.errf(x.at(path+".from"), path+".from", "%q is not a master of a cluster (reshard moves a slot between two masters)", f.From)
+			continue
+		}
+		if _, known := x.procs[f.To]; known && !contains(masters, f.To) {
+			x.r.errf(x.at(path+".to"), path+".to", "%q is not a master of %s's cluster (its masters: %s)", f.To, f.From, strings.Join(masters, ", "))
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // check is checkCluster for one cluster.
@@ -408,4 +443,25 @@ func (cs *ClusterSpec) MasterOfKey(key string) string {
 		}
 	}
 	return ""
+}
+
+// clusterMastersOf returns the masters (initial layout) of the cluster
+// that node belongs to.
+func clusterMastersOf(cl []*ClusterSpec, node string) []string {
+	for _, cs := range cl {
+		var masters []string
+		in := false
+		for _, n := range cs.Nodes {
+			if n.Name == node {
+				in = true
+			}
+			if n.ReplicaOf == "" {
+				masters = append(masters, n.Name)
+			}
+		}
+		if in {
+			return masters
+		}
+	}
+	return nil
 }

@@ -30,6 +30,9 @@ func WriteListJSON(w io.Writer, cat []*Scenario) error {
 		if s.Expect.MaxWait > 0 {
 			e.Expect["max_wait"] = s.Expect.MaxWait.String()
 		}
+		if w := s.Expect.LivenessWindow; w != nil {
+			e.Expect[ExpectLivenessWindow] = "after " + w.Name() + " within " + w.Within.String()
+		}
 		out = append(out, e)
 	}
 	enc := json.NewEncoder(w)
@@ -50,6 +53,9 @@ func (e Expect) Text() string {
 		l := a.Short + " " + string(v)
 		if a.Name == checker.Liveness && e.MaxWait > 0 {
 			l += " (max wait " + e.MaxWait.String() + ")"
+		}
+		if w := e.LivenessWindow; a.Name == checker.Liveness && w != nil {
+			l += " (after " + w.Name() + ", within " + w.Within.String() + ")"
 		}
 		parts = append(parts, l)
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -200,9 +201,12 @@ func (r *reader) expect(n *yaml.Node) Expect {
 	if o.integer(ExpectMinGrants, &e.MinGrants) && e.MinGrants < 1 {
 		r.errf(o.get(ExpectMinGrants), "expect."+ExpectMinGrants, "must be at least 1")
 	}
-	known := append(checker.Names(), "max_wait", ExpectMinGrants)
+	if o.has(ExpectLivenessWindow) {
+		e.LivenessWindow = r.livenessWindow(o.get(ExpectLivenessWindow))
+	}
+	known := append(checker.Names(), "max_wait", ExpectMinGrants, ExpectLivenessWindow)
 	for _, kn := range o.keys() {
-		if kn.Value == "max_wait" || kn.Value == ExpectMinGrants {
+		if kn.Value == "max_wait" || kn.Value == ExpectMinGrants || kn.Value == ExpectLivenessWindow {
 			continue
 		}
 		p, ok := checker.Lookup(kn.Value)
@@ -230,6 +234,48 @@ func (r *reader) expect(n *yaml.Node) Expect {
 	}
 	o.done()
 	return e
+}
+
+// livenessWindowRE is a liveness window's start given as a fault of the
+// schedule: faults[N].
+var livenessWindowRE = regexp.MustCompile(`^faults\[([0-9]+)\]$`)
+
+// livenessWindow reads expect.liveness_window: {after: TIME|faults[N],
+// within: D}; whether faults[N] exists and TIME lies inside the run is
+// checked with the whole scenario (validate).
+func (r *reader) livenessWindow(n *yaml.Node) *checker.LivenessWindow {
+	const path = "expect." + ExpectLivenessWindow
+	o := r.mapping(n, path)
+	w := &checker.LivenessWindow{}
+	switch an, after, ok := o.scalar("after"); {
+	case an == nil:
+		r.errf(n, path+".after", "required: the instant the window starts (a true time such as 10s, or faults[N]: when that fault stopped acting)")
+	case !ok:
+	case livenessWindowRE.MatchString(after):
+		i, err := strconv.Atoi(livenessWindowRE.FindStringSubmatch(after)[1])
+		if err != nil {
+			r.errf(an, path+".after", "%q: no such fault", after)
+			break
+		}
+		w.Fault = i + 1
+	default:
+		d, err := sim.ParseDuration(after)
+		if err != nil {
+			r.errf(an, path+".after", "%q is neither a true time (10s) nor a fault of the schedule (faults[N])", after)
+			break
+		}
+		if d < 0 {
+			r.errf(an, path+".after", "must not be negative")
+		}
+		w.At = sim.At(d)
+	}
+	if !o.has("within") {
+		r.errf(n, path+".within", "required: how long the lock may stand free while a client waits, inside the window")
+	} else if o.duration("within", &w.Within) && w.Within <= 0 {
+		r.errf(o.get("within"), path+".within", "must be positive")
+	}
+	o.done()
+	return w
 }
 
 func (r *reader) fault(n *yaml.Node, path string) faults.Spec {

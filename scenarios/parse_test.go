@@ -3,11 +3,14 @@ package scenarios
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/sim"
 )
 
 const minimal = `name: t
@@ -97,8 +100,18 @@ func TestParseErrors(t *testing.T) {
 		{"process name with a space", strings.Replace(minimal, "- name: A\n", "- name: \"A B\"\n", 1), []string{"t.yaml:4: redis[0].name: \"A B\" is not a valid name"}},
 		{"process name starting with a dot", strings.Replace(minimal, "- name: A\n", "- name: .A\n", 1), []string{"redis[0].name: \".A\" is not a valid name"}},
 		{"bad token order expectation", minimal + "expect: {token_order: fine}\n", []string{"t.yaml:9: expect.token_order: unknown verdict \"fine\" (allowed: holds, violated, not-used)"}},
-		{"misspelt property in expect", minimal + "expect:\n  lock_safety: holds\n  token_ordr: holds\n", []string{"t.yaml:11: expect.token_ordr: unknown property \"token_ordr\" (known: liveness, lock_safety, max_wait, min_grants, resource_safety, token_order); did you mean token_order?"}},
-		{"property in expect far from any", minimal + "expect: {safety: holds}\n", []string{"t.yaml:9: expect.safety: unknown property \"safety\" (known: liveness, lock_safety, max_wait, min_grants, resource_safety, token_order)"}},
+		{"misspelt property in expect", minimal + "expect:\n  lock_safety: holds\n  token_ordr: holds\n", []string{"t.yaml:11: expect.token_ordr: unknown property \"token_ordr\" (known: liveness, liveness_window, lock_safety, max_wait, min_grants, resource_safety, token_order); did you mean token_order?"}},
+		// expect.liveness_window (issue 25): bad values at file:line.
+		{"liveness window without liveness", minimal + "expect:\n  lock_safety: holds\n  liveness_window: {after: 1s, within: 2s}\n", []string{"t.yaml:11: expect.liveness_window: only applies with expect.liveness"}},
+		{"liveness window after no such fault", minimal + "expect:\n  liveness: holds\n  liveness_window:\n    after: faults[3]\n    within: 2s\n", []string{"t.yaml:12: expect.liveness_window.after: faults[3]: the schedule has 0 fault(s)"}},
+		{"liveness window after nonsense", minimal + "expect:\n  liveness: holds\n  liveness_window:\n    after: soon\n    within: 2s\n", []string{"t.yaml:12: expect.liveness_window.after: \"soon\" is neither a true time (10s) nor a fault of the schedule (faults[N])"}},
+		{"liveness window after the end", minimal + "expect:\n  liveness: holds\n  liveness_window: {after: 10s, within: 2s}\n", []string{"t.yaml:11: expect.liveness_window.after: 10s is not before the end of the run (duration 10s)"}},
+		{"liveness window without within", minimal + "expect:\n  liveness: holds\n  liveness_window: {after: 1s}\n", []string{"t.yaml:11: expect.liveness_window.within: required"}},
+		{"liveness window without after", minimal + "expect:\n  liveness: holds\n  liveness_window: {within: 1s}\n", []string{"t.yaml:11: expect.liveness_window.after: required"}},
+		{"liveness window within zero", minimal + "expect:\n  liveness: holds\n  liveness_window: {after: 1s, within: 0s}\n", []string{"t.yaml:11: expect.liveness_window.within: must be positive"}},
+		{"liveness window and max_wait", minimal + "expect:\n  liveness: holds\n  max_wait: 3s\n  liveness_window: {after: 1s, within: 2s}\n", []string{"t.yaml:11: expect.max_wait: and expect.liveness_window.within both bound the waits"}},
+		{"liveness window's unknown field", minimal + "expect:\n  liveness: holds\n  liveness_window: {after: 1s, within: 2s, until: 5s}\n", []string{"t.yaml:11: expect.liveness_window.until"}},
+		{"property in expect far from any", minimal + "expect: {safety: holds}\n", []string{"t.yaml:9: expect.safety: unknown property \"safety\" (known: liveness, liveness_window, lock_safety, max_wait, min_grants, resource_safety, token_order)"}},
 		{"bad fencing", minimal + "resource: {fencing: strong}\n", []string{"resource.fencing: unknown mode \"strong\""}},
 		{"yaml syntax", "name: t\nduration: [\n", []string{"t.yaml:", "invalid YAML"}},
 		{"not a mapping", "- a\n- b\n", []string{"must be a mapping"}},
@@ -175,4 +188,35 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("Parse returned neither a scenario nor an error")
 		}
 	})
+}
+
+// TestParseLivenessWindow: expect.liveness_window reads a true time or a
+// fault of the schedule (quoted in a flow mapping), goes to the checker's
+// options and the record's expected map, and a new fault schedule drops a
+// window that named a fault of the old one.
+func TestParseLivenessWindow(t *testing.T) {
+	y := minimal + "faults:\n  - {at: 1s, kind: pause, node: A, for: 1s}\nexpect:\n  liveness: holds\n  liveness_window: {after: \"faults[0]\", within: 5s}\n"
+	s, err := Parse("t.yaml", []byte(y))
+	require.NoError(t, err)
+	require.NotNil(t, s.Expect.LivenessWindow)
+	assert.Equal(t, checker.LivenessWindow{Fault: 1, Within: 5 * time.Second}, *s.Expect.LivenessWindow)
+	assert.Equal(t, "liveness holds (after faults[0], within 5s)", s.Expect.Text())
+	o, err := Run(s, 1, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "after faults[0] within 5s", o.Expected[ExpectLivenessWindow])
+	assert.Contains(t, o.LivenessNote, "judged over the window the scenario names (after faults[0] stopped acting, 2.000s to 10.000s), bound 5s")
+
+	other, err := s.WithFaults([]faults.Spec{{At: &sim.Range{Lo: 2 * time.Second, Hi: 2 * time.Second}, Kind: "pause", Node: "c1", For: sim.Range{Lo: time.Second, Hi: time.Second}}})
+	require.NoError(t, err)
+	assert.Nil(t, other.Expect.LivenessWindow, "the window named a fault of the replaced schedule")
+	again, err := FromNode(other.File, other.Tree())
+	require.NoError(t, err)
+	assert.Nil(t, again.Expect.LivenessWindow, "and so does its YAML")
+
+	s, err = Parse("t.yaml", []byte(minimal+"expect:\n  liveness: holds\n  liveness_window:\n    after: 2s\n    within: 3s\n"))
+	require.NoError(t, err)
+	assert.Equal(t, checker.LivenessWindow{At: sim.At(2 * time.Second), Within: 3 * time.Second}, *s.Expect.LivenessWindow)
+	timed, err := s.WithFaults(nil)
+	require.NoError(t, err)
+	assert.Equal(t, s.Expect.LivenessWindow, timed.Expect.LivenessWindow, "a window at a true time stays")
 }

@@ -175,6 +175,21 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 	if s.Expect.Of(checker.Liveness) == "" && s.Expect.MaxWait > 0 {
 		r.errf(at("expect.max_wait"), "expect.max_wait", "only applies with expect.%s", checker.Liveness)
 	}
+	if w := s.Expect.LivenessWindow; w != nil {
+		const path = "expect." + ExpectLivenessWindow
+		switch {
+		case s.Expect.Of(checker.Liveness) == "":
+			r.errf(at(path), path, "only applies with expect.%s", checker.Liveness)
+		case s.Expect.MaxWait > 0:
+			r.errf(at("expect.max_wait"), "expect.max_wait", "and %s.within both bound the waits: give one (within bounds them inside the window)", path)
+		}
+		if w.Fault > len(s.Faults) {
+			r.errf(at(path+".after"), path+".after", "faults[%d]: the schedule has %d fault(s)", w.Fault-1, len(s.Faults))
+		}
+		if w.Fault == 0 && s.Duration > 0 && w.At.Duration() >= s.Duration {
+			r.errf(at(path+".after"), path+".after", "%s is not before the end of the run (duration %s)", w.At.Duration(), s.Duration)
+		}
+	}
 	// What a fault schedule is checked against, kept for WithFaults
 	// (faultsfast.go): the maps are only read from then on.
 	s.procs = &procIndex{procs: x.procs, order: x.order, byName: x.byName, replicas: replicas}

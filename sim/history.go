@@ -238,6 +238,11 @@ type FaultRecord struct {
 	// declares it (faults' kind table), so the checker needs no list of
 	// kinds.
 	Liveness FaultLiveness
+	// Spec is 1 + the index in the scenario's fault schedule of the fault
+	// that made this record (faults[Spec-1]; one fault of the schedule may
+	// make several records, one per firing or per process its selector
+	// chose); 0 for a record made otherwise. Not part of the trace.
+	Spec int
 	// Ignored is true for a fault that changed nothing: the kernel ignored
 	// it (a pause of a process already paused for longer, or not running; a
 	// crash or restart of a process in no state for it). It is recorded so

@@ -22,6 +22,7 @@ type exploreFlags struct {
 	maxFaults, maxSched    int
 	grid                   time.Duration
 	force, shrink, jsonOut bool
+	noStatePrune           bool
 	quiet                  bool
 	workers                int
 	out, junit, shard      string
@@ -46,9 +47,11 @@ or restarted at once or after each pause length. The base's own
 faults of the explored kinds are replaced; its other faults stay in every
 schedule (the environment). Every schedule runs at the scenario's seed.
 
-Pruned (and counted): a fault after the target's last action (it cannot
-change the run); a clock jump or a crash for good in the same gap between
-two actions of its target as another (the target sees the same). See the README,
+Pruned (and counted): a fault after the target's last action; a clock jump
+or crash for good in the same gap between two actions of its target as
+another; a longer pause at the same instant as a shorter one that ends while
+the target is idle in the shorter one's run (same world state, safety
+verdicts copied; off with --check liveness or --no-state-pruning). See the README,
 "Exhaustive exploration", for what this pruning assumes.
 
 Prints "no violation in N schedules (bounds: ...)" or the violations grouped
@@ -57,9 +60,8 @@ first schedule of each group written to --out as finding-N.yaml (--shrink:
 also shrunk), and the coverage reached. A space larger than
 --max-schedules is refused (exit 2, saying how large) unless --force.
 
---shard K/N runs only the schedules K*total/N to (K+1)*total/N-1, numbered
-as in the whole exploration; 'simrun merge' joins the shards' folders into
-exactly what the whole exploration writes.
+--shard K/N runs the schedules K*total/N to (K+1)*total/N-1 only; 'simrun
+merge' joins the shards into exactly what the whole exploration writes.
 
 Exit codes: 0 no violation; 1 violations; 2 bad input or bounds; 3 a run
 was inconclusive or failed, or interrupted.`,
@@ -82,12 +84,10 @@ was inconclusive or failed, or interrupted.`,
 	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fl.BoolVar(&f.shrink, "shrink", false, "shrink the first finding of each group")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fl.BoolVar(&f.noStatePrune, "no-state-pruning", false, "run every schedule (no pruning by world state; see the README)")
 	fl.StringVar(&f.shard, "shard", "", "run only shard K/N of the schedules (K from 0 to N-1); join the shards with simrun merge")
 	return cmd
 }
-
-// exploreJSON is simrun explore --json's object.
-type exploreJSON = fuzz.ExploreJSON
 
 func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 	if err := checkWorkers(f.workers); err != nil {
@@ -108,7 +108,7 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 		return err
 	}
 	cfg := fuzz.ExploreConfig{Base: base, Kinds: fuzz.SplitList(f.kinds), MaxFaults: f.maxFaults, Grid: f.grid,
-		MaxSchedules: f.maxSched, Force: f.force, Workers: f.workers, Shard: shard}
+		MaxSchedules: f.maxSched, Force: f.force, Workers: f.workers, Shard: shard, NoStatePrune: f.noStatePrune}
 	if cfg.Kinds == nil {
 		cfg.Kinds = []string{}
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/fuzz"
 )
 
 func TestExploreBadBounds(t *testing.T) {
@@ -43,7 +45,7 @@ func TestExploreFindsAndReplays(t *testing.T) {
 
 	r = simrun("explore", "zk-session-expiry-pause-fenced", "--faults", "pause", "--out", out, "--force", "--json")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	var j exploreJSON
+	var j fuzz.ExploreJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &j), r.stdout)
 	assert.Equal(t, 1064, j.Schedules)
 	assert.Zero(t, j.Violating)

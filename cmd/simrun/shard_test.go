@@ -152,6 +152,8 @@ func TestShardsAsProcesses(t *testing.T) {
 		assert.Equal(t, 90, j.Runs)
 		require.NotEmpty(t, j.Findings)
 		require.NotEmpty(t, j.Signatures, "shrunk findings grouped by signature")
+		// Grouped up to the nodes the base's faults treat alike.
+		assert.Equal(t, [][]string{{"A", "B"}, {"D", "E"}}, j.Interchangeable)
 		assert.NotNil(t, j.Findings[0].Shrunk)
 		for i, f := range j.Findings {
 			assert.Equal(t, i+1, f.Number)

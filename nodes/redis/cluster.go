@@ -323,10 +323,10 @@ const (
 // migrates, ASK to the target when none of the keys is here and TRYAGAIN
 // when only some are; in a slot it imports, the command is served after
 // ASKING (TRYAGAIN when it names several keys and some are missing);
-// otherwise MOVED to the slot's master when this node does not serve it (a
-// replica redirects every keyed command: READONLY connections are not
-// modelled, go-redis's ReadOnly is off by default). It returns nil when
-// this node serves the command.
+// a replica serves the reads of a READONLY connection in its master's
+// slots; otherwise MOVED to the slot's master when this node does not
+// serve it (go-redis's ReadOnly is off by default, so its clients never
+// send READONLY). It returns nil when this node serves the command.
 func (n *Node) clusterRedirect(spec *cmdSpec, a []string) *Value {
 	cs := n.cl
 	slot, write, ok := -1, spec.write, false
@@ -416,6 +416,11 @@ func (n *Node) clusterRedirect(spec *cmdSpec, a []string) *Value {
 			v := Err("TRYAGAIN Multiple keys request during rehashing of slot")
 			return &v
 		}
+		return nil
+	}
+	// A READONLY connection reads its master's slots on this replica
+	// (cluster.c:6850-6861).
+	if me := &cs.nodes[cs.me]; cs.readonly[n.cur.client] && !write && !me.master && me.slaveof == int(owner) {
 		return nil
 	}
 	if int(owner) != cs.me {

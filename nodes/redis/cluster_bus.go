@@ -188,6 +188,8 @@ type clusterState struct {
 	// that sent ASKING (CLIENT_ASKING).
 	migrating, importing map[int]int
 	asking               map[sim.ProcID]bool
+	// readonly are the connections that sent READONLY (CLIENT_READONLY).
+	readonly map[sim.ProcID]bool
 }
 
 // timeout is cluster-node-timeout in ms.
@@ -1174,6 +1176,7 @@ func (n *Node) clusterConnEnded(peer sim.ProcID) {
 	cs := n.cl
 	n.migrateConnEnded(peer)
 	delete(cs.asking, peer)
+	delete(cs.readonly, peer)
 	for i := range cs.nodes {
 		nd := &cs.nodes[i]
 		if i == cs.me || nd.id != peer {

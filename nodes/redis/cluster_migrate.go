@@ -84,12 +84,27 @@ func cmdAsking(n *Node, a []string) Value {
 	return OK()
 }
 
-// cmdReadWrite is readwriteCommand: +OK (READONLY is not modelled, so
-// there is no flag to clear).
+// cmdReadOnly is readonlyCommand (C 7.0.15 cluster.c:6605-6612): the
+// connection may read keys of its master's slots from this replica
+// (CLIENT_READONLY, getNodeByQuery :6855-6861).
+func cmdReadOnly(n *Node, a []string) Value {
+	if n.cl == nil {
+		return Err("ERR This instance has cluster support disabled")
+	}
+	if n.cl.readonly == nil {
+		n.cl.readonly = map[sim.ProcID]bool{}
+	}
+	n.cl.readonly[n.cur.client] = true
+	return OK()
+}
+
+// cmdReadWrite is readwriteCommand (cluster.c:6615-6622): it clears
+// READONLY.
 func cmdReadWrite(n *Node, a []string) Value {
 	if n.cl == nil {
 		return Err("ERR This instance has cluster support disabled")
 	}
+	delete(n.cl.readonly, n.cur.client)
 	return OK()
 }
 

@@ -26,11 +26,7 @@ import (
 // node N's id, {host:N} and {port:N} its address. TestMigrationModelSteps
 // checks the model's replies; TestMigrationConformance those of real
 // redis-server processes, which must be the same.
-var migrationSteps = []struct {
-	node string
-	cmd  string
-	want string
-}{
+var migrationSteps = []struct{ node, cmd, want string }{
 	{"n2", "SET lock v PX 60000", `"OK"`},
 	{"n2", "SET {lock}:a 1", `"OK"`},
 	{"n2", "SET {lock}:b 2", `"OK"`},
@@ -187,9 +183,55 @@ func TestMigrationModelSteps(t *testing.T) {
 // --cluster create does) and the model, and compares every reply.
 func TestMigrationConformance(t *testing.T) {
 	bin := simtest.NeedBinaries(t, "the Redis Cluster migration conformance test", "apt-get install -y redis-server", "redis-server")[0]
-	names := []string{"n1", "n2", "n3"}
-	members, err := CreateCluster(names, 0)
+	members, err := CreateCluster([]string{"n1", "n2", "n3"}, 0)
 	require.NoError(t, err)
+	runRealSteps(t, bin, members, migrationSteps)
+}
+
+// readonlySteps: READONLY lets a replica's connection read its master's
+// slots (getNodeByQuery, C 7.0.15 cluster.c:6850-6861); writes, other
+// masters' slots and other connections are still redirected. n2's replica
+// is n6, n1's is n5 (redis-cli --cluster create's rotation).
+var readonlySteps = []struct{ node, cmd, want string }{
+	{"n2", "SET lock v", `"OK"`},
+	{"n2", "WAIT 1 1000", `1`},
+	{"n6", "GET lock", `error "MOVED 8718 n2:6379"`},
+	{"n6", "READONLY", `"OK"`},
+	{"n6", "GET lock", `"v"`},
+	{"n6", "EXISTS lock", `1`},
+	{"n6", "SET lock w", `error "MOVED 8718 n2:6379"`},
+	{"n6", "GET foo", `error "MOVED 12182 n3:6379"`},
+	{"n5", "READONLY", `"OK"`},
+	{"n5", "GET lock", `error "MOVED 8718 n2:6379"`},
+	{"n6", "READWRITE", `"OK"`},
+	{"n6", "GET lock", `error "MOVED 8718 n2:6379"`},
+	{"n2", "READONLY", `"OK"`},
+	{"n2", "GET lock", `"v"`},
+}
+
+func TestReadOnlyModelSteps(t *testing.T) {
+	w, _ := clusterWorld(t, 2*time.Second, 1, "n1", "n2", "n3", "n4", "n5", "n6")
+	w.Advance(time.Second)
+	for i, st := range readonlySteps {
+		got := renderModelValue(w.do(st.node, migrationArgs(st.cmd, nil, nil)...))
+		require.Equal(t, st.want, got, "step %d: %s %s", i, st.node, st.cmd)
+		w.Advance(10 * time.Millisecond)
+	}
+}
+
+func TestReadOnlyConformance(t *testing.T) {
+	bin := simtest.NeedBinaries(t, "the Redis Cluster READONLY conformance test", "apt-get install -y redis-server", "redis-server")[0]
+	members, err := CreateCluster([]string{"n1", "n2", "n3", "n4", "n5", "n6"}, 1)
+	require.NoError(t, err)
+	runRealSteps(t, bin, members, readonlySteps)
+}
+
+// runRealSteps starts a real Redis Cluster of members (redis-server
+// --cluster-enabled yes, created as redis-cli --cluster create does: slots,
+// config epochs, MEET, REPLICATE), runs the steps and compares each reply
+// with the step's want.
+func runRealSteps(t *testing.T, bin string, members []ClusterMember, steps []struct{ node, cmd, want string }) {
+	t.Helper()
 	dir := t.TempDir()
 	g := launch.NewGroup()
 	t.Cleanup(g.StopAll)
@@ -197,32 +239,37 @@ func TestMigrationConformance(t *testing.T) {
 	ctx := context.Background()
 	srv := map[string]*launch.Server{}
 	cli := map[string]*goredis.Client{}
+	var names []string
 	for _, m := range members {
+		names = append(names, m.Name)
 		ip, err := pool.Next()
 		require.NoError(t, err)
 		s, err := g.StartRedis(launch.RedisOptions{Name: m.Name, Bin: bin, IP: ip, Dir: filepath.Join(dir, m.Name), BindSourceAddr: ip,
-			ExtraConfig: []string{"cluster-enabled yes", "cluster-config-file nodes.conf", "cluster-node-timeout 2000"}})
+			ExtraConfig: []string{"cluster-enabled yes", "cluster-config-file nodes.conf", "cluster-node-timeout 2000", "repl-diskless-sync-delay 0"}})
 		require.NoError(t, err, "start %s", m.Name)
 		srv[m.Name] = s
 		// One connection per node, as the model's test client has one
-		// connection to each node (the ASKING flag is per connection).
+		// connection to each node (ASKING and READONLY are per connection).
 		c := goredis.NewClient(&goredis.Options{Addr: s.Addr(), Protocol: 2, MaxRetries: -1, DisableIdentity: true, PoolSize: 1})
 		t.Cleanup(func() { _ = c.Close() })
 		cli[m.Name] = c
 	}
+	epoch := "cluster_current_epoch:" + strconv.Itoa(len(members))
 	for _, m := range members {
 		for _, r := range m.Slots {
 			require.NoError(t, cli[m.Name].Do(ctx, "CLUSTER", "ADDSLOTSRANGE", r.From, r.To).Err())
 		}
 		require.NoError(t, cli[m.Name].Do(ctx, "CLUSTER", "SET-CONFIG-EPOCH", m.ConfigEpoch).Err())
 	}
+	first := srv[members[0].Name]
 	for _, m := range members[1:] {
-		require.NoError(t, cli[m.Name].Do(ctx, "CLUSTER", "MEET", srv["n1"].IP(), srv["n1"].Port()).Err())
+		require.NoError(t, cli[m.Name].Do(ctx, "CLUSTER", "MEET", first.IP(), first.Port()).Err())
 	}
-	waitUntil(t, 30*time.Second, "cluster ok on every node with the epochs known", func() bool {
+	known := "cluster_known_nodes:" + strconv.Itoa(len(members))
+	waitUntil(t, 30*time.Second, "every node knows the others", func() bool {
 		for _, m := range members {
 			info, err := cli[m.Name].Do(ctx, "CLUSTER", "INFO").Text()
-			if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_current_epoch:3") {
+			if err != nil || !strings.Contains(info, known) {
 				return false
 			}
 		}
@@ -236,10 +283,30 @@ func TestMigrationConformance(t *testing.T) {
 		ids[n] = v
 		pairs = append(pairs, v, n, srv[n].Addr(), n+":"+strconv.Itoa(ListenPort))
 	}
+	for _, m := range members {
+		if m.ReplicaOf != "" {
+			require.NoError(t, cli[m.Name].Do(ctx, "CLUSTER", "REPLICATE", ids[m.ReplicaOf]).Err())
+		}
+	}
+	waitUntil(t, 60*time.Second, "cluster ok on every node, the epochs known, the replicas in sync", func() bool {
+		for _, m := range members {
+			info, err := cli[m.Name].Do(ctx, "CLUSTER", "INFO").Text()
+			if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, epoch) {
+				return false
+			}
+			if m.ReplicaOf != "" {
+				repl, err := cli[m.Name].Info(ctx, "replication").Result()
+				if err != nil || !strings.Contains(repl, "master_link_status:up") {
+					return false
+				}
+			}
+		}
+		return true
+	})
 	real := strings.NewReplacer(pairs...)
 	id := func(n string) string { return ids[n] }
 	host := func(n string) (string, string) { return srv[n].IP(), strconv.Itoa(srv[n].Port()) }
-	for i, st := range migrationSteps {
+	for i, st := range steps {
 		args := migrationArgs(st.cmd, id, host)
 		iargs := make([]any, len(args))
 		for j, a := range args {

@@ -74,6 +74,7 @@ func init() {
 		{name: "cluster", arity: -2, run: cmdCluster},
 		{name: "asking", arity: 1, run: cmdAsking},
 		{name: "readwrite", arity: 1, run: cmdReadWrite},
+		{name: "readonly", arity: 1, run: cmdReadOnly},
 		// Slot migration (cluster_migrate.go; R 7.0.15
 		// src/commands/{migrate,restore,restore-asking}.json).
 		{name: "migrate", arity: -6, write: true, run: cmdMigrate},

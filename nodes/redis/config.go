@@ -19,7 +19,7 @@ const (
 	// (flushAppendOnlyFile, R src/aof.c:1064-1265).
 	FsyncAlways FsyncPolicy = "always"
 	// FsyncEverysec writes before the reply and fsyncs in the background at
-	// most once a second, gated on the wall clock (R 7.4.0 src/aof.c:1058).
+	// most once per wall-clock second (R 7.0.15 src/aof.c:1075-1077).
 	FsyncEverysec FsyncPolicy = "everysec"
 	// FsyncNo writes before the reply and leaves the flush to the OS
 	// (sim.Writeback, 30 s).

@@ -53,7 +53,8 @@
 //   - Persistence: appendonly no is RDB only, with save points evaluated on
 //     the wall clock from serverCron. appendonly yes writes every execution
 //     unit before the reply; always fsyncs before the reply, everysec fsyncs
-//     when wall - last_fsync >= 1 s (7.4 rule, so a backward jump delays it),
+//     when the wall clock's whole second is later than the last fsync's
+//     (7.0.15/7.2 rule; a backward jump delays it),
 //     no leaves it to the OS (sim.Writeback). A clean shutdown (CrashClean)
 //     fsyncs and saves. A restart loads the AOF (appendonly yes) or the RDB; a
 //     master drops keys whose deadline passed on its wall clock, a replica

@@ -106,7 +106,7 @@ type Node struct {
 
 	// Persistence.
 	lastSave  int64 // server.lastsave, wall seconds
-	lastFsync int64 // server.aof_last_fsync, wall ms (7.4 semantics)
+	lastFsync int64 // server.aof_last_fsync, wall seconds (7.0.15 semantics)
 
 	cronLoops int64
 	// selected is false while server.slaveseldb is -1: the next command
@@ -243,7 +243,7 @@ func (n *Node) Init(env *sim.Env) {
 	// server.lastsave = time(NULL): "At startup we consider the DB saved"
 	// (R 7.2.4 src/server.c:2668).
 	n.lastSave = n.wallSec()
-	n.lastFsync = env.WallMs()
+	n.lastFsync = n.wallSec() // server.aof_last_fsync = time(NULL) (R 7.0.15 src/server.c:1934)
 	n.noReplicasSince = n.wallSec()
 	n.armCron()
 	if n.isReplica() {

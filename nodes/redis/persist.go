@@ -84,7 +84,7 @@ func (n *Node) feedAOF(cmds []Cmd) {
 // fsyncAOF makes the AOF durable.
 func (n *Node) fsyncAOF(why string) {
 	f := n.env.Disk().File(fileAOF)
-	n.lastFsync = n.env.WallMs()
+	n.lastFsync = n.wallSec()
 	if f.Synced() >= f.Len() {
 		return
 	}
@@ -98,10 +98,15 @@ func (n *Node) fsyncAOF(why string) {
 	n.logBytes(EventAOFFsync, b, sim.Str("why", why), sim.Int64("records", int64(f.Len())))
 }
 
-// everysecFsync issues the background fsync when the wall clock says a
-// second passed since the last one: server.mstime - server.aof_last_fsync
-// >= 1000 (R 7.4.0 src/aof.c:1058 and :1247-1252, PR #13041; 7.2 compares
-// whole seconds). A backward wall-clock jump therefore delays it.
+// everysecFsync issues the background fsync when the wall clock has entered
+// a later whole second than the last fsync: server.unixtime >
+// server.aof_last_fsync, both in seconds (R 7.0.15 src/aof.c:1075-1077 and
+// :1255-1261; 7.2.4 is the same). A write just before a second boundary is
+// thus fsynced within milliseconds, one just after it up to a second later,
+// and a backward wall-clock jump delays it. Redis 7.4 changed the test to
+// server.mstime - server.aof_last_fsync >= 1000 (7.4.0 src/aof.c:1058,
+// PR #13041); the model follows 7.0.15, the version its twin runs check it
+// against (realmode, the Debian/Ubuntu package).
 func (n *Node) everysecFsync() {
 	if !n.cfg.AppendOnly || n.cfg.AppendFsync != FsyncEverysec {
 		return
@@ -110,7 +115,7 @@ func (n *Node) everysecFsync() {
 	if f.Synced() >= f.Len() {
 		return
 	}
-	if n.env.WallMs()-n.lastFsync >= 1000 {
+	if n.wallSec() > n.lastFsync {
 		n.fsyncAOF("everysec")
 	}
 }
@@ -153,7 +158,7 @@ func (n *Node) persistSnapshot(why string) {
 	n.logfAttrs(EventRDBSave, []sim.Attr{sim.Str("why", why), sim.Int64("keys", int64(len(keys)))}, "%s keys=%d", why, len(keys))
 	if n.cfg.AppendOnly {
 		n.env.Disk().File(fileAOF).Replace([]any{aofRecord{HasBase: true, Base: keys}})
-		n.lastFsync = n.env.WallMs()
+		n.lastFsync = n.wallSec()
 		n.logfAttrs(EventAOFFsync, []sim.Attr{sim.Str("why", why), sim.Int64("rewritten", 1), sim.Int64("keys", int64(len(keys)))}, "%s: rewritten base keys=%d", why, len(keys))
 	}
 }
