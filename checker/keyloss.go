@@ -108,6 +108,12 @@ func lossText(ls []sim.KeyLoss, digits int, noun string) string {
 		what = fmt.Sprintf("restarted without the %s %q", noun, l.Key)
 	case sim.LossResync:
 		what = fmt.Sprintf("dropped the %s %q", noun, l.Key)
+	case sim.LossRemovedByClient:
+		what = fmt.Sprintf("removed the %s %q, which %s had set, on a %s", noun, l.Key, l.Holder, l.Detail)
+		l.Detail = ""
+	case sim.LossOverwritten:
+		what = fmt.Sprintf("overwrote the %s %q, which %s had set, on a %s", noun, l.Key, l.Holder, l.Detail)
+		l.Detail = ""
 	default:
 		what = fmt.Sprintf("removed the %s %q", noun, l.Key)
 		notes = append(notes, string(l.Cause))

@@ -54,10 +54,14 @@ func (livenessProperty) Judge(h *sim.History, opts Options) Judgement {
 	live := CheckLiveness(h, opts)
 	if countersOnly(h) {
 		live.Verdict, live.Violations = NotJudged, nil
-		live.Note = "not judged: no client takes a lock (the stock counters are sold from without one)"
+		live.Note = countersOnlyNote
 	}
 	return live.judgement()
 }
+
+// countersOnlyNote is the liveness note of a history of stock counters
+// without a lock client, whole or streamed.
+const countersOnlyNote = "not judged: no client takes a lock (the stock counters are sold from without one)"
 
 // judgement is the report as a judgement, its details going to the
 // liveness fields of Result.
@@ -79,9 +83,14 @@ type livenessPieces struct {
 	opts    Options
 	waited  map[string]bool // clients that waited
 	longest waitPick
+	// counters, locks: some piece had counter records, lock records
+	// (countersOnly over the pieces).
+	counters, locks bool
 }
 
 func (l *livenessPieces) Piece(p *sim.History) (bool, string) {
+	l.counters = l.counters || len(p.Counter) > 0
+	l.locks = l.locks || len(p.Wants) > 0 || len(p.Attempts) > 0 || len(p.Beliefs) > 0
 	opts := windowed(l.opts)
 	spans := activeSpans(p, opts)
 	ws := waits(p)
@@ -106,7 +115,12 @@ func (l *livenessPieces) Final(h *sim.History) Judgement {
 		waited = append(waited, c)
 	}
 	sort.Strings(waited)
-	return livenessReport(h, opts, livenessWindows(h, opts, spans), waited, l.longest, nil).judgement()
+	live := livenessReport(h, opts, livenessWindows(h, opts, spans), waited, l.longest, nil)
+	if l.counters && !l.locks {
+		live.Verdict, live.Violations = NotJudged, nil
+		live.Note = countersOnlyNote
+	}
+	return live.judgement()
 }
 
 // LivenessReport is what CheckLiveness finds.

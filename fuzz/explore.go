@@ -11,6 +11,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/suggest"
+	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -121,8 +122,8 @@ func (e *BadBounds) Error() string { return e.Msg }
 // timeout, renewal period, and for Redlock the drift allowance and
 // validity (TTL - drift, drift = TTL x drift_factor + drift_extra;
 // antirez's Redlock article, "Is the algorithm asynchronous?"); and the
-// servers' min-replicas-max-lag and Sentinel's down-after and failover
-// timeout.
+// servers' min-replicas-max-lag, repl-ping-replica-period and repl-timeout
+// (with a replica), Sentinel's down-after and failover timeout.
 func Margins(s *scenarios.Scenario) []Margin {
 	seen := map[time.Duration]bool{}
 	var out []Margin
@@ -161,9 +162,16 @@ func Margins(s *scenarios.Scenario) []Margin {
 	// compared with: how stale a replica may be before a master refuses
 	// writes (min-replicas-max-lag), when Sentinel calls a master down and
 	// how long its failover may take.
+	def := redis.DefaultConfig()
 	for _, r := range s.Redis() {
 		if r.MinReplicasToWrite > 0 {
 			add("min_replicas_max_lag "+r.MinReplicasMaxLag.String(), r.MinReplicasMaxLag)
+		}
+		if r.ReplicaOf != "" {
+			// The model's repl-ping-replica-period and repl-timeout
+			// (redis.DefaultConfig; a scenario cannot change them).
+			add("repl_ping_period "+def.ReplPingReplicaPeriod.String(), def.ReplPingReplicaPeriod)
+			add("repl_timeout "+def.ReplTimeout.String(), def.ReplTimeout)
 		}
 	}
 	if st := s.Sentinel(); st != nil {
@@ -508,6 +516,9 @@ type ExploreResult struct {
 	// StatePruned counts the schedules not run because they reach the
 	// world state of a shorter pause (explore_state.go).
 	StatePruned int
+	// StatePrunedRuns are those schedules' numbers, in order (a shard's
+	// and a merge's say none: only the count is recorded).
+	StatePrunedRuns []int
 }
 
 // Explore runs the schedules of pl in cfg.Shard's range.
@@ -537,7 +548,7 @@ func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, 
 	}
 	type unitResult struct {
 		rs     []runResult
-		pruned int
+		pruned []int
 	}
 	results := make([]runResult, end-first)
 	var prog Progress
@@ -549,7 +560,7 @@ func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, 
 			if g := groups[n]; g != nil {
 				r := exploreGroup(cfg, pl, g, n, memo)
 				if r.sameAs >= 0 {
-					ur.pruned++
+					ur.pruned = append(ur.pruned, n)
 				}
 				ur.rs = append(ur.rs, r.rr)
 				continue
@@ -568,7 +579,8 @@ func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, 
 				prog.Inconclusive++
 			}
 		}
-		er.StatePruned += ur.pruned
+		er.StatePruned += len(ur.pruned)
+		er.StatePrunedRuns = append(er.StatePrunedRuns, ur.pruned...)
 		if cfg.Progress != nil {
 			cfg.Progress(prog)
 		}
@@ -579,6 +591,7 @@ func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, 
 	}
 	// Each finishes a prefix of the units.
 	res.Runs = done
+	sort.Ints(er.StatePrunedRuns)
 	for i := 0; i < done; i++ {
 		r := results[i]
 		switch {
@@ -659,6 +672,7 @@ func WriteExploreSummary(w interface{ Write([]byte) (int, error) }, er *ExploreR
 		fmt.Fprintf(w, "no violation in %d schedules (bounds: %s)\n", res.Runs, pl.Bounds)
 	} else {
 		fmt.Fprintf(w, "%d violating schedules in %d (bounds: %s)\n", len(res.Findings), res.Runs, pl.Bounds)
+		writeInterchangeable(w, res.Symmetry)
 		for _, g := range er.Groups {
 			f := res.Findings[g.Finding-1]
 			fmt.Fprintf(w, "\n%s violated, %s: %d schedules (%s)\n", g.Kind, g.Signature, len(g.Schedules), scheduleList(g.Schedules))
@@ -672,9 +686,6 @@ func WriteExploreSummary(w interface{ Write([]byte) (int, error) }, er *ExploreR
 				fmt.Fprintf(w, "  replay: %s\n", ReplayCommand(f.File, f.Seed))
 			}
 		}
-	}
-	if len(res.Findings) > 0 {
-		writeInterchangeable(w, res.Symmetry)
 	}
 	fmt.Fprintf(w, "\ncoverage: %d placements, %d targets, %d parameter classes\n", er.Placements, er.Targets, er.Classes)
 	if len(pl.Pruned) > 0 {

@@ -372,15 +372,14 @@ func TestExploreFencedSingleRedisClean(t *testing.T) {
 
 // TestExploreCrashRestart: a crash is explored for good and with a restart
 // at once and 1 ms before, at and after each margin, in process mode and
-// (on servers, not on clients) power mode. single-gc-pause-fenced keeps its
-// fencing counter on A without persistence, and its own pause of c1 stays
-// as the environment: a crash of A after it counted c1's token 1 and before
-// it counts c2's, with any restart, hands c2 token 1 again, and the paused
-// c1's write with the same token lands after c2's: a lost update. Every
-// other crash leaves the resource safe (a crash for good: c2 never gets a
-// token; a crash of c1: the paused holder never writes).
+// (on servers, not on clients) power mode. testdata/fenced-crash.yaml is
+// single-gc-pause-fenced with c2 starting at 9 s (a smaller space): its
+// fencing counter lives on A without persistence, and c1's own pause stays
+// as the environment. A crash of A after it counted c1's token 1 and
+// before it counts c2's, with a restart, hands c2 token 1 again, and the
+// paused c1's write with the same token lands after c2's: a lost update.
 func TestExploreCrashRestart(t *testing.T) {
-	s, err := scenarios.Builtin("single-gc-pause-fenced")
+	s, err := scenarios.Load("testdata/fenced-crash.yaml")
 	require.NoError(t, err)
 	cfg := ExploreConfig{Base: s, Kinds: []string{faults.KindCrash}, Targets: []string{"A"}, Workers: 2}
 	pl, err := PlanExplore(&cfg)
@@ -490,11 +489,11 @@ func TestExploreStatePruningKeepsVerdicts(t *testing.T) {
 
 // TestExploreShardsMergeWithStatePruning: shards cut groups of pauses that
 // world-state pruning runs together (each shard runs what it needs of its
-// groups' shorter pauses); the merge of 7 shards' records (through their
+// groups' shorter pauses); the merge of the shards' records (through their
 // JSON) is the whole exploration: the same findings, explanations and
 // pruned count.
 func TestExploreShardsMergeWithStatePruning(t *testing.T) {
-	s, err := scenarios.Builtin("redlock-tla-bounded")
+	s, err := scenarios.Builtin("zk-session-expiry-pause")
 	require.NoError(t, err)
 	cfg := ExploreConfig{Base: s, Kinds: []string{faults.KindPause}, Workers: 2}
 	pl, err := PlanExplore(&cfg)
@@ -502,10 +501,27 @@ func TestExploreShardsMergeWithStatePruning(t *testing.T) {
 	whole, err := Explore(context.Background(), cfg, pl)
 	require.NoError(t, err)
 	require.Positive(t, whole.StatePruned)
+	// A shard count with a shard that starts at a pruned schedule: it must
+	// run the shorter pauses of its group before it.
+	pruned := map[int]bool{}
+	for _, n := range whole.StatePrunedRuns {
+		pruned[n] = true
+	}
+	require.Len(t, pruned, whole.StatePruned)
+	shards, cut := 0, 0
+	for n := 5; n < 200 && cut == 0; n++ {
+		shards = n
+		for k := 1; k < n; k++ {
+			if b, _ := (Shard{K: k, N: n}).Range(pl.Total); pruned[b] {
+				cut++
+			}
+		}
+	}
+	require.Positive(t, cut, "a shard that starts at a pruned schedule")
 	var recs []ExploreRecord
-	for k := 6; k >= 0; k-- {
+	for k := shards - 1; k >= 0; k-- {
 		c := cfg
-		c.Shard = Shard{K: k, N: 7}
+		c.Shard = Shard{K: k, N: shards}
 		er, err := Explore(context.Background(), c, pl)
 		require.NoError(t, err)
 		data, err := json.Marshal(RecordExplore(c, er))

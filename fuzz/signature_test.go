@@ -149,3 +149,43 @@ func TestGroupsSymmetric(t *testing.T) {
 	writeInterchangeable(&b, res.Symmetry)
 	assert.Equal(t, "  (signatures that differ only by interchangeable processes group together: {B C D} {c1 c2})\n", b.String())
 }
+
+// TestSymmetrySurvivesBaseFile: a merge finds the classes from the
+// campaign's base.yaml (BaseBytes), the whole campaign from the scenario:
+// both must give the same classes, or merged groups would differ.
+func TestSymmetrySurvivesBaseFile(t *testing.T) {
+	for _, name := range scenarios.BuiltinNames() {
+		s, err := scenarios.Builtin(name)
+		require.NoError(t, err)
+		b, err := BaseBytes(s)
+		require.NoError(t, err)
+		back, err := scenarios.Parse(BaseFile, b)
+		require.NoError(t, err, name)
+		assert.Equal(t, SymmetryOf(s).Classes(), SymmetryOf(back).Classes(), name)
+	}
+}
+
+// TestExploreGroupsSymmetric: explore's groups are keyed like Groups, up
+// to interchangeable processes after the environment's faults, and only
+// the first schedule of each group is kept (written and shrunk).
+func TestExploreGroupsSymmetric(t *testing.T) {
+	s, err := scenarios.Parse("symmetric.yaml", []byte(symmetricWorld))
+	require.NoError(t, err)
+	env := faults.Spec{Kind: "partition", Groups: [][]string{{"A"}, {"E"}}}
+	pause := func(n string) faults.Spec { return faults.Spec{Kind: "pause", Node: n} }
+	res := &Result{Symmetry: SymmetryOf(s), Findings: []*Finding{
+		{Run: 3, Kinds: []string{"lock-safety"}, Faults: []faults.Spec{env, pause("B")}},
+		{Run: 5, Kinds: []string{"lock-safety"}, Faults: []faults.Spec{env, pause("E")}},
+		{Run: 8, Kinds: []string{"lock-safety"}, Faults: []faults.Spec{env, pause("D")}},
+	}}
+	groups := groupFindings(res, 1)
+	assert.Equal(t, []ExploreGroup{
+		{Kind: "lock-safety", Signature: "pause B", Schedules: []int{3, 8}, Finding: 1},
+		{Kind: "lock-safety", Signature: "pause E", Schedules: []int{5}, Finding: 2},
+	}, groups)
+	var kept []bool
+	for _, f := range res.Findings {
+		kept = append(kept, f.Kept)
+	}
+	assert.Equal(t, []bool{true, true, false}, kept)
+}

@@ -133,8 +133,10 @@ const (
 	// LaneRows also draws the row locks the server granted on lock rows,
 	// from the typed fields of its mysql-row-locked and
 	// mysql-lock-released events, until the transaction's commit,
-	// rollback, KILL or the end of its connection; a crash releases them
-	// all (a MySQL server).
+	// rollback, KILL or the end of its connection, and the committed lock
+	// rows whose value names a client (mysql-insert's) while they exist,
+	// from the rows field of its commits and recoveries; a crash ends them
+	// all, a recovery draws the rows again (a MySQL server).
 	LaneRows Lane = "rows"
 	// LaneResource is the protected resource's: a resource-safety
 	// violation is shaded on it too.

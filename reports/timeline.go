@@ -179,6 +179,7 @@ type keyRec struct {
 	deadline int64 // ms since the Unix epoch; 0 when none
 	start    sim.Time
 	trx      int64 // the MySQL transaction that holds a row lock
+	row      bool  // a committed MySQL lock row, not a row lock
 }
 
 // redisState is what the report tracks of one Redis node.
@@ -236,6 +237,9 @@ type builder struct {
 	// laneKeys is the held-key drawing of each server lane whose role has
 	// one (timeline_kinds.go).
 	laneKeys map[string]laneKeys
+	// dropped are spans to leave out of the timeline, by lane: a MySQL
+	// row lock released at the instant of its grant (finish drops them).
+	dropped map[string][]int
 }
 
 type partRef struct {
@@ -1015,6 +1019,18 @@ func (b *builder) linkFault(e sim.Event) {
 // violation windows and the write marks.
 func (b *builder) finish() {
 	end := b.tl.End
+	lanes := make([]string, 0, len(b.dropped))
+	for lane := range b.dropped {
+		lanes = append(lanes, lane)
+	}
+	sort.Strings(lanes)
+	for _, lane := range lanes {
+		l, idx := b.lanes[lane], b.dropped[lane]
+		sort.Sort(sort.Reverse(sort.IntSlice(idx)))
+		for _, i := range idx {
+			l.Spans = append(l.Spans[:i], l.Spans[i+1:]...)
+		}
+	}
 	for _, l := range b.tl.Lanes {
 		for i := range l.Spans {
 			s := &l.Spans[i]

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"strings"
+
 	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
 )
@@ -96,14 +98,18 @@ func (b *builder) itemEvent(e sim.Event) {
 // its connection (wait_timeout, a client that hung up) or a deadlock.
 // Only exclusive record locks are drawn (SELECT ... FOR UPDATE, an
 // INSERT's or DELETE's lock): the shared lock of an INSERT's duplicate
-// check and gap locks hold nobody out of the lock. A row that exists
-// without a lock (mysql-insert's committed row) is not drawn.
+// check and gap locks hold nobody out of the lock. A committed lock row
+// whose value names a client (mysql-insert's: the row is the lock) is
+// drawn while it exists (committedRows); a crash ends it, the recovery
+// draws it again "(from disk)".
 var mysqlLaneKeys = laneKeys{
 	init: func(b *builder, s Server) { b.redis[s.Name] = &redisState{db: map[string]*keyRec{}} },
 	event: func(b *builder, e sim.Event) {
 		switch e.Kind {
 		case "mysql-row-locked", "mysql-lock-released", "mysql-conn-closed":
 			b.rowEvent(e)
+		case "mysql-commit", "mysql-recovered", "mysql-repl-applied":
+			b.committedRows(e)
 		}
 	},
 	// InnoDB's locks live in memory: a crash releases them all.
@@ -130,18 +136,17 @@ func (b *builder) rowEvent(e sim.Event) {
 	}
 	if e.Kind == "mysql-lock-released" {
 		for _, k := range sortedKeys(r.db) {
-			if r.db[k].trx != trx {
+			if r.db[k].trx != trx || r.db[k].row {
 				continue
 			}
 			// A lock released at the instant it was granted (an
 			// autocommit INSERT's, creating the lock row) held nobody
 			// out: no bar, whose label would only clutter the lane.
-			l, at := b.lanes[e.Proc], b.held[e.Proc+"\x00"+k]
-			if r.db[k].start == e.At && at == len(l.Spans)-1 {
-				l.Spans = l.Spans[:at]
-				delete(b.held, e.Proc+"\x00"+k)
-				delete(r.db, k)
-				continue
+			if at, ok := b.held[e.Proc+"\x00"+k]; ok && r.db[k].start == e.At {
+				if b.dropped == nil {
+					b.dropped = map[string][]int{}
+				}
+				b.dropped[e.Proc] = append(b.dropped[e.Proc], at)
 			}
 			b.endHeld(e.Proc, k, e.At)
 		}
@@ -157,6 +162,57 @@ func (b *builder) rowEvent(e sim.Event) {
 		holder = "?"
 	}
 	b.startHeld(e.Proc, key, &keyRec{holder: holder, start: e.At, trx: trx}, "")
+}
+
+// committedRows follows the committed lock rows whose value names a
+// client (mysql-insert's lock row, "c1:<hex>"; mysql-for-update's row has
+// no value and is not drawn: its row lock is) from the typed rows field of
+// a commit, a recovery or a replicated commit (nodes/mysql logRows): a bar
+// while the row exists, "(from disk)" after a recovery.
+func (b *builder) committedRows(e sim.Event) {
+	r := b.redis[e.Proc]
+	rows, ok := e.Fields.GroupsOf("rows")
+	if r == nil || !ok {
+		return
+	}
+	suffix := ""
+	if e.Kind == "mysql-recovered" {
+		suffix = " (from disk)"
+	}
+	listed := map[string]bool{}
+	for _, row := range rows {
+		if len(row) != 4 || !b.keys[row[1]] {
+			continue
+		}
+		key, k := row[1], "row\x00"+row[1]
+		holder, _, _ := strings.Cut(row[2], ":")
+		if row[3] != "1" || !b.isClient[holder] {
+			if r.db[k] != nil {
+				b.endHeld(e.Proc, k, e.At)
+			}
+			continue
+		}
+		listed[k] = true
+		if old := r.db[k]; old != nil {
+			if old.holder == holder {
+				continue
+			}
+			b.endHeld(e.Proc, k, e.At)
+		}
+		label := holder + suffix
+		if len(b.run.Setup.LockKeys) > 1 {
+			label = key + ": " + label
+		}
+		b.startHeld(e.Proc, k, &keyRec{holder: holder, start: e.At, row: true}, label)
+	}
+	if e.Fields.Has("snapshot") {
+		// A full copy: a lock row it does not list is gone.
+		for _, k := range sortedKeys(r.db) {
+			if r.db[k].row && !listed[k] {
+				b.endHeld(e.Proc, k, e.At)
+			}
+		}
+	}
 }
 
 // connClosed marks a connection the server closed on its own

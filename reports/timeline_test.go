@@ -184,6 +184,36 @@ func TestTimelineServers(t *testing.T) {
 		}
 		assert.Equal(t, []string{"10.025s c1's connection closed (wait_timeout)"}, marks)
 	})
+	t.Run("mysql lock row stays after its holder crashes", func(t *testing.T) {
+		run, _ := runOf(t, "mysql-insert-lock-no-expiry")
+		tl, err := BuildTimeline(run)
+		require.NoError(t, err)
+		// The committed row is the lock: c1's stays to the end of the run;
+		// the row locks of the INSERT and of c2's failed INSERTs are
+		// released at once and draw nothing.
+		assert.Equal(t, []string{"c1 0.005s..60.000s open"}, heldSpans(tl.Lane("D")))
+	})
+	t.Run("mysql lock row across a server restart", func(t *testing.T) {
+		s, err := scenarios.Parse("restart.yaml", []byte(`
+name: mysql-insert-server-restart
+duration: 10s
+network: {latency: 1ms..3ms}
+mysql: [{name: D}]
+clients:
+  - {name: c1, lock: {algorithm: mysql-insert, node: D, table: locks}, workload: {cycles: 1, hold: 3s}}
+  - {name: c2, lock: {algorithm: mysql-insert, node: D, table: locks}, workload: {start: 1s, cycles: 1, hold: 1s, think: 1s}}
+faults:
+  - {at: 1s, kind: crash, node: D, mode: process, restart_after: 500ms}
+`))
+		require.NoError(t, err)
+		run, _ := runScenario(t, s)
+		tl, err := BuildTimeline(run)
+		require.NoError(t, err)
+		// The crash ends the bar; the committed row comes back from the
+		// redo log at the restart (innodb_flush_log_at_trx_commit = 1)
+		// until c1's DELETE; then c2's row.
+		assert.Equal(t, []string{"c1 0.005s..1.000s", "c1 (from disk) 1.500s..3.020s", "c2 3.642s..4.654s"}, heldSpans(tl.Lane("D")))
+	})
 	t.Run("zookeeper holder and rejected write", func(t *testing.T) {
 		run, _ := runOf(t, "zk-session-expiry-pause-fenced")
 		tl, err := BuildTimeline(run)
@@ -497,4 +527,20 @@ func TestTimelineAvailabilityRow(t *testing.T) {
 	assert.NotContains(t, texts, "lock free while a client waited")
 	_, without := requirePNG(t, img.PNG)
 	assert.Greater(t, withRow, without, "the row adds height")
+}
+
+// heldSpans lists a lane's held spans as "LABEL START..END" (" open" for
+// one the run ended in).
+func heldSpans(l *Lane) []string {
+	var out []string
+	for _, s := range l.Spans {
+		if s.Kind == SpanHeld {
+			x := s.Label + " " + s.Start.String() + ".." + s.End.String()
+			if s.Open {
+				x += " open"
+			}
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -170,10 +170,9 @@ func (k *Kernel) pendingSummary() string {
 		kind eventKind
 	}
 	counts := map[key]int{}
-	for i := range k.q.h {
-		e := &k.q.h[i]
+	k.eachQueued(func(e *event) {
 		if k.timerStale(e) {
-			continue // a cancelled timer's event, skipped when it pops
+			return // a cancelled timer's event, skipped when it pops
 		}
 		p := NoProc
 		switch e.kind() {
@@ -188,7 +187,7 @@ func (k *Kernel) pendingSummary() string {
 			_, p, _ = k.net.linkAt(int(e.idx()))
 		}
 		counts[key{p, e.kind()}]++
-	}
+	})
 	keys := make([]key, 0, len(counts))
 	for c := range counts {
 		keys = append(keys, c)

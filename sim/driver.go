@@ -75,10 +75,8 @@ func (k *Kernel) ReadClockAt(id ProcID, c Clock, t Time) int64 {
 // again).
 func (k *Kernel) advance(until Time) bool {
 	next := until
-	if k.q.len() > 0 {
-		if at := k.q.peek().at; at < next {
-			next = at
-		}
+	if e := k.next(); e != nil && e.at < next {
+		next = e.at
 	}
 	if next < k.now {
 		next = k.now

@@ -168,7 +168,8 @@ type timerSlot struct {
 	gen      uint32 // identity: bumped when the slot is freed, never 0
 	sched    uint32 // version of the queued event; bumped on re-plan
 	active   bool
-	inInbox  bool // became due while the process was waiting; in its inbox
+	inInbox  bool  // became due while the process was waiting; in its inbox
+	wnode    int32 // 1 + its wheel node while its queued event waits there (wheel.go), else 0
 }
 
 type msgSlot struct {
@@ -194,6 +195,7 @@ type Kernel struct {
 	now      Time
 	seq      uint64
 	q        queue
+	wheel    wheel // timer events not due within a slot (wheel.go)
 	procs    []*proc
 	byName   map[string]ProcID
 	timers   []timerSlot
@@ -297,7 +299,7 @@ func (k *Kernel) ActiveTimers(id ProcID) int {
 // QueuedEvents returns how many events wait in the kernel's queue
 // (deliveries, timers, scheduled calls, retransmissions), including the
 // stale events of cancelled timers that have not yet been discarded.
-func (k *Kernel) QueuedEvents() int { return k.q.len() }
+func (k *Kernel) QueuedEvents() int { return k.queued() }
 
 // Now returns the current true time.
 func (k *Kernel) Now() Time { return k.now }
@@ -391,7 +393,7 @@ func (k *Kernel) Run(until Time) error {
 			}
 			continue
 		}
-		if k.q.len() == 0 || k.q.peek().at > until {
+		if next := k.next(); next == nil || next.at > until {
 			break
 		}
 		if k.events >= budget {
@@ -501,11 +503,27 @@ func (k *Kernel) setTimer(p *proc, c Clock, deadline int64, tag any) TimerID {
 // will reach its deadline, superseding any event queued before.
 func (k *Kernel) queueTimer(p *proc, i int32, t *timerSlot, requeue bool) {
 	if requeue {
-		k.staleTimers++ // the event queued before is superseded
+		k.staled(t) // the event queued before is superseded
 	}
 	t.sched++
 	t.due = p.clock.When(t.clock, t.deadline, k.now)
-	k.push(t.due, evTimer, i, t.sched)
+	k.seq++
+	e := event{at: t.due, seq: k.seq, ik: uint32(i)<<3 | uint32(evTimer), gen: t.sched}
+	if t.wnode = k.wheel.put(e, k.now); t.wnode == 0 {
+		k.q.push(e)
+	}
+}
+
+// staled drops the queued event of timer t, which was cancelled or
+// superseded: from the wheel at once, and in the heap by counting it among
+// the stale events that pop as nothing or that compaction drops.
+func (k *Kernel) staled(t *timerSlot) {
+	if t.wnode != 0 {
+		k.wheel.remove(t.wnode)
+		t.wnode = 0
+		return
+	}
+	k.staleTimers++
 }
 
 func (k *Kernel) freeTimer(i int32) {
@@ -531,7 +549,7 @@ func (k *Kernel) cancelTimer(id TimerID) bool {
 		return false
 	}
 	if !t.inInbox {
-		k.staleTimers++
+		k.staled(t)
 	}
 	k.freeTimer(id.idx)
 	// A cancelled timer's event stays in the heap until its due time and is
@@ -733,7 +751,7 @@ func (k *Kernel) Crash(id ProcID, mode CrashMode) {
 	for i := 0; p.timers > 0 && i < len(k.timers); i++ {
 		if t := &k.timers[i]; t.active && t.proc == p.id {
 			if !t.inInbox {
-				k.staleTimers++
+				k.staled(t)
 			}
 			k.freeTimer(int32(i))
 		}

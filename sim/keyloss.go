@@ -23,6 +23,14 @@ const (
 	// LossResync: a replica, often a demoted master, dropped the key when a
 	// full resynchronisation replaced its data with its new master's.
 	LossResync KeyLossCause = "resync"
+	// LossRemovedByClient: another client's command removed the key its
+	// holder had stored (a DEL that did not check the value). Unlike the
+	// causes above a command asked for it, but not the holder's: the
+	// server records it because the history cannot tell otherwise.
+	LossRemovedByClient KeyLossCause = "removed-by-client"
+	// LossOverwritten: another client's command overwrote the key its
+	// holder had stored (GETSET, a SET without NX).
+	LossOverwritten KeyLossCause = "overwritten"
 )
 
 // CrashWitness is a server that can say what it held when it crashed, so
@@ -54,7 +62,9 @@ func (e *Env) WitnessedCrash() (memo any, mode CrashMode, ok bool) {
 }
 
 // KeyLoss is a key that a server removed on its own: no client command asked
-// for it (a DEL, a release, a commit add nothing). The checker names the
+// for it (a DEL, a release, a commit add nothing), or that a client removed
+// or overwrote while another client, its holder, had stored it
+// (LossRemovedByClient, LossOverwritten). The checker names the
 // losses of a holder's lock key when it explains an overlap: the server's own
 // cause, where no fault may have preceded it.
 type KeyLoss struct {

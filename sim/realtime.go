@@ -12,10 +12,11 @@ package sim
 // timer); running the kernel up to that time then does nothing, which costs
 // a driver one early wake-up, never a missed event.
 func (k *Kernel) NextAt() (Time, bool) {
-	if k.q.len() == 0 {
+	e := k.next()
+	if e == nil {
 		return 0, false
 	}
-	return k.q.peek().at, true
+	return e.at, true
 }
 
 // Inject sends m from process from to process to at the current time, as if

@@ -203,7 +203,7 @@ func (n *Node) applyEvent(m ReplEvent) {
 	}
 	n.seq = m.Seq
 	n.logCommit(redoRecord{Seq: m.Seq, Rows: m.Rows})
-	n.env.Logf(KindReplApplied, "seq %d rows %d", m.Seq, len(m.Rows))
+	n.logRows(KindReplApplied, m.Rows, false, "seq %d rows %d", m.Seq, len(m.Rows))
 	n.replicate(redoRecord{Seq: m.Seq, Rows: m.Rows})
 }
 
@@ -234,7 +234,7 @@ func (n *Node) applySnapshot(m ReplSnapshot) {
 	// Simplification: the provisioned copy is durable at once.
 	n.flushLog()
 	n.redo.Replace([]any{n.snapshot()})
-	n.env.Logf(KindReplApplied, "snapshot seq %d rows %d", m.Seq, len(m.Rows))
+	n.logRows(KindReplApplied, m.Rows, true, "snapshot seq %d rows %d", m.Seq, len(m.Rows))
 }
 
 // serveSubscribe answers a replica's (re)subscription: the commits after

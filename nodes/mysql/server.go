@@ -189,7 +189,7 @@ func (n *Node) Init(env *sim.Env) {
 	if len(recs) > 0 {
 		n.redo.Replace([]any{snap})
 	}
-	env.Logf(KindRecovered, "rows %d from %d commits, seq %d", len(snap.Rows), len(recs), n.seq)
+	n.logRows(KindRecovered, snap.Rows, true, "rows %d from %d commits, seq %d", len(snap.Rows), len(recs), n.seq)
 	n.initReplication()
 }
 
@@ -732,6 +732,32 @@ func (n *Node) grant(t *trx, e *entry, mode lockMode) {
 	n.logLock(KindRowLocked, t, " ", mode, e)
 }
 
+// logRows logs an event that changes committed rows (a commit, a
+// recovery, a replicated commit) with the row images as typed fields, for
+// the reports' row lane (record.LaneRows): "rows" holds [table, key,
+// value, 1|0 (exists)] per row; snapshot marks a full copy of the tables,
+// in which a row not listed does not exist. Built only when the event is
+// kept.
+func (n *Node) logRows(kind sim.Kind, rows []rowImage, snapshot bool, format string, args ...any) {
+	if !n.env.TraceKeeps(kind) {
+		n.env.Logf(kind, format, args...)
+		return
+	}
+	g := make([][]string, len(rows))
+	for i, r := range rows {
+		exists := "0"
+		if r.Exists {
+			exists = "1"
+		}
+		g[i] = []string{r.Table, r.Key, r.Value, exists}
+	}
+	attrs := []sim.Attr{sim.Groups("rows", g)}
+	if snapshot {
+		attrs = append(attrs, sim.Int64("snapshot", 1))
+	}
+	n.env.LogfAttrs(kind, attrs, format, args...)
+}
+
 func (n *Node) logLock(kind sim.Kind, t *trx, sep string, mode lockMode, e *entry) {
 	b := strconv.AppendUint(append(n.scratch[:0], "trx "...), t.id, 10)
 	b = strconv.AppendUint(append(b, " conn "...), uint64(t.conn.id), 10)
@@ -901,7 +927,7 @@ func (n *Node) commit(c *conn) {
 			e.dirty, e.dVal = nil, ""
 		}
 		n.logCommit(rec)
-		n.env.Logf(KindCommit, "trx %d conn %d rows %d seq %d", t.id, c.id, len(rec.Rows), rec.Seq)
+		n.logRows(KindCommit, rec.Rows, false, "trx %d conn %d rows %d seq %d", t.id, c.id, len(rec.Rows), rec.Seq)
 		n.replicate(rec)
 	}
 	n.release(t)

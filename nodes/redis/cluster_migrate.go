@@ -582,9 +582,11 @@ func cmdRestore(n *Node, a []string) Value {
 		e := n.newEntry()
 		e.isHash, e.hash = true, hash
 		n.db[key] = e
+		n.forgetMemo()
 		n.keyModified(key)
 	} else {
 		n.setString(key, str, false)
+		n.db[key].setBy = 0 // restored by the migrating node, not stored by a client
 	}
 	prop := Cmd(append([]string(nil), a...))
 	if ttl != 0 {

@@ -461,7 +461,8 @@ func cmdDel(n *Node, a []string) Value {
 	var deleted int64
 	for _, k := range a[1:] {
 		n.lookup(k, false) // expireIfNeeded
-		if _, ok := n.db[k]; ok {
+		if e, ok := n.db[k]; ok {
+			n.noteRemoval(k, e, "DEL")
 			n.removeKey(k)
 			if !n.quiet {
 				n.logBytes(EventKeyDel, appendQuote(n.scratch[:0], k), sim.Str("key", k))
@@ -689,6 +690,7 @@ func (n *Node) hashLookupWriteOrCreate(key string) (*entry, bool, *Value) {
 	}
 	e = &entry{isHash: true, hash: map[string]string{}}
 	n.db[key] = e
+	n.forgetMemo()
 	return e, true, nil
 }
 

@@ -17,6 +17,10 @@ type entry struct {
 	hash   map[string]string
 	hasExp bool
 	exp    int64
+	// setBy is the client whose command last stored the string on this
+	// master, plus one (0: unknown: loaded, replicated, restored), for the
+	// history's attribution of a removal by another client (keyloss.go).
+	setBy int32
 
 	// Memory account (memory.go): the accounted size (0 until the key is
 	// first accounted), the key's index in memState.keys and vkeys (-1
@@ -40,7 +44,7 @@ func (n *Node) keyIsExpired(e *entry) bool {
 // (except for writes on a writable replica), treats nothing as expired while
 // applying its master's stream, and hides expired keys from other clients.
 func (n *Node) lookup(key string, write bool) *entry {
-	e := n.db[key]
+	e := n.entry(key)
 	if e == nil {
 		return nil
 	}
@@ -89,7 +93,7 @@ func (n *Node) deleteExpired(key string) {
 // deletion counts as a modification for WATCH (signalModifiedKey after
 // dbDelete, R 7.2.4 src/db.c:1687).
 func (n *Node) removeKey(key string) {
-	e := n.db[key]
+	e := n.entry(key)
 	if e == nil {
 		return
 	}
@@ -98,6 +102,7 @@ func (n *Node) removeKey(key string) {
 		delete(n.volatile, key)
 	}
 	delete(n.db, key)
+	n.forgetMemo()
 	n.deadEntries = append(n.deadEntries, e)
 	n.touchWatchedKey(key)
 }
@@ -131,12 +136,14 @@ func (n *Node) recycleEntries() {
 // deadline (SET KEEPTTL, or SET with an expire that is set right after);
 // otherwise any deadline is removed, as a plain SET does.
 func (n *Node) setString(key, val string, keepTTL bool) {
-	e := n.db[key]
+	e := n.entry(key)
 	if e == nil {
 		e = n.newEntry()
 		n.db[key] = e
+		n.memoKey, n.memoEntry = key, e
 	}
 	e.isHash, e.hash, e.str = false, nil, val
+	n.noteSetter(key, e)
 	if !keepTTL && e.hasExp {
 		e.hasExp, e.exp = false, 0
 		delete(n.volatile, key)
@@ -144,9 +151,25 @@ func (n *Node) setString(key, val string, keepTTL bool) {
 	n.keyModified(key)
 }
 
+// entry returns the entry of key in db (nil when there is none), from the
+// memo when key was the last one found.
+func (n *Node) entry(key string) *entry {
+	if n.memoEntry != nil && key == n.memoKey {
+		return n.memoEntry
+	}
+	e := n.db[key]
+	if e != nil {
+		n.memoKey, n.memoEntry = key, e
+	}
+	return e
+}
+
+// forgetMemo clears entry's memo: db lost or gained a key.
+func (n *Node) forgetMemo() { n.memoKey, n.memoEntry = "", nil }
+
 // setExpire gives an existing key an absolute deadline.
 func (n *Node) setExpire(key string, when int64) {
-	e := n.db[key]
+	e := n.entry(key)
 	e.hasExp, e.exp = true, when
 	n.volatile[key] = struct{}{}
 	n.noteDeadline(when)
@@ -162,7 +185,7 @@ func (n *Node) logKeySet(key string) {
 	// with appends (this runs for every lock taken).
 	// Fields: key; value (a string) or hash; deadline (ms on the node's
 	// wall clock) when the key has one.
-	e := n.db[key]
+	e := n.entry(key)
 	var fields [3]sim.Attr
 	fields[0] = sim.Str("key", key)
 	b := appendQuote(n.scratch[:0], key)
@@ -230,6 +253,7 @@ func (n *Node) loadEntry(en Entry) {
 		}
 	}
 	n.db[en.Key] = e
+	n.forgetMemo()
 	if e.hasExp {
 		n.volatile[en.Key] = struct{}{}
 		n.noteDeadline(e.exp)
@@ -243,6 +267,7 @@ func (n *Node) flushData() {
 	n.touchAllWatchedKeys()
 	n.mem.used, n.mem.keys, n.mem.vkeys, n.mem.pool = 0, nil, nil, nil
 	n.db = map[string]*entry{}
+	n.forgetMemo()
 	n.volatile = map[string]struct{}{}
 	n.minDeadline = math.MaxInt64
 }

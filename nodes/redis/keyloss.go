@@ -129,3 +129,36 @@ func (n *Node) recordLosses(before []witnessedKey, cause sim.KeyLossCause, detai
 		}
 	}
 }
+
+// clientWrite reports whether the command being executed is a client's on
+// this master (not the replication stream, the AOF or the node itself):
+// the only writes whose author the history can name.
+func (n *Node) clientWrite() bool {
+	return n.cur.client >= 0 && !n.cur.fromMaster && !n.loading && !n.isReplica()
+}
+
+// noteSetter records which client stored a string key, and records a loss
+// of the previous value when another client overwrote it (GETSET, a SET
+// without NX): the overwrite took the key from the client that stored it.
+func (n *Node) noteSetter(key string, e *entry) {
+	if !n.clientWrite() {
+		e.setBy = 0
+		return
+	}
+	by := int32(n.cur.client) + 1
+	if e.setBy != 0 && e.setBy != by {
+		n.env.KeyLostBy(key, sim.LossOverwritten, "write from "+n.env.NameOf(n.cur.client), sim.ProcID(e.setBy-1))
+	}
+	e.setBy = by
+}
+
+// noteRemoval records a client's removal of a string key another client
+// stored (a release by DEL without checking the value, a GET then DEL that
+// raced with an expiry) as the other client's loss, with the command and
+// its client as the detail.
+func (n *Node) noteRemoval(key string, e *entry, cmd string) {
+	if !n.clientWrite() || e.setBy == 0 || e.setBy == int32(n.cur.client)+1 {
+		return
+	}
+	n.env.KeyLostBy(key, sim.LossRemovedByClient, cmd+" from "+n.env.NameOf(n.cur.client), sim.ProcID(e.setBy-1))
+}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/internal/simtest"
 	"github.com/locksim/locksim/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -109,4 +110,46 @@ func TestRestartAndResyncLosses(t *testing.T) {
 		w.Advance(time.Second)
 		assert.Equal(t, []string{"A lock resync full resynchronisation from its new master B"}, causes(w))
 	})
+}
+
+// TestRemovalByAnotherClient: a master records, as the holder's loss, a DEL
+// or an overwrite by a client other than the one that stored the key (the
+// release races of redis-get-del and redis-fixed-value, GETSET's takeover),
+// and nothing for a client's own DEL, a compare-and-delete that found
+// another value, or a key restored by a migration.
+func TestRemovalByAnotherClient(t *testing.T) {
+	sw := simtest.NewWorld(t, time.Millisecond)
+	cfg := master()
+	sw.Add("A", func() sim.Process { return New(cfg) }, sim.ClockSpec{})
+	c1, c2 := newProbe(), newProbe()
+	simtest.AddProbe(sw, "c1", c1)
+	simtest.AddProbe(sw, "c2", c2)
+	sw.Start()
+	do := func(p *probe, args ...string) Value {
+		t.Helper()
+		id := p.Send(sw.ID("A"), func(id uint64) sim.Message { return Request{ID: id, Args: args} })
+		a, ok := simtest.Wait(sw, p, id, time.Minute)
+		require.True(t, ok)
+		return a.Reply.Value
+	}
+	losses := func() []string {
+		var out []string
+		for _, l := range sw.K.History().KeyLosses {
+			out = append(out, l.Node+" "+l.Key+" "+string(l.Cause)+" holder="+l.Holder+" "+l.Detail)
+		}
+		return out
+	}
+	require.True(t, do(c1, "SET", "lock", "v1", "NX", "PX", "30000").IsOK())
+	assert.Equal(t, Int(0), do(c2, "EVAL", ScriptCompareAndDelete.Source, "1", "lock", "v2"))
+	assert.Equal(t, Int(1), do(c1, "DEL", "lock"))
+	assert.Empty(t, losses(), "a client's own DEL and a compare-and-delete that did not match are no loss")
+
+	require.True(t, do(c1, "SET", "lock", "same", "NX", "PX", "30000").IsOK())
+	assert.Equal(t, Int(1), do(c2, "DEL", "lock"))
+	require.True(t, do(c2, "SET", "lock", "same", "NX", "PX", "30000").IsOK())
+	assert.Equal(t, Bulk("same"), do(c1, "GETSET", "lock", "mine"))
+	assert.Equal(t, []string{
+		"A lock removed-by-client holder=c1 DEL from c2",
+		"A lock overwritten holder=c2 write from c1",
+	}, losses())
 }

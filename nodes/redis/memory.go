@@ -140,7 +140,7 @@ func (n *Node) lruClock() uint32 {
 // join the key slices, the size is re-measured. It runs at every
 // signalModifiedKey point (keyModified).
 func (n *Node) memAccount(key string) {
-	e := n.db[key]
+	e := n.entry(key)
 	if e == nil {
 		return
 	}
