@@ -73,8 +73,12 @@ func (live LivenessReport) judgement() Judgement {
 }
 
 // Stream carries the longest wait so far and the clients that waited. A
-// wait never spans a quiet point, so its free stretches lie in its piece;
-// the fault-free windows come from the faults, which are kept whole.
+// wait never spans a quiet point, and one that spans a cut under
+// contention is measured in each piece from its true start (waits), its
+// free stretches on either side of the cut, at which its lock was granted
+// (sim/stream.go, contendedCut): the longest of the whole wait is the
+// longer of the two, and a stretch over the bound lies in one piece. The
+// fault-free windows come from the faults, which are kept whole.
 func (livenessProperty) Stream(opts Options) PieceJudge {
 	return &livenessPieces{opts: opts, waited: map[string]bool{}}
 }
@@ -151,9 +155,10 @@ type LivenessReport struct {
 type waitEnd int
 
 const (
-	acquired waitEnd = iota // the client got the lock
-	crashed                 // the client crashed while waiting
-	runEnded                // the run ended first: the client never acquired
+	acquired  waitEnd = iota // the client got the lock
+	crashed                  // the client crashed while waiting
+	runEnded                 // the run ended first: the client never acquired
+	continues                // it runs on into the next piece (sim.History.WaitsOut)
 )
 
 // wait is one span during which a client needed a lock and did not have it.
@@ -250,7 +255,8 @@ func judgeWaits(h *sim.History, opts Options, spans, windows []Window, ws []wait
 	freeOf := map[string]*freeStretches{}
 	for _, w := range ws {
 		if _, ok := freeOf[w.lock]; !ok {
-			freeOf[w.lock] = newFreeStretches(intersect(windows, complement(held[w.lock], 0, h.End)))
+			// From h.Since: before it, a piece holds no belief.
+			freeOf[w.lock] = newFreeStretches(intersect(windows, complement(held[w.lock], h.Since, h.End)))
 		}
 	}
 	var spanSet map[Window]bool // the fault spans, built for the first violation
@@ -609,18 +615,40 @@ func heldByLock(h *sim.History) map[string][]Window {
 	return out
 }
 
-// waits measures the waits of h, in (client, lock, start) order.
+// waits measures the waits of h, in (client, lock, start) order. On a
+// piece of a streamed history (sim/stream.go), a wait that ran across the
+// cut the piece begins at (h.WaitsIn) starts at its true start, before the
+// piece, and one that runs across the piece's end (h.WaitsOut) ends there,
+// continuing: each piece measures the part of it inside the piece (the
+// free stretches from h.Since on, judgeWaits), and only the piece in which
+// it ends counts its latency.
 func waits(h *sim.History) []wait {
 	type key struct{ client, lock string }
 	byKey := map[key][]*sim.Want{} // pointers into h: a word per want
 	var keys []key
+	addKey := func(k key) {
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+			byKey[k] = nil
+		}
+	}
 	for i := range h.Wants {
 		w := &h.Wants[i]
 		k := key{w.Client, w.Lock}
-		if _, ok := byKey[k]; !ok {
-			keys = append(keys, k)
-		}
+		addKey(k)
 		byKey[k] = append(byKey[k], w)
+	}
+	var in, out map[key]sim.Time
+	if len(h.WaitsIn)+len(h.WaitsOut) > 0 {
+		in, out = map[key]sim.Time{}, map[key]sim.Time{}
+		for _, w := range h.WaitsIn {
+			in[key{w.Client, w.Lock}] = w.Start
+			addKey(key{w.Client, w.Lock})
+		}
+		for _, w := range h.WaitsOut {
+			out[key{w.Client, w.Lock}] = w.Start
+			addKey(key{w.Client, w.Lock})
+		}
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		if keys[i].client != keys[j].client {
@@ -629,7 +657,7 @@ func waits(h *sim.History) []wait {
 		return keys[i].lock < keys[j].lock
 	})
 
-	var out []wait
+	var res []wait
 	for _, k := range keys {
 		wants := byKey[k]
 		sort.SliceStable(wants, func(i, j int) bool {
@@ -640,6 +668,9 @@ func waits(h *sim.History) []wait {
 		})
 		var cur wait // a value, not a pointer: one allocation less per want
 		waiting := false
+		if start, ok := in[k]; ok {
+			cur, waiting = wait{client: k.client, lock: k.lock, start: start}, true
+		}
 		for _, w := range wants {
 			end := w.End
 			if w.Open {
@@ -659,15 +690,23 @@ func waits(h *sim.History) []wait {
 				}
 				continue // still waiting
 			}
-			out = append(out, cur)
+			res = append(res, cur)
 			waiting = false
 		}
-		if waiting {
+		start, goesOn := out[k]
+		switch {
+		case goesOn && !waiting:
+			// Its wants are all in later pieces.
+			res = append(res, wait{client: k.client, lock: k.lock, start: start, end: maxTime(h.End, start), how: continues})
+		case goesOn:
+			cur.end, cur.how = maxTime(h.End, cur.start), continues
+			res = append(res, cur)
+		case waiting:
 			cur.end, cur.how = maxTime(h.End, cur.start), runEnded
-			out = append(out, cur)
+			res = append(res, cur)
 		}
 	}
-	return out
+	return res
 }
 
 // livenessViolation explains the stretch free of wait w, longer than bound.

@@ -43,9 +43,12 @@ import (
 //     NB: an attempt may start before the cut (a client waiting for the
 //     lock while another holds it): its acquire is still in Q, whose
 //     linearization may place it after the cut, as the whole one can.
-//   - The kernel also cuts at the instant t a belief begins when nothing
-//     else is open (sim/stream.go, carriedBeliefs: contention never comes
-//     to a quiet point); that belief goes whole into Q. Every belief of P
+//   - The kernel also cuts at the instant t a belief begins when no
+//     attempt and no older belief is open (sim/stream.go, contendedCut:
+//     contention never comes to a quiet point; open wants and waits are
+//     carried too, which lock safety does not read); that belief goes
+//     whole into Q, and every other belief of Q comes of an attempt that
+//     started at t or later. Every belief of P
 //     ended by t and every belief of Q starts at t or later, so the same
 //     holds with M <= t: P's lock ends free and Q starts from a free lock
 //     whose first grant is the carried belief (a release of P at t and the

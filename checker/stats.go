@@ -157,8 +157,10 @@ func (a *statsAcc) add(h *sim.History) {
 	held := heldByLock(h)
 	a.avail.grow(h.End)
 	for _, l := range locks {
-		waiting := complement(complement(waitsByLock[l], 0, h.End), 0, h.End)
-		for _, f := range intersect(waiting, complement(held[l], 0, h.End)) {
+		// From h.Since: before it, a piece holds no belief (a wait across
+		// the cut counts there in the piece before).
+		waiting := complement(complement(waitsByLock[l], h.Since, h.End), h.Since, h.End)
+		for _, f := range intersect(waiting, complement(held[l], h.Since, h.End)) {
 			a.s.Unavailable += f.End.Sub(f.Start)
 			a.avail.add(l, f)
 		}

@@ -27,8 +27,14 @@ import (
 //   - token order: per lock, the first accepted write of the highest token
 //     (tokenRule, the rule CheckTokenOrder applies to a whole history);
 //   - liveness: the longest wait so far and the clients that waited. A wait
-//     never spans a quiet point, so its free stretches lie in its piece;
-//     the fault-free windows come from the faults, which are kept whole.
+//     never spans a quiet point, so its free stretches lie in its piece; a
+//     wait may span a cut under contention (the instant its lock is granted
+//     to another client), which then names it with its true start on both
+//     sides (History.WaitsOut, WaitsIn): the lock is held from the cut on,
+//     so each free stretch lies in one piece, and each piece measures the
+//     wait's stretches from its Since (waits, judgeWaits). Its latency is
+//     counted by the piece in which it ends. The fault-free windows come
+//     from the faults, which are kept whole.
 //     A crash that may still be followed by a restart makes the windows
 //     after it provisional: pieces are then kept until the restart comes or
 //     the run ends.
@@ -230,6 +236,7 @@ func concat(ps []*sim.History, faults []sim.FaultRecord, end sim.Time) *sim.Hist
 	last := *ps[len(ps)-1]
 	h := &last
 	h.Faults, h.End = faults, end
+	h.Since, h.WaitsIn = ps[0].Since, ps[0].WaitsIn
 	var nw, na, nb, ns, nk int
 	for _, p := range ps {
 		nw, na, nb, ns = nw+len(p.Wants), na+len(p.Attempts), nb+len(p.Beliefs), ns+len(p.Sections)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -42,17 +43,37 @@ var zookeeperKind = &ProcKind{
 		if z == nil {
 			return nil
 		}
-		cfg := zookeeper.DefaultConfig()
-		if z.TickTime > 0 {
-			cfg.TickTime = z.TickTime
-		}
-		cfg.LockDelay = z.LockDelay
-		cfg.MinSessionTimeout, cfg.MaxSessionTimeout = z.MinSessionTimeout, z.MaxSessionTimeout
+		cfg := z.config()
 		if err := cfg.Validate(); err != nil {
 			return fmt.Errorf("zookeeper: %w", err)
 		}
 		return b.add(z.Name, z.Clock, func() sim.Process { return zookeeper.New(cfg) })
 	},
+}
+
+// config is the server configuration of the section.
+func (z *ZKSpec) config() zookeeper.Config {
+	cfg := zookeeper.DefaultConfig()
+	if z.TickTime > 0 {
+		cfg.TickTime = z.TickTime
+	}
+	cfg.LockDelay = z.LockDelay
+	cfg.MinSessionTimeout, cfg.MaxSessionTimeout = z.MinSessionTimeout, z.MaxSessionTimeout
+	return cfg
+}
+
+// lockLifetime is how long one grant of l lives without renewal in s: the
+// lock's Lifetime, except that a zookeeper session lives as long as the
+// server negotiated it, the requested timeout clamped into [min, max]
+// (ZooKeeperServer.java 1518-1527; nodes/zookeeper Config.Negotiate), not
+// as long as the client asked.
+func (s *Scenario) lockLifetime(l clients.LockConfig) time.Duration {
+	if l.Algorithm == clients.ZooKeeper {
+		if z := s.ZK(); z != nil && l.SessionTimeout > 0 {
+			return z.config().Negotiate(l.SessionTimeout)
+		}
+	}
+	return l.Lifetime()
 }
 
 // ZK returns the scenario's zookeeper: section, or nil.

@@ -3,6 +3,8 @@ package scenarios_test
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -172,6 +174,18 @@ func checkPieces(t *testing.T, s *scenarios.Scenario, seed uint64) int {
 	joined := &sim.History{Faults: last.Faults, Roles: last.Roles, Clocks: last.Clocks, End: last.End}
 	for i, p := range c.pieces {
 		assert.Equal(t, whole.Clocks, p.Clocks, "piece %d: every piece carries the initial clocks", i)
+		// A piece begins at the cut the one before it ended at, with the
+		// waits that ran across it (issue 28: a cut under contention).
+		if i == 0 {
+			assert.Zero(t, p.Since, "the first piece begins at 0")
+			assert.Empty(t, p.WaitsIn)
+		} else {
+			assert.Equal(t, c.pieces[i-1].End, p.Since, "piece %d begins where %d ended", i, i-1)
+			assert.Equal(t, c.pieces[i-1].WaitsOut, p.WaitsIn, "piece %d: the waits across its start", i)
+		}
+		for _, w := range p.WaitsOut {
+			assert.LessOrEqual(t, w.Start, p.End, "piece %d: a wait across its end starts after it", i)
+		}
 		if i < len(c.pieces)-1 {
 			for _, x := range p.Wants {
 				assert.False(t, x.Open, "piece %d holds an open want", i)
@@ -218,6 +232,36 @@ func checkPieces(t *testing.T, s *scenarios.Scenario, seed uint64) int {
 	}
 	norm(whole)
 	norm(joined)
+	// The wants open at a cut go into the next piece (issue 28), after
+	// wants that began later and closed before it: the same wants, in
+	// another order. The whole history's are in start order.
+	wantOrder := func(ws []sim.Want) {
+		sort.SliceStable(ws, func(i, j int) bool {
+			a, b := ws[i], ws[j]
+			if a.Start != b.Start {
+				return a.Start < b.Start
+			}
+			if a.Client != b.Client {
+				return a.Client < b.Client
+			}
+			return a.End < b.End
+		})
+	}
+	wantOrder(whole.Wants)
+	wantOrder(joined.Wants)
+	// Compared field by field: testify's diff of two long histories takes
+	// minutes.
+	for _, f := range []struct {
+		name       string
+		want, have any
+	}{
+		{"wants", whole.Wants, joined.Wants}, {"attempts", whole.Attempts, joined.Attempts},
+		{"beliefs", whole.Beliefs, joined.Beliefs}, {"sections", whole.Sections, joined.Sections},
+	} {
+		if !assert.True(t, reflect.DeepEqual(f.want, f.have), "the joined pieces' %s differ from the whole history's", f.name) {
+			return len(c.pieces)
+		}
+	}
 	assert.Equal(t, *whole, *joined)
 	assert.Equal(t, w.Kernel.TraceHash(), w2.Kernel.TraceHash())
 	return len(c.pieces)
@@ -225,8 +269,8 @@ func checkPieces(t *testing.T, s *scenarios.Scenario, seed uint64) int {
 
 // midContentionCuts counts the cuts of s's history (pieces as small as the
 // kernel allows) at which a belief was open: it began at or before the cut
-// and ended after it (issue 28).
-func midContentionCuts(t *testing.T, s *scenarios.Scenario, seed uint64) int {
+// and ended after it, and those at which a client waited (issue 28).
+func midContentionCuts(t *testing.T, s *scenarios.Scenario, seed uint64) (held, waited int) {
 	t.Helper()
 	w, err := scenarios.Build(s, seed, false)
 	require.NoError(t, err)
@@ -234,16 +278,18 @@ func midContentionCuts(t *testing.T, s *scenarios.Scenario, seed uint64) int {
 	w.Kernel.SetHistorySink(&c, 1)
 	require.NoError(t, w.Kernel.Run(sim.At(s.Duration)))
 	w.Kernel.Finish()
-	n := 0
 	for i, p := range c.pieces[:len(c.pieces)-1] {
 		for _, b := range c.pieces[i+1].Beliefs {
 			if b.Start <= p.End && (b.Open || b.End > p.End) {
-				n++
+				held++
 				break
 			}
 		}
+		if len(p.WaitsOut) > 0 {
+			waited++
+		}
 	}
-	return n
+	return held, waited
 }
 
 // contended are worlds in which some client always holds or waits for the
@@ -285,13 +331,39 @@ resource: {fencing: none}
 name: three-contend
 title: three clients always contend
 seed: 1
-duration: 2m
+duration: 20s
 network: {latency: 50us..150us}
 redis: [{name: A}]
 clients:
   - {name: c1, lock: {algorithm: redis-single, node: A, ttl: 2s}, workload: {start: 0s, cycles: 0, hold: 0s, think: 0s}}
   - {name: c2, lock: {algorithm: redis-single, node: A, ttl: 2s}, workload: {start: 0s, cycles: 0, hold: 0s, think: 0s}}
   - {name: c3, lock: {algorithm: redis-single, node: A, ttl: 2s}, workload: {start: 0s, cycles: 0, hold: 0s, think: 0s}}
+`, `
+name: four-contend
+title: four clients always contend for a fenced resource, with a liveness bound
+seed: 4
+duration: 40s
+network: {latency: 1ms..3ms}
+redis: [{name: A}]
+clients:
+  - {name: c1, lock: {algorithm: redis-single, node: A, ttl: 1s, fencing_token: incr}, workload: {start: 0s, cycles: 0, hold: 150ms, think: 0s}}
+  - {name: c2, lock: {algorithm: redis-single, node: A, ttl: 1s, fencing_token: incr}, workload: {start: 0s, cycles: 0, hold: 150ms, think: 0s}}
+  - {name: c3, lock: {algorithm: redis-single, node: A, ttl: 1s, fencing_token: incr}, workload: {start: 0s, cycles: 0, hold: 150ms, think: 0s}}
+  - {name: c4, lock: {algorithm: redis-single, node: A, ttl: 1s, fencing_token: incr}, workload: {start: 0s, cycles: 0, hold: 150ms, think: 0s}}
+resource: {fencing: monotonic}
+expect: {liveness: holds, max_wait: 3s}
+`, `
+name: three-redlock
+title: three clients always contend for a Redlock lock on three masters
+seed: 6
+duration: 30s
+network: {latency: 1ms..3ms}
+redis: [{name: A}, {name: B}, {name: C}]
+clients:
+  - {name: c1, lock: {algorithm: redlock, nodes: [A, B, C], ttl: 2s}, workload: {start: 0s, cycles: 0, hold: 100ms, think: 0s}}
+  - {name: c2, lock: {algorithm: redlock, nodes: [A, B, C], ttl: 2s}, workload: {start: 0s, cycles: 0, hold: 100ms, think: 0s}}
+  - {name: c3, lock: {algorithm: redlock, nodes: [A, B, C], ttl: 2s}, workload: {start: 0s, cycles: 0, hold: 100ms, think: 0s}}
+expect: {liveness: holds, max_wait: 5s}
 `}
 
 // TestStreamedJudgingMatchesWholeContended is the equivalence on contended
@@ -314,8 +386,14 @@ func TestStreamedJudgingMatchesWholeContended(t *testing.T) {
 		}
 		for i, x := range runs {
 			t.Run(fmt.Sprintf("%s/%d", base.Name, i), func(t *testing.T) {
-				if i == 0 && base.Name != "three-contend" {
-					assert.Greater(t, midContentionCuts(t, x.s, x.seed), 20, "no cut while a client held the lock")
+				if i == 0 {
+					held, waited := midContentionCuts(t, x.s, x.seed)
+					t.Logf("cuts while held %d, while waiting %d", held, waited)
+					if base.Name == "three-contend" || base.Name == "four-contend" || base.Name == "three-redlock" {
+						assert.Greater(t, waited, 20, "no cut while a client waited")
+					} else {
+						assert.Greater(t, held, 20, "no cut while a client held the lock")
+					}
 				}
 				checkPieces(t, x.s, x.seed)
 				whole, stream := streamed(t, x.s, x.seed)

@@ -92,8 +92,9 @@ func (e *ErrMemory) Error() string {
 		consumer = fmt.Sprintf("%d history records (the trace is not kept)", e.History)
 	}
 	if e.Streamed {
-		consumer += fmt.Sprintf("; the history goes to the checker in pieces cut at quiet points (no lock held, wanted or in use), "+
-			"and no quiet point came for these %d records (some client always held or waited for a lock); the checker keeps %d more", e.History, e.SinkHeld)
+		consumer += fmt.Sprintf("; the history goes to the checker in pieces cut at quiet points (no lock held, wanted or in use) "+
+			"or at the instant a lock is granted while no acquire attempt is in flight, "+
+			"and no quiet point came for these %d records (some client always had an attempt in flight, or a lock was always held or awaited); the checker keeps %d more", e.History, e.SinkHeld)
 	}
 	return fmt.Sprintf("memory budget of %s exceeded: %s of heap in use at true time %s after %d events; held: %s. "+
 		"Shorten the scenario's duration, or raise the budget with --max-memory (0 turns it off)",

@@ -39,6 +39,25 @@ type History struct {
 	Clocks []ClockRecord `json:",omitempty"`
 	// End is the true time at which the run stopped.
 	End Time
+	// Since, WaitsIn and WaitsOut are set only on the pieces of a
+	// streamed history (stream.go): Since is the time of the cut the
+	// piece begins at (0 for the first piece, and for a whole history),
+	// WaitsIn the waits that ran across that cut, WaitsOut those that run
+	// across the piece's End (the next piece's WaitsIn; none but under
+	// contention). A want lies in the piece in which it ended (or the
+	// last); the checker joins a wait's wants by client and lock.
+	Since    Time       `json:",omitempty"`
+	WaitsIn  []OpenWait `json:",omitempty"`
+	WaitsOut []OpenWait `json:",omitempty"`
+}
+
+// OpenWait is a wait in progress: Client has wanted Lock since Start (its
+// first want since it last got the lock or crashed with a want open) and
+// has not got it yet.
+type OpenWait struct {
+	Client string
+	Lock   string
+	Start  Time
 }
 
 // ClockRecord is one process's initial clock setting (Kernel.Add's

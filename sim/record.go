@@ -12,9 +12,11 @@ type openRecords struct {
 	attempts []int
 	beliefs  []int
 	counters []int
-	// waiting lists the locks the process still waits for after a want
-	// that gave up (a liveness wait runs on until it gets the lock).
-	waiting []string
+	// waiting lists the locks the process waits for, with the time each
+	// wait began: from its first want until a want gets the lock or the
+	// process crashes while a want is open (a liveness wait runs on across
+	// wants that gave up), as checker.waits measures it.
+	waiting []OpenWait
 	// moves counts the times the process moved on from its critical
 	// sections (see pendSection).
 	moves uint32
@@ -23,19 +25,19 @@ type openRecords struct {
 // startWaiting and stopWaiting keep openRecords.waiting and the kernel's
 // count of waits in progress (a piece of a streamed history never ends
 // inside a wait).
-func (k *Kernel) startWaiting(o *openRecords, lock string) {
-	for _, l := range o.waiting {
-		if l == lock {
+func (k *Kernel) startWaiting(o *openRecords, client, lock string) {
+	for _, w := range o.waiting {
+		if w.Lock == lock {
 			return
 		}
 	}
-	o.waiting = append(o.waiting, lock)
+	o.waiting = append(o.waiting, OpenWait{Client: client, Lock: lock, Start: k.now})
 	k.hs.waiting++
 }
 
 func (k *Kernel) stopWaiting(o *openRecords, lock string) {
-	for i, l := range o.waiting {
-		if l == lock {
+	for i, w := range o.waiting {
+		if w.Lock == lock {
 			o.waiting = append(o.waiting[:i], o.waiting[i+1:]...)
 			k.hs.waiting--
 			return
@@ -56,11 +58,12 @@ func removeInt(s []int, v int) []int {
 // want's id.
 func (e *Env) WantBegin(lock string) int {
 	h := &e.k.hist
-	id := e.k.hs.wants + len(h.Wants)
+	id := e.k.hs.wants + len(h.Wants) - len(e.k.hs.carriedWants)
 	h.Wants = append(h.Wants, Want{Client: e.p.name, Lock: lock, Start: e.k.now, Open: true})
 	e.p.open.wants = append(e.p.open.wants, id)
 	e.k.hs.open++
-	e.k.startWaiting(&e.p.open, lock)
+	e.k.hs.openWants++
+	e.k.startWaiting(&e.p.open, e.p.name, lock)
 	e.k.movedOn(e.p)
 	return id
 }
@@ -69,13 +72,9 @@ func (e *Env) WantBegin(lock string) int {
 // otherwise reason says why ("gave-up").
 func (e *Env) WantEnd(id int, got bool, reason string) {
 	k := e.k
-	i := id - k.hs.wants
-	if i < 0 || i >= len(k.hist.Wants) {
+	w := k.want(id)
+	if w == nil || !w.Open {
 		return // handed over with a piece: closed long ago
-	}
-	w := &k.hist.Wants[i]
-	if !w.Open {
-		return
 	}
 	w.End, w.Got, w.Open, w.Reason = k.now, got, false, reason
 	o := k.owner(w.Client)
@@ -85,6 +84,7 @@ func (e *Env) WantEnd(id int, got bool, reason string) {
 	}
 	o.open.wants = removeInt(o.open.wants, id)
 	k.hs.open--
+	k.hs.openWants--
 	k.maybeFlush()
 }
 
@@ -96,6 +96,7 @@ func (e *Env) AttemptBegin(lock string) int {
 	h.Attempts = append(h.Attempts, Attempt{Client: e.p.name, Lock: lock, Start: e.k.now, Open: true})
 	e.p.open.attempts = append(e.p.open.attempts, id)
 	e.k.hs.open++
+	e.k.hs.openAttempts++
 	e.k.movedOn(e.p)
 	e.k.logLockID(KindAcquireStart, e.p.id, lock, " attempt ", "attempt", int64(id))
 	return id
@@ -117,6 +118,7 @@ func (e *Env) AttemptEnd(id int, ok bool) {
 	o := k.owner(a.Client)
 	o.open.attempts = removeInt(o.open.attempts, id)
 	k.hs.open--
+	k.hs.openAttempts--
 	if !ok {
 		k.logLockID(KindAcquireFailed, e.p.id, a.Lock, " attempt ", "attempt", int64(id))
 	}
@@ -141,7 +143,7 @@ func (e *Env) BeliefBegin(lock string, attempt int, token int64, hasToken bool) 
 	} else {
 		e.LogAttrs(KindAcquired, lock, Str("lock", lock))
 	}
-	e.k.maybeFlush() // a cut may carry this belief (carriedBeliefs)
+	e.k.maybeFlush() // a cut may carry this belief (contendedCut)
 	return id
 }
 
@@ -304,16 +306,18 @@ func (k *Kernel) closeOpen(p *proc, reason BeliefEnd) {
 		if a := &k.hist.Attempts[id-k.hs.attempts]; a.Open {
 			a.End = k.now
 			k.hs.open--
+			k.hs.openAttempts--
 		}
 	}
 	p.open.attempts = p.open.attempts[:0]
 	for _, id := range p.open.wants {
-		w := &k.hist.Wants[id-k.hs.wants]
-		if !w.Open {
+		w := k.want(id)
+		if w == nil || !w.Open {
 			continue
 		}
 		w.End = k.now
 		k.hs.open--
+		k.hs.openWants--
 		if reason == EndCrashed {
 			w.Open, w.Reason = false, "crashed"
 			k.stopWaiting(&p.open, w.Lock)
@@ -357,6 +361,7 @@ func (k *Kernel) Finish() *History {
 			// The last piece: everything left, settled or not (the run is
 			// over, nothing can change).
 			last := k.hist
+			last.Since, last.WaitsIn = k.hs.since, k.hs.waitsIn
 			last.Faults = last.Faults[:len(last.Faults):len(last.Faults)]
 			last.Roles = last.Roles[:len(last.Roles):len(last.Roles)]
 			k.hs.sink.Piece(&last)

@@ -14,15 +14,21 @@ import "slices"
 // lock after giving up (a liveness wait runs on across its wants until the
 // client gets the lock), and every critical section is settled (see
 // settled). Contention never comes to such a point (two clients taking
-// turns: one always holds or waits), so a piece may also end at the very
-// instant a belief begins with nothing else open (carriedBeliefs): the open
-// belief goes whole into the next piece, which then starts with the lock's
-// owner known, and every record of the piece before it closed by then. Judging the pieces one after the other is then exact (the
-// checker's split.go and stream.go say why for each property), and the IDs
-// of the records stay those of the whole history: a piece is the whole
-// history's records from one ID on, Faults and Roles (promotion.go) are kept whole (a
-// fault schedule applies few, servers change role rarely) and every piece
-// carries all those recorded so far.
+// turns: one always holds or waits; three: one always waits), so a piece
+// may also end at the very instant a belief begins with no attempt and no
+// older belief open (contendedCut): the open beliefs that begin now go
+// whole into the next piece, which then starts with the lock's owner
+// known; so do the open wants, and the waits in progress (for the locks of
+// those beliefs only) are named at the cut with their start (History's
+// WaitsOut, the next piece's WaitsIn). Every other record of the piece
+// before the cut closed by then. Judging the pieces one after the other is
+// then exact (the checker's split.go, stream.go and liveness.go say why
+// for each property). The IDs of the records stay those of the whole
+// history: a piece is the whole history's records from one ID on, but for
+// the wants carried into it (the kernel finds those by ID, carriedWants);
+// Faults and Roles (promotion.go) are kept whole (a fault schedule applies
+// few, servers change role rarely) and every piece carries all those
+// recorded so far.
 //
 // A new record kind plugs in by saying when it is open (counted in
 // histStream.open while it is) and when it settles; the flush waits for
@@ -50,11 +56,20 @@ type histStream struct {
 	sink     HistorySink
 	minPiece int // records a piece holds at least before it is handed over
 	// The ID of the first record of each kind in k.hist (0 until a piece
-	// was handed over).
+	// was handed over), the carried wants aside.
 	wants, attempts, beliefs, sections int
-	// open counts the open wants, attempts and beliefs, and waiting the
-	// (client, lock) pairs whose wait runs on after a want that gave up.
-	open, waiting int
+	// carriedWants are the IDs of the wants at the front of k.hist.Wants,
+	// carried open across the last cut (contendedCut), in ID order; the
+	// wants after them are numbered on from wants.
+	carriedWants []int
+	// open counts the open wants, attempts and beliefs (openWants and
+	// openAttempts those of the first two kinds), and waiting the (client,
+	// lock) pairs whose wait runs on (openRecords.waiting).
+	open, openWants, openAttempts, waiting int
+	// since and waitsIn are the piece in progress's History.Since and
+	// WaitsIn: the last cut, and the waits that ran across it.
+	since   Time
+	waitsIn []OpenWait
 	// pend lists the sections in k.hist that may still change.
 	pend []pendSection
 }
@@ -120,12 +135,12 @@ func (k *Kernel) movedOn(p *proc) { p.open.moves++ }
 // point and the piece is large enough. It is O(1) while a record is open.
 func (k *Kernel) maybeFlush() {
 	hs := &k.hs
-	if hs.sink == nil || hs.waiting > 0 || k.hist.records() < hs.minPiece {
+	if hs.sink == nil || k.hist.records() < hs.minPiece {
 		return
 	}
 	carry := 0
-	if hs.open > 0 {
-		if carry = k.carriedBeliefs(); carry == 0 {
+	if hs.open > 0 || hs.waiting > 0 {
+		if carry = k.contendedCut(); carry == 0 {
 			return
 		}
 	}
@@ -143,61 +158,143 @@ func (k *Kernel) maybeFlush() {
 	k.flush(carry)
 }
 
-// carriedBeliefs reports how many open beliefs a cut now would carry into
-// the next piece, 0 if none can be carried (issue 28: two clients taking
-// turns always have one holding or waiting, so without this the history
-// is never cut). A belief is carried whole when the only open records are
-// beliefs that began at this very instant, the last ones of the piece
-// (beliefs are numbered in start order, so the piece stays the whole
-// history's records from one ID on), and no wait runs on (checked by the
-// caller). Judging the pieces one after the other stays exact (the
-// checker's split.go): every record of the piece before the cut closed by
-// now, and every record after it, the carried beliefs included, begins
-// now or later; the lock's owner at the cut is the carried belief's
-// client, and that belief is judged whole in the next piece. A piece with
-// a key loss is not cut so (a loss is named between two belief starts,
-// which the cut would separate).
-func (k *Kernel) carriedBeliefs() int {
+// contendedCut reports how many open beliefs a cut now would carry into
+// the next piece, 0 if no cut can fall now (issue 28: two clients taking
+// turns always have one holding or waiting, three always have one
+// waiting, so without this the history is never cut). A cut may fall at
+// the instant a belief begins when the only open records are beliefs that
+// began at this very instant, the last ones of the piece (beliefs are
+// numbered in start order, so the piece stays the whole history's records
+// from one ID on), and wants; no attempt is open, and every wait in
+// progress is for the lock of one of those beliefs. Judging the pieces one
+// after the other stays exact (the checker's split.go and liveness.go):
+// every belief of the piece before the cut ended by now, and every belief
+// after it, the carried ones included, begins now or later, so the lock's
+// owner at the cut is the carried belief's client; and a lock somebody
+// waits for is held from now on, so no stretch in which it stood free
+// while someone waited spans the cut: each lies in one piece, and a wait
+// across the cut is judged in both, from its true start (History.WaitsOut
+// and WaitsIn). A piece with a key loss is not cut so (a loss is named
+// between two belief starts, which the cut would separate).
+func (k *Kernel) contendedCut() int {
 	h := &k.hist
-	if len(h.KeyLosses) > 0 {
+	hs := &k.hs
+	if len(h.KeyLosses) > 0 || hs.openAttempts > 0 {
 		return 0
 	}
 	n := 0
-	for i := len(h.Beliefs) - 1; i >= 0 && n < k.hs.open; i-- {
+	for i := len(h.Beliefs) - 1; i >= 0 && n < hs.open; i-- {
 		b := &h.Beliefs[i]
 		if !b.Open || b.Start != k.now {
 			break
 		}
 		n++
 	}
-	if n != k.hs.open {
-		return 0 // a want, an attempt or an older belief is open
+	if n == 0 || n+hs.openWants != hs.open {
+		return 0 // no belief begins now, or an older belief is open
+	}
+	if hs.waiting > 0 {
+		locks := h.Beliefs[len(h.Beliefs)-n:]
+		held := func(lock string) bool {
+			for i := range locks {
+				if locks[i].Lock == lock {
+					return true
+				}
+			}
+			return false
+		}
+		seen := 0
+		for _, p := range k.procs {
+			for _, w := range p.open.waiting {
+				if !held(w.Lock) {
+					return 0 // a free lock someone waits for
+				}
+				seen++
+			}
+			if seen == hs.waiting {
+				break
+			}
+		}
 	}
 	return n
 }
 
+// want returns the want with the given ID in the piece in progress, nil if
+// it was handed over with a piece (closed long ago).
+func (k *Kernel) want(id int) *Want {
+	hs := &k.hs
+	if i := id - hs.wants; i >= 0 {
+		if i += len(hs.carriedWants); i < len(k.hist.Wants) {
+			return &k.hist.Wants[i]
+		}
+		return nil
+	}
+	for i, c := range hs.carriedWants {
+		if c == id {
+			return &k.hist.Wants[i]
+		}
+	}
+	return nil
+}
+
 // flush hands the piece in progress to the sink and starts a new one with
-// the last carry beliefs (open ones, see carriedBeliefs) in it. The piece
-// gets copies of exactly its records, and the kernel keeps its slices for
-// the next piece: a sink that keeps pieces for a while (checker.Stream)
-// holds their records, not the slack of slices grown by appending, and the
-// kernel's slices stop growing at the largest piece (issue 28).
+// the last carry beliefs and the open wants (see contendedCut) in it. The
+// piece gets copies of exactly its records, and the kernel keeps its
+// slices for the next piece: a sink that keeps pieces for a while
+// (checker.Stream) holds their records, not the slack of slices grown by
+// appending, and the kernel's slices stop growing at the largest piece
+// (issue 28).
 func (k *Kernel) flush(carry int) {
 	h := &k.hist
+	hs := &k.hs
 	nb := len(h.Beliefs) - carry
-	p := &History{Wants: slices.Clone(h.Wants), Attempts: slices.Clone(h.Attempts), Beliefs: slices.Clone(h.Beliefs[:nb]), Sections: slices.Clone(h.Sections),
-		KeyLosses: h.KeyLosses, Faults: h.Faults[:len(h.Faults):len(h.Faults)], Roles: h.Roles[:len(h.Roles):len(h.Roles)], Clocks: h.Clocks, End: k.now}
-	k.hs.wants += len(h.Wants)
-	k.hs.attempts += len(h.Attempts)
-	k.hs.beliefs += nb
-	k.hs.sections += len(h.Sections)
-	h.Wants = h.Wants[:0]
+	p := &History{Attempts: slices.Clone(h.Attempts), Beliefs: slices.Clone(h.Beliefs[:nb]), Sections: slices.Clone(h.Sections),
+		KeyLosses: h.KeyLosses, Faults: h.Faults[:len(h.Faults):len(h.Faults)], Roles: h.Roles[:len(h.Roles):len(h.Roles)], Clocks: h.Clocks,
+		End: k.now, Since: hs.since, WaitsIn: hs.waitsIn}
+	// The wants: the closed ones go with the piece, the open ones stay
+	// (in ID order) for the next.
+	nextWant := hs.wants + len(h.Wants) - len(hs.carriedWants)
+	if hs.openWants == 0 {
+		p.Wants = slices.Clone(h.Wants)
+		h.Wants = h.Wants[:0]
+		hs.carriedWants = hs.carriedWants[:0]
+	} else {
+		p.Wants = make([]Want, 0, len(h.Wants)-hs.openWants)
+		var carried []int
+		kept := h.Wants[:0]
+		for i := range h.Wants {
+			w := h.Wants[i]
+			if !w.Open {
+				p.Wants = append(p.Wants, w)
+				continue
+			}
+			id := hs.wants + i - len(hs.carriedWants)
+			if i < len(hs.carriedWants) {
+				id = hs.carriedWants[i]
+			}
+			carried = append(carried, id)
+			kept = append(kept, w)
+		}
+		h.Wants = kept
+		hs.carriedWants = carried
+	}
+	hs.wants = nextWant
+	if hs.waiting > 0 {
+		p.WaitsOut = make([]OpenWait, 0, hs.waiting)
+		for _, q := range k.procs {
+			p.WaitsOut = append(p.WaitsOut, q.open.waiting...)
+		}
+	}
+	hs.since, hs.waitsIn = k.now, p.WaitsOut
+	hs.attempts += len(h.Attempts)
+	hs.beliefs += nb
+	hs.sections += len(h.Sections)
 	h.Attempts = h.Attempts[:0]
 	h.Beliefs = h.Beliefs[:copy(h.Beliefs, h.Beliefs[nb:])]
 	h.Sections = h.Sections[:0]
 	h.KeyLosses = nil // rare: most pieces have none; the piece owns them
-	k.hs.pend = k.hs.pend[:0]
-	k.hs.sink.Piece(p)
+	hs.pend = hs.pend[:0]
+	hs.sink.Piece(p)
 }
 
 // heldBySink is the number of records the sink keeps (0 without one).
