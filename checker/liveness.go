@@ -735,6 +735,13 @@ func livenessViolation(h *sim.History, spans map[Window]bool, w wait, free Windo
 	if cause := windowCause(h, spans, free.Start); cause != "" && named == nil {
 		text += " (" + cause + ")"
 	}
+	if b := crashedHolder(h, w.lock, free.Start); b != nil {
+		who := "the last holder, " + b.Client + ","
+		if b.Client == w.client {
+			who = b.Client + " itself, the last holder,"
+		}
+		text += fmt.Sprintf("; %s crashed at %s while holding the lock and never released it", who, at(b.End))
+	}
 	text += "."
 	switch {
 	case w.gaveUp == 1:
@@ -749,6 +756,23 @@ func livenessViolation(h *sim.History, spans map[Window]bool, w wait, free Windo
 		Windows:     []Window{free},
 		Explanation: text,
 	}
+}
+
+// crashedHolder returns the last belief in lock that ended by t when its
+// client crashed holding it (whatever it left on the servers, a key, a row
+// or a session, outlived it), or nil when that belief ended otherwise.
+func crashedHolder(h *sim.History, lock string, t sim.Time) *sim.Belief {
+	var last *sim.Belief
+	for i := range h.Beliefs {
+		b := &h.Beliefs[i]
+		if b.Lock == lock && !b.Open && b.End <= t && (last == nil || b.End >= last.End) {
+			last = b
+		}
+	}
+	if last == nil || last.Reason != sim.EndCrashed {
+		return nil
+	}
+	return last
 }
 
 // windowCause names the fault whose effect ended at t, if a fault-free
