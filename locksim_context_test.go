@@ -153,7 +153,29 @@ func TestRunBudgets(t *testing.T) {
 	got, err := Run(s, Options{MaxEvents: want.Events + 1, MaxMemory: -1})
 	require.NoError(t, err)
 	assert.Equal(t, want.TraceHash, got.TraceHash)
-	_, err = Run(s, Options{MaxEvents: want.Events / 2})
+	// The budget counts the kernel's events (messages, timers, calls run),
+	// not the trace events Result.Events reports: find the smallest budget
+	// the run fits in, then half of it must stop the run.
+	fits := func(n int64) bool {
+		_, err := Run(s, Options{MaxEvents: n})
+		return err == nil
+	}
+	lo, hi := int64(1), want.Events
+	require.True(t, fits(hi), "the run fits in as many kernel events as it traces")
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	need := hi
+	require.Greater(t, need, int64(100), "fenced-baseline runs more than a handful of kernel events")
+	got, err = Run(s, Options{MaxEvents: need})
+	require.NoError(t, err)
+	assert.Equal(t, want.TraceHash, got.TraceHash, "a budget the run just fits in changes nothing")
+	_, err = Run(s, Options{MaxEvents: need / 2})
 	var b *sim.ErrBudget
 	assert.ErrorAs(t, err, &b, "half the events it needs")
 }

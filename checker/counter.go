@@ -425,7 +425,23 @@ func lostSales(key string, g []*sim.CounterOp) Violation {
 		lost = fmt.Sprintf("%d of these %d sales were lost", n, len(g))
 	}
 	var text string
-	if repliesNewStock(first) {
+	if mixedMethods(g) {
+		// Each sale in its own terms: a DECR's or a script's answer is the
+		// stock after it, a get-set's or a watch's read the stock before.
+		all := "all"
+		if len(g) == 2 {
+			all = "both"
+		}
+		var sales []string
+		for i, s := range byCall {
+			if i < maxListed || len(g) == maxListed+1 {
+				sales = append(sales, saleTerms(s, at))
+			} else if i == maxListed {
+				sales = append(sales, fmt.Sprintf("%d more", len(g)-maxListed))
+			}
+		}
+		text = fmt.Sprintf("%d acknowledged sales of %q %s left it at %d (%s): %s (lost update)", len(g), key, all, after(first), strings.Join(sales, "; "), lost)
+	} else if repliesNewStock(first) {
 		all := "all"
 		if len(g) == 2 {
 			all = "both"
@@ -443,6 +459,32 @@ func lostSales(key string, g []*sim.CounterOp) Violation {
 	}
 	v.Explanation = text + "."
 	return v
+}
+
+// mixedMethods reports whether the sales of g were not all made the same
+// way: some answered the stock after the sale and others read it before, or
+// DECRs and stock scripts both answered.
+func mixedMethods(g []*sim.CounterOp) bool {
+	for _, s := range g[1:] {
+		if repliesNewStock(s) != repliesNewStock(g[0]) || (repliesNewStock(s) && s.Method != g[0].Method) {
+			return true
+		}
+	}
+	return false
+}
+
+// saleTerms names one sale by its method: "c1's DECR, answered 6 at
+// 0.021s", "c2's GET and SET, read 7 at 0.010s".
+func saleTerms(s *sim.CounterOp, at func(sim.Time) string) string {
+	switch s.Method {
+	case "decr":
+		return fmt.Sprintf("%s's DECR, answered %d at %s", s.Client, s.Observed, at(s.Return))
+	case "script":
+		return fmt.Sprintf("%s's stock script, answered %d at %s", s.Client, s.Observed, at(s.Return))
+	case "watch":
+		return fmt.Sprintf("%s's WATCH transaction, read %d at %s", s.Client, s.Observed, at(s.Call))
+	}
+	return fmt.Sprintf("%s's GET and SET, read %d at %s", s.Client, s.Observed, at(s.Call))
 }
 
 // otherNode returns the index of the first sale of g answered by another

@@ -81,7 +81,7 @@ func BuildWith(s *Scenario, seed uint64, opt BuildOptions) (*World, error) {
 			return nil, err
 		}
 		w.MaxWait[c.Name] = maxWait(s, c)
-		if l := c.Lock.Lifetime(); l > w.Settle {
+		if l := s.lockLifetime(c.Lock); l > w.Settle {
 			w.Settle = l
 		}
 	}
@@ -144,8 +144,9 @@ func maxWait(s *Scenario, c ClientSpec) time.Duration {
 		return s.Expect.MaxWait
 	}
 	// The lifetime and the wait bound are the algorithm's own
-	// (clients.Algorithm, clients/algorithms.go).
-	return 2*c.Lock.Lifetime() + c.Lock.WaitBound() + c.Workload.Think
+	// (clients.Algorithm, clients/algorithms.go); a zookeeper session's
+	// lifetime is the negotiated one (lockLifetime).
+	return 2*s.lockLifetime(c.Lock) + c.Lock.WaitBound() + c.Workload.Think
 }
 
 // operator is the hidden process through which faults act like a human

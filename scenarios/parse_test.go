@@ -125,6 +125,12 @@ func TestParseErrors(t *testing.T) {
 		{"merge of a scalar", minimal + "resource: {<<: *x}\nx: &x 1\n", []string{"t.yaml:"}},
 		{"alias bomb", "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n", []string{"expand to more than 100000 nodes"}},
 		{"drift out of range", strings.Replace(minimal, "  - name: A\n", "  - name: A\n    clock: {drift: -2}\n", 1), []string{"redis[0].clock.drift", "drift -2 out of range"}},
+		// ZooKeeper refuses to start with min above max, an unset bound
+		// being 2 or 20 ticks (QuorumPeerConfig); was exit 3 at build.
+		{"zk min above max", zkSection("  min_session_timeout: 30s\n  max_session_timeout: 10s\n"), []string{"t.yaml:4: zookeeper.min_session_timeout: 30s is above max_session_timeout 10s (both as written)"}},
+		{"zk min above default max", zkSection("  tick_time: 2s\n  min_session_timeout: 50s\n"), []string{"t.yaml:5: zookeeper.min_session_timeout: 50s is above max_session_timeout 40s (max_session_timeout unset: 20 ticks of 2s)"}},
+		{"zk default min above max", zkSection("  tick_time: 1s\n  max_session_timeout: 1s\n"), []string{"t.yaml:5: zookeeper.min_session_timeout: 2s is above max_session_timeout 1s (min_session_timeout unset: 2 ticks of 1s)"}},
+		{"zk negative tick", zkSection("  tick_time: -1s\n"), []string{"t.yaml:4: zookeeper.tick_time: must be positive (0 or omitted: 2s), got -1s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,6 +141,11 @@ func TestParseErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// zkSection is a zookeeper scenario whose zookeeper: block has fields.
+func zkSection(fields string) string {
+	return "name: t\nduration: 10s\nzookeeper:\n" + fields + "clients:\n  - name: c1\n    lock: {algorithm: zookeeper}\n"
 }
 
 // TestParseAnchorsAndAliases: YAML anchors, aliases and merge keys read as

@@ -55,3 +55,40 @@ clients:
 		})
 	}
 }
+
+// TestLivenessBoundUsesNegotiatedSession: the default liveness bound and
+// the settling time of a zookeeper client count the session the server
+// negotiated, not the one requested. A holder that crashes with a 1s
+// request (negotiated up to 4s with tickTime 2s) keeps its ephemeral
+// node about 4s, which a bound of 2 × 1s + 1s called a liveness violation.
+func TestLivenessBoundUsesNegotiatedSession(t *testing.T) {
+	tests := []struct {
+		zk, requested string
+		wantWait      time.Duration
+		wantSettle    time.Duration
+	}{
+		{"{tick_time: 2s}", "1s", 2*4*time.Second + time.Second, 4 * time.Second},
+		{"{tick_time: 2s}", "10s", 2*10*time.Second + time.Second, 10 * time.Second},
+		{"{tick_time: 2s}", "60s", 2*40*time.Second + time.Second, 40 * time.Second},
+		{"{tick_time: 2s, max_session_timeout: 6s}", "60s", 2*6*time.Second + time.Second, 6 * time.Second},
+		{"{tick_time: 2s, min_session_timeout: 8s}", "5s", 2*8*time.Second + time.Second, 8 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.zk+"/"+tt.requested, func(t *testing.T) {
+			src := `name: bound
+duration: 30s
+zookeeper: ` + tt.zk + `
+clients:
+  - name: c1
+    lock: {algorithm: zookeeper, node: zk, session_timeout: ` + tt.requested + `}
+    workload: {start: 0s, cycles: 1, hold: 5s}
+`
+			s, err := Parse("bound.yaml", []byte(src))
+			require.NoError(t, err)
+			w, err := Build(s, 1, false)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantWait, w.MaxWait["c1"])
+			assert.Equal(t, tt.wantSettle, w.Settle)
+		})
+	}
+}
