@@ -201,3 +201,56 @@ func TestStreamJudgesCountersWithTheLastPiece(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamWaitAcrossACut: under contention the kernel cuts at a grant
+// while another client waits (sim/stream.go, contendedCut): the open want
+// goes to the next piece, and the wait is named on both sides with its
+// true start (WaitsOut, WaitsIn). Judged piece by piece, the longest wait,
+// the latency and the unavailable time are those of the whole history;
+// without the carried wait they are not; a stretch over the bound after
+// the cut asks for the whole history.
+func TestStreamWaitAcrossACut(t *testing.T) {
+	opts := Options{DefaultMaxWait: 5 * time.Second}
+	// c1 holds 1s..4.5s, c3 5s..8s (wanted from 3s), c2 wants from 2s
+	// (giving up once at 3s) until it gets the lock at hold (its belief
+	// hold..hold+1s). The cut falls at 5s, c3's grant, c2 waiting.
+	whole := func(hold sim.Time) *sim.History {
+		h := history(s(30), []sim.Belief{bel("c1", s(1), s(1), ms(4500)), bel("c3", s(3), s(5), s(8)), bel("c2", ms(8500), hold, hold+s(1))}, nil)
+		h.Wants = []sim.Want{want("c1", s(1), s(1), true, ""), want("c2", s(2), s(3), false, "gave-up"), want("c3", s(3), s(5), true, ""), want("c2", ms(3500), hold, true, "")}
+		return h
+	}
+	pieces := func(h *sim.History, carry bool) []*sim.History {
+		p := &sim.History{Wants: h.Wants[:3], Beliefs: h.Beliefs[:1], End: s(5)}
+		q := &sim.History{Wants: h.Wants[3:], Beliefs: h.Beliefs[1:], End: h.End, Since: s(5)}
+		if carry {
+			p.WaitsOut = []sim.OpenWait{{Client: "c2", Lock: "L", Start: s(2)}}
+			q.WaitsIn = p.WaitsOut
+		}
+		return []*sim.History{p, q}
+	}
+	h := whole(s(9))
+	want := Check(h, opts)
+	require.Equal(t, Holds, want.Verdicts.Of(Liveness))
+	require.Equal(t, 7*time.Second, want.Stats.Latency.Max, "c2 waited 2s..9s")
+	for _, retain := range []int{0, 1 << 20} {
+		got, _, err := streamOf(opts, retain, pieces(h, true))
+		require.NoError(t, err)
+		assert.Equal(t, want.Verdicts, got.Verdicts)
+		assert.Equal(t, want.LongestWait, got.LongestWait)
+		assert.Equal(t, want.LongestWaitClient, got.LongestWaitClient)
+		assert.Equal(t, want.Stats, got.Stats, "retain %d", retain)
+	}
+	// Without the carried wait, the piece after the cut sees c2 wait from
+	// 3.5s with no belief before 5s: a free stretch that never was.
+	got, _, err := streamOf(opts, 0, pieces(h, false))
+	require.NoError(t, err)
+	assert.NotEqual(t, want.Stats, got.Stats)
+
+	// c2 gets the lock at 14.5s: free 8s..14.5s while it waited, over
+	// its bound of 5s, after the cut: the whole history decides.
+	h = whole(ms(14500))
+	require.Equal(t, Violated, Check(h, opts).Verdicts.Of(Liveness))
+	_, _, err = streamOf(opts, 0, pieces(h, true))
+	var nw *NeedWhole
+	require.True(t, errors.As(err, &nw), "want a NeedWhole error, got %v", err)
+}

@@ -130,6 +130,11 @@ func TestParseErrors(t *testing.T) {
 		{"zk min above max", zkSection("  min_session_timeout: 30s\n  max_session_timeout: 10s\n"), []string{"t.yaml:4: zookeeper.min_session_timeout: 30s is above max_session_timeout 10s (both as written)"}},
 		{"zk min above default max", zkSection("  tick_time: 2s\n  min_session_timeout: 50s\n"), []string{"t.yaml:5: zookeeper.min_session_timeout: 50s is above max_session_timeout 40s (max_session_timeout unset: 20 ticks of 2s)"}},
 		{"zk default min above max", zkSection("  tick_time: 1s\n  max_session_timeout: 1s\n"), []string{"t.yaml:5: zookeeper.min_session_timeout: 2s is above max_session_timeout 1s (min_session_timeout unset: 2 ticks of 1s)"}},
+		// Replica counts a replication group can never reach (every write
+		// refused, every WAIT unacknowledged): were runs of failed attempts.
+		{"wait_replicas without replicas", strings.Replace(minimal, "ttl: 5s}", "ttl: 5s, wait_replicas: 1}", 1), []string{"t.yaml:7: clients[0].lock.wait_replicas: WAIT 1 can never be acknowledged: A's replication group has no other server"}},
+		{"wait_replicas above the group", strings.Replace(strings.Replace(minimal, "ttl: 5s}", "ttl: 5s, wait_replicas: 2}", 1), "  - name: A\n", "  - name: A\n  - {name: R, replicaof: A}\n", 1), []string{"clients[0].lock.wait_replicas: WAIT 2 can never be acknowledged: A's replication group has only 1 other server(s) (R)"}},
+		{"min_replicas_to_write without replicas", strings.Replace(minimal, "  - name: A\n", "  - name: A\n    min_replicas_to_write: 1\n", 1), []string{"t.yaml:5: redis[0].min_replicas_to_write: A needs 1 good replica(s) to accept a write, but A's replication group has no other server"}},
 		{"zk negative tick", zkSection("  tick_time: -1s\n"), []string{"t.yaml:4: zookeeper.tick_time: must be positive (0 or omitted: 2s), got -1s"}},
 	}
 	for _, tt := range tests {

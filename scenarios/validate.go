@@ -220,6 +220,7 @@ func validateMeaning(r *reader, s *Scenario, root *yaml.Node, at func(string) *y
 				s.File, lineOf(at(fmt.Sprintf("clients[%d].lock", i))), i, c.Lock.Algorithm, len(c.Lock.Nodes)))
 		}
 	}
+	validateReplicaCounts(r, s, at)
 	if f := s.Resource.Fencing; (f == storage.FencingMonotonic || f == storage.FencingMark) && len(s.Clients) > 0 {
 		carried := false
 		for _, c := range s.Clients {
@@ -229,6 +230,63 @@ func validateMeaning(r *reader, s *Scenario, root *yaml.Node, at func(string) *y
 		}
 		if !carried {
 			r.errf(at("resource.fencing"), "resource.fencing", "%s rejects every write without a fencing token, and no client carries one: give the clients lock.fencing_token, or use fencing: none", f)
+		}
+	}
+}
+
+// validateReplicaCounts refuses replica counts a Redis replication group
+// can never reach: a master whose min_replicas_to_write exceeds the other
+// servers of its group refuses every write (-NOREPLICAS, server.c), and a
+// lock whose wait_replicas exceeds them never sees its WAIT acknowledged,
+// so every acquire fails. A group is the servers linked by replicaof (a
+// failover or a promote only moves servers within it). Cluster nodes are
+// not counted (their replicas come from the cluster: section).
+func validateReplicaCounts(r *reader, s *Scenario, at func(string) *yaml.Node) {
+	of := map[string]string{}
+	for _, rs := range s.Redis() {
+		of[rs.Name] = rs.ReplicaOf
+	}
+	root := func(name string) string {
+		for i := 0; i <= len(of) && of[name] != ""; i++ {
+			if _, ok := of[of[name]]; !ok {
+				break // a replicaof of an unknown server, reported elsewhere
+			}
+			name = of[name]
+		}
+		return name
+	}
+	members := map[string][]string{}
+	for _, rs := range s.Redis() {
+		members[root(rs.Name)] = append(members[root(rs.Name)], rs.Name)
+	}
+	others := func(name string) string {
+		var o []string
+		for _, m := range members[root(name)] {
+			if m != name {
+				o = append(o, m)
+			}
+		}
+		if len(o) == 0 {
+			return fmt.Sprintf("%s's replication group has no other server", name)
+		}
+		return fmt.Sprintf("%s's replication group has only %d other server(s) (%s)", name, len(o), strings.Join(o, ", "))
+	}
+	for i, rs := range s.Redis() {
+		if rs.ReplicaOf == "" && rs.MinReplicasToWrite > len(members[rs.Name])-1 {
+			path := fmt.Sprintf("redis[%d].min_replicas_to_write", i)
+			r.errf(at(path), path, "%s needs %d good replica(s) to accept a write, but %s: it would refuse every write (-NOREPLICAS)", rs.Name, rs.MinReplicasToWrite, others(rs.Name))
+		}
+	}
+	for i, c := range s.Clients {
+		if c.Lock.WaitReplicas <= 0 {
+			continue
+		}
+		if _, ok := of[c.Lock.Node]; !ok {
+			continue
+		}
+		if n := len(members[root(c.Lock.Node)]) - 1; c.Lock.WaitReplicas > n {
+			path := fmt.Sprintf("clients[%d].lock.wait_replicas", i)
+			r.errf(at(path), path, "WAIT %d can never be acknowledged: %s: every acquire would fail", c.Lock.WaitReplicas, others(c.Lock.Node))
 		}
 	}
 }

@@ -116,6 +116,30 @@ func (e ConnEnd) String() string {
 	return "end" + strconv.Itoa(int(e))
 }
 
+// MaxConns is how many connections a pair of processes may have at once:
+// connection 0 (Env.Send) and the others a process opens with Env.SendOn,
+// as a Redis Cluster node talks to another over its client or replication
+// connection and, separately, over the cluster bus.
+const MaxConns = 2
+
+// ConnsObserver is implemented by processes that use several connections
+// with a peer (Env.SendOn): ConnEndedOn says which one ended. A process that
+// implements it is not also called through ConnObserver.
+type ConnsObserver interface {
+	ConnEndedOn(env *Env, peer ProcID, ch uint8, why ConnEnd)
+}
+
+// appendConnNo names connection ch in a trace text (nothing for
+// connection 0, so traces of one connection per pair read as before).
+func appendConnNo(b []byte, ch uint8) []byte {
+	if ch == 0 {
+		return b
+	}
+	b = append(b, " (connection "...)
+	b = strconv.AppendUint(b, uint64(ch), 10)
+	return append(b, ')')
+}
+
 // ConnObserver is implemented by processes that learn when a connection
 // with a peer ends (the socket error or EOF a real process would read). A
 // process that does not implement it still loses the connection; its next
@@ -164,9 +188,9 @@ const (
 	slotLocal        // a notice raised by the destination's own kernel (ETIMEDOUT): no network
 )
 
-// conn returns the connection of a pair of processes.
-func (nw *network) conn(a, b ProcID) *conn {
-	return &nw.pairOf(a, b).conn
+// conn returns connection ch of a pair of processes.
+func (nw *network) conn(a, b ProcID, ch uint8) *conn {
+	return &nw.pairOf(a, b).conns[ch]
 }
 
 // viewOf returns the epoch of the connection process p believes it has
@@ -189,8 +213,8 @@ func (k *Kernel) setView(c *conn, p, other ProcID, epoch uint32) {
 // peer, ordered before the new data, that the connection it believes in
 // was reset (the peer's host sees a new connection from a restarted
 // process, or from one that gave up on the old connection).
-func (k *Kernel) sendEpoch(p *proc, to ProcID) uint32 {
-	c := k.net.conn(p.id, to)
+func (k *Kernel) sendEpoch(p *proc, to ProcID, ch uint8) uint32 {
+	c := k.net.conn(p.id, to, ch)
 	if v := k.viewOf(c, p.id, to); v != 0 {
 		return v // alive, or dead without p knowing yet
 	}
@@ -207,7 +231,7 @@ func (k *Kernel) sendEpoch(p *proc, to ProcID) uint32 {
 	c.ends[side(to, p.id)].inc = k.acceptingInc(to)
 	k.setView(c, p.id, to, c.epoch)
 	if pv != 0 && to != p.id {
-		k.sendNotice(p.id, to, ConnReset, pv)
+		k.sendNotice(p.id, to, ch, ConnReset, pv)
 	}
 	return c.epoch
 }
@@ -227,8 +251,8 @@ func (k *Kernel) acceptingInc(to ProcID) uint32 {
 
 // endConn ends the connection of epoch epoch between a and b if it is the
 // live one.
-func (k *Kernel) endConn(a, b ProcID, epoch uint32) {
-	c := k.net.conn(a, b)
+func (k *Kernel) endConn(a, b ProcID, ch uint8, epoch uint32) {
+	c := k.net.conn(a, b, ch)
 	if c.open && c.epoch == epoch {
 		c.epoch++
 		c.open = false
@@ -237,9 +261,9 @@ func (k *Kernel) endConn(a, b ProcID, epoch uint32) {
 
 // resetBack answers a segment of a dead connection from -> to with a reset
 // to its sender, unless the sender already knows the connection ended.
-func (k *Kernel) resetBack(from, to ProcID, epoch uint32) {
-	if k.viewOf(k.net.conn(from, to), from, to) == epoch {
-		k.sendNotice(to, from, ConnReset, epoch)
+func (k *Kernel) resetBack(from, to ProcID, ch uint8, epoch uint32) {
+	if k.viewOf(k.net.conn(from, to, ch), from, to) == epoch {
+		k.sendNotice(to, from, ch, ConnReset, epoch)
 	}
 }
 
@@ -248,37 +272,41 @@ func (k *Kernel) resetBack(from, to ProcID, epoch uint32) {
 // it is ordered after what the link already carries and a FIN stalls like
 // data (a reset that cannot get through is lost). It takes effect only if
 // the destination still believes in that connection when it arrives.
-func (k *Kernel) sendNotice(from, to ProcID, why ConnEnd, epoch uint32) {
+func (k *Kernel) sendNotice(from, to ProcID, ch uint8, why ConnEnd, epoch uint32) {
 	i := k.newSlot(msgSlot{from: from, to: to, kind: slotNotice, why: why, epoch: epoch,
-		dstInc: k.procs[to].inc, srcInc: k.procs[from].inc, sentAt: k.now})
+		dstInc: k.procs[to].inc, srcInc: k.procs[from].inc, sentAt: k.now, ch: ch})
 	k.transmit(from, to, i)
 }
 
 // notifyNow hands a connection-end notice to a process at once (a local
 // error: the kernel gave up), through the event queue.
-func (k *Kernel) notifyNow(p, peer ProcID, why ConnEnd, epoch uint32) {
+func (k *Kernel) notifyNow(p, peer ProcID, ch uint8, why ConnEnd, epoch uint32) {
 	i := k.newSlot(msgSlot{from: peer, to: p, kind: slotLocal, why: why, epoch: epoch,
-		dstInc: k.procs[p].inc, srcInc: k.procs[peer].inc, sentAt: k.now})
+		dstInc: k.procs[p].inc, srcInc: k.procs[peer].inc, sentAt: k.now, ch: ch})
 	k.push(k.now, evDeliver, i, 0)
 }
 
-// close ends p's connection with peer (Env.Close).
-func (k *Kernel) close(p *proc, peer ProcID) {
-	if peer < 0 || int(peer) >= len(k.procs) || peer == p.id {
+// close ends p's connection ch with peer (Env.Close, Env.CloseOn).
+func (k *Kernel) close(p *proc, peer ProcID, ch uint8) {
+	if peer < 0 || int(peer) >= len(k.procs) || peer == p.id || ch >= MaxConns {
 		return
 	}
-	c := k.net.conn(p.id, peer)
+	c := k.net.conn(p.id, peer, ch)
 	v := k.viewOf(c, p.id, peer)
 	if v == 0 {
 		return // nothing open on this side
 	}
 	k.setView(c, p.id, peer, 0)
 	c.ends[side(p.id, peer)].closed = v
-	k.traceText(KindConnEnd, p.id, peer, "close")
+	if ch == 0 {
+		k.traceText(KindConnEnd, p.id, peer, "close")
+	} else {
+		k.traceText(KindConnEnd, p.id, peer, string(appendConnNo([]byte("close"), ch)))
+	}
 	if c.open && c.epoch == v {
-		k.endConn(p.id, peer, v)
+		k.endConn(p.id, peer, ch, v)
 		c.ends[side(p.id, peer)].fin = v
-		k.sendNotice(p.id, peer, ConnClosed, v)
+		k.sendNotice(p.id, peer, ch, ConnClosed, v)
 	}
 }
 
@@ -302,14 +330,16 @@ func (k *Kernel) finOnCrash(p *proc) {
 		if pr == nil {
 			continue // never connected
 		}
-		c := &pr.conn
-		if !c.open || c.ends[side(p.id, peer)].inc != p.inc {
-			continue
+		for ch := range pr.conns {
+			c := &pr.conns[ch]
+			if !c.open || c.ends[side(p.id, peer)].inc != p.inc {
+				continue
+			}
+			v := c.epoch
+			k.endConn(p.id, peer, uint8(ch), v)
+			c.ends[side(p.id, peer)].fin = v
+			k.sendNotice(p.id, peer, uint8(ch), ConnClosed, v)
 		}
-		v := c.epoch
-		k.endConn(p.id, peer, v)
-		c.ends[side(p.id, peer)].fin = v
-		k.sendNotice(p.id, peer, ConnClosed, v)
 	}
 }
 
@@ -320,7 +350,11 @@ func (k *Kernel) finOnCrash(p *proc) {
 // sends is discarded (and answered with a reset), and the peer learns
 // (ConnObserver, ConnClosed) when the FIN reaches it. The next Send to peer opens a new connection. Closing
 // when no connection is open does nothing.
-func (e *Env) Close(peer ProcID) { e.k.close(e.p, peer) }
+func (e *Env) Close(peer ProcID) { e.k.close(e.p, peer, 0) }
+
+// CloseOn is Close for the process's connection number ch with peer
+// (Env.SendOn).
+func (e *Env) CloseOn(ch uint8, peer ProcID) { e.k.close(e.p, peer, ch) }
 
 // Connected reports whether the process has an open connection with peer
 // (one that it has not been told has ended may still be dead: a crashed
@@ -329,7 +363,7 @@ func (e *Env) Connected(peer ProcID) bool {
 	if peer < 0 || int(peer) >= len(e.k.procs) {
 		return false
 	}
-	c := e.k.net.conn(e.p.id, peer)
+	c := e.k.net.conn(e.p.id, peer, 0)
 	v := e.k.viewOf(c, e.p.id, peer)
 	return v != 0 && c.open && c.epoch == v
 }
@@ -394,9 +428,9 @@ func (k *Kernel) behindStall(from, to ProcID, ln *link, i int32) bool {
 	if m := &k.msgs[i]; m.kind == slotData {
 		head := ln.stall[0]
 		kept := ln.stall[:0]
-		fin := k.net.conn(from, to).ends[side(from, to)].fin
+		fin := k.net.conn(from, to, m.ch).ends[side(from, to)].fin
 		for _, j := range ln.stall {
-			if o := &k.msgs[j]; o.kind == slotData && o.epoch < m.epoch && o.epoch != fin {
+			if o := &k.msgs[j]; o.kind == slotData && o.ch == m.ch && o.epoch < m.epoch && o.epoch != fin {
 				k.dropMsg(j, "connection abandoned")
 				continue
 			}
@@ -437,16 +471,18 @@ func (k *Kernel) retransmit(li int32, gen uint32) {
 	// retransmitting what it had sent, then its FIN (tcp_close: the
 	// connection goes to FIN_WAIT1 with its send queue intact), so those
 	// segments still arrive after a heal. Notices come from the host and
-	// are always retransmitted.
-	for len(ln.stall) > 0 {
-		m := &k.msgs[ln.stall[0]]
-		if m.kind == slotData && m.srcInc < k.procs[from].powerFloor {
-			k.dropMsg(ln.stall[0], "sender gone")
-			ln.stall = ln.stall[1:]
+	// are always retransmitted. (Every such segment of the queue, not only
+	// those ahead of the first notice: with two connections per pair, a
+	// notice of one may stand ahead of the other's data.)
+	kept := ln.stall[:0]
+	for _, j := range ln.stall {
+		if m := &k.msgs[j]; m.kind == slotData && m.srcInc < k.procs[from].powerFloor {
+			k.dropMsg(j, "sender gone")
 			continue
 		}
-		break
+		kept = append(kept, j)
 	}
+	ln.stall = kept
 	if len(ln.stall) == 0 {
 		ln.stall = ln.stall[:0]
 		return
@@ -488,11 +524,11 @@ func (k *Kernel) retransmit(li int32, gen uint32) {
 			}
 		}
 		if m.kind == slotData {
-			k.endConn(from, to, m.epoch)
-			if k.viewOf(k.net.conn(from, to), from, to) == m.epoch {
-				k.notifyNow(from, to, ConnTimedOut, m.epoch)
+			k.endConn(from, to, m.ch, m.epoch)
+			if k.viewOf(k.net.conn(from, to, m.ch), from, to) == m.epoch {
+				k.notifyNow(from, to, m.ch, ConnTimedOut, m.epoch)
 			}
-			k.sendNotice(from, to, ConnReset, m.epoch)
+			k.sendNotice(from, to, m.ch, ConnReset, m.epoch)
 		}
 		return
 	}

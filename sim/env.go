@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -58,6 +59,27 @@ func (e *Env) Send(to ProcID, m Message) { e.k.send(e.p, to, m, nil) }
 // Recycle once the destination's Receive returned or the message was lost.
 // A pooled message sent with Send is left to the garbage collector.
 func (e *Env) SendPooled(to ProcID, m Recycler) { e.k.send(e.p, to, m, m) }
+
+// SendOn is Send on the process's connection number ch (0 is Send's, up to
+// MaxConns-1) with to: a second connection between the same two processes,
+// with its own life (a reset, a close or a timeout of one leaves the other
+// alone) but the same network path (partitions, delays and retransmission
+// stalls act on both). A process that uses one implements ConnsObserver to
+// learn which connection ended.
+func (e *Env) SendOn(ch uint8, to ProcID, m Message) {
+	if ch >= MaxConns {
+		panic("sim: SendOn: no connection number " + strconv.Itoa(int(ch)))
+	}
+	e.k.sendOn(e.p, to, ch, m, nil)
+}
+
+// SendPooledOn is SendPooled on connection ch (SendOn).
+func (e *Env) SendPooledOn(ch uint8, to ProcID, m Recycler) {
+	if ch >= MaxConns {
+		panic("sim: SendPooledOn: no connection number " + strconv.Itoa(int(ch)))
+	}
+	e.k.sendOn(e.p, to, ch, m, m)
+}
 
 // SetTimer sets a timer that fires when clock c reaches deadline (a reading
 // of that clock). tag is handed back to Fire.

@@ -183,6 +183,7 @@ type msgSlot struct {
 	srcInc   uint32
 	kind     uint8   // slotData, slotNotice or slotLocal
 	why      ConnEnd // of a notice
+	ch       uint8   // which of the pair's connections (Env.SendOn)
 }
 
 // Kernel is the discrete-event simulator: single-threaded, in virtual time.

@@ -68,7 +68,7 @@ type network struct {
 type pair struct {
 	lo, hi ProcID
 	links  [2]link
-	conn   conn
+	conns  [MaxConns]conn
 }
 
 // pairChunk is how many pairs are allocated at once; chunks never move,
@@ -202,7 +202,10 @@ func (nw *network) blocked(from, to ProcID) bool {
 
 // send sends m from p to to; rec is m when it is a pooled message sent with
 // SendPooled (recycled once handled or lost), nil otherwise.
-func (k *Kernel) send(p *proc, to ProcID, m Message, rec Recycler) {
+func (k *Kernel) send(p *proc, to ProcID, m Message, rec Recycler) { k.sendOn(p, to, 0, m, rec) }
+
+// sendOn sends m on p's connection number ch with to.
+func (k *Kernel) sendOn(p *proc, to ProcID, ch uint8, m Message, rec Recycler) {
 	if to < 0 || int(to) >= len(k.procs) {
 		panic(fmt.Sprintf("sim: %s sent to unknown process %d", p.name, to))
 	}
@@ -215,15 +218,15 @@ func (k *Kernel) send(p *proc, to ProcID, m Message, rec Recycler) {
 	// One look-up of the pair serves the connection and the link (the
 	// hot path of every send).
 	pr := k.net.pairOf(p.id, to)
-	c := &pr.conn
+	c := &pr.conns[ch]
 	var e uint32
 	if sd := &c.ends[side(p.id, to)]; sd.view != 0 && sd.vinc == p.inc {
 		e = sd.view // the connection it believes it has (the hot path)
 	} else {
-		e = k.sendEpoch(p, to)
+		e = k.sendEpoch(p, to, ch)
 	}
 	i := k.newSlot(msgSlot{from: p.id, to: to, msg: m, rec: rec, id: id, epoch: e,
-		dstInc: c.ends[side(to, p.id)].inc, srcInc: p.inc, sentAt: k.now})
+		dstInc: c.ends[side(to, p.id)].inc, srcInc: p.inc, sentAt: k.now, ch: ch})
 	k.transmitOn(p.id, to, i, &pr.links[side(p.id, to)])
 }
 
@@ -252,11 +255,11 @@ func (k *Kernel) transmitOn(from, to ProcID, i int32, ln *link) {
 		// A middlebox that forgets the flow: the segment is lost and both
 		// ends are reset.
 		ln.dropNext--
-		epoch := m.epoch
+		epoch, ch := m.epoch, m.ch
 		k.dropMsg(i, "link drop")
-		k.endConn(from, to, epoch)
-		k.sendNotice(to, from, ConnReset, epoch)
-		k.sendNotice(from, to, ConnReset, epoch)
+		k.endConn(from, to, ch, epoch)
+		k.sendNotice(to, from, ch, ConnReset, epoch)
+		k.sendNotice(from, to, ch, ConnReset, epoch)
 		return
 	}
 	if nw.cfg.Loss > 0 && k.procs[from].netRand.Chance(nw.cfg.Loss) {
@@ -323,7 +326,7 @@ func (k *Kernel) deliver(i int32) {
 	if len(ln.stall) == 0 && len(nw.parts) == 0 && ln.oneWayCut == 0 && m.kind == slotData {
 		// The hot path: a segment of the live connection to the live
 		// incarnation, nothing in the way.
-		c, dst := &pr.conn, k.procs[to]
+		c, dst := &pr.conns[m.ch], k.procs[to]
 		if c.open && c.epoch == m.epoch && dst.state != stCrashed && dst.inc == m.dstInc {
 			if dst.waiting() {
 				dst.inbox = append(dst.inbox, pendingItem{kind: evDeliver, idx: i})
@@ -352,7 +355,7 @@ func (k *Kernel) deliver(i int32) {
 		k.stallMsg(from, to, i, why) // lost in flight: retransmitted
 		return
 	}
-	c := nw.conn(from, to)
+	c := nw.conn(from, to, m.ch)
 	dst := k.procs[to]
 	if m.kind == slotNotice {
 		// It takes effect if the destination still believes in the
@@ -379,16 +382,17 @@ func (k *Kernel) deliver(i int32) {
 		case !c.open || c.epoch != epoch:
 			// The connection ended: the host answers with a reset.
 			k.dropMsg(i, "connection ended")
-			k.resetBack(from, to, epoch)
+			k.resetBack(from, to, m.ch, epoch)
 			return
 		case dst.state == stCrashed || dst.inc != m.dstInc:
 			// No socket for it on the destination host (the process
 			// crashed or restarted): the host answers with a reset, or
 			// refuses a new connection (ECONNREFUSED), which the model
 			// does not tell apart.
+			ch := m.ch
 			k.dropMsg(i, "connection reset")
-			k.endConn(from, to, epoch)
-			k.resetBack(from, to, epoch)
+			k.endConn(from, to, ch, epoch)
+			k.resetBack(from, to, ch, epoch)
 			return
 		}
 	}
@@ -402,14 +406,14 @@ func (k *Kernel) deliver(i int32) {
 // handle gives message slot i to its (running) destination.
 func (k *Kernel) handle(dst *proc, i int32) {
 	sl := &k.msgs[i]
-	from, id, msg, rec, epoch := sl.from, sl.id, sl.msg, sl.rec, sl.epoch
+	from, id, msg, rec, epoch, ch := sl.from, sl.id, sl.msg, sl.rec, sl.epoch, sl.ch
 	notice, why := sl.kind != slotData, sl.why
 	k.freeSlot(i)
 	t := k.tr
 	// The process's view of the connection follows what it handles, in
 	// order: a reply it sends now goes on the connection of the message it
 	// handles (a paused process may hold messages of several connections).
-	sd := &k.net.conn(from, dst.id).ends[side(dst.id, from)]
+	sd := &k.net.conn(from, dst.id, ch).ends[side(dst.id, from)]
 	if notice {
 		if sd.view != epoch || sd.vinc != dst.inc {
 			return // already known, or about a connection it never had: nothing to learn
@@ -417,8 +421,11 @@ func (k *Kernel) handle(dst *proc, i int32) {
 		sd.view = 0
 		b := t.begin(k.now, codeConnEnd, KindConnEnd, dst.id, from, id)
 		b = append(b, why.String()...)
+		b = appendConnNo(b, ch)
 		t.end(b, k.now, KindConnEnd, dst.id, from, id, k)
-		if o, ok := dst.p.(ConnObserver); ok {
+		if o, ok := dst.p.(ConnsObserver); ok {
+			o.ConnEndedOn(&dst.env, from, ch, why)
+		} else if o, ok := dst.p.(ConnObserver); ok && ch == 0 {
 			o.ConnEnded(&dst.env, from, why)
 		}
 		return

@@ -382,12 +382,12 @@ func TestPairStateSurvivesGrowth(t *testing.T) {
 	set := func(a, b ProcID, v int) {
 		nw.link(a, b).dropNext = v
 		nw.link(b, a).dropNext = v + 1
-		nw.conn(a, b).epoch = uint32(v + 2)
+		nw.conn(a, b, 0).epoch = uint32(v + 2)
 	}
 	check := func(a, b ProcID, v int) {
 		assert.Equal(t, v, nw.link(a, b).dropNext, "%d->%d", a, b)
 		assert.Equal(t, v+1, nw.link(b, a).dropNext, "%d->%d", b, a)
-		assert.Equal(t, uint32(v+2), nw.conn(b, a).epoch, "%d-%d", a, b)
+		assert.Equal(t, uint32(v+2), nw.conn(b, a, 0).epoch, "%d-%d", a, b)
 	}
 	set(1, 3, 10)
 	set(4, 0, 20)

@@ -6,4 +6,4 @@ package sim
 // real server closed a connection that the gateway process stands for
 // (ZooKeeper closes the connection of a session it expired), from the one
 // goroutine that runs the kernel.
-func (k *Kernel) InjectClose(from, to ProcID) { k.close(k.procs[from], to) }
+func (k *Kernel) InjectClose(from, to ProcID) { k.close(k.procs[from], to, 0) }

@@ -32,9 +32,10 @@ import (
 //     FORGET/RESET are not modelled.
 //   - Node ids are the SHA-1 of the node's process name (Redis draws 40
 //     random hex digits), so every node knows every id from the start.
-//   - The bus shares the kernel's one connection per pair of processes with
-//     the replication link; Redis opens separate TCP connections (and an
-//     inbound and an outbound bus link per pair).
+//   - The bus has its own kernel connection per pair of nodes (busConn),
+//     apart from replication; Redis has two per pair (an inbound and an
+//     outbound link), and its connections do not share a retransmission
+//     queue as the kernel's connections of one pair do.
 //   - nodes.conf is written synchronously on every change (Redis saves
 //     and fsyncs it from clusterBeforeSleep, so the difference is within one
 //     event-loop iteration).

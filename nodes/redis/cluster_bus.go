@@ -10,6 +10,18 @@ import (
 // The cluster bus: failure detection, failover elections and
 // configuration propagation (C 7.0.15 cluster.c). Times are the node's
 // mstime(), its wall clock in ms (env.WallMs), as in Redis.
+//
+// The bus runs on its own kernel connection between two nodes (busConn,
+// sim.Env.SendOn), apart from the client and replication connection, as
+// Redis's bus links are TCP connections of their own to the bus port
+// (cluster.c:3944-3975 clusterNodeCronHandleReconnect, :2673
+// clusterLinkConnectHandler): freeing a bus link, or a reset of it,
+// leaves replication alone, and the other way round. Simplification: one
+// bus connection per pair, where Redis has two (each node's outbound link
+// and the peer's inbound one, cluster.c:785 createClusterLink).
+
+// busConn is the number of the kernel connection the bus uses.
+const busConn = 1
 
 // Trace event kinds of cluster mode.
 const (
@@ -360,7 +372,7 @@ func (cs *clusterState) sendBus(n *Node, i int, m *BusMsg) {
 		return
 	}
 	cs.header(n, m)
-	n.env.Send(nd.id, m)
+	n.env.SendOn(busConn, nd.id, m)
 }
 
 // busPool recycles the pings and pongs (sim.Recycler): they are most of
@@ -440,7 +452,7 @@ func (cs *clusterState) sendPing(n *Node, i int, typ BusType, reply bool) {
 		return
 	}
 	cs.header(n, m)
-	n.env.SendPooled(nd.id, m)
+	n.env.SendPooledOn(busConn, nd.id, m)
 }
 
 // clusterCron runs every 100 ms (serverCron's run_with_period(100),
@@ -504,10 +516,11 @@ func (n *Node) clusterCron() {
 		now = n.env.WallMs()
 		pingDelay, dataDelay := now-nd.pingSent, now-nd.dataReceived
 		// Free a link that waits for a pong for over half the timeout with
-		// no data at all (cluster.c:4140-4157); the kernel connection is
-		// closed and the next cron reconnects.
+		// no data at all (cluster.c:4140-4157); the bus connection is
+		// closed (not the client or replication one) and the next cron
+		// reconnects.
 		if now-nd.linkCtime > t && nd.pingSent != 0 && pingDelay > t/2 && dataDelay > t/2 {
-			n.env.Close(nd.id)
+			n.env.CloseOn(busConn, nd.id)
 			nd.relink = true
 		}
 		if !nd.relink && nd.pingSent == 0 && now-nd.pongReceived > t/2 {
@@ -1165,18 +1178,25 @@ func (n *Node) clusterHandleManualFailover() {
 	}
 }
 
-// clusterConnEnded handles the end of the connection with a cluster node:
-// the bus link is freed (freeClusterLink on a read error or EOF) and the
-// next cron reconnects (clusterNodeCronHandleReconnect, C 7.0.15
-// cluster.c:3944-3975). A reconnect to a killed process fails
-// asynchronously on loopback (the handler frees the link and sets no
-// ping_sent), so failure detection starts with the next regular ping,
-// as TestClusterFailoverTimelineConformance measured on redis-server 7.0.15.
+// clusterConnEnded handles the end of a client connection of a cluster
+// node: a MIGRATE waiting on it fails, the connection's ASKING and
+// READONLY flags go with it.
 func (n *Node) clusterConnEnded(peer sim.ProcID) {
 	cs := n.cl
 	n.migrateConnEnded(peer)
 	delete(cs.asking, peer)
 	delete(cs.readonly, peer)
+}
+
+// clusterBusEnded handles the end of the bus connection with a cluster
+// node: the bus link is freed (freeClusterLink on a read error or EOF) and
+// the next cron reconnects (clusterNodeCronHandleReconnect, C 7.0.15
+// cluster.c:3944-3975). A reconnect to a killed process fails
+// asynchronously on loopback (the handler frees the link and sets no
+// ping_sent), so failure detection starts with the next regular ping,
+// as TestClusterFailoverTimelineConformance measured on redis-server 7.0.15.
+func (n *Node) clusterBusEnded(peer sim.ProcID) {
+	cs := n.cl
 	for i := range cs.nodes {
 		nd := &cs.nodes[i]
 		if i == cs.me || nd.id != peer {

@@ -2,11 +2,14 @@ package redis
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/sim"
 )
 
 // openSlot opens slot 8718 ("lock") for a migration from n2 to n1.
@@ -102,4 +105,31 @@ func TestDirtySlotKeysDeleted(t *testing.T) {
 	assert.Equal(t, int64(0), w.do("n2", "CLUSTER", "COUNTKEYSINSLOT", "8718").Int, "n2 deleted the keys of the slot it lost")
 	assert.Equal(t, "w", w.do("n2", "GET", "k0").Str)
 	assert.True(t, w.TraceHas(EventClusterSlot, "n2", `deleted "lock": slot 8718 now served by n1`), "%q", w.Texts(EventClusterSlot, ""))
+}
+
+// The bus has its own connection: a partition between a master and its
+// replica longer than half the node timeout frees their bus link (and the
+// bus reconnects), but the replication connection lives on, as in Redis
+// (repl-timeout 60s): no link loss, no new synchronisation after the heal.
+func TestBusLinkFreeLeavesReplication(t *testing.T) {
+	w, _ := clusterWorld(t, 2*time.Second, 1, "n1", "n2", "n3", "n4", "n5", "n6")
+	w.Advance(2 * time.Second)
+	syncs := len(w.Events(EventReplicaSync, "n6"))
+	cut := w.K.Partition([][]sim.ProcID{{w.ID("n2")}, {w.ID("n6")}})
+	w.Advance(5 * time.Second)
+	w.K.Unpartition(cut)
+	w.Advance(3 * time.Second)
+	freed := 0
+	for _, e := range w.Events(sim.KindConnEnd, "n6") {
+		if strings.Contains(e.Text, "close (connection 1)") {
+			freed++
+		}
+	}
+	assert.Positive(t, freed, "n6 freed its bus link with n2 during the cut")
+	assert.Empty(t, w.Events(EventReplicaLink, "n6"), "the replication link never ended")
+	assert.Len(t, w.Events(EventReplicaSync, "n6"), syncs, "no new synchronisation")
+	require.True(t, w.do("n2", "SET", "lock", "v").IsOK())
+	w.Advance(100 * time.Millisecond)
+	require.True(t, w.do("n6", "READONLY").IsOK())
+	assert.Equal(t, "v", w.do("n6", "GET", "lock").Str, "replication flows on the old connection")
 }

@@ -324,7 +324,10 @@ func (n *Node) Shutdown(env *sim.Env) {
 	}
 }
 
-var _ sim.Shutdowner = (*Node)(nil)
+var (
+	_ sim.Shutdowner    = (*Node)(nil)
+	_ sim.ConnsObserver = (*Node)(nil)
+)
 
 // armCron schedules the next serverCron: every 1000/hz ms, in integer
 // milliseconds as ae computes it.

@@ -354,7 +354,21 @@ func (n *Node) syncRequest() SyncRequest {
 // a replica's link (the master frees the replica client), or a client's
 // (its blocked WAIT ends with it).
 func (n *Node) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
+	n.ConnEndedOn(env, peer, 0, why)
+}
+
+// ConnEndedOn is ConnEnded for one of the node's connections with peer:
+// connection 0 carries clients, replication and MIGRATE, connection busConn
+// the cluster bus (sim.ConnsObserver).
+func (n *Node) ConnEndedOn(env *sim.Env, peer sim.ProcID, ch uint8, why sim.ConnEnd) {
 	n.env = env
+	if ch == busConn {
+		if n.cl != nil {
+			n.clusterBusEnded(peer)
+		}
+		n.beforeSleep()
+		return
+	}
 	if n.cl != nil {
 		n.clusterConnEnded(peer)
 	}
