@@ -104,6 +104,12 @@ type Plan struct {
 	Targets    []string
 	Kinds      []string
 	Bounds     string
+	// Ties counts the instants of the base run (after its start) at which
+	// two or more messages or timers are handled by different processes or
+	// come from different peers. Explore keeps the kernel's order of those
+	// events (the order they were queued in); it does not vary it, and the
+	// summary says so.
+	Ties int
 }
 
 // Margin is a duration the scenario's timings define.
@@ -310,6 +316,8 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 		first sim.Kind
 	}
 	acts := map[string][]*instant{}
+	var tieAt sim.Time = -1
+	var tieKeys []string
 	sink := func(e *sim.Event) {
 		if e.Proc == "" {
 			return
@@ -324,6 +332,19 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 			in.first = e.Kind
 		}
 		in.kinds[e.Kind] = true
+		// Same-instant ties: deliveries and timers of different
+		// processes, or from different peers, at one instant after 0.
+		if (e.Kind == sim.KindDeliver || e.Kind == sim.KindTimer) && e.At > 0 {
+			if e.At != tieAt {
+				tieAt, tieKeys = e.At, tieKeys[:0]
+			}
+			if key := e.Proc + ">" + e.Peer; !contains(tieKeys, key) {
+				tieKeys = append(tieKeys, key)
+				if len(tieKeys) == 2 {
+					pl.Ties++
+				}
+			}
+		}
 	}
 	if _, err := scenarios.Run(base, base.Seed, scenarios.Options{TraceSink: sink, Stream: true}); err != nil {
 		return nil, fmt.Errorf("base run: %v", err)
@@ -688,6 +709,9 @@ func WriteExploreSummary(w interface{ Write([]byte) (int, error) }, er *ExploreR
 		}
 	}
 	fmt.Fprintf(w, "\ncoverage: %d placements, %d targets, %d parameter classes\n", er.Placements, er.Targets, er.Classes)
+	if pl.Ties > 0 {
+		fmt.Fprintf(w, "same instant: at %d instants of the base run two or more messages or timers are due at once; explore keeps the kernel's order of them (the order is not varied)\n", pl.Ties)
+	}
 	if len(pl.Pruned) > 0 {
 		reasons := make([]string, 0, len(pl.Pruned))
 		for r := range pl.Pruned {
@@ -745,16 +769,19 @@ type ExploreJSON struct {
 	Classes    int            `json:"parameter_classes"`
 	// StatePruned: schedules not run, with the verdicts of a schedule
 	// whose world state they reach (explore_state.go).
-	StatePruned int            `json:"state_pruned"`
-	Groups      []ExploreGroup `json:"groups"`
-	Result      JSONResult     `json:"result"`
+	StatePruned int `json:"state_pruned"`
+	// SameInstantTies: Plan.Ties, the base run's instants at which two or
+	// more processes act, whose order explore does not vary.
+	SameInstantTies int            `json:"same_instant_ties"`
+	Groups          []ExploreGroup `json:"groups"`
+	Result          JSONResult     `json:"result"`
 }
 
 // WriteExploreJSON writes er as one indented ExploreJSON object.
 func WriteExploreJSON(w io.Writer, er *ExploreResult) error {
 	res, pl := er.Result, er.Plan
 	j := ExploreJSON{Base: res.Base, Bounds: pl.Bounds, Schedules: res.Runs, Total: pl.Total, Violating: len(res.Findings),
-		Pruned: pl.Pruned, Placements: er.Placements, Targets: er.Targets, Classes: er.Classes, StatePruned: er.StatePruned, Groups: er.Groups, Result: JSON(res)}
+		Pruned: pl.Pruned, Placements: er.Placements, Targets: er.Targets, Classes: er.Classes, StatePruned: er.StatePruned, SameInstantTies: pl.Ties, Groups: er.Groups, Result: JSON(res)}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(j)

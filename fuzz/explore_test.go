@@ -539,3 +539,35 @@ func TestExploreShardsMergeWithStatePruning(t *testing.T) {
 	require.NoError(t, WriteExploreJSON(&mf, merged))
 	assert.Equal(t, wf.String(), mf.String())
 }
+
+// TestExploreCountsSameInstantTies: the plan counts the base run's instants
+// at which two or more deliveries or timers of different processes (or from
+// different peers) are due, whose order explore does not vary, and the
+// summary says so.
+func TestExploreCountsSameInstantTies(t *testing.T) {
+	s, err := scenarios.Builtin("redlock-clock-jump")
+	require.NoError(t, err)
+	cfg := ExploreConfig{Base: s, Kinds: []string{faults.KindClockJump}, Workers: 1}
+	pl, err := PlanExplore(&cfg)
+	require.NoError(t, err)
+	keys := map[sim.Time]map[string]bool{}
+	for _, e := range baseRun(t, s, pl.Env) {
+		if (e.Kind == sim.KindDeliver || e.Kind == sim.KindTimer) && e.At > 0 {
+			if keys[e.At] == nil {
+				keys[e.At] = map[string]bool{}
+			}
+			keys[e.At][e.Proc+">"+e.Peer] = true
+		}
+	}
+	want := 0
+	for _, k := range keys {
+		if len(k) > 1 {
+			want++
+		}
+	}
+	require.Positive(t, want, "redlock-clock-jump's base run has same-instant ties (fixed-step latencies)")
+	assert.Equal(t, want, pl.Ties)
+	var b strings.Builder
+	WriteExploreSummary(&b, &ExploreResult{Result: &Result{Base: s.Name}, Plan: pl})
+	assert.Contains(t, b.String(), fmt.Sprintf("same instant: at %d instants of the base run", want))
+}
