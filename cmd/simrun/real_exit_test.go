@@ -115,6 +115,9 @@ func TestRealExitLeavesNoServer(t *testing.T) {
 					args = append(args, "--out", t.TempDir())
 				}
 				p := exec.Command(bin, args...)
+				// A SIGKILLed run cannot remove its servers' temporary
+				// directory: keep it under the test's own.
+				p.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 				var stderr bytes.Buffer
 				p.Stderr = &stderr
 				require.NoError(t, p.Start())
