@@ -132,13 +132,11 @@ func mergeFuzz(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f m
 	if err != nil {
 		return badInput("%v", err)
 	}
-	var d *outdir.Dir
-	if f.out != "" {
-		if d, err = campaign.ClaimOut("--out", f.out, id, fuzz.Whole, f.force, fuzz.FindingPatterns...); err != nil {
-			return withCode(exitBadInput, err)
-		}
-		defer d.Close()
+	d, err := campaign.ClaimMergedOut(f.out, id, f.force)
+	if err != nil {
+		return withCode(exitBadInput, err)
 	}
+	defer d.Close()
 	fmt.Fprintf(stderr, "merged %d shards of fuzz %s: %d runs, %d violating\n", len(dirs), base.Name, res.Runs, len(res.Findings))
 	ctx, _, stop := campaign.Interruptible(context.Background())
 	defer stop()
@@ -168,13 +166,11 @@ func mergeExplore(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, 
 	if err != nil {
 		return badInput("%v", err)
 	}
-	var d *outdir.Dir
-	if f.out != "" {
-		if d, err = campaign.ClaimOut("--out", f.out, id, fuzz.Whole, f.force, fuzz.FindingPatterns...); err != nil {
-			return withCode(exitBadInput, err)
-		}
-		defer d.Close()
+	d, err := campaign.ClaimMergedOut(f.out, id, f.force)
+	if err != nil {
+		return withCode(exitBadInput, err)
 	}
+	defer d.Close()
 	fmt.Fprintf(stderr, "merged %d shards of explore %s: %d schedules, %d violating\n", len(dirs), base.Name, er.Runs, len(er.Findings))
 	ctx, _, stop := campaign.Interruptible(context.Background())
 	defer stop()

@@ -104,6 +104,16 @@ func Same(m *fuzz.Manifest, id fuzz.Identity, shard fuzz.Shard) bool {
 		strings.Join(m.Params, ";") == strings.Join(id.Params, ";") && m.Shard == shard.K && m.Shards == shard.N
 }
 
+// ClaimMergedOut claims --out (path) for the whole campaign a merge of
+// shards writes, fuzz's or explore's: nil without a path (a nil
+// *outdir.Dir closes as a no-op).
+func ClaimMergedOut(path string, id fuzz.Identity, force bool) (*outdir.Dir, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return ClaimOut("--out", path, id, fuzz.Whole, force, fuzz.FindingPatterns...)
+}
+
 // ClaimOut prepares the output folder of a campaign. A folder holding the
 // results of another campaign (another base, seed, parameters or shard,
 // per its campaign.json; or result files without a campaign.json) is

@@ -89,6 +89,9 @@ func (d *Dir) Path() string { return d.path }
 // Close releases the directory handle after aborting every file still open.
 // The Dir must not be used afterwards.
 func (d *Dir) Close() error {
+	if d == nil {
+		return nil // no output directory was claimed
+	}
 	d.AbortAll()
 	return d.root.Close()
 }
