@@ -348,10 +348,7 @@ var table = []KindDef{
 		apply: applyPartition,
 		generate: func(g *gen, s Spec, prior []Spec) Spec {
 			s.Groups = g.groups()
-			if g.intn(4) != 0 {
-				d := g.size(maxHealTTLs * g.w.TTL)
-				s.HealAfter = &sim.Range{Lo: d, Hi: d}
-			}
+			s.HealAfter = g.healAfter()
 			return s
 		},
 	},
@@ -525,10 +522,7 @@ var table = []KindDef{
 		apply: applyRing,
 		generate: func(g *gen, s Spec, prior []Spec) Spec {
 			s.Ring = g.ring()
-			if g.intn(4) != 0 {
-				d := g.size(maxHealTTLs * g.w.TTL)
-				s.HealAfter = &sim.Range{Lo: d, Hi: d}
-			}
+			s.HealAfter = g.healAfter()
 			return s
 		},
 	},
@@ -646,3 +640,14 @@ var healAfterField = Field{Name: "heal_after", Type: FieldOptRange, ShrinkMin: t
 		}
 		return ""
 	}}
+
+// healAfter draws a partition's heal_after: none in one schedule of four,
+// otherwise a size up to maxHealTTLs lock lifetimes (the same draws for the
+// partition kinds, groups and ring).
+func (g *gen) healAfter() *sim.Range {
+	if g.intn(4) == 0 {
+		return nil
+	}
+	d := g.size(maxHealTTLs * g.w.TTL)
+	return &sim.Range{Lo: d, Hi: d}
+}
