@@ -173,10 +173,12 @@ var Scripts = []Script{
 	ScriptStockDecrement,
 }
 
-var scriptsBySHA = func() map[string]Script {
-	m := make(map[string]Script, len(Scripts))
-	for _, s := range Scripts {
-		m[s.SHA] = s
+// scriptsBySHA maps a stock script's SHA1 to it (a pointer into Scripts:
+// EVALSHA's look-up copies nothing).
+var scriptsBySHA = func() map[string]*Script {
+	m := make(map[string]*Script, len(Scripts))
+	for i := range Scripts {
+		m[Scripts[i].SHA] = &Scripts[i]
 	}
 	return m
 }()
@@ -184,7 +186,10 @@ var scriptsBySHA = func() map[string]Script {
 // ScriptBySHA returns the known script with this SHA1 (any case).
 func ScriptBySHA(sha string) (Script, bool) {
 	s, ok := scriptsBySHA[strings.ToLower(sha)]
-	return s, ok
+	if !ok {
+		return Script{}, false
+	}
+	return *s, true
 }
 
 func scriptNames() string {
@@ -295,7 +300,7 @@ func cmdScriptFlush(n *Node, a []string) Value {
 }
 
 // runScript executes a script as one execution unit with frozen time.
-func (n *Node) runScript(s Script, keys, args []string) Value {
+func (n *Node) runScript(s *Script, keys, args []string) Value {
 	saved := n.cur
 	n.cur.inScript = true
 	n.cur.scriptDirty = false
@@ -308,7 +313,9 @@ func (n *Node) runScript(s Script, keys, args []string) Value {
 		v = *x.err
 	}
 	n.cur = saved
-	*x = scriptRun{}
+	// Only what the next script would not overwrite is cleared: the
+	// caller's argv is not held on to (x.n and x.sha stay, harmlessly).
+	x.keys, x.args, x.err = nil, nil, nil
 	return v
 }
 
