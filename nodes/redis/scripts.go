@@ -258,6 +258,9 @@ func cmdEvalSHA(n *Node, a []string) Value {
 	// A SHA found as it is is already in lower case (the clients send them
 	// so): strings.ToLower, which scans it, is needed only otherwise.
 	sha := a[1]
+	if m := n.evalMemo; m != nil && sha == m.SHA {
+		return n.runScript(m, a[3:3+nk], a[3+nk:])
+	}
 	s, ok := scriptBySHA(sha)
 	if !ok {
 		sha = strings.ToLower(sha)
@@ -266,6 +269,7 @@ func cmdEvalSHA(n *Node, a []string) Value {
 	if !ok || !n.scripts[sha] {
 		return errNoScript
 	}
+	n.evalMemo = s
 	return n.runScript(s, a[3:3+nk], a[3+nk:])
 }
 
@@ -296,6 +300,7 @@ func cmdScriptFlush(n *Node, a []string) Value {
 		return Err("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
 	}
 	n.scripts = map[string]bool{}
+	n.evalMemo = nil
 	return OK()
 }
 
