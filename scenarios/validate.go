@@ -400,9 +400,15 @@ func validateTrigger(x *xref, t *faults.Trigger, path string) {
 		for _, e := range emitters {
 			whats = append(whats, e.What)
 		}
+		if k == clientKind {
+			// A client's events are faults.ClientEvents, not a kind's
+			// TriggerEvents.
+			own = append(own, faults.ClientEvents...)
+		}
 		for _, e := range k.TriggerEvents {
 			own = append(own, e.Name)
 		}
+		own = append(own, faults.AnyEvents...)
 		mine := "none"
 		if len(own) > 0 {
 			mine = strings.Join(own, ", ")
