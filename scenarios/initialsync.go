@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/locksim/locksim/faults"
 )
 
 // warnInitialSync warns of a fault that acts on a replica's link to its
@@ -92,14 +94,14 @@ func warnInitialSync(s *Scenario, at func(string) *yaml.Node) {
 			}
 			var hit bool
 			switch f.Kind {
-			case "partition":
+			case faults.KindPartition:
 				gr, gm := group(f.Groups, p.replica), group(f.Groups, p.master)
 				hit = gr >= 0 && gm >= 0 && gr != gm
-			case "partition-ring":
+			case faults.KindPartitionRing:
 				hit = group(f.Ring, p.replica) >= 0 || group(f.Ring, p.master) >= 0
-			case "crash", "pause":
+			case faults.KindCrash, faults.KindPause:
 				hit = f.Node == p.replica || f.Node == p.master
-			case "drop", "delay":
+			case faults.KindDrop, faults.KindDelay:
 				hit = (f.From == p.replica && f.To == p.master) || (f.From == p.master && f.To == p.replica)
 			}
 			if !hit {
