@@ -221,6 +221,7 @@ func validateMeaning(r *reader, s *Scenario, root *yaml.Node, at func(string) *y
 		}
 	}
 	validateReplicaCounts(r, s, at)
+	warnInitialSync(s, at)
 	if f := s.Resource.Fencing; (f == storage.FencingMonotonic || f == storage.FencingMark) && len(s.Clients) > 0 {
 		carried := false
 		for _, c := range s.Clients {
