@@ -38,8 +38,8 @@ const (
 	// reshard does (issue 26).
 	KindReshard = "reshard"
 	// KindOrder chooses which of the events due at one instant runs
-	// first (issue 27): the generator never draws it, and real mode
-	// refuses it.
+	// first (issue 27): explore --orders enumerates it, the generator
+	// never draws it, and real mode refuses it.
 	KindOrder = "order"
 )
 
