@@ -174,9 +174,11 @@ func (c *client) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 // ConnEnded fails at once the requests pending on a connection that ended:
 // their read returns EOF or ECONNRESET instead of waiting for the timeout.
 // The next command to that peer opens a new connection (go-redis dials on
-// demand: redis.go:366-376, error.go:81-110). Simplification: go-redis would
-// retry such a command up to MaxRetries = 3 times (error.go:41-72); the model
-// reports the failure to the algorithm, whose own retry policy applies.
+// demand: redis.go:366-376, error.go:81-110). A cluster-aware go-redis
+// client retries such a command in its ClusterClient loop (cluster.go
+// clusterNetRetry). Simplification: a plain go-redis Client would also
+// retry it up to MaxRetries = 3 times (error.go:41-72); the model reports
+// the failure to the algorithm, whose own retry policy applies.
 func (c *client) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 	var failed []pending
 	kept := c.calls[:0]
@@ -196,6 +198,9 @@ func (c *client) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 	}
 	for _, p := range failed {
 		c.cancelRequest(&p)
+		if c.clusterNetRetry(p, why == sim.ConnTimedOut, "connection "+why.String()) {
+			continue
+		}
 		if p.isRedis() {
 			p.rcb.call(redis.Value{}, false)
 		} else {

@@ -103,6 +103,10 @@ type pending struct {
 	// clusterRedirect), and the attempts after the first so far.
 	argv     []string
 	attempts int
+	// deadline (mono ns, 0: none) is the context deadline the request's
+	// timeout stands for (redsync's acquire round): a cluster retry does
+	// not outlive it (cluster.go clusterRetry).
+	deadline int64
 }
 
 // isRedis reports whether the request is a Redis command.
@@ -214,6 +218,9 @@ func (c *client) fire(t timerTag) {
 			// the late reply never arrives, the next command dials anew.
 			// Redisson (Netty) keeps its connection after a timeout.
 			c.env.Close(p.to)
+		}
+		if c.clusterNetRetry(p, true, "timed out") {
+			return
 		}
 		if p.isRedis() {
 			p.rcb.call(redis.Value{}, false)
