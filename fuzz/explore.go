@@ -294,6 +294,9 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 		return nil, &BadBounds{"--faults: no fault kind given (allowed: " + strings.Join(ExploreKinds, ", ") + "; or --orders alone)"}
 	}
 	for _, k := range cfg.Kinds {
+		if k == faults.KindOrder {
+			return nil, &BadBounds{"--faults: explore enumerates the same-instant order choices with --orders, not as a fault kind of --faults"}
+		}
 		if !contains(ExploreKinds, k) {
 			msg := fmt.Sprintf("--faults: explore cannot enumerate fault kind %q (allowed: %s)", k, strings.Join(ExploreKinds, ", "))
 			if s := suggest.DidYouMean(k, ExploreKinds); s != "" {
