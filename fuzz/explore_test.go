@@ -179,7 +179,8 @@ func TestExploreBadBounds(t *testing.T) {
 		err  string
 	}{
 		{"unknown kind", ExploreConfig{Kinds: []string{"meteor"}}, `cannot enumerate fault kind "meteor"`},
-		{"no kind", ExploreConfig{Kinds: []string{}}, "no fault kind given"},
+		{"order as a kind", ExploreConfig{Kinds: []string{"order"}}, "with --orders, not as a fault kind"},
+		{"no kind", ExploreConfig{Kinds: []string{}}, "no fault kind given (allowed: clock-jump, pause, crash; or --orders alone)"},
 		{"K = 0", ExploreConfig{MaxFaults: -1}, "--max-faults must be at least 1"},
 		{"too large", ExploreConfig{Kinds: []string{faults.KindPause}, MaxFaults: 2, MaxSchedules: 1000}, "the space has 101475 schedules (450 single faults, at most 2 per schedule), more than --max-schedules 1000"},
 		{"unknown target", ExploreConfig{Targets: []string{"zz"}}, `"zz" is not a process a fault can hit`},
@@ -623,7 +624,16 @@ func TestExploreOrdersFindTieViolation(t *testing.T) {
 	assert.Equal(t, "order A's delivery from c2 at 1ms", got[0].String())
 	var b strings.Builder
 	WriteExploreSummary(&b, on)
-	assert.Contains(t, b.String(), fmt.Sprintf("%d order choices (each other event of a tie first): %d schedules with one ran, covering %d ties, 1 violating", on.Plan.OrderChoices, on.Plan.OrderChoices, on.Plan.Ties))
+	assert.Contains(t, b.String(), fmt.Sprintf("%d order choices (each other event of a tie first, 0 pruned): %d schedules with one ran, covering %d ties, 1 violating", on.Plan.OrderChoices, on.Plan.OrderChoices, on.Plan.Ties))
+	var junit bytes.Buffer
+	require.NoError(t, WriteJUnit(&junit, on.Result))
+	assert.Contains(t, junit.String(), fmt.Sprintf(`<property name="order_schedules" value="%d"></property>`, on.Plan.OrderChoices))
+	var js bytes.Buffer
+	require.NoError(t, WriteExploreJSON(&js, on))
+	var j ExploreJSON
+	require.NoError(t, json.Unmarshal(js.Bytes(), &j))
+	assert.Equal(t, ExploreJSON{Orders: true, OrderChoices: on.Plan.OrderChoices, OrderSchedules: on.Plan.OrderChoices, OrderTies: on.Plan.Ties, OrderViolating: 1},
+		ExploreJSON{Orders: j.Orders, OrderChoices: j.OrderChoices, OrderSchedules: j.OrderSchedules, OrderTies: j.OrderTies, OrderViolating: j.OrderViolating})
 
 	// The finding as a file: it replays to the trace of the schedule.
 	sc, err := s.WithFaults(f.Faults)
