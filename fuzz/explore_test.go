@@ -626,7 +626,7 @@ func TestExploreOrdersFindTieViolation(t *testing.T) {
 	assert.Equal(t, "order A's delivery from c2 at 1ms", got[0].String())
 	var b strings.Builder
 	WriteExploreSummary(&b, on)
-	assert.Contains(t, b.String(), fmt.Sprintf("%d order choices (each other event of a tie first): %d schedules with one ran, covering %d ties, 1 violating", on.Plan.OrderChoices, on.Plan.OrderChoices, on.Plan.Ties))
+	assert.Contains(t, b.String(), fmt.Sprintf("%d order choices (each other event of a tie first, 0 pruned): %d schedules with one ran, covering %d ties, 1 violating", on.Plan.OrderChoices, on.Plan.OrderChoices, on.Plan.Ties))
 	var junit bytes.Buffer
 	require.NoError(t, WriteJUnit(&junit, on.Result))
 	assert.Contains(t, junit.String(), fmt.Sprintf(`<property name="order_schedules" value="%d"></property>`, on.Plan.OrderChoices))

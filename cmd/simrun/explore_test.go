@@ -81,7 +81,7 @@ func TestExploreOrdersShrinksAndReplays(t *testing.T) {
 	r = simrun(append(args, "--orders", "--shrink")...)
 	require.Equal(t, exitMismatch, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "lock-safety violated, order A: 1 schedules")
-	assert.Contains(t, r.stdout, "6 order choices (each other event of a tie first): 6 schedules with one ran, covering 6 ties, 1 violating")
+	assert.Contains(t, r.stdout, "6 order choices (each other event of a tie first, 0 pruned): 6 schedules with one ran, covering 6 ties, 1 violating")
 	shrunk := filepath.Join(out, "finding-1.shrunk.yaml")
 	data, err := os.ReadFile(shrunk)
 	require.NoError(t, err)
