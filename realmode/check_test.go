@@ -64,6 +64,7 @@ func TestCheck(t *testing.T) {
 		{name: "delay on replication", yaml: "faults: [{at: 1s, kind: delay, from: M, to: R, by: 1s, for: 1s}]"},
 		{name: "drop on replication", yaml: "faults: [{at: 1s, kind: drop, from: M, to: R, count: 2}]", wantIn: "no TCP counterpart"},
 		{name: "drop between client and server", yaml: "faults: [{at: 1s, kind: drop, from: c1, to: X, count: 2}]"},
+		{name: "same-instant order", yaml: "faults: [{at: 1s, kind: order, node: X, from: c1}]", wantIn: "check.yaml:15: faults[0].kind: order chooses which of the events due at one instant"},
 		{name: "trigger on promoted", yaml: "faults: [{on: {event: promoted, node: R}, kind: pause, node: c1, for: 1s}]", wantIn: "promoted"},
 	}
 	for _, tt := range tests {
