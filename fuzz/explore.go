@@ -290,6 +290,9 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 	if cfg.MaxFaults < 0 {
 		return nil, &BadBounds{fmt.Sprintf("--max-faults must be at least 1, got %d (a schedule without faults explores nothing)", cfg.MaxFaults)}
 	}
+	if cfg.MaxSchedules < 0 {
+		return nil, &BadBounds{fmt.Sprintf("--max-schedules must be at least 1 (0: the default %d), got %d", DefaultMaxSchedules, cfg.MaxSchedules)}
+	}
 	if cfg.MaxSchedules == 0 {
 		cfg.MaxSchedules = DefaultMaxSchedules
 	}
