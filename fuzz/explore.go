@@ -119,6 +119,9 @@ type Plan struct {
 	// faults'); OrderChoices counts them, or would with Orders.
 	Orders       bool
 	OrderChoices int
+	// OrderPruned counts the ties' events no order fault can name (a
+	// delivery without another sender); they are not choices.
+	OrderPruned int
 }
 
 // Margin is a duration the scenario's timings define.
@@ -287,6 +290,9 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 	if cfg.MaxFaults < 0 {
 		return nil, &BadBounds{fmt.Sprintf("--max-faults must be at least 1, got %d (a schedule without faults explores nothing)", cfg.MaxFaults)}
 	}
+	if cfg.MaxSchedules < 0 {
+		return nil, &BadBounds{fmt.Sprintf("--max-schedules must be at least 1 (0: the default %d), got %d", DefaultMaxSchedules, cfg.MaxSchedules)}
+	}
 	if cfg.MaxSchedules == 0 {
 		cfg.MaxSchedules = DefaultMaxSchedules
 	}
@@ -294,6 +300,9 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 		return nil, &BadBounds{"--faults: no fault kind given (allowed: " + strings.Join(ExploreKinds, ", ") + "; or --orders alone)"}
 	}
 	for _, k := range cfg.Kinds {
+		if k == faults.KindOrder {
+			return nil, &BadBounds{"--faults: explore enumerates the same-instant order choices with --orders, not as a fault kind of --faults"}
+		}
 		if !contains(ExploreKinds, k) {
 			msg := fmt.Sprintf("--faults: explore cannot enumerate fault kind %q (allowed: %s)", k, strings.Join(ExploreKinds, ", "))
 			if s := suggest.DidYouMean(k, ExploreKinds); s != "" {
@@ -350,6 +359,9 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 	orderPruned := map[string]int{}
 	orders := orderCandidates(ties.ties, orderPruned)
 	pl.OrderChoices = len(orders)
+	for _, n := range orderPruned {
+		pl.OrderPruned += n
+	}
 	w := WorldOf(base)
 	all := append(append(append(append([]string{}, w.Masters...), w.Replicas...), w.Others...), w.Clients...)
 	if cfg.Targets != nil {
@@ -679,7 +691,7 @@ func (er *ExploreResult) summarise() {
 	er.Placements, er.Targets, er.Classes, er.OrderTies = len(places), len(targets), len(cls), len(ties)
 	er.Groups = groupFindings(er.Result, len(pl.Env))
 	er.Props = []JUnitProp{{"schedules", fmt.Sprint(er.Runs)}, {"same_instant_ties", fmt.Sprint(pl.Ties)}, {"orders", fmt.Sprint(pl.Orders)},
-		{"order_schedules", fmt.Sprint(er.OrderRuns)}, {"order_violating", fmt.Sprint(er.OrderViolating)}}
+		{"order_schedules", fmt.Sprint(er.OrderRuns)}, {"order_pruned", fmt.Sprint(pl.OrderPruned)}, {"order_violating", fmt.Sprint(er.OrderViolating)}}
 }
 
 // sameInstantLine is the summary's account of the base run's ties and what
@@ -693,7 +705,7 @@ func sameInstantLine(er *ExploreResult) string {
 	if !pl.Orders {
 		return head + fmt.Sprintf("; explore kept the kernel's order of them (--orders runs each other event of a tie first: %d more single faults)", pl.OrderChoices)
 	}
-	return head + fmt.Sprintf("; %d order choices (each other event of a tie first): %d schedules with one ran, covering %d ties, %d violating", pl.OrderChoices, er.OrderRuns, er.OrderTies, er.OrderViolating)
+	return head + fmt.Sprintf("; %d order choices (each other event of a tie first, %d pruned): %d schedules with one ran, covering %d ties, %d violating", pl.OrderChoices, pl.OrderPruned, er.OrderRuns, er.OrderTies, er.OrderViolating)
 }
 
 // ExploreGroup is the schedules that violate the same property with the
@@ -822,12 +834,14 @@ type ExploreJSON struct {
 	StatePruned int `json:"state_pruned"`
 	// SameInstantTies: Plan.Ties, the base run's instants at which two or
 	// more messages or timers are due at once. Orders: whether their order
-	// was varied (--orders); OrderChoices, OrderSchedules, OrderTies and
-	// OrderViolating: ExploreResult's (explore_order.go).
+	// was varied (--orders); OrderChoices and OrderPruned: the Plan's;
+	// OrderSchedules, OrderTies and OrderViolating: ExploreResult's
+	// (explore_order.go).
 	SameInstantTies int            `json:"same_instant_ties"`
 	Orders          bool           `json:"orders"`
 	OrderChoices    int            `json:"order_choices"`
 	OrderSchedules  int            `json:"order_schedules"`
+	OrderPruned     int            `json:"order_pruned"`
 	OrderTies       int            `json:"order_ties_covered"`
 	OrderViolating  int            `json:"order_violating"`
 	Groups          []ExploreGroup `json:"groups"`
@@ -839,7 +853,7 @@ func WriteExploreJSON(w io.Writer, er *ExploreResult) error {
 	res, pl := er.Result, er.Plan
 	j := ExploreJSON{Base: res.Base, Bounds: pl.Bounds, Schedules: res.Runs, Total: pl.Total, Violating: len(res.Findings),
 		Pruned: pl.Pruned, Placements: er.Placements, Targets: er.Targets, Classes: er.Classes, StatePruned: er.StatePruned, SameInstantTies: pl.Ties,
-		Orders: pl.Orders, OrderChoices: pl.OrderChoices, OrderSchedules: er.OrderRuns, OrderTies: er.OrderTies, OrderViolating: er.OrderViolating,
+		Orders: pl.Orders, OrderChoices: pl.OrderChoices, OrderSchedules: er.OrderRuns, OrderPruned: pl.OrderPruned, OrderTies: er.OrderTies, OrderViolating: er.OrderViolating,
 		Groups: er.Groups, Result: JSON(res)}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -179,10 +179,13 @@ func TestExploreBadBounds(t *testing.T) {
 		err  string
 	}{
 		{"unknown kind", ExploreConfig{Kinds: []string{"meteor"}}, `cannot enumerate fault kind "meteor"`},
-		{"no kind", ExploreConfig{Kinds: []string{}}, "no fault kind given"},
+		{"order as a kind", ExploreConfig{Kinds: []string{"order"}}, "with --orders, not as a fault kind"},
+		{"no kind", ExploreConfig{Kinds: []string{}}, "no fault kind given (allowed: clock-jump, pause, crash; or --orders alone)"},
 		{"K = 0", ExploreConfig{MaxFaults: -1}, "--max-faults must be at least 1"},
 		{"too large", ExploreConfig{Kinds: []string{faults.KindPause}, MaxFaults: 2, MaxSchedules: 1000}, "the space has 101475 schedules (450 single faults, at most 2 per schedule), more than --max-schedules 1000"},
 		{"unknown target", ExploreConfig{Targets: []string{"zz"}}, `"zz" is not a process a fault can hit`},
+		// Found by outsider3: "more than --max-schedules -1".
+		{"negative max schedules", ExploreConfig{Kinds: []string{faults.KindPause}, MaxSchedules: -1}, "--max-schedules must be at least 1 (0: the default 20000), got -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -623,7 +626,16 @@ func TestExploreOrdersFindTieViolation(t *testing.T) {
 	assert.Equal(t, "order A's delivery from c2 at 1ms", got[0].String())
 	var b strings.Builder
 	WriteExploreSummary(&b, on)
-	assert.Contains(t, b.String(), fmt.Sprintf("%d order choices (each other event of a tie first): %d schedules with one ran, covering %d ties, 1 violating", on.Plan.OrderChoices, on.Plan.OrderChoices, on.Plan.Ties))
+	assert.Contains(t, b.String(), fmt.Sprintf("%d order choices (each other event of a tie first, 0 pruned): %d schedules with one ran, covering %d ties, 1 violating", on.Plan.OrderChoices, on.Plan.OrderChoices, on.Plan.Ties))
+	var junit bytes.Buffer
+	require.NoError(t, WriteJUnit(&junit, on.Result))
+	assert.Contains(t, junit.String(), fmt.Sprintf(`<property name="order_schedules" value="%d"></property>`, on.Plan.OrderChoices))
+	var js bytes.Buffer
+	require.NoError(t, WriteExploreJSON(&js, on))
+	var j ExploreJSON
+	require.NoError(t, json.Unmarshal(js.Bytes(), &j))
+	assert.Equal(t, ExploreJSON{Orders: true, OrderChoices: on.Plan.OrderChoices, OrderSchedules: on.Plan.OrderChoices, OrderTies: on.Plan.Ties, OrderViolating: 1},
+		ExploreJSON{Orders: j.Orders, OrderChoices: j.OrderChoices, OrderSchedules: j.OrderSchedules, OrderTies: j.OrderTies, OrderViolating: j.OrderViolating})
 
 	// The finding as a file: it replays to the trace of the schedule.
 	sc, err := s.WithFaults(f.Faults)
@@ -639,4 +651,28 @@ func TestExploreOrdersFindTieViolation(t *testing.T) {
 	assert.Equal(t, o1.TraceHash, o2.TraceHash)
 	v, _ := Violated(o2, []string{"lock-safety"})
 	assert.Equal(t, []string{"lock-safety"}, v)
+}
+
+// TestEnvelopeBadRange: a range with a negative end is refused saying so
+// (outsider3: --range -10s..-1s said "--range: 1ms..-1s is empty", the
+// negative start having been replaced by the step).
+func TestEnvelopeBadRange(t *testing.T) {
+	s, err := scenarios.Builtin("redlock-clock-jump")
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name   string
+		lo, hi time.Duration
+		err    string
+	}{
+		{"backward jumps", -10 * time.Second, -time.Second, "--range: -10s..-1s has a negative end: envelope searches clock-jump.by from a positive value up"},
+		{"negative start", -time.Second, 2 * time.Second, "--range: -1s..2s has a negative end"},
+		{"empty", 3 * time.Second, 2 * time.Second, "--range: 3s..2s is empty"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Envelope(EnvelopeConfig{Base: s, Param: "clock-jump.by", Lo: tt.lo, Hi: tt.hi})
+			var bb *BadBounds
+			require.ErrorAs(t, err, &bb)
+			assert.Contains(t, err.Error(), tt.err)
+		})
+	}
 }
