@@ -26,6 +26,7 @@ import (
 //	fencing-monotonic-read-before-write   resource violated  resource violated  resource violated
 //	fencing-mark-read-before-write        resource holds     resource holds     resource holds
 //	fencing-token-cas-read-before-write   resource holds     resource holds     resource holds
+//	min-replicas-partition                holds              holds              holds (c2 at 21s, model 27s: proxy releases at the heal)
 //	memcached-add-eviction-slab-class     violated           violated           violated
 //	memcached-add-restart-500ms           violated           violated           violated
 //	mysql-for-update-lock-wait            holds              holds              holds
