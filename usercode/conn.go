@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -234,6 +235,9 @@ func (in *instance) sendCommand(c *simConn, args []string) {
 	in.nextReq++
 	id := in.nextReq
 	in.reqs[id] = c
+	if len(args) > 0 && strings.EqualFold(args[0], "SUBSCRIBE") {
+		in.subs[id] = c
+	}
 	in.env.Send(c.server, redis.Request{ID: id, Args: args})
 }
 
@@ -243,6 +247,11 @@ func (in *instance) connClosed(c *simConn) {
 	for id, rc := range in.reqs {
 		if rc == c {
 			delete(in.reqs, id) // replies still on the way are discarded
+		}
+	}
+	for id, sc := range in.subs {
+		if sc == c {
+			delete(in.subs, id)
 		}
 	}
 	live := in.conns[:0]
@@ -271,6 +280,14 @@ func (in *instance) receive(msg sim.Message) bool {
 		id, v = m.ID, m.Value
 	case redis.Reply:
 		id, v = m.ID, m.Value
+	case redis.Push:
+		// A message on a subscription (a sentinel's +switch-master): to
+		// the simConn that subscribed, if it is still open.
+		if c, ok := in.subs[m.Sub]; ok {
+			b := appendValue(nil, m.Value)
+			in.w.handoff = append(in.w.handoff, func() { c.deliver(b) })
+		}
+		return true
 	default:
 		return false
 	}
@@ -290,6 +307,11 @@ func (in *instance) connEnded(peer sim.ProcID, why sim.ConnEnd) {
 	for id, c := range in.reqs {
 		if c.server == peer {
 			delete(in.reqs, id)
+		}
+	}
+	for id, c := range in.subs {
+		if c.server == peer {
+			delete(in.subs, id)
 		}
 	}
 	live := in.conns[:0]
