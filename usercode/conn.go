@@ -46,6 +46,7 @@ type simConn struct {
 	in     *instance
 	server sim.ProcID
 	host   string
+	addr   string // as dialled ("name:port"): RemoteAddr
 	ord    uint32 // dial ordinal for (client, server)
 
 	mu     sync.Mutex
@@ -186,8 +187,13 @@ func (c *simConn) reset(err error) {
 	c.signal()
 }
 
-func (c *simConn) LocalAddr() net.Addr  { return simAddr(c.in.name) }
-func (c *simConn) RemoteAddr() net.Addr { return simAddr(c.host) }
+func (c *simConn) LocalAddr() net.Addr { return simAddr(c.in.name) }
+
+// RemoteAddr is the address dialled, "name:port" as go-redis dials it: a
+// real socket's is the "ip:port" it connected to, which go-redis compares
+// with the address a sentinel names (onFailover's pool Filter,
+// sentinel.go:660-676 of v9.23.0, keeps the connections to the new master).
+func (c *simConn) RemoteAddr() net.Addr { return simAddr(c.addr) }
 func (c *simConn) SetDeadline(t time.Time) error {
 	return c.SetReadDeadline(t)
 }
@@ -342,7 +348,7 @@ func (in *instance) dial(addr string) (*simConn, error) {
 	in.dials[id]++
 	ord := in.dials[id]
 	in.mu.Unlock()
-	c := &simConn{in: in, server: id, host: host, ord: ord, wake: make(chan struct{}, 1)}
+	c := &simConn{in: in, server: id, host: host, addr: addr, ord: ord, wake: make(chan struct{}, 1)}
 	// The kernel side learns of the simConn with its first item.
 	in.w.push(item{inst: in, stream: int32(id), conn: ord, seq: 0, act: func(in *instance) { in.conns = append(in.conns, c) }})
 	return c, nil
