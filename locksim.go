@@ -242,7 +242,7 @@ type Result struct {
 
 	Scenario  string
 	Seed      uint64
-	TraceHash string // SHA-256 of the trace, hex: equal hashes, equal runs
+	TraceHash string // 256-bit hash of the trace, hex: equal hashes, equal runs
 	Events    int64  // number of trace events
 
 	// Verdicts holds the verdict of every property, in output order; the

@@ -262,8 +262,21 @@ func Vacuity(vs Verdicts, s Stats) []string {
 			out = append(out, fmt.Sprintf("%s holds over a single grant: no second holder could overlap it", title(LockSafety)))
 		}
 	}
-	if vs.Of(ResourceSafety) == NotUsed {
+	switch vs.Of(ResourceSafety) {
+	case NotUsed:
 		out = append(out, fmt.Sprintf("%s not used: no critical section touched the resource", title(ResourceSafety)))
+	case Holds:
+		// Critical sections touched the resource, but it took no write
+		// (a fencing mode that refused every read or write: a client
+		// without the token the resource asks for): no update could be
+		// lost.
+		if s.Grants > 0 && s.WritesAccepted == 0 && s.Sales == 0 && s.LostUpdates == 0 {
+			why := "no write reached it"
+			if s.WritesRejected > 0 {
+				why = fmt.Sprintf("%d rejected", s.WritesRejected)
+			}
+			out = append(out, fmt.Sprintf("%s holds, but the resource accepted no write (%s): no update could be lost", title(ResourceSafety), why))
+		}
 	}
 	return out
 }

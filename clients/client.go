@@ -178,14 +178,18 @@ func (c *client) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 // ConnEnded fails at once the requests pending on a connection that ended:
 // their read returns EOF or ECONNRESET instead of waiting for the timeout.
 // The next command to that peer opens a new connection (go-redis dials on
-// demand: redis.go:366-376, error.go:81-110). Simplification: go-redis would
-// retry such a command up to MaxRetries = 3 times (error.go:41-72); the model
-// reports the failure to the algorithm, whose own retry policy applies.
+// demand: redis.go:366-376, error.go:81-110). A cluster-aware go-redis
+// client retries such a command in its ClusterClient loop (cluster.go
+// clusterNetRetry). Simplification: a plain go-redis Client would also
+// retry it up to MaxRetries = 3 times (error.go:41-72); the model reports
+// the failure to the algorithm, whose own retry policy applies.
 func (c *client) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 	if c.sub.live && peer == c.sub.to {
 		c.subscriptionEnded()
 	}
-	c.failPending(peer, func(n int) {
+	c.failPending(peer, func(p pending) bool {
+		return c.clusterNetRetry(p, why == sim.ConnTimedOut, "connection "+why.String())
+	}, func(n int) {
 		env.Logf(KindClient, "connection with %s %v: %d request(s) failed", env.NameOf(peer), why, n)
 	})
 	if o, ok := c.alg.(connObserver); ok {
@@ -194,8 +198,9 @@ func (c *client) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 }
 
 // failPending fails at once every request pending to peer (its callback
-// gets ok=false), after logging how many with note (when there are any).
-func (c *client) failPending(peer sim.ProcID, note func(n int)) {
+// gets ok=false) that retried does not send again, after logging how many
+// were pending with note (when there are any).
+func (c *client) failPending(peer sim.ProcID, retried func(p pending) bool, note func(n int)) {
 	var failed []pending
 	kept := c.calls[:0]
 	for _, p := range c.calls {
@@ -214,6 +219,9 @@ func (c *client) failPending(peer sim.ProcID, note func(n int)) {
 	}
 	for _, p := range failed {
 		c.cancelRequest(&p)
+		if retried(p) {
+			continue
+		}
 		if p.isRedis() {
 			p.rcb.call(redis.Value{}, false)
 		} else {

@@ -31,16 +31,18 @@ import (
 //     -TRYAGAIN, -LOADING (and the other errors shouldRetry accepts) is
 //     retried after a backoff; redirects and retries share one budget of
 //     MaxRedirects = 3 (clusterRedirect);
+//   - so do network errors: a command whose connection ended (EOF, reset,
+//     refused) or whose read timed out (unless it has a read timeout of
+//     its own, as WAIT) is retried in the same loop (clusterNetRetry);
 //   - read-only routing is off (ReadOnly false): reads go to masters too.
 //
 // Simplifications: a lock client's keyless command (WAIT after a SET,
 // Redisson's INFO replication) goes to the master of the lock key's slot,
 // as it would on the same connection in a pipeline or a Redisson batch;
 // another client's (a counter's MULTI) to the node of its last keyed
-// command; go-redis's retries of timeouts and ended connections (the
-// process loop retries them too, shouldRetry's first cases) are not
-// modelled: the algorithm sees the failure, as it does with a single node
-// (client.go ConnEnded). A map older
+// command; a redsync round's context deadline is its requests' timeout
+// (quorum.go roundTimeout), so a retry after a network error never
+// outlives it (go-redis would read until its ReadTimeout). A map older
 // than ClusterStateReloadInterval (60 s, :305-307) is reloaded in the
 // background when a command uses it (clusterStateHolder.Get, :1349-1361):
 // after a failover without a MOVED (the old master is unreachable, so its
@@ -226,23 +228,7 @@ func (c *client) clusterRedirect(p pending, v redis.Value) bool {
 		if readOnly {
 			c.reloadSlots(cl)
 		}
-		first := p.attempts == 0 && !readOnly
-		p.attempts++
-		d := retryBackoff(p.attempts, c.env.Rand())
-		c.env.Logf(KindClient, "cluster: %s, retry %d of %d in %s", v.Str, p.attempts, maxRedirects, d)
-		c.after(d, whatClusterRetry, func() {
-			if !first {
-				// node = nil: cmdNode picks the slot's master from the
-				// slot map as it is now (perhaps reloaded meanwhile).
-				if to, ok := c.slotNode(cl, p.argv); ok {
-					p.to = to
-				}
-			}
-			id := c.newID()
-			c.track(id, p)
-			c.env.SendPooled(p.to, resp.NewRequest(id, p.argv))
-		})
-		return true
+		return c.clusterRetry(cl, p, v.Str, p.attempts == 0 && !readOnly)
 	}
 	ask := strings.HasPrefix(v.Str, "ASK ")
 	if !ask && !strings.HasPrefix(v.Str, "MOVED ") {
@@ -280,6 +266,111 @@ func (c *client) clusterRedirect(p pending, v redis.Value) bool {
 	c.track(id, p)
 	c.env.SendPooled(to, resp.NewRequest(id, p.argv))
 	return true
+}
+
+// clusterRetry sends p again after go-redis's backoff, as the next
+// attempt of the process loop: to the same node when first (the retry
+// after attempt 0, GR osscluster.go:1588-1591), otherwise to the slot's
+// master in the slot map as it is when the backoff ends (node.MarkAsFailing;
+// node = nil; cmdNode -> slotMasterNode, :1593-1595, :1517-1526,
+// :3137-3154, :993-999: with ReadOnly off a failing mark does not change
+// the choice, so it is the map that decides). A command bounded by a
+// context deadline (p.deadline, redsync's acquire round) is not retried
+// when the backoff would end at or past it (internal.Sleep returns
+// ctx.Err(), GR internal/util.go:37-47), and its retry waits only what is
+// left of it. It reports whether it retried.
+func (c *client) clusterRetry(cl *clusterRouting, p pending, why string, first bool) bool {
+	d := retryBackoff(p.attempts+1, c.env.Rand())
+	if p.deadline != 0 {
+		left := time.Duration(p.deadline - c.env.Mono())
+		if d >= left {
+			c.env.Logf(KindClient, "cluster: %s, no retry: the context deadline passes in %s", why, left)
+			return false
+		}
+		p.timeout = left - d
+	}
+	p.attempts++
+	c.env.Logf(KindClient, "cluster: %s, retry %d of %d in %s", why, p.attempts, maxRedirects, d)
+	c.after(d, whatClusterRetry, func() {
+		if !first {
+			// node = nil: cmdNode picks the slot's master from the
+			// slot map as it is now (perhaps reloaded meanwhile).
+			if to, ok := c.slotNode(cl, p.argv); ok {
+				p.to = to
+			}
+		}
+		id := c.newID()
+		c.track(id, p)
+		c.env.SendPooled(p.to, resp.NewRequest(id, p.argv))
+	})
+	return true
+}
+
+// clusterNetRetry handles a command of a cluster-aware go-redis client
+// that failed on the network the way the process loop does (GR
+// osscluster.go:1586-1597): it is retried when shouldRetry(err,
+// cmd.readTimeout() == nil) accepts the error (GR error.go:84-174) and
+// attempts are left (the budget MaxRedirects shares with MOVED, ASK and
+// the retryable error replies). The node clients of a ClusterClient
+// retry nothing themselves (ClusterOptions.init sets MaxRetries -1,
+// osscluster.go:277-279, handed to each node's Options, :469, where -1
+// means 0 retries, options.go:765-768), so this loop is the only one.
+//   - an ended connection (EOF after the peer's FIN: io.EOF, error.go:90;
+//     a reset or a refused connect: a net.OpError whose Timeout() is
+//     false, error.go:98-100 and :112-119) is retried, the command may
+//     have executed or not;
+//   - a read timeout (the model's request timeout is go-redis's
+//     ReadTimeout, 5 s by default; or the kernel's ETIMEDOUT, whose
+//     Timeout() is true) is retried only when the command has no read
+//     timeout of its own (error.go:112-117, retryTimeout =
+//     cmd.readTimeout() == nil): WAIT and the blocking commands set one
+//     (commands.go:296-300), so a WAIT that timed out is the algorithm's
+//     at once, while a SET NX that timed out is sent again although its
+//     first copy may have executed: the retry then finds the key (its
+//     own) and answers nil, and the client believes it did not get a lock
+//     whose key it holds.
+//
+// No reload of the slot map follows a network error (the loop reloads on
+// MOVED, ASK and READONLY only, :1546-1564): until a MOVED or the 60 s
+// reload (clusterStateHolder.Get) the retries go to the node the map
+// names, a dead master included. The timed-out connection was closed
+// (isBadConn, error.go:188-226; releaseConnToPool, redis.go:1294-1302),
+// so the retry opens a new one. Redisson's retries are its own
+// (redisson.go). It reports whether the command was retried.
+func (c *client) clusterNetRetry(p pending, timedOut bool, why string) bool {
+	if len(c.cfg.Clusters) == 0 || !p.isRedis() || p.argv == nil || p.attempts >= maxRedirects || c.cfg.Lock.Algorithm == Redisson {
+		return false
+	}
+	if timedOut && hasReadTimeout(p.argv) {
+		return false
+	}
+	cl := c.routingOf(p.to)
+	if cl == nil {
+		return false
+	}
+	return c.clusterRetry(cl, p, why, p.attempts == 0)
+}
+
+// hasReadTimeout reports whether go-redis gives the command argv a read
+// timeout of its own (cmd.setReadTimeout: WAIT and WAITAOF, commands.go:
+// 296-307; the blocking list, sorted-set and stream commands and MIGRATE,
+// list_commands.go, sortedset_commands.go, stream_commands.go with BLOCK,
+// generic_commands.go:158).
+func hasReadTimeout(argv []string) bool {
+	if len(argv) == 0 {
+		return false
+	}
+	switch strings.ToUpper(argv[0]) {
+	case "WAIT", "WAITAOF", "BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP", "MIGRATE":
+		return true
+	case "XREAD", "XREADGROUP":
+		for _, a := range argv[1:] {
+			if strings.EqualFold(a, "BLOCK") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // clusterRetryable reports whether go-redis retries a command that got the

@@ -49,6 +49,13 @@ func (n *scriptedNode) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	default:
 		r := n.replies[0]
 		n.replies = n.replies[1:]
+		switch r {
+		case "DROP": // no reply: the client's read times out
+			return
+		case "CLOSE": // the node closes the connection: EOF
+			env.Close(from)
+			return
+		}
 		if r == "OK" {
 			v = redis.OK()
 		} else {
@@ -62,11 +69,12 @@ func (n *scriptedNode) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 // (one try, so the algorithm's own retries do not hide the client's) on a
 // two-node cluster of scripted nodes n1 and n2. Each case is
 //
-//	run
+//	run [wait]
 //	n1 slots=OWNER[,OWNER...] replies=REPLY[;REPLY...]
 //	n2 ...
 //
-// (replies separated by ';'); the output is every command the client sent
+// (replies separated by ';'; DROP answers nothing, CLOSE closes the
+// connection; wait: the lock sends WAIT 1 after its SET); the output is every command the client sent
 // (time, node, command) and what the algorithm saw: go-redis v9.23.0's
 // ClusterClient.process loop (clients/cluster.go clusterRedirect).
 func TestClusterRetries(t *testing.T) {
@@ -96,11 +104,16 @@ func TestClusterRetries(t *testing.T) {
 			w.Add(name, func() sim.Process { return n }, sim.ClockSpec{})
 		}
 		w.storage(storage.FencingNone)
-		lc := lockConfig(t, RedisSingle, func(c *LockConfig) { c.Node, c.Tries = "n1", 1 })
+		lc := lockConfig(t, RedisSingle, func(c *LockConfig) {
+			c.Node, c.Tries = "n1", 1
+			if td.HasArg("wait") {
+				c.WaitReplicas = 1
+			}
+		})
 		cfg := clientConfig("c1", lc, Workload{Start: time.Second, Cycles: 1, Hold: 100 * time.Millisecond, Think: time.Minute})
 		cfg.Clusters = []*Cluster{{Nodes: []string{"n1", "n2"}}}
 		w.client(cfg)
-		w.run(3 * time.Second)
+		w.run(30 * time.Second)
 		var b strings.Builder
 		for _, e := range w.K.Trace() {
 			switch {

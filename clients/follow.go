@@ -113,7 +113,7 @@ func (c *client) switchMaster(to string) {
 	c.env.Logf(KindClient, "switch-master: new master %s (was %s); connection to %s closed", to, c.master, c.master)
 	c.master = to
 	c.env.Close(old)
-	c.failPending(old, func(n int) {
+	c.failPending(old, func(pending) bool { return false }, func(n int) {
 		c.env.Logf(KindClient, "switch-master: %d request(s) to %s failed (connection closed)", n, c.env.NameOf(old))
 	})
 }

@@ -103,6 +103,10 @@ type pending struct {
 	// clusterRedirect), and the attempts after the first so far.
 	argv     []string
 	attempts int
+	// deadline (mono ns, 0: none) is the context deadline the request's
+	// timeout stands for (redsync's acquire round): a cluster retry does
+	// not outlive it (cluster.go clusterRetry).
+	deadline int64
 }
 
 // isRedis reports whether the request is a Redis command.
@@ -217,6 +221,9 @@ func (c *client) fire(t timerTag) {
 			if c.sub.live && p.to == c.sub.to {
 				c.subscriptionEnded() // the same kernel connection (follow.go)
 			}
+		}
+		if c.clusterNetRetry(p, true, "timed out") {
+			return
 		}
 		if p.isRedis() {
 			p.rcb.call(redis.Value{}, false)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/nodes/redis/resp"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -217,8 +218,15 @@ type acquireRound struct {
 }
 
 func (r *acquireRound) issue(i int, cb callback) {
-	q := r.q
-	q.c.cmdTo(q.c.addr(q.cfg().Nodes[i]), r.timeout, cb, q.setArgv)
+	q, c := r.q, r.q.c
+	if !q.redsync() {
+		c.cmdTo(c.addr(q.cfg().Nodes[i]), r.timeout, cb, q.setArgv)
+		return
+	}
+	// The round's timeout is its context deadline: a cluster client's
+	// retry does not outlive it (cluster.go clusterRetry).
+	id := c.newID()
+	c.sendPooled(id, resp.NewRequest(id, q.setArgv), pending{to: c.addr(q.cfg().Nodes[i]), timeout: r.timeout, rcb: cb, deadline: c.env.Mono() + int64(r.timeout)})
 }
 
 func (r *acquireRound) done(res []reply) {

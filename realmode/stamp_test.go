@@ -45,8 +45,13 @@ clients:
 	require.NoError(t, err)
 	// Each SELECT ... FOR UPDATE of c2 waits the server's 1 s and gets
 	// error 1205: its reply must be stamped at least 1 s after the send,
-	// and within a bound of it (the round trip and the driver's latency on
-	// a loaded machine).
+	// and within a bound of it: the round trip and the driver's latency on
+	// a loaded machine, which took 40 ms to 70 ms at a load average of 23
+	// and more when the gateway's goroutine ran late (a 400 ms delay
+	// injected there broke the former bound of 300 ms). The bound still
+	// tells a reply stamped at its arrival from one stamped at the
+	// kernel's next event: nothing is due in the kernel between the first
+	// 1205 (at about 1.5 s) and c1's release at about 3 s.
 	var sent sim.Time = -1
 	checked := 0
 	for _, e := range o.Trace {
@@ -59,8 +64,9 @@ clients:
 		case strings.Contains(e.Text, "ERROR 1205") && e.Kind != sim.KindDeliver:
 			require.GreaterOrEqual(t, sent, sim.Time(0), "a 1205 before any SELECT")
 			d := time.Duration(e.At - sent)
+			t.Logf("1205 reply stamped %v after its SELECT", d)
 			assert.GreaterOrEqual(t, d, time.Second, "the 1205 reply (sent after the server's 1 s wait) is stamped at its arrival, not at the kernel's last event (%s, sent at %s)", e.At, sent)
-			assert.Less(t, d, time.Second+300*time.Millisecond, "the 1205 reply is stamped within a bound of its arrival (%s, sent at %s)", e.At, sent)
+			assert.Less(t, d, time.Second+800*time.Millisecond, "the 1205 reply is stamped within a bound of its arrival (%s, sent at %s)", e.At, sent)
 			checked++
 		}
 	}

@@ -11,6 +11,7 @@
 package record
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -234,7 +235,7 @@ var ErrNotDescribed = errors.New("the result does not describe its run (written 
 func Read(name string, data []byte) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a simrun result: %v", name, err)
+		return nil, notResult(name, data, err)
 	}
 	if r.Scenario == "" || r.TraceHash == "" {
 		return nil, fmt.Errorf("%s: not a simrun result (no scenario or trace_hash)", name)
@@ -349,4 +350,19 @@ func (r *Run) UnmarshalJSON(b []byte) error {
 	*r = Run(plain)
 	r.Verdicts = vs
 	return nil
+}
+
+// notResult is Read's error for data that is not a result's JSON: it
+// names the line a JSON syntax error is on, and says what to pass instead
+// when the data is a scenario file (a user's likely mix-up).
+func notResult(name string, data []byte, err error) error {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		line := 1 + bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n"))
+		name = fmt.Sprintf("%s:%d", name, line)
+	}
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] != '{' && bytes.Contains(data, []byte("duration:")) {
+		return fmt.Errorf("%s: not a simrun result: this looks like a scenario file; give the result.json a run wrote (simrun run FILE --out DIR, or --json > r.json)", name)
+	}
+	return fmt.Errorf("%s: not a simrun result: %v", name, err)
 }

@@ -16,7 +16,9 @@ func TestRead(t *testing.T) {
 	for _, tt := range []struct {
 		name, json, err string
 	}{
-		{"not json", "{", "r.json: not a simrun result"},
+		{"not json", "{", "r.json:1: not a simrun result"},
+		{"syntax error on a later line", "{\n\"scenario\": \"x\",\n oops\n}", "r.json:3: not a simrun result"},
+		{"a scenario file", "name: x\nduration: 1s\n", "r.json:1: not a simrun result: this looks like a scenario file; give the result.json a run wrote"},
 		{"no scenario", `{"trace_hash": "ab"}`, "no scenario or trace_hash"},
 		{"no hash", `{"scenario": "x"}`, "no scenario or trace_hash"},
 		{"older result", `{"scenario": "x", "trace_hash": "ab", "lock_safety": "holds"}`, ""},

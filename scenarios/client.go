@@ -76,6 +76,12 @@ func (r *reader) lock(n *yaml.Node, path string) clients.LockConfig {
 		case yaml.ScalarNode:
 			text = vn.Value
 		case yaml.SequenceNode:
+			if key != "nodes" {
+				// Only nodes is a list; a list elsewhere was joined
+				// with commas and read as one value ([10s] as 10s).
+				r.errf(vn, fp, "must be a single value, got a list")
+				continue
+			}
 			names, ok := r.strList(vn, fp)
 			if !ok {
 				continue

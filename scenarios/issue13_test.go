@@ -70,7 +70,7 @@ func TestIssue13Errors(t *testing.T) {
 		{"negative maxmemory", "maxmemory: 1450", "maxmemory: -1", "t.yaml:5: redis[0].maxmemory: must be 0 (no limit) or a number of bytes"},
 		{"filler on MySQL", "node: A, every", "node: DB, every", "fillers[0].node: \"DB\" is a MySQL server; expected a Redis server"},
 		{"filler without value size", ", value_size: 100", "", "t.yaml:13: fillers[0].value_size: required field is missing"},
-		{"filler value too large", "value_size: 100", "value_size: 2000000", "fillers[0]: value_size: must be from 1 to 1048576 bytes"},
+		{"filler value too large", "value_size: 100", "value_size: 2000000", "t.yaml:13: fillers[0].value_size: must be from 1 to 1048576 bytes"},
 		{"filler every zero", "every: 10ms", "every: 0s", "fillers[0].every: must be positive"},
 		{"reentry on a non-reentrant lock", "algorithm: redis-reentrant, node: A", "algorithm: redis-single, node: A", "clients[2].workload.reentry: redis-single does not lock re-entrantly"},
 		{"negative reentry", "reentry: 2", "reentry: -1", "clients[2].workload.reentry: must not be negative"},

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -62,7 +63,14 @@ var fillerKind = &ProcKind{
 				continue
 			}
 			if err := fillerConfig(s, f).Validate(); err != nil {
-				x.r.errf(x.at(fmt.Sprintf("fillers[%d]", i)), fmt.Sprintf("fillers[%d]", i), "%v", err)
+				// Validate's message starts with the field it names
+				// ("value_size: must be ..."): report it at that
+				// field's own path and line.
+				field, msg := fmt.Sprintf("fillers[%d]", i), err.Error()
+				if k, rest, ok := strings.Cut(msg, ": "); ok && !strings.ContainsAny(k, " \"") {
+					field, msg = field+"."+k, rest
+				}
+				x.r.errf(x.at(field), field, "%s", msg)
 			}
 		}
 	},

@@ -111,6 +111,18 @@ func (r *reader) zookeeper(n *yaml.Node) *ZKSpec {
 	if s.TickTime < 0 {
 		r.errf(tickAt, "zookeeper.tick_time", "must be positive (0 or omitted: 2s), got %v", s.TickTime)
 	}
+	// zoo.cfg's tickTime, minSessionTimeout and maxSessionTimeout are
+	// integers of milliseconds (QuorumPeerConfig.parseProperties,
+	// Integer.parseInt); a finer value has no ZooKeeper counterpart (1ns
+	// was taken, and the model's pings looped until the event budget).
+	for _, f := range []struct {
+		key string
+		v   time.Duration
+	}{{"tick_time", s.TickTime}, {"min_session_timeout", s.MinSessionTimeout}, {"max_session_timeout", s.MaxSessionTimeout}} {
+		if f.v > 0 && f.v%time.Millisecond != 0 {
+			r.errf(at(f.key), "zookeeper."+f.key, "must be a whole number of milliseconds (zoo.cfg's value is an integer of ms), got %v", f.v)
+		}
+	}
 	// QuorumPeerConfig.parseProperties fills an unset bound with 2 or 20
 	// ticks, then refuses to start with "minSessionTimeout must not be
 	// larger than maxSessionTimeout" (IllegalArgumentException).

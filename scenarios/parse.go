@@ -323,8 +323,14 @@ func (r *reader) fault(n *yaml.Node, path string) faults.Spec {
 	if s.At == nil && s.On == nil && !o.has("at") {
 		r.errf(n, path, "needs a trigger: at: DURATION or on: {event: E, client|node: X}")
 	}
-	if o.rng("after", &s.After) && s.At != nil {
-		r.errf(o.get("after"), path+".after", "only applies to triggered faults (on:); with at: add the delay to at")
+	if o.rng("after", &s.After) {
+		switch {
+		case s.At != nil:
+			r.errf(o.get("after"), path+".after", "only applies to triggered faults (on:); with at: add the delay to at")
+		case s.After.Lo < 0:
+			// A fault cannot fire before the event that triggers it.
+			r.errf(o.get("after"), path+".after", "must not be negative (a delay after the event), got %s", o.get("after").Value)
+		}
 	}
 	kn, kind, given := o.scalar("kind")
 	if !given {

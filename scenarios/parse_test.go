@@ -135,6 +135,14 @@ func TestParseErrors(t *testing.T) {
 		{"wait_replicas without replicas", strings.Replace(minimal, "ttl: 5s}", "ttl: 5s, wait_replicas: 1}", 1), []string{"t.yaml:7: clients[0].lock.wait_replicas: WAIT 1 can never be acknowledged: A's replication group has no other server"}},
 		{"wait_replicas above the group", strings.Replace(strings.Replace(minimal, "ttl: 5s}", "ttl: 5s, wait_replicas: 2}", 1), "  - name: A\n", "  - name: A\n  - {name: R, replicaof: A}\n", 1), []string{"clients[0].lock.wait_replicas: WAIT 2 can never be acknowledged: A's replication group has only 1 other server(s) (R)"}},
 		{"min_replicas_to_write without replicas", strings.Replace(minimal, "  - name: A\n", "  - name: A\n    min_replicas_to_write: 1\n", 1), []string{"t.yaml:5: redis[0].min_replicas_to_write: A needs 1 good replica(s) to accept a write, but A's replication group has no other server"}},
+		// Found by a new user (outsider3): silently accepted before.
+		{"negative after", minimal + "faults:\n  - {on: {event: acquired, client: c1}, after: -5s, kind: pause, node: A, for: 1s}\n", []string{"t.yaml:10: faults[0].after: must not be negative"}},
+		{"negative after range", minimal + "faults:\n  - {on: {event: acquired, client: c1}, after: -5s..1s, kind: pause, node: A, for: 1s}\n", []string{"t.yaml:10: faults[0].after: must not be negative"}},
+		{"list for a single-valued parameter", strings.Replace(minimal, "ttl: 5s}", "ttl: [5s]}", 1), []string{"t.yaml:7: clients[0].lock.ttl: must be a single value, got a list"}},
+		{"list for node", strings.Replace(minimal, "node: A,", "node: [A],", 1), []string{"t.yaml:7: clients[0].lock.node: must be a single value, got a list"}},
+		{"server event on a client", minimal + "faults:\n  - {on: {event: key-set, client: c1}, kind: pause, node: A, for: 1s}\n", []string{"faults[0].on.event: c1 never emits event key-set: \"c1\" is a client (kind client, whose events are: acquire-start, acquired"}},
+		{"zk tick below a millisecond", zkSection("  tick_time: 1ns\n"), []string{"t.yaml:4: zookeeper.tick_time: must be a whole number of milliseconds (zoo.cfg's value is an integer of ms), got 1ns"}},
+		{"zk max session with a fraction", zkSection("  max_session_timeout: 10.5ms\n"), []string{"t.yaml:4: zookeeper.max_session_timeout: must be a whole number of milliseconds"}},
 		{"zk negative tick", zkSection("  tick_time: -1s\n"), []string{"t.yaml:4: zookeeper.tick_time: must be positive (0 or omitted: 2s), got -1s"}},
 	}
 	for _, tt := range tests {

@@ -89,13 +89,13 @@ func TestKindTriggerErrors(t *testing.T) {
 		want     string
 	}{
 		{"a MySQL event on memcached", "event: key-set, node: M", "event: row-locked, node: M",
-			`t.yaml:20: faults[0].on.event: M never emits event row-locked: "M" is a memcached server (kind memcached, whose events are: key-set, key-evicted); row-locked is emitted by a MySQL server`},
+			`t.yaml:20: faults[0].on.event: M never emits event row-locked: "M" is a memcached server (kind memcached, whose events are: key-set, key-evicted, crashed, restarted); row-locked is emitted by a MySQL server`},
 		{"a memcached event on Redis", "event: key-set, node: R", "event: key-evicted, node: R",
-			`t.yaml:29: faults[2].on.event: R never emits event key-evicted: "R" is a Redis server (kind redis, whose events are: key-set, promoted); key-evicted is emitted by a memcached server`},
+			`t.yaml:29: faults[2].on.event: R never emits event key-evicted: "R" is a Redis server (kind redis, whose events are: key-set, promoted, crashed, restarted); key-evicted is emitted by a memcached server`},
 		{"Redis's promoted on MySQL", "event: row-locked, node: D", "event: promoted, node: D",
-			`faults[1].on.event: D never emits event promoted: "D" is a MySQL server (kind mysql, whose events are: row-locked, committed, conn-closed); promoted is emitted by a Redis server`},
+			`faults[1].on.event: D never emits event promoted: "D" is a MySQL server (kind mysql, whose events are: row-locked, committed, conn-closed, crashed, restarted); promoted is emitted by a Redis server`},
 		{"a server event on a client", "event: key-set, node: M", "event: key-set, node: c1",
-			`faults[0].on.event: c1 never emits event key-set: "c1" is a client (kind client, whose events are: none); key-set is emitted by a Redis server, a memcached server`},
+			`faults[0].on.event: c1 never emits event key-set: "c1" is a client (kind client, whose events are: acquire-start, acquired, released, lock-lost, resource-read, resource-write, crashed, restarted); key-set is emitted by a Redis server, a memcached server`},
 		{"an unknown event", "event: key-set, node: M", "event: exploded, node: M",
 			`faults[0].on.event: unknown event "exploded" (known: acquire-start, acquired, released, lock-lost, resource-read, resource-write, key-set, promoted, key-evicted, row-locked, committed, conn-closed, crashed, restarted)`},
 	}

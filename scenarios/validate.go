@@ -221,6 +221,7 @@ func validateMeaning(r *reader, s *Scenario, root *yaml.Node, at func(string) *y
 		}
 	}
 	validateReplicaCounts(r, s, at)
+	warnInitialSync(s, at)
 	if f := s.Resource.Fencing; (f == storage.FencingMonotonic || f == storage.FencingMark) && len(s.Clients) > 0 {
 		carried := false
 		for _, c := range s.Clients {
@@ -400,9 +401,15 @@ func validateTrigger(x *xref, t *faults.Trigger, path string) {
 		for _, e := range emitters {
 			whats = append(whats, e.What)
 		}
+		if k == clientKind {
+			// A client's events are faults.ClientEvents, not a kind's
+			// TriggerEvents.
+			own = append(own, faults.ClientEvents...)
+		}
 		for _, e := range k.TriggerEvents {
 			own = append(own, e.Name)
 		}
+		own = append(own, faults.AnyEvents...)
 		mine := "none"
 		if len(own) > 0 {
 			mine = strings.Join(own, ", ")

@@ -4,7 +4,7 @@
 // every process (a wall clock and a monotonic clock each, with offset, drift
 // and jumps), the simulated network and its faults, process lifecycle (pause,
 // crash, restart) with a durable-storage model, and the recording of the trace
-// (every observable event, with a rolling SHA-256 hash) and of the history the
+// (every observable event, with a rolling hash of them, traceHash) and of the history the
 // checker reads.
 //
 // Processes (servers and lock clients) are state machines: the kernel calls

@@ -320,8 +320,8 @@ func (k *Kernel) Observe(f func(ObservedEvent)) { k.tr.obs = append(k.tr.obs, f)
 // steps instead, which is the kernel's throughput measure.
 func (k *Kernel) TraceEvents() uint64 { return k.tr.seq }
 
-// TraceHash returns the SHA-256 over the canonical encoding of every event so
-// far.
+// TraceHash returns the trace hash (traceHash, 256 bits) of the canonical
+// encoding of every event so far.
 func (k *Kernel) TraceHash() [32]byte { return k.tr.sum() }
 
 // Trace returns the kept events (nil unless Config.KeepTrace).

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"strconv"
 	"strings"
@@ -43,7 +42,7 @@ func cutMsgNumber(text string) (uint64, string, bool) {
 // reads back altered and hashes differently; no model writes such texts.
 func HashEvents(events []Event, lookup func(name string) (ProcID, bool)) ([32]byte, error) {
 	var zero [32]byte
-	t := &tracer{h: sha256.New(), buf: make([]byte, 0, 8192)}
+	t := newTracer(false)
 	id := func(i int, name string) (ProcID, error) {
 		if name == "" {
 			return NoProc, nil

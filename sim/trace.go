@@ -2,12 +2,10 @@ package sim
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"io"
 	"strconv"
 	"strings"
@@ -192,8 +190,8 @@ const (
 // in trace order); and the text, length-prefixed (uvarint). Every field is
 // self-delimiting, so the encoding of a trace is unambiguous.
 type tracer struct {
-	h      hash.Hash
-	buf    []byte // pending bytes for the hash; the event being recorded at its end
+	h      traceHash
+	buf    []byte // pending bytes for the hash (less than a block of them, then the event being recorded)
 	mark   int    // position of the current event's text length in buf
 	code   byte   // the current event's kind code (0: none)
 	seq    uint64
@@ -261,7 +259,7 @@ type ObservedEvent struct {
 }
 
 func newTracer(keep bool) *tracer {
-	return &tracer{h: sha256.New(), keep: keep, buf: make([]byte, 0, 8192)}
+	return &tracer{h: newTraceHash(), keep: keep, buf: make([]byte, 0, 8192)}
 }
 
 // appendUvarint is binary.AppendUvarint with a fast path for one byte.
@@ -332,8 +330,7 @@ func (t *tracer) end(b []byte, at Time, kind Kind, proc, peer ProcID, msg uint64
 		}
 	}
 	if len(b) >= 4096 {
-		t.h.Write(b)
-		b = b[:0]
+		b = b[:copy(b, b[t.h.blocks(b):])]
 	}
 	t.buf = b
 	for _, f := range t.obs {
@@ -369,15 +366,10 @@ func (t *tracer) lend(txt []byte, at Time, kind Kind, proc, peer ProcID, msg uin
 	clear(t.vattrs)
 }
 
-// sum returns the SHA-256 of everything recorded so far.
+// sum returns the trace hash (traceHash) of everything recorded so far.
 func (t *tracer) sum() [32]byte {
-	if len(t.buf) > 0 {
-		t.h.Write(t.buf)
-		t.buf = t.buf[:0]
-	}
-	var out [32]byte
-	copy(out[:], t.h.Sum(nil))
-	return out
+	t.buf = t.buf[:copy(t.buf, t.buf[t.h.blocks(t.buf):])]
+	return t.h.sum(t.buf)
 }
 
 // HashString renders a trace hash as hex.

@@ -50,7 +50,8 @@ type instance struct {
 	nextReq uint64
 	outbox  []item
 	held    *Held
-	calls   int // lock calls in flight
+	calls   int  // lock calls in flight
+	noToken bool // said that Obtain returned no fencing token
 }
 
 var _ clients.UserLock = (*instance)(nil)
@@ -173,6 +174,14 @@ func (in *instance) Acquire(done func(clients.UserAcquired)) {
 			default:
 				in.held = h
 				r = clients.UserAcquired{OK: true, Token: h.Token, HasToken: h.HasToken, Value: h.Value}
+				if f := in.cfg.Lock.FencingToken; !h.HasToken && f != "" && f != clients.FencingNone && !in.noToken {
+					// The scenario's resource expects a token from
+					// this lock; without one its writes are judged
+					// as the fencing mode treats a tokenless write
+					// (monotonic and mark reject them). Said once.
+					in.noToken = true
+					in.env.Logf(clients.KindClient, "user code: Obtain returned a lock without a fencing token (Held.HasToken false), though the scenario's lock asks for fencing_token %s: its critical sections reach the resource without one", f)
+				}
 			}
 			done(r)
 		})

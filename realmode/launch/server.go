@@ -427,6 +427,7 @@ func (s *Server) start() error {
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
 	deadline := time.Now().Add(s.timeout)
+	probe := firstProbe
 	for {
 		select {
 		case <-done:
@@ -437,19 +438,47 @@ func (s *Server) start() error {
 			return fmt.Errorf("launch: %s (%s) exited at start-up:\n%s", s.name, s.bin, tail)
 		default:
 		}
+		began := time.Now()
+		var err error
 		if s.ready != nil {
-			if s.ready(s.Addr(), 500*time.Millisecond) == nil {
-				return nil
+			err = s.ready(s.Addr(), probe)
+		} else {
+			var line string
+			if line, err = command(s.Addr(), probe, "PING"); err == nil && line != "+PONG" {
+				err = fmt.Errorf("PING answered %q", line)
 			}
-		} else if line, err := command(s.Addr(), 500*time.Millisecond, "PING"); err == nil && line == "+PONG" {
+		}
+		if err == nil {
 			return nil
 		}
+		probe = nextProbe(probe, time.Since(began))
 		if time.Now().After(deadline) {
 			s.kill()
 			return fmt.Errorf("launch: %s was not ready on %s within %v:\n%s", s.name, s.Addr(), s.timeout, s.logTail())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// A readiness probe (PING, or the kind's own) waits firstProbe for its
+// answer; each probe that used up its time waits twice as long next time,
+// up to lastProbe. A fixed half second was too short on a loaded machine:
+// a ZooKeeper JVM that served (its log shows every srvr probe processed)
+// answered each probe too late, and launch gave up after 30 s of probes.
+// A server that is not listening yet, or answers that it is loading,
+// fails a probe at once, so only a slow answer lengthens the next one.
+const (
+	firstProbe = 500 * time.Millisecond
+	lastProbe  = 8 * time.Second
+)
+
+// nextProbe returns the time the probe after one that failed in took may
+// wait.
+func nextProbe(cur, took time.Duration) time.Duration {
+	if took >= cur*9/10 {
+		return min(2*cur, lastProbe)
+	}
+	return cur
 }
 
 // logTail returns the last lines of the server's logs, for errors.
