@@ -61,7 +61,7 @@ func WriteDiff(w io.Writer, a, b *RecordedRun) bool {
 		switch {
 		case a.Trace != nil && b.Trace != nil:
 			i := sim.FirstDivergence(a.Trace, b.Trace)
-			fmt.Fprintf(w, "first diverging event #%d:\n  A: %s\n  B: %s\n", i+1, EventText(a.Trace, i), EventText(b.Trace, i))
+			fmt.Fprint(w, DivergenceText(a.Trace, b.Trace, i, "A", "B"))
 		default:
 			for _, r := range []*RecordedRun{a, b} {
 				if r.Trace == nil {

@@ -421,7 +421,8 @@ func RunContext(ctx context.Context, s *Scenario, opt Options) (*Result, error) 
 			return nil, &RunError{Scenario: s.s.Name, Err: fmt.Errorf("the second run: %w", err)}
 		}
 		if i := sim.FirstDivergence(o.Trace, o2.Trace); i >= 0 || o.TraceHash != o2.TraceHash {
-			return nil, &DeterminismError{Index: i, First: EventText(o.Trace, i), Second: EventText(o2.Trace, i)}
+			first, second := EventTexts(o.Trace, o2.Trace, i)
+			return nil, &DeterminismError{Index: i, First: first, Second: second}
 		}
 		r.determinism = len(o.Trace)
 		if !opt.KeepTrace {

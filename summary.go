@@ -1,6 +1,7 @@
 package locksim
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -222,6 +223,36 @@ func EventText(tr []sim.Event, i int) string {
 	}
 	e := tr[i]
 	return fmt.Sprintf("#%d %s %s %s %s %s", e.Seq, e.At, e.Kind, e.Proc, e.Peer, e.Text)
+}
+
+// EventTexts renders event i of two traces that diverge there, as
+// EventText does; when the two read the same (times apart by less than
+// the millisecond EventText shows, or events apart only in their typed
+// fields), it renders both with the time in nanoseconds and the fields, so
+// that the difference shows ("recorded: #10 0.001s deliver zk c2 #2" twice
+// was all a replay with another seed said).
+func EventTexts(a, b []sim.Event, i int) (string, string) {
+	x, y := EventText(a, i), EventText(b, i)
+	if x != y || i < 0 || i >= len(a) || i >= len(b) {
+		return x, y
+	}
+	full := func(e sim.Event) string {
+		t := fmt.Sprintf("#%d t=%dns %s %s %s %s", e.Seq, int64(e.At), e.Kind, e.Proc, e.Peer, e.Text)
+		if len(e.Fields) > 0 {
+			f, _ := json.Marshal(e.Fields)
+			t += " fields=" + string(f)
+		}
+		return t
+	}
+	return full(a[i]), full(b[i])
+}
+
+// DivergenceText is the block that names the first diverging event i of
+// two traces, each line labelled ("recorded", "now").
+func DivergenceText(a, b []sim.Event, i int, labelA, labelB string) string {
+	x, y := EventTexts(a, b, i)
+	w := max(len(labelA), len(labelB)) + 1
+	return fmt.Sprintf("first diverging event #%d:\n  %-*s %s\n  %-*s %s\n", i+1, w, labelA+":", x, w, labelB+":", y)
 }
 
 // epochMillisRE matches a wall-clock reading in Unix milliseconds after an

@@ -78,7 +78,7 @@ import (
 //	    instantaneous at AT, described by TEXT. Its liveness effect is the
 //	    one faults' kind table declares for KIND (pause, partition, delay,
 //	    drop, crash, restart, heal; other kinds settle), or live=settles|
-//	    span|link|crash|restart|heal. ignored: the kernel changed nothing.
+//	    span|link|crash|restart|heal|none. ignored: the kernel changed nothing.
 //	keyloss NODE KEY CAUSE AT [holder=P] [: DETAIL]
 //	    NODE removed KEY on its own at AT: CAUSE is expired, evicted,
 //	    session-expired or connection-killed.
@@ -483,6 +483,7 @@ func (r *recordReader) attempt() sim.Attempt {
 var livenessWords = map[string]sim.FaultLiveness{
 	"settles": sim.LiveSettles, "span": sim.LiveSpan, "link": sim.LiveLink,
 	"crash": sim.LiveCrash, "restart": sim.LiveRestart, "heal": sim.LiveHeal,
+	"none": sim.LiveNone,
 }
 
 func (r *recordReader) fault() sim.FaultRecord {

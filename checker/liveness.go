@@ -460,7 +460,7 @@ func activeSpans(h *sim.History, opts Options) []Window {
 	for i, f := range h.Faults {
 		var end sim.Time
 		switch {
-		case f.Liveness == sim.LiveHeal:
+		case f.Liveness == sim.LiveHeal, f.Liveness == sim.LiveNone:
 			continue
 		case f.Until == 0 && f.Liveness == sim.LiveCrash:
 			// Awaiting a restart the schedule applies later, or gone for

@@ -184,7 +184,11 @@ func (c *client) takeCall(id uint64) (pending, bool) {
 		if c.calls[i].id == id {
 			p := c.calls[i]
 			last := len(c.calls) - 1
-			c.calls[i] = c.calls[last]
+			if i != last {
+				// Moving a pending costs write barriers while the
+				// collector runs; the usual call is the last one.
+				c.calls[i] = c.calls[last]
+			}
 			c.calls[last] = pending{}
 			c.calls = c.calls[:last]
 			return p, true

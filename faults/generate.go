@@ -154,12 +154,13 @@ func (sw Swarm) String() string {
 
 // Applicable returns the kinds of Kinds that can apply to w: a kind that
 // needs a replica (promote) applies only to a world with one, a
-// majorities ring only to a world of three processes or more; every other
-// kind applies to any world.
+// majorities ring only to a world of three processes or more, an order
+// choice to none (the generator never draws it: KindDef.NotDrawn); every
+// other kind applies to any world.
 func Applicable(w GenWorld) []string {
 	var out []string
 	for _, d := range table {
-		if d.NeedsReplica && len(w.Replicas) == 0 || len(w.Names()) < d.MinProcs || d.NeedsCluster && len(w.Reshards) == 0 {
+		if d.NotDrawn || d.NeedsReplica && len(w.Replicas) == 0 || len(w.Names()) < d.MinProcs || d.NeedsCluster && len(w.Reshards) == 0 {
 			continue
 		}
 		out = append(out, d.Name)
@@ -177,6 +178,9 @@ func CheckKinds(kinds []string, w GenWorld) error {
 		d, known := Lookup(k)
 		if !known {
 			return fmt.Errorf("unknown fault kind %q (allowed: %s)", k, strings.Join(Kinds, ", "))
+		}
+		if d.NotDrawn {
+			return fmt.Errorf("fault kind %s is never drawn at random: it acts only where the run without it has what it acts on (an order choice needs events due at one instant; simrun explore --orders enumerates them)", k)
 		}
 		if d.NeedsReplica && len(w.Replicas) == 0 {
 			return fmt.Errorf("fault kind %s needs a Redis replica, and the scenario has none", k)

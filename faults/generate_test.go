@@ -244,7 +244,8 @@ func TestApplicableAndCheckKinds(t *testing.T) {
 		world GenWorld
 		err   string
 	}{
-		{name: "all core kinds with a replica", kinds: Kinds[:len(Kinds)-1], world: failoverWorld},
+		{name: "all core kinds with a replica", kinds: Kinds[:len(Kinds)-2], world: failoverWorld},
+		{name: "order is never drawn", kinds: []string{"pause", "order"}, world: failoverWorld, err: "order is never drawn at random"},
 		{name: "reshard without a cluster", kinds: []string{"reshard"}, world: failoverWorld, err: "reshard needs a Redis Cluster"},
 		{name: "unknown kind", kinds: []string{"clock-jump", "meteor"}, world: redlockWorld, err: `unknown fault kind "meteor" (allowed: clock-jump,`},
 		{name: "promote without replicas", kinds: []string{"promote"}, world: redlockWorld, err: "promote needs a Redis replica"},

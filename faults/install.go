@@ -157,6 +157,9 @@ func (in *installer) check(s *Spec) error {
 	if err := d.checkFields(s); err != nil {
 		return err
 	}
+	if msg := d.CheckInstant(s); msg != "" {
+		return fmt.Errorf("%s", msg)
+	}
 	if d.check != nil {
 		return d.check(in, *s)
 	}

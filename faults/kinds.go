@@ -37,6 +37,10 @@ const (
 	// KindReshard migrates a Redis Cluster slot as redis-cli --cluster
 	// reshard does (issue 26).
 	KindReshard = "reshard"
+	// KindOrder chooses which of the events due at one instant runs
+	// first (issue 27): explore --orders enumerates it, the generator
+	// never draws it, and real mode refuses it.
+	KindOrder = "order"
 )
 
 // FieldType is the type of a fault field, which fixes how scenarios read
@@ -110,6 +114,13 @@ type KindDef struct {
 	// Clock: the kind changes its node's clocks (real mode needs the
 	// clock library on that node, or refuses it).
 	Clock bool
+	// Instant: the fault acts at one instant given by at: (not a range,
+	// not a trigger), and the shrinker does not move it.
+	Instant bool
+	// NotDrawn: the generator never draws the kind (Applicable leaves it
+	// out, CheckKinds refuses it): it means something only where the run
+	// without it has what it acts on (an order choice needs a tie).
+	NotDrawn bool
 	// Liveness says how the kind's records bear on the liveness verdict;
 	// the installer copies it into sim.FaultRecord.
 	Liveness sim.FaultLiveness
@@ -588,6 +599,45 @@ var table = []KindDef{
 			return s
 		},
 	},
+	{
+		// The order of the events due at one instant (sim.Kernel.PreferNow):
+		// the node's first due event (with from, its first delivery from
+		// that sender; with event timer, its first timer) runs before every
+		// other event due at that instant, the others keeping their order.
+		Name: KindOrder,
+		Fields: []Field{nodeField,
+			{Name: "event", Type: FieldEnum, Enum: []string{"any", "timer"}, Default: "any", Ptr: func(s *Spec) any { return &s.Event },
+				Check: func(s *Spec) string {
+					switch s.Event {
+					case "", "any", "timer":
+						return ""
+					}
+					return fmt.Sprintf("unknown event %q (allowed: any, timer)", s.Event)
+				}},
+			{Name: "from", Type: FieldProc, Ptr: func(s *Spec) any { return &s.From },
+				Check: func(s *Spec) string {
+					switch {
+					case s.From == "":
+						return ""
+					case s.Event == "timer":
+						return "names the sender of a delivery; a timer has none (drop from, or event: timer)"
+					case s.From == s.Node:
+						return "a process does not deliver to itself over the network: name another sender"
+					}
+					return ""
+				}},
+		},
+		Instant:  true,
+		NotDrawn: true,
+		Liveness: sim.LiveNone,
+		words: func(b *strings.Builder, s Spec) {
+			fmt.Fprintf(b, " %s", orderWhat(s))
+		},
+		apply: applyOrder,
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
+			panic("faults: the generator never draws an order fault (NotDrawn)")
+		},
+	},
 }
 
 // names returns the process names the fault's fields name, in field order
@@ -597,7 +647,7 @@ func (d *KindDef) names(s *Spec) []string {
 	for _, f := range d.Fields {
 		switch p := f.Ptr(s).(type) {
 		case *string:
-			if f.Type == FieldProc {
+			if f.Type == FieldProc && (*p != "" || f.Required) {
 				out = append(out, *p)
 			}
 		case *[][]string:
@@ -607,6 +657,20 @@ func (d *KindDef) names(s *Spec) []string {
 		}
 	}
 	return out
+}
+
+// CheckInstant says why a fault of an Instant kind is not given one
+// instant ("at: ..." or "on: ..."; "" when it is, or the kind is not one).
+func (d *KindDef) CheckInstant(s *Spec) string {
+	switch {
+	case !d.Instant:
+		return ""
+	case s.On != nil:
+		return fmt.Sprintf("on: fault kind %s acts at one instant, given by at: (a trigger cannot name it)", d.Name)
+	case s.At != nil && s.At.Lo != s.At.Hi:
+		return fmt.Sprintf("at: fault kind %s acts at one instant, not in a range (%s)", d.Name, *s.At)
+	}
+	return ""
 }
 
 // CheckFields runs the field checks of s's kind and returns the first
@@ -650,4 +714,37 @@ func (g *gen) healAfter() *sim.Range {
 	}
 	d := g.size(maxHealTTLs * g.w.TTL)
 	return &sim.Range{Lo: d, Hi: d}
+}
+
+// orderWhat names the event an order fault moves first.
+func orderWhat(s Spec) string {
+	switch {
+	case s.From != "":
+		return fmt.Sprintf("%s's delivery from %s", s.Node, s.From)
+	case s.Event == "timer":
+		return s.Node + "'s timer"
+	}
+	return s.Node + "'s first due event"
+}
+
+// applyOrder moves the event an order fault names ahead of the others due
+// at its instant (KindOrder).
+func applyOrder(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+	want := sim.Prefer{Proc: node, From: sim.NoProc, Timer: s.Event == "timer"}
+	if s.From != "" {
+		want.From, _ = in.k.Lookup(s.From)
+	}
+	what := orderWhat(s)
+	ahead, ok := in.k.PreferNow(want)
+	switch {
+	case !ok:
+		rec.Text = fmt.Sprintf("no %s was due at this instant: the order of its events was kept", what)
+		rec.Ignored = true
+	case ahead == 0:
+		rec.Text = fmt.Sprintf("%s was first already among the events due at this instant", what)
+		rec.Ignored = true
+	default:
+		rec.Text = fmt.Sprintf("%s went first, ahead of %d events due at this instant", what, ahead)
+	}
+	return rec
 }

@@ -15,7 +15,7 @@ import (
 // consistent: a unique name, fields whose pointers have the type their
 // FieldType says, and enums with a default among their values.
 func TestKindTable(t *testing.T) {
-	require.Equal(t, []string{"clock-jump", "clock-drift", "pause", "crash", "restart", "partition", "heal", "drop", "delay", "promote", "clock-strobe", "partition-ring", "reshard"}, faults.Kinds,
+	require.Equal(t, []string{"clock-jump", "clock-drift", "pause", "crash", "restart", "partition", "heal", "drop", "delay", "promote", "clock-strobe", "partition-ring", "reshard", "order"}, faults.Kinds,
 		"the order of Kinds is the generator's draw order: changing it changes every fuzz schedule")
 	seen := map[string]bool{}
 	for _, k := range faults.Kinds {
@@ -81,6 +81,7 @@ func TestKindLiveness(t *testing.T) {
 		{faults.Spec{Kind: faults.KindClockStrobe, Node: "a", By: s, Period: 100 * time.Millisecond, For: sim.Fixed(s)}, sim.LiveSpan},
 		{faults.Spec{Kind: faults.KindPartitionRing, Ring: [][]string{{"a"}, {"b"}, {"c"}}}, sim.LiveLink},
 		{faults.Spec{Kind: faults.KindReshard, Key: "lock", From: "a", To: "b"}, sim.LiveSettles},
+		{faults.Spec{Kind: faults.KindOrder, Node: "a", From: "b"}, sim.LiveNone},
 	}
 	require.Len(t, tests, len(faults.Kinds), "one case per kind")
 	for _, tt := range tests {
@@ -128,6 +129,10 @@ func TestCheckFields(t *testing.T) {
 		{"reshard to itself", faults.Spec{Kind: "reshard", Key: "lock", From: "a", To: "a"}, "to: a link needs two different processes"},
 		{"reshard held negative", faults.Spec{Kind: "reshard", Key: "lock", From: "a", To: "b", Hold: sim.Fixed(-s)}, "hold: must not be negative"},
 		{"reshard held open", faults.Spec{Kind: "reshard", Key: "lock", From: "a", To: "b", Hold: sim.Fixed(s)}, ""},
+		{"order of a timer from a peer", faults.Spec{Kind: "order", Node: "a", Event: "timer", From: "b"}, "from: names the sender of a delivery; a timer has none"},
+		{"order of a delivery to itself", faults.Spec{Kind: "order", Node: "a", From: "a"}, "from: a process does not deliver to itself"},
+		{"order of an unknown event", faults.Spec{Kind: "order", Node: "a", Event: "soon"}, `event: unknown event "soon" (allowed: any, timer)`},
+		{"order of a delivery", faults.Spec{Kind: "order", Node: "a", From: "b"}, ""},
 		{"unknown kind", faults.Spec{Kind: "meteor"}, `kind: unknown fault kind "meteor"`},
 	}
 	for _, tt := range tests {
@@ -158,5 +163,10 @@ func TestGeneratedFaultsPassChecks(t *testing.T) {
 			require.NoError(t, faults.CheckFields(s), "seed %d: %s", seed, s)
 		}
 	}
-	assert.Len(t, kinds, len(faults.Kinds), "every kind generated")
+	assert.Len(t, kinds, len(faults.Kinds)-1, "every kind generated but order")
+	assert.False(t, kinds[faults.KindOrder], "the generator never draws an order choice")
+	assert.NotContains(t, faults.Applicable(w), faults.KindOrder)
+	err := faults.CheckKinds([]string{faults.KindOrder}, w)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "never drawn at random")
 }

@@ -99,6 +99,9 @@ type Spec struct {
 	// Hold: how long reshard keeps the slot open after its keys moved,
 	// before CLUSTER SETSLOT NODE closes it.
 	Hold sim.Range
+	// Event: which of its node's due events an order fault moves first,
+	// "any" (default, "") or "timer".
+	Event string
 }
 
 // String renders the fault in words for summaries and explanations.

@@ -92,7 +92,13 @@ type Result struct {
 	// findings whose signatures differ only by them group together. Nil:
 	// none.
 	Symmetry *Symmetry `json:"-"`
+	// Props are more properties of the campaign for its JUnit report
+	// (explore's schedules and order choices), after the common ones.
+	Props []JUnitProp `json:"-"`
 }
+
+// JUnitProp is one property of a JUnit report.
+type JUnitProp struct{ Name, Value string }
 
 func (r *Result) command() string {
 	if r.Command == "" {

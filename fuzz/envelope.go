@@ -61,6 +61,13 @@ func Envelope(cfg EnvelopeConfig) (*EnvelopeResult, error) {
 	if !contains(EnvelopeParams, cfg.Param) {
 		return nil, &BadBounds{fmt.Sprintf("--param: envelope cannot bisect %q (allowed: %s)", cfg.Param, strings.Join(EnvelopeParams, ", "))}
 	}
+	if cfg.Lo < 0 || cfg.Hi < 0 {
+		// The envelope is the smallest magnitude that violates (a
+		// longer pause, a larger forward jump); a negative bound was
+		// replaced by the step and the range then called empty
+		// ("1ms..-1s").
+		return nil, &BadBounds{fmt.Sprintf("--range: %s..%s has a negative end: envelope searches %s from a positive value up (a backward clock jump is not searched)", cfg.Lo, cfg.Hi, cfg.Param)}
+	}
 	if cfg.Step <= 0 {
 		cfg.Step = time.Millisecond
 	}

@@ -41,6 +41,8 @@ import (
 //     kinds' own faults removed). A fault changes what follows it, so the
 //     later placements are those of the base run, not of the faulted one:
 //     this is a bounded, not a complete, search of K > 1.
+//   - With Orders, the same-instant order choices of the base run's ties
+//     are single faults too (explore_order.go).
 
 // ExploreKinds are the fault kinds explore enumerates (the ones that hit
 // one process and have parameter classes).
@@ -83,6 +85,9 @@ type ExploreConfig struct {
 	Progress     func(Progress)
 	// NoStatePrune runs every schedule (no pruning by world state).
 	NoStatePrune bool
+	// Orders adds the same-instant order choices of the base run's ties
+	// to the single faults (explore_order.go).
+	Orders bool
 }
 
 // Candidate is one single fault of the space, with its coverage labels.
@@ -106,10 +111,17 @@ type Plan struct {
 	Bounds     string
 	// Ties counts the instants of the base run (after its start) at which
 	// two or more messages or timers are handled by different processes or
-	// come from different peers. Explore keeps the kernel's order of those
-	// events (the order they were queued in); it does not vary it, and the
+	// come from different peers. Without Orders explore keeps the kernel's
+	// order of those events (the order they were queued in), and the
 	// summary says so.
 	Ties int
+	// Orders: the order choices are among the candidates (after the
+	// faults'); OrderChoices counts them, or would with Orders.
+	Orders       bool
+	OrderChoices int
+	// OrderPruned counts the ties' events no order fault can name (a
+	// delivery without another sender); they are not choices.
+	OrderPruned int
 }
 
 // Margin is a duration the scenario's timings define.
@@ -278,13 +290,19 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 	if cfg.MaxFaults < 0 {
 		return nil, &BadBounds{fmt.Sprintf("--max-faults must be at least 1, got %d (a schedule without faults explores nothing)", cfg.MaxFaults)}
 	}
+	if cfg.MaxSchedules < 0 {
+		return nil, &BadBounds{fmt.Sprintf("--max-schedules must be at least 1 (0: the default %d), got %d", DefaultMaxSchedules, cfg.MaxSchedules)}
+	}
 	if cfg.MaxSchedules == 0 {
 		cfg.MaxSchedules = DefaultMaxSchedules
 	}
-	if len(cfg.Kinds) == 0 {
-		return nil, &BadBounds{"--faults: no fault kind given (allowed: " + strings.Join(ExploreKinds, ", ") + ")"}
+	if len(cfg.Kinds) == 0 && !cfg.Orders {
+		return nil, &BadBounds{"--faults: no fault kind given (allowed: " + strings.Join(ExploreKinds, ", ") + "; or --orders alone)"}
 	}
 	for _, k := range cfg.Kinds {
+		if k == faults.KindOrder {
+			return nil, &BadBounds{"--faults: explore enumerates the same-instant order choices with --orders, not as a fault kind of --faults"}
+		}
 		if !contains(ExploreKinds, k) {
 			msg := fmt.Sprintf("--faults: explore cannot enumerate fault kind %q (allowed: %s)", k, strings.Join(ExploreKinds, ", "))
 			if s := suggest.DidYouMean(k, ExploreKinds); s != "" {
@@ -299,7 +317,7 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 	if len(cfg.Checks) == 0 {
 		return nil, &BadBounds{"no property to check: the base expects none to hold and none was given with --check"}
 	}
-	pl := &Plan{K: cfg.MaxFaults, Pruned: map[string]int{}, Kinds: cfg.Kinds, Margins: Margins(cfg.Base)}
+	pl := &Plan{K: cfg.MaxFaults, Pruned: map[string]int{}, Kinds: cfg.Kinds, Margins: Margins(cfg.Base), Orders: cfg.Orders}
 	for _, f := range cfg.Base.Faults {
 		if !contains(cfg.Kinds, f.Kind) {
 			pl.Env = append(pl.Env, f)
@@ -316,8 +334,7 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 		first sim.Kind
 	}
 	acts := map[string][]*instant{}
-	var tieAt sim.Time = -1
-	var tieKeys []string
+	ties := &tieRecorder{}
 	sink := func(e *sim.Event) {
 		if e.Proc == "" {
 			return
@@ -332,22 +349,18 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 			in.first = e.Kind
 		}
 		in.kinds[e.Kind] = true
-		// Same-instant ties: deliveries and timers of different
-		// processes, or from different peers, at one instant after 0.
-		if (e.Kind == sim.KindDeliver || e.Kind == sim.KindTimer) && e.At > 0 {
-			if e.At != tieAt {
-				tieAt, tieKeys = e.At, tieKeys[:0]
-			}
-			if key := e.Proc + ">" + e.Peer; !contains(tieKeys, key) {
-				tieKeys = append(tieKeys, key)
-				if len(tieKeys) == 2 {
-					pl.Ties++
-				}
-			}
-		}
+		ties.event(e)
 	}
 	if _, err := scenarios.Run(base, base.Seed, scenarios.Options{TraceSink: sink, Stream: true}); err != nil {
 		return nil, fmt.Errorf("base run: %v", err)
+	}
+	ties.flush()
+	pl.Ties = len(ties.ties)
+	orderPruned := map[string]int{}
+	orders := orderCandidates(ties.ties, orderPruned)
+	pl.OrderChoices = len(orders)
+	for _, n := range orderPruned {
+		pl.OrderPruned += n
 	}
 	w := WorldOf(base)
 	all := append(append(append(append([]string{}, w.Masters...), w.Replicas...), w.Others...), w.Clients...)
@@ -419,6 +432,12 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 			}
 		}
 	}
+	if cfg.Orders {
+		pl.Candidates = append(pl.Candidates, orders...)
+		for r, n := range orderPruned {
+			pl.Pruned[r] += n
+		}
+	}
 	pl.Total = spaceSize(len(pl.Candidates), pl.K)
 	var ms []string
 	for _, m := range pl.Margins {
@@ -429,6 +448,12 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 		pl.Bounds += fmt.Sprintf(" and every %s", cfg.Grid)
 	}
 	pl.Bounds += fmt.Sprintf(", margins %s (±%s)", strings.Join(ms, ", "), MarginEpsilon)
+	if cfg.Orders {
+		pl.Bounds += fmt.Sprintf(", same-instant order: each other event first at each of %d ties", pl.Ties)
+		if len(cfg.Kinds) == 0 {
+			pl.Bounds = fmt.Sprintf("no faults but the same-instant order, at most %d choices: each other event first at each of %d ties", pl.K, pl.Ties)
+		}
+	}
 	if pl.Total < 0 || (pl.Total > cfg.MaxSchedules && !cfg.Force) {
 		size := fmt.Sprint(pl.Total)
 		if pl.Total < 0 {
@@ -540,6 +565,9 @@ type ExploreResult struct {
 	// StatePrunedRuns are those schedules' numbers, in order (a shard's
 	// and a merge's say none: only the count is recorded).
 	StatePrunedRuns []int
+	// OrderRuns counts the schedules run with a same-instant order choice,
+	// OrderTies the ties they covered, OrderViolating those that violated.
+	OrderRuns, OrderTies, OrderViolating int
 }
 
 // Explore runs the schedules of pl in cfg.Shard's range.
@@ -634,16 +662,50 @@ func Explore(ctx context.Context, cfg ExploreConfig, pl *Plan) (*ExploreResult, 
 func (er *ExploreResult) summarise() {
 	pl := er.Plan
 	places, targets, cls := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	ties := map[string]bool{}
+	violated := map[int]bool{}
+	for _, f := range er.Findings {
+		violated[f.Run] = true
+	}
+	er.OrderRuns, er.OrderViolating = 0, 0
 	for n := er.First; n < er.First+er.Runs; n++ {
+		order := false
 		for _, c := range pl.Schedule(n) {
 			cd := pl.Candidates[c]
+			if cd.isOrder() {
+				order = true
+				ties[cd.Placement] = true
+				continue
+			}
 			places[cd.Target+" "+cd.Placement] = true
 			targets[cd.Target] = true
 			cls[cd.Spec.Kind+" "+cd.Class] = true
 		}
+		if order {
+			er.OrderRuns++
+			if violated[n] {
+				er.OrderViolating++
+			}
+		}
 	}
-	er.Placements, er.Targets, er.Classes = len(places), len(targets), len(cls)
+	er.Placements, er.Targets, er.Classes, er.OrderTies = len(places), len(targets), len(cls), len(ties)
 	er.Groups = groupFindings(er.Result, len(pl.Env))
+	er.Props = []JUnitProp{{"schedules", fmt.Sprint(er.Runs)}, {"same_instant_ties", fmt.Sprint(pl.Ties)}, {"orders", fmt.Sprint(pl.Orders)},
+		{"order_schedules", fmt.Sprint(er.OrderRuns)}, {"order_pruned", fmt.Sprint(pl.OrderPruned)}, {"order_violating", fmt.Sprint(er.OrderViolating)}}
+}
+
+// sameInstantLine is the summary's account of the base run's ties and what
+// explore did with their order.
+func sameInstantLine(er *ExploreResult) string {
+	pl := er.Plan
+	if pl.Ties == 0 {
+		return ""
+	}
+	head := fmt.Sprintf("same instant: at %d instants of the base run two or more messages or timers are due at once", pl.Ties)
+	if !pl.Orders {
+		return head + fmt.Sprintf("; explore kept the kernel's order of them (--orders runs each other event of a tie first: %d more single faults)", pl.OrderChoices)
+	}
+	return head + fmt.Sprintf("; %d order choices (each other event of a tie first, %d pruned): %d schedules with one ran, covering %d ties, %d violating", pl.OrderChoices, pl.OrderPruned, er.OrderRuns, er.OrderTies, er.OrderViolating)
 }
 
 // ExploreGroup is the schedules that violate the same property with the
@@ -709,8 +771,8 @@ func WriteExploreSummary(w interface{ Write([]byte) (int, error) }, er *ExploreR
 		}
 	}
 	fmt.Fprintf(w, "\ncoverage: %d placements, %d targets, %d parameter classes\n", er.Placements, er.Targets, er.Classes)
-	if pl.Ties > 0 {
-		fmt.Fprintf(w, "same instant: at %d instants of the base run two or more messages or timers are due at once; explore keeps the kernel's order of them (the order is not varied)\n", pl.Ties)
+	if line := sameInstantLine(er); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	if len(pl.Pruned) > 0 {
 		reasons := make([]string, 0, len(pl.Pruned))
@@ -771,8 +833,17 @@ type ExploreJSON struct {
 	// whose world state they reach (explore_state.go).
 	StatePruned int `json:"state_pruned"`
 	// SameInstantTies: Plan.Ties, the base run's instants at which two or
-	// more processes act, whose order explore does not vary.
+	// more messages or timers are due at once. Orders: whether their order
+	// was varied (--orders); OrderChoices and OrderPruned: the Plan's;
+	// OrderSchedules, OrderTies and OrderViolating: ExploreResult's
+	// (explore_order.go).
 	SameInstantTies int            `json:"same_instant_ties"`
+	Orders          bool           `json:"orders"`
+	OrderChoices    int            `json:"order_choices"`
+	OrderSchedules  int            `json:"order_schedules"`
+	OrderPruned     int            `json:"order_pruned"`
+	OrderTies       int            `json:"order_ties_covered"`
+	OrderViolating  int            `json:"order_violating"`
 	Groups          []ExploreGroup `json:"groups"`
 	Result          JSONResult     `json:"result"`
 }
@@ -781,7 +852,9 @@ type ExploreJSON struct {
 func WriteExploreJSON(w io.Writer, er *ExploreResult) error {
 	res, pl := er.Result, er.Plan
 	j := ExploreJSON{Base: res.Base, Bounds: pl.Bounds, Schedules: res.Runs, Total: pl.Total, Violating: len(res.Findings),
-		Pruned: pl.Pruned, Placements: er.Placements, Targets: er.Targets, Classes: er.Classes, StatePruned: er.StatePruned, SameInstantTies: pl.Ties, Groups: er.Groups, Result: JSON(res)}
+		Pruned: pl.Pruned, Placements: er.Placements, Targets: er.Targets, Classes: er.Classes, StatePruned: er.StatePruned, SameInstantTies: pl.Ties,
+		Orders: pl.Orders, OrderChoices: pl.OrderChoices, OrderSchedules: er.OrderRuns, OrderPruned: pl.OrderPruned, OrderTies: er.OrderTies, OrderViolating: er.OrderViolating,
+		Groups: er.Groups, Result: JSON(res)}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(j)

@@ -28,20 +28,22 @@ type ExploreRecord struct {
 	// off, and the schedules it did not run (explore_state.go).
 	NoStatePrune bool `json:"no_state_pruning,omitempty"`
 	StatePruned  int  `json:"state_pruned"`
+	// Orders: the same-instant order choices were explored (--orders).
+	Orders bool `json:"orders,omitempty"`
 }
 
 // RecordExplore returns er (of the planned config cfg) as an
 // ExploreRecord.
 func RecordExplore(cfg ExploreConfig, er *ExploreResult) ExploreRecord {
 	rec := ExploreRecord{FuzzRecord: Record(Config{MaxFaults: er.Plan.K}, er.Result), Targets: er.Plan.Targets, Grid: cfg.Grid.String(),
-		NoStatePrune: cfg.NoStatePrune, StatePruned: er.StatePruned}
+		NoStatePrune: cfg.NoStatePrune, StatePruned: er.StatePruned, Orders: cfg.Orders}
 	return rec
 }
 
 // ExploreParams are the bounds of a planned exploration that decide its
 // schedules, in the fixed order of Identity.Params.
 func ExploreParams(cfg ExploreConfig, pl *Plan) []string {
-	return []string{
+	ps := []string{
 		"faults=" + strings.Join(pl.Kinds, ","),
 		"check=" + strings.Join(cfg.Checks, ","),
 		"max-faults=" + strconv.Itoa(pl.K),
@@ -49,6 +51,12 @@ func ExploreParams(cfg ExploreConfig, pl *Plan) []string {
 		"grid=" + cfg.Grid.String(),
 		"state-pruning=" + strconv.FormatBool(!cfg.NoStatePrune),
 	}
+	if cfg.Orders {
+		// Only when on: the identity of an exploration without it is
+		// what it was before --orders existed.
+		ps = append(ps, "orders=true")
+	}
+	return ps
 }
 
 // Config returns the exploration config rec was recorded with (Base,
@@ -58,7 +66,11 @@ func (rec ExploreRecord) Config() (ExploreConfig, error) {
 	if err != nil {
 		return ExploreConfig{}, fmt.Errorf("grid %q: %v", rec.Grid, err)
 	}
-	return ExploreConfig{Kinds: rec.Kinds, Checks: rec.Checks, MaxFaults: rec.MaxFaults, Targets: rec.Targets, Grid: grid, Force: true, NoStatePrune: rec.NoStatePrune}, nil
+	kinds := rec.Kinds
+	if kinds == nil {
+		kinds = []string{} // --orders alone (nil would mean the default kinds)
+	}
+	return ExploreConfig{Kinds: kinds, Checks: rec.Checks, MaxFaults: rec.MaxFaults, Targets: rec.Targets, Grid: grid, Force: true, NoStatePrune: rec.NoStatePrune, Orders: rec.Orders}, nil
 }
 
 // MergeExplore joins the records of an exploration's shards (in any order)

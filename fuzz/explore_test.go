@@ -179,10 +179,13 @@ func TestExploreBadBounds(t *testing.T) {
 		err  string
 	}{
 		{"unknown kind", ExploreConfig{Kinds: []string{"meteor"}}, `cannot enumerate fault kind "meteor"`},
-		{"no kind", ExploreConfig{Kinds: []string{}}, "no fault kind given"},
+		{"order as a kind", ExploreConfig{Kinds: []string{"order"}}, "with --orders, not as a fault kind"},
+		{"no kind", ExploreConfig{Kinds: []string{}}, "no fault kind given (allowed: clock-jump, pause, crash; or --orders alone)"},
 		{"K = 0", ExploreConfig{MaxFaults: -1}, "--max-faults must be at least 1"},
 		{"too large", ExploreConfig{Kinds: []string{faults.KindPause}, MaxFaults: 2, MaxSchedules: 1000}, "the space has 101475 schedules (450 single faults, at most 2 per schedule), more than --max-schedules 1000"},
 		{"unknown target", ExploreConfig{Targets: []string{"zz"}}, `"zz" is not a process a fault can hit`},
+		// Found by outsider3: "more than --max-schedules -1".
+		{"negative max schedules", ExploreConfig{Kinds: []string{faults.KindPause}, MaxSchedules: -1}, "--max-schedules must be at least 1 (0: the default 20000), got -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -542,8 +545,9 @@ func TestExploreShardsMergeWithStatePruning(t *testing.T) {
 
 // TestExploreCountsSameInstantTies: the plan counts the base run's instants
 // at which two or more deliveries or timers of different processes (or from
-// different peers) are due, whose order explore does not vary, and the
-// summary says so.
+// different peers) are due, and the order choices --orders adds (each
+// other event of a tie first); without --orders the summary says the order
+// was kept and how many schedules --orders would add.
 func TestExploreCountsSameInstantTies(t *testing.T) {
 	s, err := scenarios.Builtin("redlock-clock-jump")
 	require.NoError(t, err)
@@ -559,15 +563,116 @@ func TestExploreCountsSameInstantTies(t *testing.T) {
 			keys[e.At][e.Proc+">"+e.Peer] = true
 		}
 	}
-	want := 0
+	want, choices := 0, 0
 	for _, k := range keys {
 		if len(k) > 1 {
 			want++
+			choices += len(k) - 1
 		}
 	}
 	require.Positive(t, want, "redlock-clock-jump's base run has same-instant ties (fixed-step latencies)")
 	assert.Equal(t, want, pl.Ties)
+	assert.Equal(t, choices, pl.OrderChoices, "each other event of each tie first")
 	var b strings.Builder
 	WriteExploreSummary(&b, &ExploreResult{Result: &Result{Base: s.Name}, Plan: pl})
-	assert.Contains(t, b.String(), fmt.Sprintf("same instant: at %d instants of the base run", want))
+	assert.Contains(t, b.String(), fmt.Sprintf("same instant: at %d instants of the base run two or more messages or timers are due at once; explore kept the kernel's order of them (--orders runs each other event of a tie first: %d more single faults)", want, choices))
+
+	on := cfg
+	on.Orders = true
+	plo, err := PlanExplore(&on)
+	require.NoError(t, err)
+	assert.Equal(t, pl.Total+choices, plo.Total)
+	assert.Contains(t, plo.Bounds, fmt.Sprintf("same-instant order: each other event first at each of %d ties", want))
+	for _, c := range plo.Candidates[len(pl.Candidates):] {
+		require.Equal(t, faults.KindOrder, c.Spec.Kind)
+		require.NoError(t, faults.CheckFields(c.Spec), c.Spec.String())
+		require.True(t, keys[sim.Time(c.Spec.At.Lo)][c.Spec.Node+">"+c.Spec.From], "%s names an event of its tie", c.Spec)
+	}
+}
+
+// TestExploreOrdersFindTieViolation: in order-tie-pause, c1's and c2's
+// SET NX reach A at the same instant and c1's runs first; c2's pause from
+// 1s (the environment) breaks the lock only when c2 won that race. Every
+// crash of c2 explores clean; with --orders explore finds the violation,
+// in exactly one schedule (A's delivery from c2 first at 1ms), and its
+// finding replays from its file to the same trace and verdict.
+func TestExploreOrdersFindTieViolation(t *testing.T) {
+	s, err := scenarios.Load("testdata/order-tie-pause.yaml")
+	require.NoError(t, err)
+	explore := func(orders bool) *ExploreResult {
+		cfg := ExploreConfig{Base: s, Kinds: []string{faults.KindCrash}, Targets: []string{"c2"}, Workers: 2, Orders: orders}
+		pl, err := PlanExplore(&cfg)
+		require.NoError(t, err)
+		er, err := Explore(context.Background(), cfg, pl)
+		require.NoError(t, err)
+		require.Empty(t, er.Errors)
+		require.Empty(t, er.Inconclusive)
+		return er
+	}
+	off := explore(false)
+	assert.Empty(t, off.Findings, "in the kernel's order no crash of c2 breaks the lock")
+	assert.Zero(t, off.OrderRuns)
+
+	on := explore(true)
+	assert.Equal(t, off.Runs+on.Plan.OrderChoices, on.Runs)
+	assert.Equal(t, on.Plan.OrderChoices, on.OrderRuns)
+	require.Len(t, on.Findings, 1)
+	require.Len(t, on.Groups, 1)
+	assert.Equal(t, "lock-safety order A", on.Groups[0].Kind+" "+on.Groups[0].Signature)
+	assert.Equal(t, 1, on.OrderViolating)
+	f := on.Findings[0]
+	got := f.Faults[len(on.Plan.Env):]
+	require.Len(t, got, 1)
+	assert.Equal(t, "order A's delivery from c2 at 1ms", got[0].String())
+	var b strings.Builder
+	WriteExploreSummary(&b, on)
+	assert.Contains(t, b.String(), fmt.Sprintf("%d order choices (each other event of a tie first, 0 pruned): %d schedules with one ran, covering %d ties, 1 violating", on.Plan.OrderChoices, on.Plan.OrderChoices, on.Plan.Ties))
+	var junit bytes.Buffer
+	require.NoError(t, WriteJUnit(&junit, on.Result))
+	assert.Contains(t, junit.String(), fmt.Sprintf(`<property name="order_schedules" value="%d"></property>`, on.Plan.OrderChoices))
+	var js bytes.Buffer
+	require.NoError(t, WriteExploreJSON(&js, on))
+	var j ExploreJSON
+	require.NoError(t, json.Unmarshal(js.Bytes(), &j))
+	assert.Equal(t, ExploreJSON{Orders: true, OrderChoices: on.Plan.OrderChoices, OrderSchedules: on.Plan.OrderChoices, OrderTies: on.Plan.Ties, OrderViolating: 1},
+		ExploreJSON{Orders: j.Orders, OrderChoices: j.OrderChoices, OrderSchedules: j.OrderSchedules, OrderTies: j.OrderTies, OrderViolating: j.OrderViolating})
+
+	// The finding as a file: it replays to the trace of the schedule.
+	sc, err := s.WithFaults(f.Faults)
+	require.NoError(t, err)
+	data, err := sc.Marshal()
+	require.NoError(t, err)
+	file, err := scenarios.Parse("finding.yaml", data)
+	require.NoError(t, err)
+	o1, err := scenarios.Run(sc, f.Seed, scenarios.Options{})
+	require.NoError(t, err)
+	o2, err := scenarios.Run(file, f.Seed, scenarios.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, o1.TraceHash, o2.TraceHash)
+	v, _ := Violated(o2, []string{"lock-safety"})
+	assert.Equal(t, []string{"lock-safety"}, v)
+}
+
+// TestEnvelopeBadRange: a range with a negative end is refused saying so
+// (outsider3: --range -10s..-1s said "--range: 1ms..-1s is empty", the
+// negative start having been replaced by the step).
+func TestEnvelopeBadRange(t *testing.T) {
+	s, err := scenarios.Builtin("redlock-clock-jump")
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name   string
+		lo, hi time.Duration
+		err    string
+	}{
+		{"backward jumps", -10 * time.Second, -time.Second, "--range: -10s..-1s has a negative end: envelope searches clock-jump.by from a positive value up"},
+		{"negative start", -time.Second, 2 * time.Second, "--range: -1s..2s has a negative end"},
+		{"empty", 3 * time.Second, 2 * time.Second, "--range: 3s..2s is empty"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Envelope(EnvelopeConfig{Base: s, Param: "clock-jump.by", Lo: tt.lo, Hi: tt.hi})
+			var bb *BadBounds
+			require.ErrorAs(t, err, &bb)
+			assert.Contains(t, err.Error(), tt.err)
+		})
+	}
 }

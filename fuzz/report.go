@@ -458,6 +458,9 @@ func WriteJUnit(w io.Writer, res *Result) error {
 			{"checks", strings.Join(res.Checks, ",")},
 		},
 	}
+	for _, p := range res.Props {
+		suite.Props = append(suite.Props, junitProp{p.Name, p.Value})
+	}
 	class := "simrun.fuzz." + res.Base
 	// The campaign's wall time: the suite's, the passing case's; a run's
 	// own time is not kept, so a violating run's case gets the mean.

@@ -374,10 +374,14 @@ func variants(s faults.Spec) []faults.Spec {
 		f(&c)
 		out = append(out, c)
 	}
+	instant := false
 	if d, ok := faults.Lookup(s.Kind); ok {
 		for _, fd := range d.Fields {
 			fieldVariants(s, fd, add)
 		}
+		// An order choice names a tie at its instant: at another, it
+		// would name nothing (the shrinker may still drop it).
+		instant = d.Instant
 	}
 	switch {
 	case s.On != nil:
@@ -391,7 +395,7 @@ func variants(s faults.Spec) []faults.Spec {
 				add(func(c *faults.Spec) { c.After = r })
 			}
 		}
-	case s.At != nil:
+	case s.At != nil && !instant:
 		for _, r := range rangeVariants(*s.At, 0, true) {
 			r := r
 			add(func(c *faults.Spec) { c.At = &r })

@@ -64,6 +64,10 @@ func TestCheck(t *testing.T) {
 		{name: "delay on replication", yaml: "faults: [{at: 1s, kind: delay, from: M, to: R, by: 1s, for: 1s}]"},
 		{name: "drop on replication", yaml: "faults: [{at: 1s, kind: drop, from: M, to: R, count: 2}]", wantIn: "no TCP counterpart"},
 		{name: "drop between client and server", yaml: "faults: [{at: 1s, kind: drop, from: c1, to: X, count: 2}]"},
+		{name: "same-instant order", yaml: "faults: [{at: 1s, kind: order, node: X, from: c1}]", wantIn: "check.yaml:15: faults[0].kind: order chooses which of the events due at one instant"},
+		// Sentinel promotes a never-synced replica like a synced one: a
+		// cut at 0s is the same story in both worlds (single-failover).
+		{name: "replication cut at 0s", yaml: "faults: [{at: 0s, kind: partition, groups: [[M], [R]], heal_after: 1s}]"},
 		{name: "trigger on promoted", yaml: "faults: [{on: {event: promoted, node: R}, kind: pause, node: c1, for: 1s}]", wantIn: "promoted"},
 	}
 	for _, tt := range tests {
@@ -268,4 +272,33 @@ clients:
 	s, err := scenarios.Parse("t.yaml", []byte(base+"faults:\n  - {at: 1s, kind: crash, node: D, mode: power}\n  - {at: 2s, kind: pause, node: E, for: 1s}\n  - {on: {event: row-locked, node: D}, kind: pause, node: c1, for: 1s}\n"))
 	require.NoError(t, err)
 	assert.NoError(t, Check(s), "a power loss with innodb_flush_log_at_trx_commit 1 equals a kill; a pause is SIGSTOP; the gateway sees row-locked")
+}
+
+// TestCheckRefusesFaultsBeforeInitialSync: a fault that cuts a cluster
+// replica (or a min_replicas_to_write master's replica) from its master
+// before the model's replica can have synced is refused: real mode starts
+// with every replica synced, and the twins disagreed (outsider3).
+func TestCheckRefusesFaultsBeforeInitialSync(t *testing.T) {
+	cluster := "name: t\nduration: 20s\ncluster: {masters: 3, replicas: 1, node_timeout: 2s}\nclients:\n  - name: c1\n    lock: {algorithm: redis-single, node: C2, ttl: 30s}\nfaults: [{at: AT, kind: partition, groups: [[C2], [C6]]}]\n"
+	minRepl := "name: t\nduration: 20s\nredis: [{name: M, min_replicas_to_write: 1}, {name: R, replicaof: M}]\nclients:\n  - name: c1\n    lock: {algorithm: redis-single, node: M, ttl: 30s}\nfaults: [{at: AT, kind: pause, node: R, for: 1s}]\n"
+	for _, tt := range []struct {
+		name, yaml, at, wantIn string
+	}{
+		{"cluster cut at 0s", cluster, "0s", "faults[0] (partition [C2] [C6] at 0s): the partition at 0s acts on C6's link to its master C2 before the model's initial sync can have completed"},
+		{"cluster cut after the sync", cluster, "10ms", ""},
+		{"min replicas pause at 0s", minRepl, "0s", "M's min_replicas_to_write does not count a replica that never synced"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := scenarios.Parse("t.yaml", []byte(strings.ReplaceAll(tt.yaml, "AT", tt.at)))
+			require.NoError(t, err)
+			err = Check(s)
+			if tt.wantIn == "" {
+				assert.NoError(t, err)
+				return
+			}
+			var ue *UnsupportedError
+			require.ErrorAs(t, err, &ue)
+			assert.Contains(t, err.Error(), tt.wantIn)
+		})
+	}
 }

@@ -562,6 +562,8 @@ func startCluster(rt *runtime, cs *scenarios.ClusterSpec, env *startEnv) error {
 			fmt.Sprintf("cluster-replica-validity-factor %d", cs.ReplicaValidityFactor),
 			"cluster-require-full-coverage " + yesno(cs.RequireFullCoverage),
 			"cluster-allow-reads-when-down " + yesno(cs.AllowReadsWhenDown),
+			fmt.Sprintf("cluster-migration-barrier %d", cs.MigrationBarrier),
+			"cluster-allow-replica-migration " + yesno(cs.AllowReplicaMigration),
 		}
 		ls, err := rt.group.StartRedis(o)
 		if err != nil {

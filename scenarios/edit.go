@@ -298,3 +298,14 @@ func faultValue(fd faults.Field, f *faults.Spec) *yaml.Node {
 	}
 	return nil
 }
+
+// Line returns the line of the scenario's file at which the field path
+// ("faults[2].kind") is written, 0 when it is not in the file (a
+// scenario made by WithFaults has the line of its rendered tree).
+func (s *Scenario) Line(path string) int {
+	doc := s.Tree()
+	if doc == nil {
+		return 0
+	}
+	return lineOf(find(docRoot(doc), path))
+}

@@ -47,6 +47,7 @@ func TestWithFaultsRoundTrip(t *testing.T) {
 	at := sim.Range{Lo: time.Second, Hi: 2 * time.Second}
 	heal := sim.Fixed(3 * time.Second)
 	rs := sim.Fixed(time.Second)
+	one := sim.Fixed(time.Second)
 	specs := []faults.Spec{
 		{At: &at, Kind: "clock-jump", Node: "C", By: -5 * time.Second},
 		{At: &at, Kind: "clock-jump", Node: "B", By: 5 * time.Second, RevertAfter: &heal},
@@ -58,6 +59,8 @@ func TestWithFaultsRoundTrip(t *testing.T) {
 		{At: &at, Kind: "drop", From: "A", To: "c1", Count: 2},
 		{At: &at, Kind: "delay", From: "c2", To: "D", By: 5 * time.Millisecond, For: sim.Fixed(time.Second)},
 		{At: &at, Kind: "clock-drift", Node: "E", Rate: 0.02},
+		{At: &one, Kind: "order", Node: "A", From: "c2"},
+		{At: &one, Kind: "order", Node: "c1", Event: "timer"},
 		{At: &at, Kind: "heal"},
 		{At: &at, Kind: "restart", Node: "C"},
 	}

@@ -38,6 +38,28 @@ import (
 // master's full sync carries nothing, so the Sentinel stories that cut
 // the link at 0s (single-failover) tell the same story either way.
 func warnInitialSync(s *Scenario, at func(string) *yaml.Node) {
+	for _, e := range EarlyReplicaFaults(s) {
+		path := fmt.Sprintf("faults[%d].at", e.Fault)
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s: %s", s.File, lineOf(at(path)), path, e.Why))
+	}
+}
+
+// EarlyReplicaFault is a fault that acts on a replica's link to its master
+// before the model's initial synchronisation can have completed, where
+// that changes what the servers do (warnInitialSync).
+type EarlyReplicaFault struct {
+	Fault           int // index in Scenario.Faults
+	Replica, Master string
+	// Bound is when the initial sync has completed at the latest: the
+	// fault is safe from then on.
+	Bound time.Duration
+	Why   string
+}
+
+// EarlyReplicaFaults lists the scenario's faults that warnInitialSync warns
+// of (real mode refuses them: realmode.Check).
+func EarlyReplicaFaults(s *Scenario) []EarlyReplicaFault {
+	var out []EarlyReplicaFault
 	type pair struct {
 		replica, master string
 		why             string
@@ -57,7 +79,7 @@ func warnInitialSync(s *Scenario, at func(string) *yaml.Node) {
 		}
 	}
 	if len(pairs) == 0 {
-		return
+		return nil
 	}
 	delay := map[string]time.Duration{}
 	for _, r := range s.Redis() {
@@ -107,10 +129,11 @@ func warnInitialSync(s *Scenario, at func(string) *yaml.Node) {
 			if !hit {
 				continue
 			}
-			path := fmt.Sprintf("faults[%d].at", i)
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s: the %s at %s acts on %s's link to its master %s before the model's initial sync can have completed (up to %s: its PSYNC and the full sync back), so %s may never sync, as a replica started at that instant would not, and %s; real mode and simrun twin start only once every replica has synced, so their verdicts can differ: fire it at %s or later",
-				s.File, lineOf(at(path)), path, f.Kind, f.At.Lo, p.replica, p.master, bound, p.replica, p.why, bound))
+			out = append(out, EarlyReplicaFault{Fault: i, Replica: p.replica, Master: p.master, Bound: bound,
+				Why: fmt.Sprintf("the %s at %s acts on %s's link to its master %s before the model's initial sync can have completed (up to %s: its PSYNC and the full sync back), so %s may never sync, as a replica started at that instant would not, and %s; real mode and simrun twin start only once every replica has synced, so their verdicts can differ: fire it at %s or later",
+					f.Kind, f.At.Lo, p.replica, p.master, bound, p.replica, p.why, bound)})
 			break
 		}
 	}
+	return out
 }

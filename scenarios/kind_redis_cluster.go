@@ -43,6 +43,10 @@ type ClusterSpec struct {
 	ReplicaValidityFactor int
 	RequireFullCoverage   bool
 	AllowReadsWhenDown    bool
+	// MigrationBarrier and AllowReplicaMigration are
+	// cluster-migration-barrier and cluster-allow-replica-migration.
+	MigrationBarrier      int
+	AllowReplicaMigration bool
 	AppendOnly            bool
 	AppendFsync           string
 	Clock                 ClockSpec
@@ -100,7 +104,8 @@ const maxClusters = 9
 func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpec {
 	def := redis.DefaultClusterConfig()
 	cs := &ClusterSpec{Path: path, Name: defName, NodeTimeout: def.NodeTimeout, ReplicaValidityFactor: def.ReplicaValidityFactor,
-		RequireFullCoverage: def.RequireFullCoverage, AllowReadsWhenDown: def.AllowReadsWhenDown, AppendFsync: "everysec"}
+		RequireFullCoverage: def.RequireFullCoverage, AllowReadsWhenDown: def.AllowReadsWhenDown, AppendFsync: "everysec",
+		MigrationBarrier: def.MigrationBarrier, AllowReplicaMigration: def.AllowReplicaMigration}
 	o := r.mapping(n, path)
 	o.str("name", &cs.Name)
 	hasM := o.integer("masters", &cs.Masters)
@@ -113,6 +118,11 @@ func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpe
 	}
 	o.boolean("require_full_coverage", &cs.RequireFullCoverage)
 	o.boolean("allow_reads_when_down", &cs.AllowReadsWhenDown)
+	// cluster-migration-barrier takes 0..INT_MAX (R 7.0.15 config.c:3067).
+	if o.integer("migration_barrier", &cs.MigrationBarrier) && cs.MigrationBarrier < 0 {
+		r.errf(o.get("migration_barrier"), path+".migration_barrier", "must be 0 or more (cluster-migration-barrier), got %d", cs.MigrationBarrier)
+	}
+	o.boolean("allow_replica_migration", &cs.AllowReplicaMigration)
 	o.boolean("appendonly", &cs.AppendOnly)
 	if o.str("appendfsync", &cs.AppendFsync) {
 		switch cs.AppendFsync {
@@ -224,6 +234,8 @@ func (cs *ClusterSpec) config() redis.ClusterConfig {
 	cc.ReplicaValidityFactor = cs.ReplicaValidityFactor
 	cc.RequireFullCoverage = cs.RequireFullCoverage
 	cc.AllowReadsWhenDown = cs.AllowReadsWhenDown
+	cc.MigrationBarrier = cs.MigrationBarrier
+	cc.AllowReplicaMigration = cs.AllowReplicaMigration
 	return cc
 }
 

@@ -75,6 +75,12 @@ func TestParseErrors(t *testing.T) {
 		{"trigger on unknown event", minimal + "faults:\n  - {on: {event: exploded, client: c1}, kind: pause, node: A, for: 1s}\n", []string{"faults[0].on.event: unknown event \"exploded\""}},
 		{"client event on a node", minimal + "faults:\n  - {on: {event: acquired, node: A}, kind: pause, node: A, for: 1s}\n", []string{"faults[0].on.node: \"A\" is a Redis server; expected a client"}},
 		{"no trigger", minimal + "faults:\n  - {kind: heal}\n", []string{"faults[0]: needs a trigger"}},
+		// The same-instant order choice (issue 27).
+		{"order over a range", minimal + "faults:\n  - {at: 1s..2s, kind: order, node: A, from: c1}\n", []string{"t.yaml:10: faults[0].at: fault kind order acts at one instant, not in a range (1s..2s)"}},
+		{"order on a trigger", minimal + "faults:\n  - {on: {event: acquired, client: c1}, kind: order, node: A}\n", []string{"t.yaml:10: faults[0].on: fault kind order acts at one instant, given by at:"}},
+		{"order of an unknown sender", minimal + "faults:\n  - {at: 1s, kind: order, node: A, from: Z}\n", []string{"t.yaml:10: faults[0].from: unknown process \"Z\""}},
+		{"order of a timer's sender", minimal + "faults:\n  - {at: 1s, kind: order, node: A, event: timer, from: c1}\n", []string{"t.yaml:10: faults[0].from: names the sender of a delivery; a timer has none"}},
+		{"order of an unknown event", minimal + "faults:\n  - {at: 1s, kind: order, node: A, event: soon}\n", []string{"t.yaml:10: faults[0].event: unknown event \"soon\" (allowed: any, timer)"}},
 		{"both triggers", minimal + "faults:\n  - {at: 1s, on: {event: acquired, client: c1}, kind: heal}\n", []string{"faults[0]: give either at or on"}},
 		{"promote a master", minimal + "faults:\n  - {at: 1s, kind: promote, node: A}\n", []string{"faults[0].node: \"A\" is not a replica"}},
 		{"partition with one group", minimal + "faults:\n  - {at: 1s, kind: partition, groups: [[A, c1]]}\n", []string{"faults[0].groups: needs at least two groups"}},

@@ -323,6 +323,10 @@ func validateFaults(x *xref, specs []faults.Spec, duration time.Duration, replic
 				}
 				validateFaultField(r, &f, fd, path, at, ref, replicas)
 			}
+			if msg := d.CheckInstant(&f); msg != "" {
+				field, _, _ := strings.Cut(msg, ":")
+				r.errf(at(path+"."+field), path+"."+field, "%s", strings.TrimSpace(msg[len(field)+1:]))
+			}
 		}
 		if f.At != nil && time.Duration(f.At.Lo) > duration {
 			r.errf(at(path+".at"), path+".at", "%s is after the end of the run (duration %s): the fault can never fire", f.At, duration)
@@ -441,7 +445,7 @@ func validateFaultField(r *reader, f *faults.Spec, fd faults.Field, path string,
 	ref func(string, string, ...string) bool, replicas map[string]bool) {
 	switch p := fd.Ptr(f).(type) {
 	case *string:
-		if fd.Type != faults.FieldProc {
+		if fd.Type != faults.FieldProc || *p == "" && !fd.Required {
 			return
 		}
 		fp := path + "." + fd.Name

@@ -282,4 +282,8 @@ const (
 	LiveRestart
 	// LiveHeal: ends every LiveLink fault; not a fault itself.
 	LiveHeal
+	// LiveNone: not a fault to liveness: an order choice among the events
+	// due at one instant (faults' kind order) is one a real system makes
+	// at every instant, so liveness is judged across it.
+	LiveNone
 )

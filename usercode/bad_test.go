@@ -15,6 +15,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/scenarios"
 )
 
 func TestCheckDeterminismPassesSeededCode(t *testing.T) {
@@ -184,3 +186,42 @@ func TestHangIsReported(t *testing.T) {
 }
 
 var _ = goredis.Nil
+
+// TestRedisOfANonRedisNode: Proc.Redis of a misspelt node, or of a server
+// of another protocol, was taken: go-redis logged a failed dial on every
+// retry for the whole run (or sent RESP to memcached), and the run ended
+// with no error (found by outsider3, following the README). It now panics
+// at once with what the node is, and the run stops naming the client.
+func TestRedisOfANonRedisNode(t *testing.T) {
+	mc := `name: t
+duration: 10s
+memcached: [{name: M}]
+redis: [{name: A}]
+clients:
+  - name: c1
+    lock: {algorithm: memcached-add, node: M}
+    workload: {cycles: 1, hold: 1s}
+`
+	tests := []struct {
+		name, node, want string
+	}{
+		{"misspelt", "Z", `locksim: Proc.Redis("Z"): no Redis server or sentinel named "Z" in the scenario (its Redis servers and sentinels: A)`},
+		{"memcached", "M", `locksim: Proc.Redis("M"): "M" is a memcached server, not a Redis server or sentinel (the scenario's: A)`},
+		{"a client", "c1", `"c1" is a lock client, not a Redis server or sentinel`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := scenarios.Parse("t.yaml", []byte(mc))
+			require.NoError(t, err)
+			_, err = Run(t, s, Options{Clients: map[string]func(*Proc) Lock{
+				"c1": func(p *Proc) Lock {
+					return &ownLock{p: p, rdb: p.Redis(tt.node), key: "lock", ttl: time.Second, rnd: p.Rand()}
+				},
+			}})
+			var pe *PanicError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, "c1", pe.Client)
+			assert.Contains(t, fmt.Sprint(pe.Value), tt.want)
+		})
+	}
+}

@@ -181,6 +181,13 @@ func (p *Proc) Dial(ctx context.Context, network, addr string) (net.Conn, error)
 // (client-side caching, maintenance notifications) would escape the
 // simulation's ordering.
 func (p *Proc) RedisOptions(node string) *goredis.Options {
+	if why := p.in.w.notRedis(node); why != "" {
+		// A user's mistake (a misspelt node, a memcached or MySQL server):
+		// said at once, as a panic the run reports with the client and
+		// the time, rather than as go-redis dial errors on every retry
+		// (or RESP sent to a server of another protocol).
+		panic(fmt.Sprintf("locksim: Proc.Redis(%q): %s", node, why))
+	}
 	return &goredis.Options{
 		Addr:                  node + ":6379",
 		Dialer:                p.Dial,

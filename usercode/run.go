@@ -143,6 +143,17 @@ func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o
 		}()
 		o, err = scenarios.RunWith(s, seed, sopt, bopt, func(wo *scenarios.World) error {
 			w = newWorld(wo.Kernel, wd)
+			w.kinds = map[string]string{}
+			for _, sp := range s.Servers() {
+				if k := sp.Kind; k != nil && (k.Name == scenarios.KindRedis || k.Name == scenarios.KindSentinel) {
+					w.redis = append(w.redis, sp.Name)
+				} else if k != nil {
+					w.kinds[sp.Name] = k.What
+				}
+			}
+			for _, c := range s.Clients {
+				w.kinds[c.Name] = "a lock client"
+			}
 			wo.Kernel.SetDriver(w)
 			wo.Kernel.Observe(w.resumed)
 			return nil

@@ -3,7 +3,9 @@ package usercode
 import (
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing/synctest"
@@ -47,6 +49,28 @@ type world struct {
 	failure error
 
 	watch *watchdog
+
+	// redis lists the processes Proc.Redis may reach (Redis servers,
+	// cluster nodes and sentinels); kinds says what every other server
+	// is, for the error.
+	redis []string
+	kinds map[string]string
+}
+
+// notRedis says why node is not a Redis server or sentinel of the
+// scenario, "" when it is one.
+func (w *world) notRedis(node string) string {
+	if slices.Contains(w.redis, node) {
+		return ""
+	}
+	known := "none"
+	if len(w.redis) > 0 {
+		known = strings.Join(w.redis, ", ")
+	}
+	if what, ok := w.kinds[node]; ok {
+		return fmt.Sprintf("%q is %s, not a Redis server or sentinel (the scenario's: %s)", node, what, known)
+	}
+	return fmt.Sprintf("no Redis server or sentinel named %q in the scenario (its Redis servers and sentinels: %s)", node, known)
 }
 
 // item is one action of user code for its client process, performed in a

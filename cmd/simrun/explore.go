@@ -22,7 +22,7 @@ type exploreFlags struct {
 	maxFaults, maxSched    int
 	grid                   time.Duration
 	force, shrink, jsonOut bool
-	noStatePrune           bool
+	noStatePrune, orders   bool
 	quiet                  bool
 	workers                int
 	out, junit, shard      string
@@ -52,7 +52,9 @@ or crash for good in the same gap between two actions of its target as
 another; a longer pause at the same instant as a shorter one that ends while
 the target is idle in the shorter one's run (same world state, safety
 verdicts copied; off with --check liveness or --no-state-pruning). See the README,
-"Exhaustive exploration", for what this pruning assumes.
+"Exhaustive exploration", for what this pruning assumes. --orders adds, at each
+instant of the base run where two or more messages or timers are due at once,
+one schedule per other event run first (an order fault; --faults '' for orders alone).
 
 Prints "no violation in N schedules (bounds: ...)" or the violations grouped
 by property and signature (the explored faults' kinds and targets), the
@@ -84,6 +86,7 @@ was inconclusive or failed, or interrupted.`,
 	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fl.BoolVar(&f.shrink, "shrink", false, "shrink the first finding of each group")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fl.BoolVar(&f.orders, "orders", false, "also vary the order of events due at one instant: each other event of a tie first")
 	fl.BoolVar(&f.noStatePrune, "no-state-pruning", false, "run every schedule (no pruning by world state; see the README)")
 	fl.StringVar(&f.shard, "shard", "", "run only shard K/N of the schedules (K from 0 to N-1); join the shards with simrun merge")
 	return cmd
@@ -108,7 +111,7 @@ func runExplore(stdout, stderr io.Writer, arg string, f exploreFlags) error {
 		return err
 	}
 	cfg := fuzz.ExploreConfig{Base: base, Kinds: fuzz.SplitList(f.kinds), MaxFaults: f.maxFaults, Grid: f.grid,
-		MaxSchedules: f.maxSched, Force: f.force, Workers: f.workers, Shard: shard, NoStatePrune: f.noStatePrune}
+		MaxSchedules: f.maxSched, Force: f.force, Workers: f.workers, Shard: shard, NoStatePrune: f.noStatePrune, Orders: f.orders}
 	if cfg.Kinds == nil {
 		cfg.Kinds = []string{}
 	}

@@ -399,7 +399,7 @@ func replay(w io.Writer, path, arg, traceIn string) error {
 	if recorded != nil {
 		now := r.Record().Trace
 		if i := sim.FirstDivergence(recorded, now); i >= 0 {
-			fmt.Fprintf(w, "first diverging event #%d:\n  recorded: %s\n  now:      %s\n", i+1, locksim.EventText(recorded, i), locksim.EventText(now, i))
+			fmt.Fprint(w, locksim.DivergenceText(recorded, now, i, "recorded", "now"))
 		}
 	}
 	return withCode(exitMismatch, errors.New("trace hash mismatch"))

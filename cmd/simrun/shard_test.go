@@ -190,9 +190,9 @@ func TestShardsAsProcesses(t *testing.T) {
 
 	// Issue 27: explore shards merge into what the whole exploration
 	// writes (summary or JSON, findings, shrunk findings, campaign.json,
-	// JUnit).
+	// JUnit), same-instant order choices included (--orders).
 	t.Run("explore", func(t *testing.T) {
-		common := []string{"explore", "single-gc-pause", "--faults", "pause,clock-jump", "--quiet"}
+		common := []string{"explore", "single-gc-pause", "--faults", "pause,clock-jump", "--orders", "--quiet"}
 		for _, mode := range [][]string{{"--json", "--shrink"}, {}} {
 			whole := filepath.Join(tmp, "explore-whole"+strings.Join(mode, ""))
 			w := runBin(t, bin, append(append(common, "--workers", "2", "--out", whole, "--junit", whole+".xml"), mode...)...)

@@ -39,8 +39,9 @@ import (
 //   - nodes.conf is written synchronously on every change (Redis saves
 //     and fsyncs it from clusterBeforeSleep, so the difference is within one
 //     event-loop iteration).
-//   - Replica migration (cluster-allow-replica-migration) is not modelled:
-//     the scenarios give every master the same number of replicas.
+//   - Replica migration (cluster_migration.go) picks the first orphaned
+//     master in member order where Redis takes the first in its nodes
+//     dict's order.
 //   - Pub/Sub over the bus, modules' messages and the ping extensions
 //     (hostnames, forgotten nodes) are not modelled.
 
@@ -66,6 +67,9 @@ const (
 	// DefaultReplicaValidityFactor is cluster-replica-validity-factor 10
 	// (redis.conf:1640).
 	DefaultReplicaValidityFactor = 10
+	// DefaultMigrationBarrier is cluster-migration-barrier 1
+	// (redis.conf:1660; config.c:3067).
+	DefaultMigrationBarrier = 1
 )
 
 // ClusterConfig turns on cluster mode. Every node of a cluster gets the
@@ -86,6 +90,16 @@ type ClusterConfig struct {
 	// AllowReadsWhenDown is cluster-allow-reads-when-down (no,
 	// redis.conf:1707).
 	AllowReadsWhenDown bool
+	// MigrationBarrier is cluster-migration-barrier (1, redis.conf:1660;
+	// config.c:3067, 0..INT_MAX):
+	// a replica migrates to an orphaned master only if its own master keeps
+	// more than this many working replicas (cluster_migration.go).
+	MigrationBarrier int
+	// AllowReplicaMigration is cluster-allow-replica-migration (yes,
+	// redis.conf:1668, config.c:3009): replicas migrate to orphaned masters, and a master
+	// (or the replica of a master) left without slots by another node's
+	// claim becomes the new owner's replica.
+	AllowReplicaMigration bool
 
 	// layout is the initial slot layout (Prepare), nil until computed.
 	layout *clusterLayout
@@ -105,7 +119,8 @@ type SlotRange struct{ From, To int }
 
 // DefaultClusterConfig returns the settings' defaults with no members.
 func DefaultClusterConfig() ClusterConfig {
-	return ClusterConfig{NodeTimeout: DefaultNodeTimeout, ReplicaValidityFactor: DefaultReplicaValidityFactor, RequireFullCoverage: true}
+	return ClusterConfig{NodeTimeout: DefaultNodeTimeout, ReplicaValidityFactor: DefaultReplicaValidityFactor, RequireFullCoverage: true,
+		MigrationBarrier: DefaultMigrationBarrier, AllowReplicaMigration: true}
 }
 
 // CreateCluster lays out a cluster as `redis-cli --cluster create
@@ -187,6 +202,9 @@ func (c *ClusterConfig) Validate() error {
 	}
 	if c.ReplicaValidityFactor < 0 {
 		return fmt.Errorf("cluster: ReplicaValidityFactor: %d is negative", c.ReplicaValidityFactor)
+	}
+	if c.MigrationBarrier < 0 {
+		return fmt.Errorf("cluster: MigrationBarrier: %d is negative", c.MigrationBarrier)
 	}
 	if len(c.Members) == 0 {
 		return fmt.Errorf("cluster: no members")
@@ -791,7 +809,7 @@ func (n *Node) clusterLoadConfig() bool {
 	for i, r := range rec.Nodes {
 		cs.nodes[i].master, cs.nodes[i].slaveof, cs.nodes[i].configEpoch = r.Master, r.SlaveOf, r.ConfigEpoch
 	}
-	cs.recount()
+	cs.recount() // (clusterInit sets MIGRATE_TO afterwards: initMigrateTo)
 	return true
 }
 

@@ -138,6 +138,10 @@ type cnode struct {
 	votedTime    int64
 	reports      []failReport
 	replOffset   int64
+	// migrateTo is CLUSTER_NODE_MIGRATE_TO and orphanedTime the node's
+	// orphaned_time (cluster_migration.go).
+	migrateTo    bool
+	orphanedTime int64
 }
 
 // failReport is clusterNodeFailReport.
@@ -202,6 +206,8 @@ type clusterState struct {
 	asking               map[sim.ProcID]bool
 	// readonly are the connections that sent READONLY (CLIENT_READONLY).
 	readonly map[sim.ProcID]bool
+	// okSlaves is orphanScan's scratch: non-FAIL replicas per master.
+	okSlaves []int
 }
 
 // timeout is cluster-node-timeout in ms.
@@ -266,6 +272,7 @@ func (n *Node) clusterInit() string {
 		}
 		n.clusterSaveConfig()
 	}
+	cs.initMigrateTo()
 	me := &cs.nodes[cs.me]
 	if me.master || me.slaveof < 0 {
 		return ""
@@ -275,7 +282,9 @@ func (n *Node) clusterInit() string {
 
 // recount rebuilds every node's slot count and bitmap from the slot table.
 func (cs *clusterState) recount() {
+	var had []bool // masters that served slots before
 	for i := range cs.nodes {
+		had = append(had, cs.nodes[i].numSlots > 0)
 		cs.nodes[i].numSlots = 0
 		cs.nodes[i].bits = new(slotBits)
 	}
@@ -286,6 +295,13 @@ func (cs *clusterState) recount() {
 			cs.nodes[o].bits.set(s)
 		} else {
 			cs.unassigned++
+		}
+	}
+	// A master's first slot flags it MIGRATE_TO when some master has
+	// replicas (clusterAddSlot, C 7.0.15 cluster.c:4335-4346).
+	for i := range cs.nodes {
+		if nd := &cs.nodes[i]; nd.master && !had[i] && nd.numSlots > 0 && cs.mastersHaveSlaves() {
+			nd.migrateTo = true
 		}
 	}
 }
@@ -544,10 +560,17 @@ func (n *Node) clusterCron() {
 			n.logfAttrs(EventClusterPFail, []sim.Attr{sim.Str("node", nd.name)}, "%s possibly failing (no pong for %dms)", nd.name, delay)
 		}
 	}
+	// The orphaned-master part of the node loop reads FAIL flags only,
+	// which the loop above does not change (cluster.c:4111-4139).
+	orphaned, maxSlaves, thisSlaves := cs.orphanScan()
 	cs.manualFailoverCheckTimeout(n)
 	if !cs.nodes[cs.me].master {
 		n.clusterHandleManualFailover()
 		n.clusterHandleSlaveFailover()
+		// Replica migration (cluster.c:4226-4234).
+		if orphaned > 0 && maxSlaves >= 2 && thisSlaves == maxSlaves && cs.cfg.AllowReplicaMigration {
+			n.clusterHandleSlaveMigration(maxSlaves)
+		}
 	}
 	if update || cs.state == clusterFail {
 		n.clusterUpdateState()
@@ -626,12 +649,15 @@ func (n *Node) onBus(m *BusMsg) {
 						cs.setSlotOwner(s, -1)
 					}
 				}
-				sender.master = false
+				sender.master, sender.migrateTo = false, false
 				cs.recount()
 				cs.todo |= todoUpdateState | todoSaveConfig
 			}
 			if sender.slaveof != m.SlaveOf {
+				old := sender.slaveof
 				sender.slaveof = m.SlaveOf
+				cs.slaveLeft(old)
+				cs.slaveJoined(m.SlaveOf)
 				cs.todo |= todoSaveConfig
 			}
 		}
@@ -710,7 +736,14 @@ func (cs *clusterState) setNodeAsMaster(i int) {
 	if nd.master {
 		return
 	}
+	old := nd.slaveof
 	nd.master, nd.slaveof = true, -1
+	if old >= 0 {
+		cs.slaveLeft(old)
+		if i != cs.me {
+			nd.migrateTo = true
+		}
+	}
 	cs.todo |= todoSaveConfig
 }
 
@@ -1037,6 +1070,7 @@ func (n *Node) failoverReplaceMaster() {
 		return
 	}
 	me.master, me.slaveof = true, -1
+	cs.slaveLeft(old)
 	n.promote("cluster failover")
 	for s := range cs.slots {
 		if int(cs.slots[s]) == old {
@@ -1064,12 +1098,14 @@ func (n *Node) updateSlotsConfigWith(sender int, epoch uint64, slots *slotBits) 
 	cur := cs.myMaster()
 	newMaster := -1
 	changed := false
+	senderSlots, migratedOurs := 0, 0
 	var dirty []int
 	var keySlots map[int]bool // the slots this node holds keys of, built once
 	for s := 0; s < ClusterSlots; s++ {
 		if !slots.has(s) {
 			continue
 		}
+		senderSlots++
 		o := cs.slots[s]
 		if int(o) == sender {
 			continue
@@ -1094,6 +1130,7 @@ func (n *Node) updateSlotsConfigWith(sender int, epoch uint64, slots *slotBits) 
 			}
 			if int(o) == cur {
 				newMaster = sender
+				migratedOurs++
 			}
 			cs.setSlotOwner(s, sender)
 			changed = true
@@ -1104,7 +1141,9 @@ func (n *Node) updateSlotsConfigWith(sender int, epoch uint64, slots *slotBits) 
 	}
 	cs.recount()
 	cs.todo |= todoUpdateState | todoSaveConfig
-	if newMaster >= 0 && cs.nodes[cur].numSlots == 0 {
+	// With cluster-allow-replica-migration no, only when the sender took
+	// all of our master's slots and claims no others (cluster.c:1965-1967).
+	if newMaster >= 0 && cs.nodes[cur].numSlots == 0 && (cs.cfg.AllowReplicaMigration || senderSlots == migratedOurs) {
 		n.clusterSetMaster(sender)
 		return
 	}
@@ -1128,8 +1167,14 @@ func (n *Node) clusterSetMaster(i int) {
 	if i == cs.me {
 		return
 	}
-	wasMaster := me.master
+	wasMaster, old := me.master, me.slaveof
 	me.master, me.slaveof = false, i
+	if wasMaster {
+		me.migrateTo = false
+	} else {
+		cs.slaveLeft(old)
+	}
+	cs.slaveJoined(i)
 	n.logfAttrs(EventClusterFailover, []sim.Attr{sim.Str("new_master", cs.nodes[i].name), sim.Str("was_master", strconv.FormatBool(wasMaster))}, "configuration change detected: now a replica of %s", cs.nodes[i].name)
 	n.setMaster(cs.nodes[i].name, ListenPort)
 	cs.resetManualFailover(n)

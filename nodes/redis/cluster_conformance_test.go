@@ -70,31 +70,40 @@ func TestClusterFailoverTimelineConformance(t *testing.T) {
 	}
 }
 
-// realClusterTimeline runs the failover on real servers.
-func realClusterTimeline(t *testing.T, bin string, members []ClusterMember, nt time.Duration) failoverTimeline {
+// realCluster is a real Redis Cluster started by startRealCluster.
+type realCluster struct {
+	srv map[string]*launch.Server
+	cli map[string]*goredis.Client
+	ids map[string]string // node ids (CLUSTER MYID)
+}
+
+// startRealCluster starts members as redis-server processes on loopback
+// addresses in a temp dir (stopped by PID at cleanup) with node timeout nt
+// and the extra config lines, and joins them as redis-cli --cluster create
+// does: slots, config epochs, MEET, then REPLICATE once the nodes know
+// each other; it returns once the cluster is ok and every replica in sync.
+func startRealCluster(t *testing.T, bin string, members []ClusterMember, nt time.Duration, extra ...string) *realCluster {
 	t.Helper()
 	dir := t.TempDir() // before StopAll's cleanup: removed after the servers stop
 	g := launch.NewGroup()
 	t.Cleanup(g.StopAll)
 	pool := launch.NewAddrPool()
 	ctx := context.Background()
-	srv := map[string]*launch.Server{}
-	cli := map[string]*goredis.Client{}
+	rc := &realCluster{srv: map[string]*launch.Server{}, cli: map[string]*goredis.Client{}, ids: map[string]string{}}
+	srv, cli := rc.srv, rc.cli
 	for _, m := range members {
 		ip, err := pool.Next()
 		require.NoError(t, err)
 		s, err := g.StartRedis(launch.RedisOptions{Name: m.Name, Bin: bin, IP: ip, Dir: filepath.Join(dir, m.Name),
 			BindSourceAddr: ip,
-			ExtraConfig: []string{"cluster-enabled yes", "cluster-config-file nodes.conf",
-				fmt.Sprintf("cluster-node-timeout %d", nt.Milliseconds()), "repl-diskless-sync-delay 0"}})
+			ExtraConfig: append([]string{"cluster-enabled yes", "cluster-config-file nodes.conf",
+				fmt.Sprintf("cluster-node-timeout %d", nt.Milliseconds()), "repl-diskless-sync-delay 0"}, extra...)})
 		require.NoError(t, err, "start %s", m.Name)
 		srv[m.Name] = s
 		c := goredis.NewClient(&goredis.Options{Addr: s.Addr(), Protocol: 2, MaxRetries: -1, DisableIdentity: true})
 		t.Cleanup(func() { _ = c.Close() })
 		cli[m.Name] = c
 	}
-	// As redis-cli --cluster create: slots, config epochs, MEET, then
-	// REPLICATE once the nodes know each other.
 	for _, m := range members {
 		c := cli[m.Name]
 		for _, r := range m.Slots {
@@ -106,24 +115,24 @@ func realClusterTimeline(t *testing.T, bin string, members []ClusterMember, nt t
 	for _, m := range members[1:] {
 		require.NoError(t, cli[m.Name].Do(ctx, "CLUSTER", "MEET", first.IP(), first.Port()).Err())
 	}
-	waitUntil(t, 20*time.Second, "every node knows the 6", func() bool {
+	known := fmt.Sprintf("cluster_known_nodes:%d", len(members))
+	waitUntil(t, 20*time.Second, "every node knows the others", func() bool {
 		for _, m := range members {
 			info, err := cli[m.Name].Do(ctx, "CLUSTER", "INFO").Text()
-			if err != nil || !strings.Contains(info, "cluster_known_nodes:6") {
+			if err != nil || !strings.Contains(info, known) {
 				return false
 			}
 		}
 		return true
 	})
-	ids := map[string]string{}
 	for _, m := range members {
 		id, err := cli[m.Name].Do(ctx, "CLUSTER", "MYID").Text()
 		require.NoError(t, err)
-		ids[m.Name] = id
+		rc.ids[m.Name] = id
 	}
 	for _, m := range members {
 		if m.ReplicaOf != "" {
-			require.NoError(t, cli[m.Name].Do(ctx, "CLUSTER", "REPLICATE", ids[m.ReplicaOf]).Err())
+			require.NoError(t, cli[m.Name].Do(ctx, "CLUSTER", "REPLICATE", rc.ids[m.ReplicaOf]).Err())
 		}
 	}
 	waitUntil(t, 30*time.Second, "cluster ok and replicas in sync", func() bool {
@@ -141,6 +150,15 @@ func realClusterTimeline(t *testing.T, bin string, members []ClusterMember, nt t
 		}
 		return true
 	})
+	return rc
+}
+
+// realClusterTimeline runs the failover on real servers.
+func realClusterTimeline(t *testing.T, bin string, members []ClusterMember, nt time.Duration) failoverTimeline {
+	t.Helper()
+	ctx := context.Background()
+	rc := startRealCluster(t, bin, members, nt)
+	srv, cli, ids := rc.srv, rc.cli, rc.ids
 	// Let the bus settle (every node pinged every other) before the kill.
 	time.Sleep(nt)
 	victim, replica, observer := "n2", "n6", "n1"

@@ -211,8 +211,9 @@ func (n *Node) clusterSetSlot(a []string) Value {
 		cs.recount()
 		n.logfAttrs(EventClusterSlot, []sim.Attr{sim.Int64("slot", int64(slot)), sim.Str("node", cs.nodes[t].name)}, "slot %d assigned to %s (SETSLOT NODE)", slot, cs.nodes[t].name)
 		// A master left without slots turns into a replica of the new
-		// owner (cluster-allow-replica-migration yes, the default).
-		if wasMine && t != cs.me && cs.nodes[cs.me].numSlots == 0 {
+		// owner when cluster-allow-replica-migration is yes, the default
+		// (cluster.c:5513-5520).
+		if wasMine && t != cs.me && cs.nodes[cs.me].numSlots == 0 && cs.cfg.AllowReplicaMigration {
 			n.clusterSetMaster(t)
 			cs.todo |= todoSaveConfig | todoUpdateState
 		}

@@ -96,10 +96,20 @@ func parseLL(s string) (int64, bool) {
 	if p[0] < '1' || p[0] > '9' {
 		return 0, false
 	}
-	for i := 1; i < len(p); i++ {
+	var u int64
+	for i := 0; i < len(p); i++ {
 		if p[i] < '0' || p[i] > '9' {
 			return 0, false
 		}
+		u = u*10 + int64(p[i]-'0')
+	}
+	if len(p) <= 18 {
+		// At most 18 digits cannot overflow (10^18 < 2^63): the value as
+		// accumulated, without strconv's second pass.
+		if s[0] == '-' {
+			return -u, true
+		}
+		return u, true
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {

@@ -123,6 +123,10 @@ type Node struct {
 	selected  bool
 	startMono int64
 	scripts   map[string]bool // the script cache: loaded SHAs
+	// evalMemo is the script the last EVALSHA ran, its SHA in scripts
+	// (which only grows until Init or SCRIPT FLUSH reset both): the next
+	// EVALSHA of the same SHA skips the two map look-ups.
+	evalMemo *Script
 	// loadedFrom is what the last start loaded: "aof", "rdb" or "none".
 	loadedFrom string
 	// resyncLosses: the node was a master and became a replica, so the
@@ -223,6 +227,7 @@ func (n *Node) Init(env *sim.Env) {
 	n.activeExpire = true
 	n.woff = map[sim.ProcID]int64{}
 	n.scripts = map[string]bool{}
+	n.evalMemo = nil
 	n.masterID = sim.NoProc
 	n.runID = randHex(env)
 	n.replID = randHex(env)

@@ -173,10 +173,12 @@ var Scripts = []Script{
 	ScriptStockDecrement,
 }
 
-var scriptsBySHA = func() map[string]Script {
-	m := make(map[string]Script, len(Scripts))
-	for _, s := range Scripts {
-		m[s.SHA] = s
+// scriptsBySHA maps a stock script's SHA1 to it (a pointer into Scripts:
+// EVALSHA's look-up copies nothing).
+var scriptsBySHA = func() map[string]*Script {
+	m := make(map[string]*Script, len(Scripts))
+	for i := range Scripts {
+		m[Scripts[i].SHA] = &Scripts[i]
 	}
 	return m
 }()
@@ -184,7 +186,10 @@ var scriptsBySHA = func() map[string]Script {
 // ScriptBySHA returns the known script with this SHA1 (any case).
 func ScriptBySHA(sha string) (Script, bool) {
 	s, ok := scriptsBySHA[strings.ToLower(sha)]
-	return s, ok
+	if !ok {
+		return Script{}, false
+	}
+	return *s, true
 }
 
 func scriptNames() string {
@@ -253,6 +258,9 @@ func cmdEvalSHA(n *Node, a []string) Value {
 	// A SHA found as it is is already in lower case (the clients send them
 	// so): strings.ToLower, which scans it, is needed only otherwise.
 	sha := a[1]
+	if m := n.evalMemo; m != nil && sha == m.SHA {
+		return n.runScript(m, a[3:3+nk], a[3+nk:])
+	}
 	s, ok := scriptBySHA(sha)
 	if !ok {
 		sha = strings.ToLower(sha)
@@ -261,6 +269,7 @@ func cmdEvalSHA(n *Node, a []string) Value {
 	if !ok || !n.scripts[sha] {
 		return errNoScript
 	}
+	n.evalMemo = s
 	return n.runScript(s, a[3:3+nk], a[3+nk:])
 }
 
@@ -291,11 +300,12 @@ func cmdScriptFlush(n *Node, a []string) Value {
 		return Err("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
 	}
 	n.scripts = map[string]bool{}
+	n.evalMemo = nil
 	return OK()
 }
 
 // runScript executes a script as one execution unit with frozen time.
-func (n *Node) runScript(s Script, keys, args []string) Value {
+func (n *Node) runScript(s *Script, keys, args []string) Value {
 	saved := n.cur
 	n.cur.inScript = true
 	n.cur.scriptDirty = false
@@ -308,7 +318,9 @@ func (n *Node) runScript(s Script, keys, args []string) Value {
 		v = *x.err
 	}
 	n.cur = saved
-	*x = scriptRun{}
+	// Only what the next script would not overwrite is cleared: the
+	// caller's argv is not held on to (x.n and x.sha stay, harmlessly).
+	x.keys, x.args, x.err = nil, nil, nil
 	return v
 }
 

@@ -50,8 +50,8 @@ func libAlias(s Script, name, sha string) Script {
 }
 
 func init() {
-	for _, s := range libraryScripts {
-		scriptsBySHA[s.SHA] = s
+	for i := range libraryScripts {
+		scriptsBySHA[libraryScripts[i].SHA] = &libraryScripts[i]
 	}
 }
 
@@ -146,33 +146,33 @@ var byShape = func() map[string]Script {
 // shaped is the cache of sources found by shape: the script under the
 // SHA1 of the text received. Shared by the runs of a process (they may run
 // in parallel); its content depends only on the texts, never on the order.
-var shaped sync.Map // sha -> Script
+var shaped sync.Map // sha -> *Script (never changed once stored)
 
 // scriptBySource finds the script of a source text with SHA1 sha: a stock
 // script, a library's, or a stock script's shape.
-func scriptBySource(src, sha string) (Script, bool) {
+func scriptBySource(src, sha string) (*Script, bool) {
 	if s, ok := scriptsBySHA[sha]; ok {
 		return s, true
 	}
 	if s, ok := shaped.Load(sha); ok {
-		return s.(Script), true
+		return s.(*Script), true
 	}
 	s, ok := byShape[shape(src)]
 	if !ok {
-		return Script{}, false
+		return nil, false
 	}
 	s.SHA = sha
-	shaped.Store(sha, s)
-	return s, true
+	v, _ := shaped.LoadOrStore(sha, &s)
+	return v.(*Script), true
 }
 
 // scriptBySHA finds the script of an EVALSHA.
-func scriptBySHA(sha string) (Script, bool) {
+func scriptBySHA(sha string) (*Script, bool) {
 	if s, ok := scriptsBySHA[sha]; ok {
 		return s, true
 	}
 	if s, ok := shaped.Load(sha); ok {
-		return s.(Script), true
+		return s.(*Script), true
 	}
-	return Script{}, false
+	return nil, false
 }

@@ -141,3 +141,17 @@ func TestScriptCacheLostOnRestart(t *testing.T) {
 	w.K.Restart(w.ID("A"))
 	assert.True(t, IsNoScript(w.do("A", s.EvalSHA([]string{"k"}, "v")...)))
 }
+
+// TestScriptCacheFlushed: SCRIPT FLUSH empties the cache, so EVALSHA of a
+// script that just ran answers NOSCRIPT again (the node's memo of the last
+// EVALSHA's script must not outlive the cache).
+func TestScriptCacheFlushed(t *testing.T) {
+	w := newWorld(t, 0, nodeSpec{name: "A", cfg: master()})
+	s := ScriptCompareAndDelete
+	assert.Equal(t, Int(0), w.do("A", s.Eval([]string{"k"}, "v")...))
+	assert.Equal(t, Int(0), w.do("A", s.EvalSHA([]string{"k"}, "v")...))
+	assert.Equal(t, Int(0), w.do("A", s.EvalSHA([]string{"k"}, "v")...))
+	assert.True(t, w.do("A", "SCRIPT", "FLUSH").IsOK())
+	assert.True(t, IsNoScript(w.do("A", s.EvalSHA([]string{"k"}, "v")...)))
+	assert.True(t, IsNoScript(w.do("A", "EVALSHA", strings.ToUpper(s.SHA), "1", "k", "v")))
+}

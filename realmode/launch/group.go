@@ -82,9 +82,18 @@ func (g *Group) StopAll() {
 // lets the signal take its default effect (the program exits with it).
 // The returned release function uninstalls the handler; call it (deferred)
 // once the group has been stopped normally.
+//
+// A signal the program was started with ignored (SIGINT, in a shell's
+// background job) stays ignored: catching it would stop the servers and
+// then, raised again with its inherited disposition, leave the program
+// running without them.
 func (g *Group) StopOnSignal() (release func()) {
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		if !signal.Ignored(sig) {
+			signal.Notify(ch, sig)
+		}
+	}
 	quit := make(chan struct{})
 	var once sync.Once
 	go func() {

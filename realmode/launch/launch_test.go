@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -366,6 +367,17 @@ func TestStopOnSignal(t *testing.T) {
 			}
 			require.NotZero(t, pid, "the child did not start its server")
 			require.True(t, alive(pid))
+			if signal.Ignored(sig) {
+				// This test runs with the signal ignored (a shell's
+				// background job ignores SIGINT), and so does its child:
+				// StopOnSignal leaves it ignored, and the child and its
+				// server go on; SIGTERM then ends them.
+				require.NoError(t, cmd.Process.Signal(sig))
+				time.Sleep(200 * time.Millisecond)
+				require.True(t, alive(cmd.Process.Pid), "the child ended on an ignored %v", sig)
+				require.True(t, alive(pid), "the child stopped its server on an ignored %v", sig)
+				sig = syscall.SIGTERM
+			}
 			require.NoError(t, cmd.Process.Signal(sig))
 			err = cmd.Wait()
 			var ee *exec.ExitError

@@ -129,8 +129,21 @@ func StartMariaDB(o MariaDBOptions) (*Server, error) {
 		return nil, fmt.Errorf("launch: %s: Dir: %w", o.Name, err)
 	}
 	datadir := filepath.Join(o.Dir, "data")
+	// A temporary directory of its own: a starting mariadbd (the
+	// bootstrap one of mariadb-install-db too) deletes every #sql* file in
+	// its tmpdir as left over from an earlier run of itself
+	// (mysql_rm_tmp_tables, sql/sql_base.cc), and the default tmpdir is
+	// /tmp, shared by every server on the machine. Eight concurrent
+	// mariadb-install-db with the shared /tmp failed 4 times in 24 ("Could
+	// not remove temporary table: '/tmp/#sql-temptable-...'", "Unknown
+	// table 'mysql.tmp_user_sys'"), as the twin suite's and nodes/mysql's
+	// servers did when they started together; with their own, none did.
+	tmpdir := filepath.Join(o.Dir, "tmp")
+	if err := os.MkdirAll(tmpdir, 0o755); err != nil {
+		return nil, fmt.Errorf("launch: %s: Dir: %w", o.Name, err)
+	}
 	args := []string{"--no-defaults", "--auth-root-authentication-method=normal", "--datadir=" + datadir,
-		"--skip-test-db", "--innodb-log-file-size=8M"}
+		"--tmpdir=" + tmpdir, "--skip-test-db", "--innodb-log-file-size=8M"}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}
@@ -142,7 +155,7 @@ func StartMariaDB(o MariaDBOptions) (*Server, error) {
 	s := &Server{name: o.Name, bin: bin, dir: o.Dir, ip: o.IP, port: o.Port, timeout: timeout,
 		ready: mariadbReady, term: terminate, logs: []string{"error.log"}}
 	err = s.firstStartArgs(func() ([]string, error) {
-		a := []string{"--no-defaults", "--datadir=" + datadir, "--socket=" + filepath.Join(o.Dir, "mysqld.sock"),
+		a := []string{"--no-defaults", "--datadir=" + datadir, "--tmpdir=" + tmpdir, "--socket=" + filepath.Join(o.Dir, "mysqld.sock"),
 			"--port=" + strconv.Itoa(s.port), "--bind-address=" + s.ip, "--skip-grant-tables", "--skip-name-resolve",
 			"--pid-file=" + filepath.Join(o.Dir, "mysqld.pid"), "--log-error=" + filepath.Join(o.Dir, "error.log"),
 			"--innodb-buffer-pool-size=16M", "--innodb-log-file-size=8M"}
@@ -229,10 +242,18 @@ func mariadbReady(addr string, timeout time.Duration) error {
 	return nil
 }
 
+// tail returns mariadb-install-db's error lines and the last lines of its
+// output (its closing advice alone does not say what failed).
 func tail(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	var errs []string
+	for _, l := range lines {
+		if strings.Contains(l, "ERROR") && len(errs) < 5 {
+			errs = append(errs, l)
+		}
+	}
 	if len(lines) > 8 {
 		lines = lines[len(lines)-8:]
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(append(errs, lines...), "\n")
 }

@@ -3,6 +3,8 @@ package launch
 import (
 	"context"
 	"database/sql"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,9 +38,13 @@ func TestMariaDBLifecycle(t *testing.T) {
 	}
 	db := open()
 	var lwt, wt int
-	require.NoError(t, db.QueryRowContext(ctx, "SELECT @@innodb_lock_wait_timeout, @@wait_timeout").Scan(&lwt, &wt))
+	var tmpdir string
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT @@innodb_lock_wait_timeout, @@wait_timeout, @@tmpdir").Scan(&lwt, &wt, &tmpdir))
 	assert.Equal(t, 7, lwt)
 	assert.Equal(t, 9, wt)
+	// Not the shared /tmp: a starting mariadbd deletes every #sql* file
+	// there, other servers' temporary tables too.
+	assert.True(t, strings.HasPrefix(tmpdir, s.dir+string(filepath.Separator)), "the server's tmpdir %s is under its own directory %s", tmpdir, s.dir)
 	_, err = db.ExecContext(ctx, "INSERT INTO locks (name, owner) VALUES ('lock', 'c1')")
 	require.NoError(t, err)
 	_, err = db.ExecContext(ctx, "INSERT INTO leases (name, owner) VALUES ('l', 'c1')")

@@ -35,6 +35,12 @@ func startReplicated(t *testing.T, masterExtra, replicaExtra []string) *replicat
 		require.NoError(t, err)
 		return a
 	}
+	// The directories first: t.TempDir's removal, registered at its first
+	// call, must run after the servers stop (cleanups run last-registered
+	// first). Removed under a running server, a directory can fill again
+	// (Redis opens its log file for every line it logs, a replica writes
+	// its RDB there) and the removal fails with "directory not empty".
+	aDir, bDir := t.TempDir(), t.TempDir()
 	g := launch.NewGroup()
 	t.Cleanup(g.StopAll)
 	r := &replicated{p: New()}
@@ -44,13 +50,13 @@ func startReplicated(t *testing.T, masterExtra, replicaExtra []string) *replicat
 	// repl-diskless-sync-delay 0: no 5 s wait for more replicas before a
 	// full sync (its 7.0 default, src/config.c).
 	masterExtra = append([]string{"repl-diskless-sync-delay 0"}, masterExtra...)
-	r.a, err = g.StartRedis(launch.RedisOptions{Name: "A", IP: aIP, Dir: t.TempDir(), ExtraConfig: masterExtra})
+	r.a, err = g.StartRedis(launch.RedisOptions{Name: "A", IP: aIP, Dir: aDir, ExtraConfig: masterExtra})
 	require.NoError(t, err)
 	require.NoError(t, r.p.Register(aIP, "A"))
 	require.NoError(t, r.p.Register(bIP, "B"))
 	front, err := r.p.Listen("A", frontIP+":0", r.a.Addr())
 	require.NoError(t, err)
-	r.b, err = g.StartRedis(launch.RedisOptions{Name: "B", IP: bIP, Dir: t.TempDir(), ReplicaOf: front,
+	r.b, err = g.StartRedis(launch.RedisOptions{Name: "B", IP: bIP, Dir: bDir, ReplicaOf: front,
 		BindSourceAddr: bIP, ExtraConfig: replicaExtra})
 	require.NoError(t, err)
 	opts := func(s *launch.Server) *goredis.Options {
