@@ -741,6 +741,17 @@ func livenessViolation(h *sim.History, spans map[Window]bool, w wait, free Windo
 			who = b.Client + " itself, the last holder,"
 		}
 		text += fmt.Sprintf("; %s crashed at %s while holding the lock and never released it", who, at(b.End))
+	} else if b := lastBelief(h, w.lock, free.Start); b != nil && b.Reason == sim.EndReleased && b.End == free.Start && w.how != acquired {
+		// The stretch began at a release, yet the waiter never got the
+		// lock: the release did not free it on the server (it failed or
+		// never arrived: a MySQL DELETE on a connection a restart reset,
+		// a script refused for OOM), or the server refused the waiter
+		// (OOM, NOREPLICAS). The history does not say which.
+		who := "the last holder, " + b.Client + ","
+		if b.Client == w.client {
+			who = b.Client + " itself, the last holder,"
+		}
+		text += fmt.Sprintf("; %s released it at %s and %s failed from then on: the release did not free the lock on the server, or the server refused %s (the trace says which)", who, at(b.End), w.client, w.client)
 	}
 	text += "."
 	switch {
@@ -762,15 +773,21 @@ func livenessViolation(h *sim.History, spans map[Window]bool, w wait, free Windo
 // client crashed holding it (whatever it left on the servers, a key, a row
 // or a session, outlived it), or nil when that belief ended otherwise.
 func crashedHolder(h *sim.History, lock string, t sim.Time) *sim.Belief {
+	last := lastBelief(h, lock, t)
+	if last == nil || last.Reason != sim.EndCrashed {
+		return nil
+	}
+	return last
+}
+
+// lastBelief is the belief in lock that ended last at or before t.
+func lastBelief(h *sim.History, lock string, t sim.Time) *sim.Belief {
 	var last *sim.Belief
 	for i := range h.Beliefs {
 		b := &h.Beliefs[i]
 		if b.Lock == lock && !b.Open && b.End <= t && (last == nil || b.End >= last.End) {
 			last = b
 		}
-	}
-	if last == nil || last.Reason != sim.EndCrashed {
-		return nil
 	}
 	return last
 }

@@ -40,7 +40,10 @@ import (
 // Redisson's INFO replication) goes to the master of the lock key's slot,
 // as it would on the same connection in a pipeline or a Redisson batch;
 // another client's (a counter's MULTI) to the node of its last keyed
-// command; a redsync round's context deadline is its requests' timeout
+// command; the COMMAND go-redis sends once, before the first command, for
+// the command policies (routeAndRun -> cmdInfo -> cmdsInfo, GR
+// osscluster_router.go:31-45, osscluster.go:3018-3084) is not sent; a
+// redsync round's context deadline is its requests' timeout
 // (quorum.go roundTimeout), so a retry after a network error never
 // outlives it (go-redis would read until its ReadTimeout). A map older
 // than ClusterStateReloadInterval (60 s, :305-307) is reloaded in the
