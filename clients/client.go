@@ -70,6 +70,7 @@ type client struct {
 
 	master        string // the discovered master's process name
 	rediscovering bool
+	sub           subscription      // the +switch-master subscription (follow.go)
 	cls           []*clusterRouting // a cluster-aware client's routing per cluster (cluster.go)
 
 	completed int  // cycles completed
@@ -135,6 +136,7 @@ func (c *client) Init(env *sim.Env) {
 	if c.cfg.Discovery != nil {
 		c.master = c.cfg.Discovery.Master
 	}
+	c.sub = subscription{}
 	c.alg.init()
 	c.seq++
 	seq := c.seq
@@ -146,6 +148,8 @@ func (c *client) Init(env *sim.Env) {
 // Receive handles replies and session traffic.
 func (c *client) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	switch m := msg.(type) {
+	case redis.Push:
+		c.push(from, m)
 	case *redis.Reply:
 		// Pooled (resp/pool.go): recycled when Receive returns; complete
 		// copies the Value out and keeps nothing of m.
@@ -180,6 +184,23 @@ func (c *client) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 // retry it up to MaxRetries = 3 times (error.go:41-72); the model reports
 // the failure to the algorithm, whose own retry policy applies.
 func (c *client) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
+	if c.sub.live && peer == c.sub.to {
+		c.subscriptionEnded()
+	}
+	c.failPending(peer, func(p pending) bool {
+		return c.clusterNetRetry(p, why == sim.ConnTimedOut, "connection "+why.String())
+	}, func(n int) {
+		env.Logf(KindClient, "connection with %s %v: %d request(s) failed", env.NameOf(peer), why, n)
+	})
+	if o, ok := c.alg.(connObserver); ok {
+		o.connEnded(peer, why)
+	}
+}
+
+// failPending fails at once every request pending to peer (its callback
+// gets ok=false) that retried does not send again, after logging how many
+// were pending with note (when there are any).
+func (c *client) failPending(peer sim.ProcID, retried func(p pending) bool, note func(n int)) {
 	var failed []pending
 	kept := c.calls[:0]
 	for _, p := range c.calls {
@@ -194,11 +215,11 @@ func (c *client) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 	}
 	c.calls = kept
 	if len(failed) > 0 {
-		env.Logf(KindClient, "connection with %s %v: %d request(s) failed", env.NameOf(peer), why, len(failed))
+		note(len(failed))
 	}
 	for _, p := range failed {
 		c.cancelRequest(&p)
-		if c.clusterNetRetry(p, why == sim.ConnTimedOut, "connection "+why.String()) {
+		if retried(p) {
 			continue
 		}
 		if p.isRedis() {
@@ -206,9 +227,6 @@ func (c *client) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 		} else {
 			p.mcb(nil, false)
 		}
-	}
-	if o, ok := c.alg.(connObserver); ok {
-		o.connEnded(peer, why)
 	}
 }
 

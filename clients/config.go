@@ -81,7 +81,8 @@ const (
 // Discovery configures Sentinel master discovery (SCENARIO_FORMAT.md,
 // "Master discovery"): when the lock's node (or an entry of its nodes) is
 // Master, the client asks a sentinel for the current master before each
-// acquire attempt and after an error, as Sentinel-aware clients do.
+// acquire attempt and after an error, and follows +switch-master as
+// go-redis' failover client does (follow.go; not Redisson).
 type Discovery struct {
 	// Master is the process name the scenario's sentinel block monitors.
 	Master string

@@ -528,9 +528,13 @@ func replyOf(msg sim.Message) (redis.Reply, bool) {
 type plumbing struct{ c *client }
 
 // Receive hands replies to the plumbing.
-func (p plumbing) Receive(env *sim.Env, _ sim.ProcID, msg sim.Message) {
+func (p plumbing) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	if r, ok := replyOf(msg); ok {
 		p.c.complete(r.ID, r.Value, nil)
+		return
+	}
+	if m, ok := msg.(redis.Push); ok {
+		p.c.push(from, m)
 		return
 	}
 	env.Logf(KindClient, "ignored message %T", msg)

@@ -59,22 +59,20 @@ type addrEntry struct {
 // host is the master's process name) and then calls then. A sentinel that
 // times out or answers nothing useful is skipped; if none answers, the
 // client keeps the master it knew. Clients without discovery call then at
-// once.
+// once. A go-redis client without a live subscription subscribes to the
+// sentinel that answered (follow.go).
 //
-// Simplification: real Sentinel-aware clients (Jedis' JedisSentinelPool,
-// Redisson's SentinelConnectionManager) also subscribe to +switch-master;
-// locksim's clients ask before each acquire attempt and after an error
-// (SCENARIO_FORMAT.md "Master discovery").
+// Simplification: go-redis asks when it dials a connection to the master
+// (sentinel.go:682-696: the first command, and the first after a
+// connection was closed); locksim's clients ask before each acquire
+// attempt and after an error (SCENARIO_FORMAT.md "Master discovery").
 func (c *client) discover(then func()) {
 	if !c.usesDiscovery() {
 		then()
 		return
 	}
 	d := c.cfg.Discovery
-	name := d.MasterName
-	if name == "" {
-		name = defaultMasterName
-	}
+	name := c.masterName()
 	var ask func(i int)
 	ask = func(i int) {
 		if i == len(d.Sentinels) {
@@ -93,6 +91,7 @@ func (c *client) discover(then func()) {
 						c.env.Logf(KindClient, "discovery: master is %s (was %s)", v.Array[0].Str, c.master)
 					}
 					c.master = v.Array[0].Str
+					c.subscribe(to)
 					then()
 					return
 				}
@@ -101,6 +100,14 @@ func (c *client) discover(then func()) {
 		}, "SENTINEL", "get-master-addr-by-name", name)
 	}
 	ask(0)
+}
+
+// masterName is the name the sentinels know the master by.
+func (c *client) masterName() string {
+	if n := c.cfg.Discovery.MasterName; n != "" {
+		return n
+	}
+	return defaultMasterName
 }
 
 // noteError records that a command to node failed (an error reply or a

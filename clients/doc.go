@@ -73,7 +73,10 @@
 //
 // Master discovery: when a lock node is the Sentinel-monitored master
 // (Config.Discovery), the client asks the sentinels for the current master
-// before each attempt and again after an error.
+// before each attempt and again after an error, and, except Redisson,
+// follows +switch-master as go-redis' failover client does (follow.go):
+// later commands, a release or an extension too, go to the new master;
+// the connection to the old one is closed and what waits on it fails.
 //
 // # Simplifications
 //
@@ -96,8 +99,11 @@
 //   - zookeeper: a want that gives up deletes its node; an adopted node
 //     (protection mode after a connection loss) takes the service's last zxid
 //     as its token.
-//   - Sentinel-aware clients also subscribe to +switch-master; these ask
-//     before each attempt and after errors.
+//   - Sentinel: go-redis asks a sentinel when it dials the master; these
+//     ask before each attempt and after errors. The +switch-master
+//     subscription shares the connection to the sentinel, and the new
+//     master is the message's (follow.go). Redisson polls the sentinels
+//     every second (scanInterval); its model asks before each attempt.
 //   - memcached-add (issue 13): the cas release is "gets", then a cas with
 //     exptime -1 (immediately expired) guarded by the CAS id; there is no
 //     text-protocol command that deletes only a given CAS id.

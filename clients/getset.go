@@ -20,9 +20,8 @@ import (
 // comparisons are the same.
 type getSet struct {
 	noExtras
-	c    *client
-	node sim.ProcID
-	exp  int64 // the expiry this client stored, in its wall milliseconds
+	c   *client
+	exp int64 // the expiry this client stored, in its wall milliseconds
 }
 
 func (g *getSet) cfg() LockConfig { return g.c.cfg.Lock }
@@ -48,16 +47,15 @@ func (g *getSet) expired() bool { return g.now() >= g.exp }
 // is the seeds' stricter form and differs only when two takeovers race.
 func (g *getSet) acquire(_ int, done func(bool)) {
 	c := g.c
-	g.node = c.addr(g.cfg().Node)
 	key, nt := g.cfg().Key, g.cfg().NodeTimeout
-	done = c.tokenThen(func() sim.ProcID { return g.node }, done, func() {
-		c.cmd(g.node, nt, func(redis.Value, bool) {}, "DEL", key)
+	done = c.tokenThen(func() sim.ProcID { return g.node() }, done, func() {
+		c.cmd(g.node(), nt, func(redis.Value, bool) {}, "DEL", key)
 	})
 	newExp := func() string {
 		g.exp = g.now() + g.cfg().LockTimeout.Milliseconds()
 		return strconv.FormatInt(g.exp, 10)
 	}
-	c.cmd(g.node, nt, func(v redis.Value, ok bool) {
+	c.cmd(g.node(), nt, func(v redis.Value, ok bool) {
 		if ok && v.Kind == redis.KindInt && v.Int == 1 {
 			done(true)
 			return
@@ -67,7 +65,7 @@ func (g *getSet) acquire(_ int, done func(bool)) {
 			done(false)
 			return
 		}
-		c.cmd(g.node, nt, func(v redis.Value, ok bool) {
+		c.cmd(g.node(), nt, func(v redis.Value, ok bool) {
 			if !ok || v.Kind != redis.KindBulk {
 				// Deleted meanwhile (or an error): try again later.
 				done(false)
@@ -81,7 +79,7 @@ func (g *getSet) acquire(_ int, done func(bool)) {
 				return
 			}
 			c.env.Logf(KindClient, "lock %s expired on our clock (stored %s); GETSET", key, read)
-			c.cmd(g.node, nt, func(v redis.Value, ok bool) {
+			c.cmd(g.node(), nt, func(v redis.Value, ok bool) {
 				if ok && v.Kind == redis.KindBulk && v.Str == read {
 					done(true)
 					return
@@ -104,5 +102,11 @@ func (g *getSet) release(done func()) {
 		done()
 		return
 	}
-	c.cmd(g.node, g.cfg().NodeTimeout, func(redis.Value, bool) { done() }, "DEL", g.cfg().Key)
+	c.cmd(g.node(), g.cfg().NodeTimeout, func(redis.Value, bool) { done() }, "DEL", g.cfg().Key)
 }
+
+// node is the process the lock's commands go to: the lock's node, or for
+// the Sentinel-monitored master the master as the client knows it now
+// (discovery.go, follow.go): a release or an extension after a
+// +switch-master goes to the new master, as go-redis' pool dials it.
+func (g *getSet) node() sim.ProcID { return g.c.addr(g.cfg().Node) }

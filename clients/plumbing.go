@@ -222,6 +222,9 @@ func (c *client) fire(t timerTag) {
 			// the late reply never arrives, the next command dials anew.
 			// Redisson (Netty) keeps its connection after a timeout.
 			c.env.Close(p.to)
+			if c.sub.live && p.to == c.sub.to {
+				c.subscriptionEnded() // the same kernel connection (follow.go)
+			}
 		}
 		if c.clusterNetRetry(p, true, "timed out") {
 			return
@@ -281,6 +284,9 @@ func (c *client) requestPooled(to sim.ProcID, id uint64, msg sim.Recycler, timeo
 // complete hands a reply to its waiting request: v for a Redis reply,
 // msg (as received, so that it is not boxed again) for any other.
 func (c *client) complete(id uint64, v redis.Value, msg sim.Message) {
+	if id != 0 && id == c.sub.id {
+		return // the SUBSCRIBE's first confirmation (follow.go)
+	}
 	p, ok := c.takeCall(id)
 	if !ok {
 		c.env.Logf(KindClient, "ignored late reply %d", id)

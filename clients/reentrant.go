@@ -20,7 +20,6 @@ type reentrant struct {
 	noExtras
 	c       *client
 	counted bool
-	node    sim.ProcID
 	id      string // the owner id: the naive value, Redisson's uuid:thread
 	gen     int    // bumped at the outer release: a pending inner step stops
 	inner   timerRef
@@ -40,8 +39,7 @@ func (r *reentrant) retryDelay() time.Duration { return r.cfg().RetryDelay.Draw(
 func (r *reentrant) receive(sim.ProcID, sim.Message) bool { return false }
 
 func (r *reentrant) acquire(_ int, done func(bool)) {
-	r.node = r.c.addr(r.cfg().Node)
-	r.lock(false, r.c.tokenThen(func() sim.ProcID { return r.node }, done, func() { r.unlock(func() {}) }))
+	r.lock(false, r.c.tokenThen(func() sim.ProcID { return r.node() }, done, func() { r.unlock(func() {}) }))
 }
 
 // lock takes the lock once (inner: a re-entry, logged as such).
@@ -49,12 +47,12 @@ func (r *reentrant) lock(inner bool, done func(bool)) {
 	c, key, nt := r.c, r.cfg().Key, r.cfg().NodeTimeout
 	if r.counted {
 		// tryLockInnerAsync: nil when taken (or re-entered), else the PTTL.
-		c.evalsha(r.node, nt, scriptRedissonLock, []string{key}, []string{ms(r.cfg().TTL), r.id}, func(v redis.Value, ok bool) {
+		c.evalsha(r.node(), nt, scriptRedissonLock, []string{key}, []string{ms(r.cfg().TTL), r.id}, func(v redis.Value, ok bool) {
 			done(ok && v.IsNil())
 		})
 		return
 	}
-	c.cmd(r.node, nt, func(v redis.Value, ok bool) {
+	c.cmd(r.node(), nt, func(v redis.Value, ok bool) {
 		if ok && v.IsOK() {
 			done(true)
 			return
@@ -63,7 +61,7 @@ func (r *reentrant) lock(inner bool, done func(bool)) {
 			done(false)
 			return
 		}
-		c.cmd(r.node, nt, func(v redis.Value, ok bool) {
+		c.cmd(r.node(), nt, func(v redis.Value, ok bool) {
 			own := ok && v.Kind == redis.KindBulk && v.Str == r.id
 			if own {
 				c.env.Logf(KindClient, "%s holds our own value: re-entry", key)
@@ -77,13 +75,13 @@ func (r *reentrant) lock(inner bool, done func(bool)) {
 func (r *reentrant) unlock(done func()) {
 	c, key, nt := r.c, r.cfg().Key, r.cfg().NodeTimeout
 	if !r.counted {
-		c.cmd(r.node, nt, func(redis.Value, bool) { done() }, "DEL", key)
+		c.cmd(r.node(), nt, func(redis.Value, bool) { done() }, "DEL", key)
 		return
 	}
 	latch := "redisson_unlock_latch:{" + key + "}:" + fmt.Sprintf("%016x", c.env.Rand().Uint64())
 	keys := []string{key, "redisson_lock__channel:{" + key + "}", latch}
 	args := []string{redissonUnlockMessage, ms(r.cfg().TTL), r.id, "publish", ms(redissonLatchTTL)}
-	c.evalsha(r.node, nt, scriptRedissonUnlock, keys, args, func(v redis.Value, ok bool) {
+	c.evalsha(r.node(), nt, scriptRedissonUnlock, keys, args, func(v redis.Value, ok bool) {
 		switch {
 		case ok && v.IsNil():
 			c.env.Logf(KindClient, "unlock: %s not held by us (IllegalMonitorStateException)", key)
@@ -91,7 +89,7 @@ func (r *reentrant) unlock(done func()) {
 			c.env.Logf(KindClient, "unlock: %s hold count decremented; still held", key)
 		}
 		if ok && !v.IsErr() {
-			c.cmd(r.node, nt, func(redis.Value, bool) {}, "DEL", latch)
+			c.cmd(r.node(), nt, func(redis.Value, bool) {}, "DEL", latch)
 		}
 		done()
 	})
@@ -155,3 +153,9 @@ func (r *reentrant) release(done func()) {
 	r.gen++
 	r.unlock(done)
 }
+
+// node is the process the lock's commands go to: the lock's node, or for
+// the Sentinel-monitored master the master as the client knows it now
+// (discovery.go, follow.go): a release or an extension after a
+// +switch-master goes to the new master, as go-redis' pool dials it.
+func (r *reentrant) node() sim.ProcID { return r.c.addr(r.cfg().Node) }

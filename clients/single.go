@@ -17,7 +17,6 @@ const fixedValue = "1"
 type single struct {
 	c      *client
 	val    string
-	node   sim.ProcID // the node the lock was acquired on
 	extend timerRef
 	gen    int // bumped at release: stale extension replies are ignored
 
@@ -80,7 +79,6 @@ func (s *single) retryDelay() time.Duration { return s.cfg().RetryDelay.Draw(s.c
 // acquire makes one attempt.
 func (s *single) acquire(_ int, done func(bool)) {
 	c, cfg := s.c, s.cfg()
-	s.node = c.addr(cfg.Node)
 	if cfg.Algorithm == RedisFixedValue {
 		s.val = fixedValue
 	} else {
@@ -93,12 +91,12 @@ func (s *single) acquire(_ int, done func(bool)) {
 		// crash between the two leaves a key without a TTL, which nobody
 		// ever releases (reference §8.3; the reason SET gained NX and PX).
 		// SETNX answers :1 when it stored the key, :0 when it existed.
-		c.cmd(s.node, cfg.NodeTimeout, func(v redis.Value, ok bool) {
+		c.cmd(s.node(), cfg.NodeTimeout, func(v redis.Value, ok bool) {
 			if !ok || v.Kind != redis.KindInt || v.Int != 1 {
 				s.fail(v, ok)
 				return
 			}
-			c.cmd(s.node, cfg.NodeTimeout, func(v redis.Value, ok bool) {
+			c.cmd(s.node(), cfg.NodeTimeout, func(v redis.Value, ok bool) {
 				if !ok || v.Kind != redis.KindInt || v.Int != 1 {
 					// The key is ours but may have no TTL; give it back.
 					s.sendRelease(nil)
@@ -110,7 +108,7 @@ func (s *single) acquire(_ int, done func(bool)) {
 		}, "SETNX", cfg.Key, s.val)
 		return
 	}
-	c.cmdTo(s.node, cfg.NodeTimeout, callback{fn: s.onSetFn}, s.setArgv)
+	c.cmdTo(s.node(), cfg.NodeTimeout, callback{fn: s.onSetFn}, s.setArgv)
 }
 
 // onSet handles SET's reply.
@@ -148,7 +146,7 @@ func (s *single) afterSet() {
 		s.wait()
 		return
 	}
-	s.c.incrToken(s.node, s.cfg().NodeTimeout, s.afterTokenFn)
+	s.c.incrToken(s.node(), s.cfg().NodeTimeout, s.afterTokenFn)
 }
 
 // afterToken goes on once the token came (or did not).
@@ -176,7 +174,7 @@ func (s *single) wait() {
 	}
 	// WAIT returns the number of replicas that acknowledged, whatever
 	// was asked: the caller must compare (reference §3.2).
-	c.cmd(s.node, cfg.WaitTimeout+cfg.NodeTimeout, func(v redis.Value, ok bool) {
+	c.cmd(s.node(), cfg.WaitTimeout+cfg.NodeTimeout, func(v redis.Value, ok bool) {
 		if !ok || v.Kind != redis.KindInt || v.Int < int64(cfg.WaitReplicas) {
 			if !ok || v.IsErr() {
 				c.noteError(cfg.Node)
@@ -203,7 +201,7 @@ func (s *single) scheduleExtend() {
 		s.extend = timerRef{}
 		// The touch script: PEXPIRE only if the key still holds our value
 		// (redsync touchScript, scripts.go:26-32, reference §5).
-		c.evalsha(s.node, cfg.NodeTimeout, scriptTouch, []string{cfg.Key}, []string{s.val, ms(cfg.TTL)}, func(v redis.Value, ok bool) {
+		c.evalsha(s.node(), cfg.NodeTimeout, scriptTouch, []string{cfg.Key}, []string{s.val, ms(cfg.TTL)}, func(v redis.Value, ok bool) {
 			if gen != s.gen {
 				return
 			}
@@ -237,18 +235,18 @@ func (s *single) sendRelease(done func()) {
 		}
 		if cfg.Algorithm == RedisFixedValue {
 			// DEL whatever holds the key: possibly another client's lock.
-			c.cmd(s.node, cfg.NodeTimeout, func(redis.Value, bool) { done() }, "DEL", cfg.Key)
+			c.cmd(s.node(), cfg.NodeTimeout, func(redis.Value, bool) { done() }, "DEL", cfg.Key)
 			return
 		}
 		// GET, compare in the client, DEL: not atomic, so the key may have
 		// expired and been taken by another client between the two.
-		c.cmd(s.node, cfg.NodeTimeout, func(v redis.Value, ok bool) {
+		c.cmd(s.node(), cfg.NodeTimeout, func(v redis.Value, ok bool) {
 			if !ok || v.Kind != redis.KindBulk || v.Str != s.val {
 				c.env.Logf(KindClient, "release: GET %s = %v, not ours; no DEL", cfg.Key, v)
 				done()
 				return
 			}
-			c.cmd(s.node, cfg.NodeTimeout, func(redis.Value, bool) { done() }, "DEL", cfg.Key)
+			c.cmd(s.node(), cfg.NodeTimeout, func(redis.Value, bool) { done() }, "DEL", cfg.Key)
 		}, "GET", cfg.Key)
 	default:
 		// The compare-and-delete script (RD distributed-locks.md, reference
@@ -257,7 +255,7 @@ func (s *single) sendRelease(done func()) {
 		if done != nil {
 			s.relDone, cb = done, s.onReleaseFn
 		}
-		c.evalshaTo(s.node, cfg.NodeTimeout, scriptCompareAndDelete, s.relArgv, s.keys, s.relArgs, callback{fn: cb})
+		c.evalshaTo(s.node(), cfg.NodeTimeout, scriptCompareAndDelete, s.relArgv, s.keys, s.relArgs, callback{fn: cb})
 	}
 }
 
@@ -305,3 +303,9 @@ func (c *client) onToken(v redis.Value, ok bool) {
 	c.token, c.hasToken = v.Int, true
 	done(true)
 }
+
+// node is the process the lock's commands go to: the lock's node, or for
+// the Sentinel-monitored master the master as the client knows it now
+// (discovery.go, follow.go): a release or an extension after a
+// +switch-master goes to the new master, as go-redis' pool dials it.
+func (s *single) node() sim.ProcID { return s.c.addr(s.cfg().Node) }

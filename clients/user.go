@@ -87,7 +87,7 @@ func (uc *userClient) Init(env *sim.Env) {
 
 func (uc *userClient) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	switch msg.(type) {
-	case *redis.Reply, redis.Reply:
+	case *redis.Reply, redis.Reply, redis.Push:
 		if uc.u.Receive(from, msg) {
 			return
 		}

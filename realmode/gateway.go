@@ -30,12 +30,14 @@ type gateway struct {
 	srv   *server
 	env   *sim.Env
 	conns map[sim.ProcID]*conn
+	subs  map[sim.ProcID]*liveConn // a client's SUBSCRIBE on a sentinel (subscribe)
 	dead  bool
 }
 
 func (g *gateway) Init(env *sim.Env) {
 	g.env = env
 	g.conns = map[sim.ProcID]*conn{}
+	g.subs = map[sim.ProcID]*liveConn{}
 	g.rt.gateways[g.name] = g
 }
 
@@ -47,6 +49,10 @@ func (g *gateway) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 		req = *m // pooled (resp/pool.go): recycled when Receive returns; Args may be kept
 	}
 	if !g.srv.codec.accept(req) {
+		return
+	}
+	if r, ok := req.(redis.Request); ok && g.srv.sentinel && len(r.Args) > 0 && strings.EqualFold(r.Args[0], "SUBSCRIBE") {
+		g.subscribe(from, r)
 		return
 	}
 	c := g.conns[from]
@@ -72,6 +78,75 @@ func (g *gateway) close() {
 	g.dead = true
 	for _, c := range g.conns {
 		c.close()
+	}
+	for _, sc := range g.subs {
+		sc.close()
+	}
+}
+
+// subscribe gives a client's SUBSCRIBE to a real sentinel a connection of
+// its own, as go-redis does (a RESP2 connection in subscribed mode refuses
+// other commands, server.c:4062-4080): the first reply is injected as the
+// request's Reply, every later message as a redis.Push with Sub = the
+// request's ID, its addresses turned into process names (eventNames). A
+// client's new SUBSCRIBE replaces its previous one. Simplification: when
+// the connection breaks (the sentinel was killed) the client is not told;
+// the model's sentinel would end it with the connection.
+func (g *gateway) subscribe(to sim.ProcID, req redis.Request) {
+	if old := g.subs[to]; old != nil {
+		old.close()
+	}
+	lc := newLiveConn()
+	sc := &lc
+	g.subs[to] = sc
+	ip := net.ParseIP(g.rt.clientIP[g.env.NameOf(to)])
+	g.rt.wg.Add(1)
+	go g.listen(sc, to, ip, req)
+}
+
+// listen dials the subscription's connection, sends the SUBSCRIBE and
+// hands every message to the driver until the connection ends.
+func (g *gateway) listen(sc *liveConn, to sim.ProcID, ip net.IP, req redis.Request) {
+	defer g.rt.wg.Done()
+	d := net.Dialer{Timeout: time.Second}
+	if ip != nil {
+		d.LocalAddr = &net.TCPAddr{IP: ip}
+	}
+	nc, err := d.Dial("tcp", g.srv.addr)
+	if err != nil {
+		return // refused: the sentinel is down; the subscription is lost
+	}
+	sc.mu.Lock()
+	select {
+	case <-sc.quit:
+		sc.mu.Unlock()
+		nc.Close()
+		return
+	default:
+	}
+	sc.nc = nc
+	sc.mu.Unlock()
+	if _, err := nc.Write(appendCommand(nil, req.Args)); err != nil {
+		sc.close()
+		return
+	}
+	br := bufio.NewReader(nc)
+	for first := true; ; first = false {
+		v, err := readValue(br)
+		if err != nil {
+			sc.close()
+			return
+		}
+		var msg sim.Message = redis.Push{Sub: req.ID, Value: g.rt.eventNames(v)}
+		if first {
+			msg = redis.Reply{ID: req.ID, Value: v}
+		}
+		g.rt.inject(func() {
+			if g.dead || g.rt.gateways[g.name] != g || g.subs[to] != sc {
+				return // an earlier incarnation's or a replaced subscription
+			}
+			g.rt.k.Inject(g.env.ID(), to, msg)
+		})
 	}
 }
 

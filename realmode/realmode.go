@@ -133,6 +133,27 @@ func (rt *runtime) names(v redis.Value) redis.Value {
 	return v
 }
 
+// eventNames rewrites a sentinel's +switch-master message ["message",
+// "+switch-master", "<name> <old-ip> <old-port> <new-ip> <new-port>"]
+// (sentinel.c:5324-5326, 2950-2954) into process names and port 6379, the
+// form the model's sentinels publish (nodes/sentinel/pubsub.go); any other
+// message is left as it is.
+func (rt *runtime) eventNames(v redis.Value) redis.Value {
+	if v.Kind != redis.KindArray || len(v.Array) != 3 || v.Array[0].Str != "message" || v.Array[1].Str != "+switch-master" {
+		return v
+	}
+	f := strings.Split(v.Array[2].Str, " ")
+	if len(f) != 5 {
+		return v
+	}
+	for _, i := range []int{1, 3} {
+		if n, ok := rt.byAddr[net.JoinHostPort(f[i], f[i+1])]; ok {
+			f[i], f[i+1] = n, strconv.Itoa(redis.ListenPort)
+		}
+	}
+	return redis.Array(v.Array[0], v.Array[1], redis.Bulk(strings.Join(f, " ")))
+}
+
 // clusterNames rewrites a cluster node's reply for the model's clients:
 // "-MOVED slot ip:port" and "-ASK slot ip:port" name the node's process
 // (host name), and CLUSTER SLOTS's node entries [ip, port, id, ...] too.

@@ -17,6 +17,8 @@ import (
 // holds, MATCHED". Its lock safety is now not-used, the record says why, the
 // catalogue's golden test refuses it undeclared, and expect.min_grants
 // makes a run with fewer grants than the story needs a mismatch.
+// (The attempt counts are those of the clients that follow +switch-master,
+// clients/follow.go.)
 func TestVacuousVerdictsAreSaid(t *testing.T) {
 	file := filepath.Join("testdata", "vacuous", "single-failover-wait-one-replica.yaml")
 	data, err := os.ReadFile(file)
@@ -30,16 +32,16 @@ func TestVacuousVerdictsAreSaid(t *testing.T) {
 	}{
 		{
 			name: "claims holds", expect: "expect:\n  lock_safety: holds\n", matched: false,
-			undeclared: "lock_safety is not used (no grant or no critical section in 685 acquire attempts)",
+			undeclared: "lock_safety is not used (no grant or no critical section in 761 acquire attempts)",
 			vacuous: []string{
-				"lock safety not used: no client was granted the lock (685 acquire attempts, 684 failed)",
+				"lock safety not used: no client was granted the lock (761 acquire attempts, 760 failed)",
 				"resource safety not used: no critical section touched the resource",
 			},
 		},
 		{
 			name: "declared", expect: "expect:\n  lock_safety: not-used\n  resource_safety: not-used\n", matched: true,
 			vacuous: []string{
-				"lock safety not used: no client was granted the lock (685 acquire attempts, 684 failed)",
+				"lock safety not used: no client was granted the lock (761 acquire attempts, 760 failed)",
 				"resource safety not used: no critical section touched the resource",
 			},
 		},
@@ -47,7 +49,7 @@ func TestVacuousVerdictsAreSaid(t *testing.T) {
 			name: "min grants", expect: "expect:\n  lock_safety: not-used\n  resource_safety: not-used\n  min_grants: 2\n", matched: false,
 			undeclared: "0 grants, fewer than expect.min_grants 2",
 			vacuous: []string{
-				"lock safety not used: no client was granted the lock (685 acquire attempts, 684 failed)",
+				"lock safety not used: no client was granted the lock (761 acquire attempts, 760 failed)",
 				"resource safety not used: no critical section touched the resource",
 				"0 grants, fewer than the 2 the story needs (expect.min_grants): its verdicts are vacuous",
 			},

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +46,7 @@ type simConn struct {
 	in     *instance
 	server sim.ProcID
 	host   string
+	addr   string // as dialled ("name:port"): RemoteAddr
 	ord    uint32 // dial ordinal for (client, server)
 
 	mu     sync.Mutex
@@ -185,8 +187,13 @@ func (c *simConn) reset(err error) {
 	c.signal()
 }
 
-func (c *simConn) LocalAddr() net.Addr  { return simAddr(c.in.name) }
-func (c *simConn) RemoteAddr() net.Addr { return simAddr(c.host) }
+func (c *simConn) LocalAddr() net.Addr { return simAddr(c.in.name) }
+
+// RemoteAddr is the address dialled, "name:port" as go-redis dials it: a
+// real socket's is the "ip:port" it connected to, which go-redis compares
+// with the address a sentinel names (onFailover's pool Filter,
+// sentinel.go:660-676 of v9.23.0, keeps the connections to the new master).
+func (c *simConn) RemoteAddr() net.Addr { return simAddr(c.addr) }
 func (c *simConn) SetDeadline(t time.Time) error {
 	return c.SetReadDeadline(t)
 }
@@ -234,6 +241,9 @@ func (in *instance) sendCommand(c *simConn, args []string) {
 	in.nextReq++
 	id := in.nextReq
 	in.reqs[id] = c
+	if len(args) > 0 && strings.EqualFold(args[0], "SUBSCRIBE") {
+		in.subs[id] = c
+	}
 	in.env.Send(c.server, redis.Request{ID: id, Args: args})
 }
 
@@ -243,6 +253,11 @@ func (in *instance) connClosed(c *simConn) {
 	for id, rc := range in.reqs {
 		if rc == c {
 			delete(in.reqs, id) // replies still on the way are discarded
+		}
+	}
+	for id, sc := range in.subs {
+		if sc == c {
+			delete(in.subs, id)
 		}
 	}
 	live := in.conns[:0]
@@ -271,6 +286,14 @@ func (in *instance) receive(msg sim.Message) bool {
 		id, v = m.ID, m.Value
 	case redis.Reply:
 		id, v = m.ID, m.Value
+	case redis.Push:
+		// A message on a subscription (a sentinel's +switch-master): to
+		// the simConn that subscribed, if it is still open.
+		if c, ok := in.subs[m.Sub]; ok {
+			b := appendValue(nil, m.Value)
+			in.w.handoff = append(in.w.handoff, func() { c.deliver(b) })
+		}
+		return true
 	default:
 		return false
 	}
@@ -290,6 +313,11 @@ func (in *instance) connEnded(peer sim.ProcID, why sim.ConnEnd) {
 	for id, c := range in.reqs {
 		if c.server == peer {
 			delete(in.reqs, id)
+		}
+	}
+	for id, c := range in.subs {
+		if c.server == peer {
+			delete(in.subs, id)
 		}
 	}
 	live := in.conns[:0]
@@ -320,7 +348,7 @@ func (in *instance) dial(addr string) (*simConn, error) {
 	in.dials[id]++
 	ord := in.dials[id]
 	in.mu.Unlock()
-	c := &simConn{in: in, server: id, host: host, ord: ord, wake: make(chan struct{}, 1)}
+	c := &simConn{in: in, server: id, host: host, addr: addr, ord: ord, wake: make(chan struct{}, 1)}
 	// The kernel side learns of the simConn with its first item.
 	in.w.push(item{inst: in, stream: int32(id), conn: ord, seq: 0, act: func(in *instance) { in.conns = append(in.conns, c) }})
 	return c, nil

@@ -42,8 +42,11 @@ type instance struct {
 	waking  bool        // a wakeTag timer is queued
 
 	// root only
-	conns   []*simConn
-	reqs    map[uint64]*simConn
+	conns []*simConn
+	reqs  map[uint64]*simConn
+	// subs: the simConn of each SUBSCRIBE sent, by its request id: the
+	// server's pushes on the subscription (redis.Push.Sub) go to it.
+	subs    map[uint64]*simConn
 	nextReq uint64
 	outbox  []item
 	held    *Held
@@ -72,6 +75,7 @@ func (in *instance) Start(env *sim.Env, lost func(string)) {
 	in.ctx, in.cancel = context.WithCancel(context.Background())
 	in.dials = map[sim.ProcID]uint32{}
 	in.reqs = map[uint64]*simConn{}
+	in.subs = map[uint64]*simConn{}
 	in.proc = &Proc{in: in}
 	in.w.insts = append(in.w.insts, in)
 	env.Log(clients.KindClient, LimitNote)

@@ -8,6 +8,7 @@ import "github.com/locksim/locksim/nodes/redis/resp"
 type (
 	Request = resp.Request
 	Reply   = resp.Reply
+	Push    = resp.Push
 	Kind    = resp.Kind
 	Value   = resp.Value
 )

@@ -34,6 +34,11 @@ import (
 //	ask SENTINEL...      SENTINEL get-master-addr-by-name of each sentinel.
 //	role NODE...         the role line of each node's INFO (and its master).
 //	sentinel-state S     the master S believes in, its epoch and TILT.
+//	subscribe S CHANNEL...
+//	    the probe SUBSCRIBEs to S's channels and prints the reply (the
+//	    first channel's confirmation; the others come as pushes).
+//	pushes               the pushes the probe got since the last pushes
+//	    step: arrival time, sender, subscription id and value.
 //
 // and the shared steps of simtest.SharedSteps (advance, pause, crash,
 // restart, partition, heal, events ...). events prints by default the
@@ -61,11 +66,14 @@ type sentinelDD struct {
 	w                         *world
 	cfg                       Config
 	p                         *simtest.Probe[redis.Reply]
+	pushes                    []string
 	steps                     simtest.Steps
 }
 
 func (h *sentinelDD) SetupSteps() []string { return []string{"deploy"} }
-func (h *sentinelDD) Steps() []string      { return []string{"ask", "role", "sentinel-state"} }
+func (h *sentinelDD) Steps() []string {
+	return []string{"ask", "role", "sentinel-state", "subscribe", "pushes"}
+}
 
 func (h *sentinelDD) Step(a *simtest.Args, td *datadriven.TestData) string {
 	var b strings.Builder
@@ -103,6 +111,17 @@ func (h *sentinelDD) Step(a *simtest.Args, td *datadriven.TestData) string {
 			}
 			b.WriteString("\n")
 		}
+	case "subscribe":
+		name := a.Pos("sentinel")
+		chans := a.Rest()
+		a.Done()
+		fmt.Fprintf(&b, "%s: %s\n", name, h.query(a, name, append([]string{"SUBSCRIBE"}, chans...)...))
+	case "pushes":
+		a.Done()
+		for _, p := range h.pushes {
+			b.WriteString(p + "\n")
+		}
+		h.pushes = nil
 	case "sentinel-state":
 		name := a.Pos("sentinel")
 		a.Done()
@@ -146,6 +165,11 @@ func (h *sentinelDD) Start(t testing.TB) (*simtest.Steps, *simtest.Conversation)
 	h.w = newRedisWorld(t, uint64(h.seed), h.cfg, nodes, h.sentinels)
 	h.cfg.Master = "A"
 	h.p = simtest.NewProbe(func(r redis.Reply) uint64 { return r.ID })
+	h.p.Other = func(env *sim.Env, from sim.ProcID, msg sim.Message) {
+		if m, ok := msg.(redis.Push); ok {
+			h.pushes = append(h.pushes, fmt.Sprintf("%v %s: %s", h.w.K.Now(), env.NameOf(from), m.AppendTrace(nil)))
+		}
+	}
 	simtest.AddProbe(h.w.World, "c", h.p)
 	h.w.Start()
 	h.steps = simtest.Steps{W: h.w.World, Kinds: sentinelDDKinds}

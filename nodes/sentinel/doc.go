@@ -16,8 +16,10 @@
 // when the name is unknown. A process name stands for an address everywhere
 // in the simulation: Sentinel passes it as the host of REPLICAOF, reads it
 // back from INFO (master_host, slaveN:ip=...) and returns it to clients. The
-// port is always Port (6379). Clients poll; there is no +switch-master
-// push.
+// port is always Port (6379). Clients may also SUBSCRIBE to the event
+// channels (pubsub.go): every event is published on the channel named by
+// its type, +switch-master as "<master-name> <old-ip> <old-port> <new-ip>
+// <new-port>", as redis.Push messages.
 //
 // # What is modelled
 //
@@ -94,7 +96,10 @@
 //     sentinels share one: one closing its link ends the other's too.
 //   - REPLICAOF is followed by CONFIG REWRITE but not wrapped in MULTI/EXEC,
 //     and CLIENT KILL is not sent: the node's clients are not disconnected.
-//   - Not modelled: the Pub/Sub connection, scripts, SENTINEL FAILOVER
+//   - Pub/Sub: SUBSCRIBE only, on the client's one connection
+//     (pubsub.go); the events published are the ones this model logs,
+//     with Redis' payloads.
+//   - Not modelled: scripts, SENTINEL FAILOVER
 //     (forced failover), master-reboot-down-after-period (0 by default),
 //     replica-announced, hostname resolution, SENTINEL SET/RESET/CONFIG,
 //     authentication.

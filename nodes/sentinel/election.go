@@ -1,5 +1,7 @@
 package sentinel
 
+import "strconv"
+
 // voteLeader is sentinelVoteLeader (sentinel.c:4749-4775): one vote per
 // epoch, first come first served, as in Raft. It returns the vote this
 // sentinel holds for the latest epoch it voted in ("" when none is known,
@@ -14,6 +16,7 @@ func (s *Sentinel) voteLeader(reqEpoch uint64, reqRunID string) (string, uint64)
 		m.leaderEpoch = s.currentEpoch
 		s.flushConfig()
 		s.env.Logf(KindVote, "+vote-for-leader %s %d", m.leader, m.leaderEpoch)
+		s.publish("+vote-for-leader", m.leader+" "+strconv.FormatUint(m.leaderEpoch, 10)) // sentinel.c:4763
 		// Having voted for another, this sentinel will not start a failover
 		// of its own for 2*failover_timeout (plus a desync of up to 1 s)
 		// counted from now (sentinel.c:4768-4769, 4980).

@@ -38,6 +38,7 @@ func (s *Sentinel) startFailover() {
 	m.failoverStartTime = now + s.env.Rand().Int63n(maxDesync)
 	m.stateChangeTime = now
 	s.env.Logf(KindFailoverStart, "+try-failover master %s %s epoch %d", m.name, m.ri.name, m.failoverEpoch)
+	s.publish("+try-failover", s.instanceText(m.ri)) // sentinel.c:4956
 }
 
 // failoverStateMachine is sentinelFailoverStateMachine
@@ -77,6 +78,7 @@ func (s *Sentinel) failoverWaitStart() {
 		return
 	}
 	s.env.Logf(KindElected, "+elected-leader master %s %s epoch %d", m.name, m.ri.name, m.failoverEpoch)
+	s.publish("+elected-leader", s.instanceText(m.ri)) // sentinel.c:5133
 	m.state = foSelectSlave
 	m.stateChangeTime = s.now()
 }
@@ -260,10 +262,12 @@ func (s *Sentinel) failoverDetectEnd() {
 		notReconfigured = 0
 		timeout = true
 		s.env.Logf(KindFailoverEnd, "+failover-end-for-timeout master %s", m.name)
+		s.publish("+failover-end-for-timeout", s.instanceText(m.ri)) // sentinel.c:5224
 	}
 	if notReconfigured == 0 {
 		if !timeout {
 			s.env.Logf(KindFailoverEnd, "+failover-end master %s", m.name)
+			s.publish("+failover-end", s.instanceText(m.ri)) // sentinel.c:5228
 		}
 		m.state = foUpdateConfig
 		m.stateChangeTime = s.now()
@@ -290,6 +294,10 @@ func (s *Sentinel) switchToPromoted() {
 	}
 	s.env.LogfAttrs(KindSwitchMaster, []sim.Attr{sim.Str("master_name", m.name), sim.Str("from", m.ri.name), sim.Str("to", ref.name)},
 		"+switch-master %s %s %d %s %d", m.name, m.ri.name, Port, ref.name, Port)
+	// Published before the address changes (sentinel.c:5324-5328), in the
+	// same event-loop step: a client that asks after the message is
+	// answered the new master.
+	s.publish("+switch-master", m.name+" "+m.ri.name+" "+portString+" "+ref.name+" "+portString)
 	s.resetMasterAndChangeAddress(ref.name, ref.id)
 }
 

@@ -87,6 +87,7 @@ func (s *Sentinel) refreshInfo(ri *instance, info string) {
 			m.stateChangeTime = now
 			s.flushConfig()
 			s.env.Logf(KindPromotedReplica, "+promoted-slave %s (master %s, epoch %d)", ri.name, m.name, m.failoverEpoch)
+			s.publish("+promoted-slave", s.instanceText(ri)) // sentinel.c:2693
 			s.forceHelloUpdate()
 		} else if !ri.promoted && s.masterLooksSane() && ri.noDownFor(now, publishPeriod*4) &&
 			now-ri.roleReportedAt > publishPeriod*4 {
@@ -97,6 +98,7 @@ func (s *Sentinel) refreshInfo(ri *instance, info string) {
 			s.sendReplicaOf(ri, m.ri.name)
 			s.env.Logf(KindConvertToReplica, "+convert-to-slave %s (claimed master for %d ms; master is %s)",
 				ri.name, now-ri.roleReportedAt, m.ri.name)
+			s.publish("+convert-to-slave", s.instanceText(ri)) // sentinel.c:2715
 		}
 	}
 
@@ -120,6 +122,7 @@ func (s *Sentinel) refreshInfo(ri *instance, info string) {
 			ri.reconfInProg = false
 			ri.reconfDone = true
 			s.env.Logf(KindReconfDone, "+slave-reconf-done %s", ri.name)
+			s.publish("+slave-reconf-done", s.instanceText(ri)) // sentinel.c:2763
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package sentinel
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/locksim/locksim/nodes/redis/resp"
@@ -40,6 +41,8 @@ func (s *Sentinel) closeLink(ri *instance) {
 // disconnected; sentinelReconnectInstance re-opens it within a second.
 func (s *Sentinel) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) {
 	s.env = env
+	// A client's connection: its subscriptions end with it (freeClient).
+	s.dropSubscriptions(peer)
 	if ri := s.m.ri; ri != nil && ri.id == peer && !ri.link.disconnected {
 		s.linkLost(ri)
 	}
@@ -157,10 +160,12 @@ func (s *Sentinel) checkSubjectivelyDown(ri *instance) {
 			ri.sdown = true
 			ri.sDownSince = now
 			s.env.Logf(KindSDown, "+sdown %s %s (no valid reply for %d ms)", ri.kind, ri.name, elapsed)
+			s.publish("+sdown", s.instanceText(ri)) // sentinel.c:4592
 		}
 	} else if ri.sdown {
 		ri.sdown = false
 		s.env.Logf(KindSDownEnd, "-sdown %s %s", ri.kind, ri.name)
+		s.publish("-sdown", s.instanceText(ri)) // sentinel.c:4599
 	}
 }
 
@@ -187,10 +192,12 @@ func (s *Sentinel) checkObjectivelyDown() {
 			m.ri.odown = true
 			m.ri.oDownSince = now
 			s.env.Logf(KindODown, "+odown master %s %s #quorum %d/%d", m.name, m.ri.name, votes, m.quorum)
+			s.publish("+odown", s.instanceText(m.ri)+" #quorum "+strconv.Itoa(votes)+"/"+strconv.Itoa(m.quorum)) // sentinel.c:4633
 		}
 	} else if m.ri.odown {
 		m.ri.odown = false
 		s.env.Logf(KindODownEnd, "-odown master %s %s", m.name, m.ri.name)
+		s.publish("-odown", s.instanceText(m.ri)) // sentinel.c:4640
 	}
 }
 
@@ -309,6 +316,11 @@ func (s *Sentinel) processHello(h Hello) {
 				s.env.LogfAttrs(KindSwitchMaster, []sim.Attr{sim.Str("master_name", m.name), sim.Str("from", m.ri.name), sim.Str("to", h.MasterAddr), sim.Str("sentinel", h.Sentinel)},
 					"+switch-master %s %s %d %s %d (config-update-from sentinel %s)",
 					m.name, m.ri.name, Port, h.MasterAddr, h.MasterPort, h.Sentinel)
+				// sentinel.c:2949-2954: +config-update-from names the
+				// sentinel whose hello carried the newer config, then
+				// +switch-master "<name> <old-ip> <old-port> <new-ip> <new-port>".
+				s.publish("+config-update-from", s.instanceText(si))
+				s.publish("+switch-master", m.name+" "+m.ri.name+" "+portString+" "+h.MasterAddr+" "+strconv.Itoa(h.MasterPort))
 				s.resetMasterAndChangeAddress(h.MasterAddr, id)
 			}
 		}

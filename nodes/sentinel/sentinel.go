@@ -2,6 +2,7 @@ package sentinel
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/locksim/locksim/nodes/redis/resp"
@@ -103,6 +104,7 @@ type Sentinel struct {
 	m       master
 	nextID  uint64
 	pending map[uint64]pendingReq
+	subs    []subscription // clients' SUBSCRIBEs, in the order made (pubsub.go)
 }
 
 // reqKind says what a pending request was, to route its reply.
@@ -157,6 +159,7 @@ func (s *Sentinel) Init(env *sim.Env) {
 	s.env = env
 	s.myid = env.Name()
 	s.pending = map[uint64]pendingReq{}
+	s.subs = nil // a restarted sentinel has no clients
 	now := env.WallMs()
 	c := s.cfg
 	s.m = master{
@@ -250,6 +253,7 @@ func (s *Sentinel) checkTilt() {
 		s.tilt = true
 		s.tiltStart = now
 		s.env.Logf(KindTilt, "+tilt #tilt mode entered (timer delta %d ms)", delta)
+		s.publish("+tilt", "#tilt mode entered") // sentinel.c:5465
 	}
 	s.previousTime = now
 }
@@ -266,6 +270,7 @@ func (s *Sentinel) handleInstance(ri *instance) {
 		}
 		s.tilt = false
 		s.env.Log(KindTiltEnd, "-tilt #tilt mode exited")
+		s.publish("-tilt", "#tilt mode exited") // sentinel.c:5392
 	}
 	s.checkSubjectivelyDown(ri)
 	if ri.kind == kindMaster {
@@ -284,8 +289,16 @@ func (s *Sentinel) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 	switch m := msg.(type) {
 	case *resp.Request:
 		// A client's pooled request (resp/pool.go): answered in kind.
+		if isSubscribe(m.Args) {
+			s.subscribe(from, m.ID, m.Args)
+			return
+		}
 		env.SendPooled(from, resp.NewReply(m.ID, s.command(m.Args)))
 	case resp.Request:
+		if isSubscribe(m.Args) {
+			s.subscribe(from, m.ID, m.Args)
+			return
+		}
 		env.Send(from, resp.Reply{ID: m.ID, Value: s.command(m.Args)})
 	case resp.Reply:
 		if p, ok := s.takePending(m.ID); ok {
@@ -333,8 +346,12 @@ func (s *Sentinel) sendRedis(ri *instance, k reqKind, args ...string) {
 	s.env.Send(ri.id, resp.Request{ID: s.nextID, Args: args})
 }
 
+// isSubscribe reports whether a client's command is SUBSCRIBE (pubsub.go).
+func isSubscribe(args []string) bool { return len(args) > 0 && equalFold(args[0], "SUBSCRIBE") }
+
 // command answers the commands a sentinel serves to clients: PING and
-// SENTINEL get-master-addr-by-name (sentinel.c:4008-4022).
+// SENTINEL get-master-addr-by-name (sentinel.c:4008-4022); SUBSCRIBE is
+// subscribe's.
 func (s *Sentinel) command(args []string) resp.Value {
 	if len(args) == 0 {
 		return resp.Err("ERR unknown command ''")
@@ -387,6 +404,7 @@ func (s *Sentinel) setEpoch(e uint64) {
 	s.currentEpoch = e
 	s.flushConfig()
 	s.env.Logf(KindNewEpoch, "+new-epoch %d", e)
+	s.publish("+new-epoch", strconv.FormatUint(e, 10)) // sentinel.c:2937, 4753, 4954
 }
 
 // MasterAddr returns the process name this sentinel currently answers to

@@ -47,6 +47,8 @@ var timelines = []timeline{
 	{"single-gc-pause-fenced", "redislock", Redislock, "redis-single"},
 	{"fencing-write-only-lost-update", "redislock", Redislock, "redis-single"},
 	{"single-failover", "redislock", Redislock, "redis-single"},
+	{"sentinel-release-follows-switch", "redsync", Redsync, "redsync"},
+	{"sentinel-release-follows-switch", "redislock", Redislock, "redis-single"},
 }
 
 // scenarioFor is the catalogue scenario with its clients' lock switched to

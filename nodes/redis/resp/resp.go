@@ -23,6 +23,26 @@ type Reply struct {
 	Value Value
 }
 
+// Push is what a server sends on a subscribed connection without being
+// asked: a Pub/Sub message (the array "message", channel, payload) or the
+// confirmation of a further channel of one SUBSCRIBE (Redis confirms each
+// channel with its own "subscribe" array, pubsub.c
+// addReplyPubsubSubscribed; the first one is the Reply to the SUBSCRIBE).
+// Sub is the ID of the SUBSCRIBE request that opened the subscription: a
+// client with several connections to the server finds the subscribed one
+// by it (the kernel carries them all on one connection per pair).
+type Push struct {
+	Sub   uint64
+	Value Value
+}
+
+// AppendTrace renders the push for the trace.
+func (p Push) AppendTrace(b []byte) []byte {
+	b = strconv.AppendUint(append(b, "push "...), p.Sub, 10)
+	b = append(b, ' ')
+	return p.Value.AppendTrace(b)
+}
+
 // Kind is the RESP type of a Value.
 type Kind uint8
 
