@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/sim"
 )
 
 // TestOutsideScenarios runs the scenarios in testdata/outside, written by
@@ -28,6 +29,7 @@ import (
 //	fencing-token-cas-read-before-write   resource holds     resource holds     resource holds
 //	min-replicas-partition                holds              holds              holds (c2 at 21s, model 27s: proxy releases at the heal)
 //	memcached-add-eviction-slab-class     violated           violated           violated
+//	memcached-cas-release-restart         violated           violated           violated (c3 after c2's release in both)
 //	memcached-add-restart-500ms           violated           violated           violated
 //	mysql-for-update-lock-wait            holds              holds              holds
 //	mysql-for-update-wait-timeout         violated           violated           violated
@@ -71,6 +73,21 @@ func TestOutsideScenarios(t *testing.T) {
 		"redis-maxmemory-contender-keeps-hot.yaml": func(t *testing.T, o *Outcome) {
 			assert.False(t, evicted(o, `"lock"`), "the lock key touched by c2's SET NX was evicted")
 			assert.Equal(t, 2, o.Stats.Grants)
+		},
+		"memcached-cas-release-restart.yaml": func(t *testing.T, o *Outcome) {
+			// c1's cas release leaves c2's item: c3 is granted only
+			// after c2's own release.
+			var c2Released, c3Acquired sim.Time
+			for _, e := range o.Trace {
+				switch {
+				case e.Kind == sim.KindReleased && e.Proc == "c2":
+					c2Released = e.At
+				case e.Kind == sim.KindAcquired && e.Proc == "c3":
+					c3Acquired = e.At
+				}
+			}
+			require.NotZero(t, c3Acquired)
+			assert.Greater(t, c3Acquired, c2Released)
 		},
 		"memcached-add-eviction-slab-class.yaml": func(t *testing.T, o *Outcome) {
 			assert.True(t, evicted(o, "lock"), "the add-lock item was not evicted")
