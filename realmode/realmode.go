@@ -475,18 +475,23 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 	}
 	// The model's replicas are in sync from the start; a real replica
 	// connects from its once-a-second replicationCron and then waits for a
-	// full sync (repl-diskless-sync-delay 5 in Redis 7.0), so the run
-	// starts only when every replica reports its link up.
+	// full sync (its master's repl-diskless-sync-delay, 5s by default in
+	// Redis 7.0; the model skips it for this first sync, SyncRequest.Boot),
+	// so the run starts only when every replica reports its link up.
+	delayOf := map[string]time.Duration{}
+	for _, r := range s.Redis() {
+		delayOf[r.Name] = r.ReplDisklessSyncDelay
+	}
 	for _, r := range s.Redis() {
 		if r.ReplicaOf == "" {
 			continue
 		}
 		srv := rt.servers[r.Name]
-		if !rt.waitFor(30*time.Second, func() bool {
+		if !rt.waitFor(30*time.Second+delayOf[r.ReplicaOf], func() bool {
 			v, err := command(srv.ls.Addr(), "INFO", "replication")
 			return err == nil && strings.Contains(v.Str, "master_link_status:up")
 		}) {
-			return fmt.Errorf("%w: %s: its replication link to %s did not come up within 30s (log: %s)", ErrStart, r.Name, r.ReplicaOf, filepath.Join(srv.ls.Dir(), "redis.log"))
+			return fmt.Errorf("%w: %s: its replication link to %s did not come up within %v (log: %s)", ErrStart, r.Name, r.ReplicaOf, 30*time.Second+delayOf[r.ReplicaOf], filepath.Join(srv.ls.Dir(), "redis.log"))
 		}
 	}
 	for _, cs := range s.Clusters() {
@@ -681,8 +686,10 @@ func mountLazy(dir string) (*lazyfs.FS, error) {
 // twin-checked on it needs margins larger than that (README, Real and
 // twin mode).
 func redisLaunchOptions(r scenarios.RedisSpec) launch.RedisOptions {
+	delay := int(r.ReplDisklessSyncDelay / time.Second)
 	return launch.RedisOptions{
-		Name: r.Name, AppendOnly: r.AppendOnly, AppendFsync: r.AppendFsync, Save: defaultSave,
+		ReplDisklessSyncDelay: &delay,
+		Name:                  r.Name, AppendOnly: r.AppendOnly, AppendFsync: r.AppendFsync, Save: defaultSave,
 		MinReplicasToWrite: r.MinReplicasToWrite, MinReplicasMaxLag: int(r.MinReplicasMaxLag / time.Second),
 		MaxMemory: r.MaxMemory, MaxMemoryOverBaseline: true,
 		MaxMemoryPolicy: r.MaxMemoryPolicy, MaxMemorySamples: r.MaxMemorySamples,

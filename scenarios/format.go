@@ -85,6 +85,10 @@ type RedisSpec struct {
 	ReplicationDelay   sim.Range
 	MinReplicasToWrite int
 	MinReplicasMaxLag  time.Duration
+	// ReplDisklessSyncDelay is repl-diskless-sync-delay (whole seconds,
+	// default 5s as Redis 7.0.15): how long a master waits before it
+	// starts a full sync (nodes/redis startPendingSync).
+	ReplDisklessSyncDelay time.Duration
 	// MaxMemory (bytes of the model's per-key accounting; 0 = no limit),
 	// MaxMemoryPolicy and MaxMemorySamples are maxmemory,
 	// maxmemory-policy and maxmemory-samples (nodes/redis memory.go).

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -76,6 +77,7 @@ var redisKind = &ProcKind{
 			if r.MinReplicasMaxLag > 0 {
 				cfg.MinReplicasMaxLag = r.MinReplicasMaxLag
 			}
+			cfg.ReplDisklessSyncDelay = r.ReplDisklessSyncDelay
 			cfg.MaxMemory = r.MaxMemory
 			cfg.MaxMemoryPolicy = redis.EvictionPolicy(r.MaxMemoryPolicy)
 			cfg.MaxMemorySamples = r.MaxMemorySamples
@@ -92,7 +94,7 @@ var redisKind = &ProcKind{
 
 func (r *reader) redis(n *yaml.Node, path string) RedisSpec {
 	def := redis.DefaultConfig()
-	s := RedisSpec{AppendFsync: "everysec", MaxMemoryPolicy: string(def.MaxMemoryPolicy), MaxMemorySamples: def.MaxMemorySamples}
+	s := RedisSpec{AppendFsync: "everysec", MaxMemoryPolicy: string(def.MaxMemoryPolicy), MaxMemorySamples: def.MaxMemorySamples, ReplDisklessSyncDelay: def.ReplDisklessSyncDelay}
 	o := r.mapping(n, path)
 	o.str("name", &s.Name)
 	o.boolean("appendonly", &s.AppendOnly)
@@ -107,6 +109,12 @@ func (r *reader) redis(n *yaml.Node, path string) RedisSpec {
 	o.rng("replication_delay", &s.ReplicationDelay)
 	o.integer("min_replicas_to_write", &s.MinReplicasToWrite)
 	o.duration("min_replicas_max_lag", &s.MinReplicasMaxLag)
+	if o.duration("repl_diskless_sync_delay", &s.ReplDisklessSyncDelay) {
+		if d := s.ReplDisklessSyncDelay; d < 0 || d%time.Second != 0 {
+			r.errf(o.get("repl_diskless_sync_delay"), path+".repl_diskless_sync_delay", "must be 0s (start a full sync at once) or a whole number of seconds (repl-diskless-sync-delay), got %v", d)
+			s.ReplDisklessSyncDelay = def.ReplDisklessSyncDelay
+		}
+	}
 	var maxmem int
 	if o.integer("maxmemory", &maxmem) {
 		if maxmem < 0 {

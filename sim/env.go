@@ -101,6 +101,11 @@ func (e *Env) After(c Clock, d time.Duration, tag any) TimerID {
 // Cancel cancels a timer; it reports whether the timer was still pending.
 func (e *Env) Cancel(id TimerID) bool { return e.k.cancelTimer(id) }
 
+// Incarnation returns the process's incarnation number: 0 for the instance
+// started with the run, changed by every crash and restart
+// (Kernel.Incarnation).
+func (e *Env) Incarnation() uint32 { return e.p.inc }
+
 // Rand returns the process's own random stream ("proc/NAME"). It is not
 // reset by a restart: the machine keeps drawing.
 func (e *Env) Rand() *Rand { return &e.p.rand }

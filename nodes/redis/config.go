@@ -67,6 +67,13 @@ type Config struct {
 	// master, or a master that got no ack from a replica, for this long
 	// (wall clock, whole seconds) drops the link.
 	ReplTimeout time.Duration
+	// ReplDisklessSyncDelay is repl-diskless-sync-delay (with
+	// repl-diskless-sync yes, 7.0's default): a master that must serve a
+	// full sync waits until the oldest waiting replica has waited this long
+	// (whole seconds, checked once a second by replicationCron) before it
+	// starts the transfer, so that more replicas can share it; 0 starts it
+	// at once (replication.go, startPendingSync).
+	ReplDisklessSyncDelay time.Duration
 	// ReplBacklogSize is repl-backlog-size in bytes of the replication
 	// stream: a reconnecting replica resynchronises partially while its
 	// offset is still in the backlog (0 means the default, 1 MB).
@@ -118,6 +125,10 @@ func DefaultConfig() Config {
 		// (R 7.2.4 src/config.c:3174-3175).
 		ReplPingReplicaPeriod: 10 * time.Second,
 		ReplTimeout:           60 * time.Second,
+		// repl-diskless-sync yes, repl-diskless-sync-delay 5,
+		// repl-diskless-sync-max-replicas 0 (R 7.0.15 src/config.c:2985,
+		// :3075, :3096).
+		ReplDisklessSyncDelay: 5 * time.Second,
 		// maxmemory 0, maxmemory-policy noeviction, maxmemory-samples 5
 		// (R 7.2.4 src/config.c:3211, :3135, :3165).
 		MaxMemory:        0,
@@ -165,6 +176,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := wholeSeconds("ReplTimeout", c.ReplTimeout, true); err != nil {
+		return err
+	}
+	if err := wholeSeconds("ReplDisklessSyncDelay", c.ReplDisklessSyncDelay, false); err != nil {
 		return err
 	}
 	if c.ReplicaPriority < 0 {

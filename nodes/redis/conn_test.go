@@ -62,7 +62,7 @@ func TestPartialVersusFullResync(t *testing.T) {
 			w.Advance(70 * time.Second) // both ends time out (repl-timeout 60 s)
 			assert.Equal(t, "0", infoLine(w.do("A", "INFO", "replication"), "connected_slaves"))
 			w.K.Heal()
-			w.Advance(5 * time.Second)
+			w.Advance(10 * time.Second) // the PSYNC arrives at the next retransmission (3.7s); a full sync then waits repl-diskless-sync-delay (5s)
 			assert.Equal(t, Bulk(strings.Repeat("x", 20)), w.do("R", "GET", "k9"))
 			assert.Equal(t, []string{"from", tt.want}, syncTexts(w, "R"))
 			assert.Equal(t, infoLine(w.do("A", "INFO", "replication"), "master_repl_offset"),

@@ -78,6 +78,15 @@
 //     its replicas. Master and replica close a silent link after
 //     repl-timeout; an unanswered PSYNC is abandoned after repl-timeout; the
 //     master PINGs replicas every repl-ping-replica-period.
+//     A full sync is diskless (repl-diskless-sync yes, 7.0's default): the
+//     master starts it from its once-a-second replicationCron once the
+//     longest-waiting replica has waited repl-diskless-sync-delay
+//     (Config.ReplDisklessSyncDelay, 5 s), one transfer for every replica
+//     waiting; meanwhile the replicas get a newline every second, no
+//     stream, and count neither for WAIT nor for min-replicas-to-write. A
+//     partial resync (+CONTINUE) never waits. The replicas of the run's
+//     start are served at once (SyncRequest.Boot), since real mode starts
+//     a run only when their links are up.
 //     Config.ReplicationDelay delays everything a replica receives, in order.
 //
 // # Simplified
@@ -85,6 +94,9 @@
 //   - The active expiry cycle checks every key with a deadline on each tick
 //     instead of sampling 20 keys per loop (enough for a handful of lock
 //     keys); there is no fast cycle.
+//   - A full sync's RDB transfer and load take no time once it starts, and
+//     the stream follows at once (Redis waits for the replica's first
+//     REPLCONF ACK, repl_start_cmd_stream_on_ack).
 //   - BGSAVE is an instantaneous, fsynced snapshot; the background everysec
 //     fsync is instantaneous, so the 2 s write postponement behind a slow
 //     fsync never happens; there is no AOF rewrite except after a full sync.

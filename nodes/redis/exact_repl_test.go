@@ -286,6 +286,7 @@ func runReplModel(t *testing.T, nodes []nodeSpec, steps []replStep, plays []play
 	var order []sim.ProcID
 	for _, n := range nodes {
 		cfg := n.cfg
+		cfg.ReplDisklessSyncDelay = 0 // as the real servers' repl-diskless-sync-delay 0 (exactWorld.start)
 		id := w.Add(n.name, func() sim.Process { return New(cfg) }, sim.ClockSpec{Offset: off})
 		ids[n.name] = id
 		order = append(order, id)

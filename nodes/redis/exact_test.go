@@ -227,6 +227,7 @@ func runModelExact(t *testing.T, nodes []nodeSpec, plays []played) []Value {
 	var ids []sim.ProcID
 	for _, n := range nodes {
 		cfg := n.cfg
+		cfg.ReplDisklessSyncDelay = 0 // as the real servers' repl-diskless-sync-delay 0 (exactWorld.start)
 		ids = append(ids, w.Add(n.name, func() sim.Process { return New(cfg) }, sim.ClockSpec{Offset: off}))
 	}
 	p := newProbe()

@@ -105,7 +105,13 @@ func (n *Node) infoReplication(b *strings.Builder) {
 		fmt.Fprintf(b, "min_slaves_good_slaves:%d\r\n", n.goodReplicas)
 	}
 	for i, r := range n.replicas {
-		fmt.Fprintf(b, "slave%d:ip=%s,port=%d,state=online,offset=%d,lag=%d\r\n", i, n.env.NameOf(r.id), ListenPort, r.ackOff, now-r.ackTime)
+		// A replica waiting for its full sync shows wait_bgsave and lag 0
+		// (R 7.0.15 src/server.c:5146-5158, :5917-5921).
+		state, lag := "online", now-r.ackTime
+		if r.waiting {
+			state, lag = "wait_bgsave", 0
+		}
+		fmt.Fprintf(b, "slave%d:ip=%s,port=%d,state=%s,offset=%d,lag=%d\r\n", i, n.env.NameOf(r.id), ListenPort, state, r.ackOff, lag)
 	}
 	active, first, hist := 0, int64(0), int64(0)
 	if n.backlog {
@@ -129,6 +135,9 @@ func cmdRole(n *Node, a []string) Value {
 	if !n.isReplica() {
 		reps := make([]Value, 0, len(n.replicas))
 		for _, r := range n.replicas {
+			if r.waiting {
+				continue // roleCommand lists online replicas only (R 7.0.15 src/replication.c:3181)
+			}
 			reps = append(reps, Array(Bulk(n.env.NameOf(r.id)), Bulk(fmt.Sprint(ListenPort)), Bulk(fmt.Sprint(r.ackOff))))
 		}
 		return Array(Bulk("master"), Int(n.offset), Array(reps...))

@@ -107,7 +107,7 @@ func TestRestartAndResyncLosses(t *testing.T) {
 		w.Advance(10 * time.Millisecond)
 		require.True(t, w.do("A", "SET", "lock", "c1", "NX", "PX", "30000").IsOK())
 		require.True(t, w.do("A", "REPLICAOF", "B", "6379").IsOK())
-		w.Advance(time.Second)
+		w.Advance(7 * time.Second) // the full sync waits repl-diskless-sync-delay (5s)
 		assert.Equal(t, []string{"A lock resync full resynchronisation from its new master B"}, causes(w))
 	})
 }

@@ -92,7 +92,11 @@ type Node struct {
 	link       linkState
 	session    uint64
 	answered   bool  // a FullSync for session arrived (maybe still delayed)
-	syncSent   int64 // wall seconds the PSYNC of session was sent; -1: not yet
+	syncSent   int64 // wall seconds the PSYNC of session was sent (or the master's last presync newline); -1: not yet
+	// booting: the replica was started with the run (incarnation 0) and
+	// has not synced yet, so its PSYNCs ask to be served at once
+	// (SyncRequest.Boot).
+	booting    bool
 	lastIO     int64 // wall seconds of the last message from the master
 	downSince  int64 // wall seconds the link went down; 0 if never up
 	queue      []queued
@@ -258,6 +262,7 @@ func (n *Node) Init(env *sim.Env) {
 	n.noReplicasSince = n.wallSec()
 	n.armCron()
 	if n.isReplica() {
+		n.booting = env.Incarnation() == 0
 		n.connectMaster()
 	}
 }
@@ -278,6 +283,8 @@ func (n *Node) Receive(env *sim.Env, from sim.ProcID, msg sim.Message) {
 		n.onFromMaster(from, m)
 	case Continue:
 		n.onFromMaster(from, m)
+	case PresyncPing:
+		n.onPresyncPing(from, m)
 	case Stream:
 		n.onFromMaster(from, m)
 	case Ack:

@@ -20,11 +20,18 @@ const (
 
 // replicaLink is the master's view of one replica (a client with
 // CLIENT_SLAVE): its session, the offset it acked and when (wall seconds).
+// A replica waiting for its full sync to start (waiting) is in the list,
+// as SLAVE_STATE_WAIT_BGSAVE_START, but gets no stream
+// (canFeedReplicaReplBuffer, R 7.0.15 src/replication.c:198-206), is not
+// counted by WAIT (:3444-3457) nor min-replicas-to-write (:3381-3396),
+// and is not timed out on acks (:3672-3681).
 type replicaLink struct {
 	id      sim.ProcID
 	session uint64
 	ackOff  int64
 	ackTime int64 // repl_ack_time, wall seconds
+	waiting bool  // SLAVE_STATE_WAIT_BGSAVE_START
+	since   int64 // the client's lastinteraction (its PSYNC), wall seconds
 }
 
 // queued is an item of the replication delay queue.
@@ -72,7 +79,9 @@ func (n *Node) feedReplicas(cmds []Cmd) {
 	}
 	n.feedBacklog(start, cmds)
 	for _, r := range n.replicas {
-		n.env.Send(r.id, Stream{Session: r.session, Start: start, Cmds: cmds})
+		if !r.waiting {
+			n.env.Send(r.id, Stream{Session: r.session, Start: start, Cmds: cmds})
+		}
 	}
 }
 
@@ -126,14 +135,24 @@ func (n *Node) canContinue(replID string, off int64) bool {
 	return off >= n.blFirst && off <= n.blFirst+n.blLen
 }
 
-// onSyncRequest serves a full synchronisation: the replica gets a snapshot
-// of every key (with its absolute deadline, expired or not) and the current
-// replication id and offset, and is online from then on
-// (replicaPutOnline, R 7.2.4 src/replication.c:1297-1305). A replica can
-// serve its own replicas (chained replication) with its master's id and
-// offset.
+// onSyncRequest answers a PSYNC (syncCommand, R 7.0.15
+// src/replication.c:938-1110): +CONTINUE when the backlog can serve it
+// (masterTryPartialResynchronization, :725-800: the id is ours, or our
+// id2 up to second_repl_offset, and the offset is within the backlog; a
+// partial resync never waits), else a full synchronisation (PSYNC ? -1,
+// an unknown id, an offset outside the backlog). The replica then waits
+// in SLAVE_STATE_WAIT_BGSAVE_START (:1019-1022): with repl-diskless-sync
+// yes and a non-zero repl-diskless-sync-delay the transfer is left to
+// replicationCron ("Delay next BGSAVE for diskless SYNC", :1092-1099,
+// startPendingSync); with a zero delay it starts at once (:1100-1104).
+// A replica can serve its own replicas (chained replication) with its
+// master's id and offset.
 func (n *Node) onSyncRequest(from sim.ProcID, m SyncRequest) {
-	if from == n.masterID {
+	// A replica whose own link is not up refuses: "-NOMASTERLINK Can't
+	// SYNC while not connected with my master" (R 7.0.15
+	// src/replication.c:954-959); the asker tries again from its
+	// replicationCron (PSYNC_TRY_LATER, :2545-2553, :2800; onReset).
+	if from == n.masterID || (n.isReplica() && n.link != linkConnected) {
 		n.env.Send(from, Reset{Session: m.Session})
 		return
 	}
@@ -156,16 +175,66 @@ func (n *Node) onSyncRequest(from sim.ProcID, m SyncRequest) {
 		n.stats.syncPartialErr++ // not PSYNC ? -1
 	}
 	n.stats.syncFull++
-	n.selected = false // replicationSetupSlaveForFullResync (:720)
-	n.replicas = append(n.replicas, &replicaLink{id: from, session: m.Session, ackTime: n.wallSec()})
+	n.replicas = append(n.replicas, &replicaLink{id: from, session: m.Session, waiting: true, since: n.wallSec()})
 	if !n.backlog {
 		// The first replica creates the backlog, with a new replication id
-		// and no id2 (R 7.2.4 src/replication.c:1046-1057).
+		// and no id2 (R 7.0.15 src/replication.c:1026-1037).
 		n.replID, n.replID2, n.secondOffset = randHex(n.env), zeroID, -1
 		n.createBacklog()
 	}
-	n.env.Send(from, FullSync{Session: m.Session, ReplID: n.replID, Offset: n.offset, Entries: n.snapshot()})
+	// Boot: the model's start-of-run state, replicas in sync from the
+	// start (SyncRequest.Boot).
+	if n.cfg.ReplDisklessSyncDelay == 0 || m.Boot {
+		n.startFullSync()
+	}
 	n.refreshGoodReplicas()
+}
+
+// startFullSync is startBgsaveForReplication with a socket target (R 7.0.15
+// src/replication.c:841-935, rdb.c rdbSaveToSlavesSockets): one transfer
+// serves every replica waiting for it, each told +FULLRESYNC with the
+// current id and offset (replicationSetupSlaveForFullResync, :696-722,
+// which also resets slaveseldb). Simplification: the RDB's transfer and
+// load take no time, so the replica is online at once (replicaPutOnline,
+// :1269-1287: repl_ack_time is now), and the stream starts right away
+// rather than at its first REPLCONF ACK (repl_start_cmd_stream_on_ack).
+func (n *Node) startFullSync() {
+	now := n.wallSec()
+	for _, r := range n.replicas {
+		if !r.waiting {
+			continue
+		}
+		n.selected = false
+		r.waiting, r.ackOff, r.ackTime = false, 0, now
+		n.env.Send(r.id, FullSync{Session: r.session, ReplID: n.replID, Offset: n.offset, Entries: n.snapshot()})
+	}
+}
+
+// startPendingSync is replicationStartPendingFork (R 7.0.15
+// src/replication.c:3814-3824), run from replicationCron (:3741): the
+// transfer starts once the longest-waiting replica's idle time
+// (server.unixtime - lastinteraction, whole seconds; its PSYNC was its last
+// interaction) reaches repl-diskless-sync-delay (shouldStartChildReplication,
+// :3762-3812; repl-diskless-sync-max-replicas is 0, so the count of waiting
+// replicas never starts it early). As replicationCron runs once a second,
+// a full sync starts 4-6 s after the PSYNC with the default delay of 5
+// (both times are floored to seconds). The model has no fork child in
+// progress to wait for (hasActiveChildProcess): its saves take no time.
+func (n *Node) startPendingSync() {
+	now := n.wallSec()
+	var maxIdle int64
+	waiting := false
+	for _, r := range n.replicas {
+		if r.waiting {
+			waiting = true
+			if idle := now - r.since; idle > maxIdle {
+				maxIdle = idle
+			}
+		}
+	}
+	if waiting && maxIdle >= int64(n.cfg.ReplDisklessSyncDelay/time.Second) {
+		n.startFullSync()
+	}
 }
 
 // onAck records REPLCONF ACK (replconfCommand: the ack offset only grows)
@@ -187,6 +256,15 @@ func (n *Node) onAck(from sim.ProcID, m Ack) {
 // onReset handles a link reset from either side.
 func (n *Node) onReset(from sim.ProcID, m Reset) {
 	if from == n.masterID && m.Session == n.session && n.isReplica() {
+		if n.link != linkConnected {
+			// The PSYNC was refused (NOMASTERLINK): the next
+			// replicationCron tick connects again (syncWithMaster's
+			// error path sets REPL_STATE_CONNECT, :2800, :2935-2940).
+			n.answered = false
+			n.session = n.env.Rand().Uint64() | 1
+			n.syncSent = -1
+			return
+		}
 		n.masterLinkLost()
 		return
 	}
@@ -243,7 +321,7 @@ func (n *Node) refreshGoodReplicas() {
 	now := n.wallSec()
 	good := 0
 	for _, r := range n.replicas {
-		if now-r.ackTime <= lag {
+		if !r.waiting && now-r.ackTime <= lag {
 			good++
 		}
 	}
@@ -293,9 +371,17 @@ func (n *Node) replicationCron() {
 	if !n.isReplica() && len(n.replicas) > 0 && loops%period == 0 {
 		n.feedReplicas([]Cmd{{"PING"}})
 	}
-	// Disconnect timed-out replicas (:3818-3834).
+	// A newline to every replica waiting for its full sync to start
+	// (R 7.0.15 src/replication.c:3641-3665).
+	for _, r := range n.replicas {
+		if r.waiting {
+			n.env.Send(r.id, PresyncPing{Session: r.session})
+		}
+	}
+	// Disconnect timed-out replicas, online ones only (:3818-3834;
+	// R 7.0.15 :3667-3681).
 	for i := 0; i < len(n.replicas); {
-		if r := n.replicas[i]; now-r.ackTime > timeout {
+		if r := n.replicas[i]; !r.waiting && now-r.ackTime > timeout {
 			// "Disconnecting timedout replica" (:3828-3829): the master
 			// closes the connection.
 			n.env.Close(r.id)
@@ -312,6 +398,7 @@ func (n *Node) replicationCron() {
 		n.backlog = false
 		n.blUnits, n.blLen = nil, 0
 	}
+	n.startPendingSync()
 	n.refreshGoodReplicas()
 }
 
@@ -344,9 +431,19 @@ func (n *Node) sendSync() {
 // from the RDB file, so it always asks for a full resync.
 func (n *Node) syncRequest() SyncRequest {
 	if !n.backlog {
-		return SyncRequest{Session: n.session}
+		return SyncRequest{Session: n.session, Boot: n.booting}
 	}
-	return SyncRequest{Session: n.session, ReplID: n.replID, Offset: n.offset}
+	return SyncRequest{Session: n.session, ReplID: n.replID, Offset: n.offset, Boot: n.booting}
+}
+
+// onPresyncPing is the master's newline while the replica waits for its
+// full sync: it refreshes repl_transfer_lastio, so the PSYNC is not timed
+// out (R 7.0.15 src/replication.c:3572-3580, syncWithMaster reading an
+// empty line as "still waiting").
+func (n *Node) onPresyncPing(from sim.ProcID, m PresyncPing) {
+	if n.isReplica() && from == n.masterID && m.Session == n.session && n.link == linkDown {
+		n.syncSent = n.wallSec()
+	}
 }
 
 // ConnEnded handles the end of a connection: the master link (the replica
@@ -494,6 +591,7 @@ func (n *Node) applyFromMaster(msg sim.Message) {
 // (restartAOFAfterSYNC). Sub-replicas are disconnected to resync.
 func (n *Node) applyFullSync(m FullSync) {
 	n.now = n.env.WallMs()
+	n.booting = false
 	n.disconnectReplicas()
 	var before []witnessedKey
 	if n.resyncLosses {
@@ -519,6 +617,7 @@ func (n *Node) applyFullSync(m FullSync) {
 // since) becomes its id, the old one its id2
 // (replicationResurrectCachedMaster, syncWithMaster's +CONTINUE handling).
 func (n *Node) applyContinue(m Continue) {
+	n.booting = false
 	if m.ReplID != n.replID {
 		n.replID2, n.secondOffset = n.replID, n.offset+1
 		n.replID = m.ReplID
@@ -570,7 +669,9 @@ func (n *Node) applyStream(m Stream) {
 	}
 	n.feedBacklog(m.Start, m.Cmds)
 	for _, r := range n.replicas {
-		n.env.Send(r.id, Stream{Session: r.session, Start: m.Start, Cmds: m.Cmds})
+		if !r.waiting {
+			n.env.Send(r.id, Stream{Session: r.session, Start: m.Start, Cmds: m.Cmds})
+		}
 	}
 }
 
@@ -696,7 +797,7 @@ type waiter struct {
 func (n *Node) countAcks(off int64) int64 {
 	var c int64
 	for _, r := range n.replicas {
-		if r.ackOff >= off {
+		if !r.waiting && r.ackOff >= off {
 			c++
 		}
 	}

@@ -142,6 +142,8 @@ func TestMasterRestartWipesReplicas(t *testing.T) {
 	assert.Equal(t, Bulk("c1"), w.do("R", "GET", "lock"), "the replica serves stale data meanwhile")
 	w.K.Restart(w.ID("A"))
 	w.Advance(3 * time.Second)
+	assert.Equal(t, Bulk("c1"), w.do("R", "GET", "lock"), "the full sync waits repl-diskless-sync-delay (5s)")
+	w.Advance(4 * time.Second)
 	assert.Equal(t, Nil(), w.do("R", "GET", "lock"), "wiped by the resync with the empty master")
 	assert.Len(t, w.Events(EventReplicaSync, "R"), 2)
 	assert.Equal(t, "1", infoLine(w.do("A", "INFO", "replication"), "connected_slaves"))
@@ -155,7 +157,7 @@ func TestReplicaOfReplacesData(t *testing.T) {
 	require.True(t, w.do("B", "SET", "b", "2").IsOK())
 	require.True(t, w.do("B", "REPLICAOF", "A", "6379").IsOK())
 	assert.Equal(t, Status("OK Already connected to specified master"), w.do("B", "REPLICAOF", "A", "6379"))
-	w.Advance(10 * time.Millisecond)
+	w.Advance(7 * time.Second) // the full sync waits repl-diskless-sync-delay (5s)
 	assert.Equal(t, Nil(), w.do("B", "GET", "b"))
 	assert.Equal(t, Bulk("1"), w.do("B", "GET", "a"))
 	role := w.do("B", "ROLE")
@@ -237,7 +239,9 @@ func TestReplicaTimeouts(t *testing.T) {
 func TestChainedReplica(t *testing.T) {
 	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: master()}, nodeSpec{name: "R", cfg: replicaOf("A")},
 		nodeSpec{name: "S", cfg: replicaOf("R")})
-	w.Advance(10 * time.Millisecond)
+	// S's first PSYNC finds R not yet synced (NOMASTERLINK): it tries
+	// again from its next replicationCron.
+	w.Advance(1500 * time.Millisecond)
 	require.True(t, w.do("A", "SET", "k", "v", "PX", "100000").IsOK())
 	w.Advance(10 * time.Millisecond)
 	assert.Equal(t, Bulk("v"), w.do("S", "GET", "k"))

@@ -16,6 +16,13 @@ type SyncRequest struct {
 	Session uint64
 	ReplID  string
 	Offset  int64
+	// Boot marks the PSYNC of a replica started with the run that has not
+	// synced yet: the model starts runs with replicas in sync, as real
+	// mode starts a run only once every replica's link is up
+	// (realmode.go), so its master serves it without
+	// repl-diskless-sync-delay. Not in the trace: it follows from the
+	// replica's incarnation and history.
+	Boot bool
 }
 
 // Continue answers a SyncRequest that can be served from the backlog:
@@ -33,6 +40,15 @@ type FullSync struct {
 	ReplID  string
 	Offset  int64
 	Entries []Entry
+}
+
+// PresyncPing is the newline a master writes every replicationCron tick to
+// a replica waiting for its full sync to start (R 7.0.15
+// src/replication.c:3641-3665): it carries no offset and only refreshes the
+// replica's repl_transfer_lastio, so a replica waiting out
+// repl-diskless-sync-delay does not time out its PSYNC.
+type PresyncPing struct {
+	Session uint64
 }
 
 // Stream carries one execution unit of the replication stream: the commands
@@ -140,4 +156,9 @@ func (m Ack) AppendTrace(b []byte) []byte {
 // AppendTrace renders the message for the trace.
 func (m Reset) AppendTrace(b []byte) []byte {
 	return strconv.AppendUint(append(b, "link reset session="...), m.Session, 10)
+}
+
+// AppendTrace renders the message for the trace.
+func (m PresyncPing) AppendTrace(b []byte) []byte {
+	return strconv.AppendUint(append(b, "presync newline session="...), m.Session, 10)
 }

@@ -38,6 +38,9 @@ type RedisOptions struct {
 	ReplicaOf          string // "ip:port" of the master
 	MinReplicasToWrite int
 	MinReplicasMaxLag  int // seconds; 0 = Redis's default (10)
+	// ReplDisklessSyncDelay is repl-diskless-sync-delay in seconds; nil =
+	// Redis's default (5).
+	ReplDisklessSyncDelay *int
 
 	BindSourceAddr string // outgoing connections (to a master) from this address
 	AnnounceIP     string // replica-announce-ip
@@ -217,6 +220,12 @@ func StartRedis(o RedisOptions) (*Server, error) {
 	}
 	if o.MinReplicasMaxLag > 0 {
 		conf = append(conf, fmt.Sprintf("min-replicas-max-lag %d", o.MinReplicasMaxLag))
+	}
+	if d := o.ReplDisklessSyncDelay; d != nil {
+		if *d < 0 {
+			return nil, fmt.Errorf("launch: %s: ReplDisklessSyncDelay %d is negative: %w", o.Name, *d, ErrBadOption)
+		}
+		conf = append(conf, fmt.Sprintf("repl-diskless-sync-delay %d", *d))
 	}
 	if o.MaxMemory < 0 || o.MaxMemorySamples < 0 {
 		return nil, fmt.Errorf("launch: %s: MaxMemory and MaxMemorySamples must not be negative: %w", o.Name, ErrBadOption)
