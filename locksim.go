@@ -40,7 +40,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -136,7 +135,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 
 // Load reads a scenario file.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := scenarios.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ import (
 // ReadRecord reads a run's record (result.json, or what simrun run --json
 // printed) from a file.
 func ReadRecord(path string) (*record.Run, error) {
-	data, err := os.ReadFile(path)
+	data, err := record.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

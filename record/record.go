@@ -18,6 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/locksim/locksim/internal/shell"
+	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -365,4 +367,33 @@ func notResult(name string, data []byte, err error) error {
 		return fmt.Errorf("%s: not a simrun result: this looks like a scenario file; give the result.json a run wrote (simrun run FILE --out DIR, or --json > r.json)", name)
 	}
 	return fmt.Errorf("%s: not a simrun result: %v", name, err)
+}
+
+// MaxFileBytes bounds a result file (result.json, simrun run --json): a
+// result is kilobytes to a few megabytes; a larger file is a mistake.
+const MaxFileBytes = 64 << 20
+
+// ReadFile reads a result file of at most MaxFileBytes; a device or a pipe
+// is read up to the bound (simrun replay /dev/zero read for ever).
+func ReadFile(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.Mode().IsRegular() && st.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("%s is %d bytes, more than a result file may be (%d MiB)", path, st.Size(), MaxFileBytes>>20)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%s is more than %d MiB, more than a result file may be", path, MaxFileBytes>>20)
+	}
+	return data, nil
 }

@@ -1,6 +1,8 @@
 package record
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -81,4 +83,20 @@ func TestScenarioArg(t *testing.T) {
 	assert.Equal(t, "n", ScenarioArg("", "n"))
 	assert.Equal(t, "n", ScenarioArg("catalogue/n.yaml", "n"))
 	assert.Equal(t, "dir/n.yaml", ScenarioArg("dir/n.yaml", "n"))
+}
+
+// TestReadFileBounds: a result file is read up to MaxFileBytes (outsider3:
+// simrun replay /dev/zero read for ever).
+func TestReadFileBounds(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "result.json")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(MaxFileBytes+1)) // sparse
+	require.NoError(t, f.Close())
+	_, err = ReadFile(big)
+	assert.ErrorContains(t, err, "result.json is 67108865 bytes, more than a result file may be (64 MiB)")
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		_, err = ReadFile("/dev/zero")
+		assert.ErrorContains(t, err, "/dev/zero is more than 64 MiB")
+	}
 }

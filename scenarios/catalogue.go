@@ -117,7 +117,7 @@ func Load(arg string) (*Scenario, error) {
 	case err == nil && st.IsDir():
 		return nil, fmt.Errorf("%s is a directory, not a scenario file", arg)
 	case err == nil:
-		data, err := os.ReadFile(arg)
+		data, err := ReadFile(arg)
 		if err != nil {
 			return nil, err
 		}

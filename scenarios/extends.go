@@ -62,7 +62,7 @@ func resolveExtends(file string, doc *yaml.Node, chain []string, origin map[*yam
 		candidate = filepath.Join(filepath.Dir(file), name)
 	}
 	if st, err := os.Stat(candidate); err == nil && !st.IsDir() && !strings.HasPrefix(file, "catalogue/") {
-		if data, err = os.ReadFile(candidate); err != nil {
+		if data, err = ReadFile(candidate); err != nil {
 			return nil, fail("%v", err)
 		}
 		baseFile = candidate

@@ -102,7 +102,7 @@ func describe(n *yaml.Node) string {
 	case yaml.MappingNode:
 		return "a mapping"
 	case yaml.ScalarNode:
-		return fmt.Sprintf("%q", n.Value)
+		return quoted(n.Value)
 	}
 	return "something else"
 }

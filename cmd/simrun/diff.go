@@ -44,7 +44,7 @@ func loadRecordedRun(label, arg, traceFlag, traceIn string) (*locksim.RecordedRu
 	if st, err := os.Stat(arg); err == nil && st.IsDir() {
 		path = filepath.Join(arg, "result.json")
 	}
-	data, err := os.ReadFile(path)
+	data, err := record.ReadFile(path)
 	if err != nil {
 		return nil, badInput("%s: %v", label, err)
 	}

@@ -320,7 +320,7 @@ func WholeManifest(id fuzz.Identity) *fuzz.Manifest {
 // identity's hash.
 func ReadBase(dir string, id fuzz.Identity) (*scenarios.Scenario, []byte, error) {
 	path := filepath.Join(dir, fuzz.BaseFile)
-	data, err := os.ReadFile(path)
+	data, err := scenarios.ReadFile(path)
 	if err != nil {
 		return nil, nil, exit.BadInputf("%s: %v", dir, err)
 	}
