@@ -71,6 +71,7 @@ type client struct {
 	master        string // the discovered master's process name
 	rediscovering bool
 	sub           subscription      // the +switch-master subscription (follow.go)
+	scanning      bool              // Redisson's sentinel scan is armed (follow.go)
 	cls           []*clusterRouting // a cluster-aware client's routing per cluster (cluster.go)
 
 	completed int  // cycles completed
@@ -136,7 +137,7 @@ func (c *client) Init(env *sim.Env) {
 	if c.cfg.Discovery != nil {
 		c.master = c.cfg.Discovery.Master
 	}
-	c.sub = subscription{}
+	c.sub, c.scanning = subscription{}, false
 	c.alg.init()
 	c.seq++
 	seq := c.seq
@@ -272,8 +273,15 @@ func (c *client) startWant() {
 }
 
 // nextTry makes one acquire attempt (after asking the sentinels for the
-// master, when the lock uses discovery).
-func (c *client) nextTry() { c.discover(c.tryNowFn) }
+// master, when the lock uses discovery; Redisson asks once, then polls:
+// follow.go).
+func (c *client) nextTry() {
+	if c.polls() {
+		c.firstScan(c.tryNowFn)
+		return
+	}
+	c.discover(c.tryNowFn)
+}
 
 // tryNow begins the attempt.
 func (c *client) tryNow() {

@@ -82,7 +82,8 @@ const (
 // "Master discovery"): when the lock's node (or an entry of its nodes) is
 // Master, the client asks a sentinel for the current master before each
 // acquire attempt and after an error, and follows +switch-master as
-// go-redis' failover client does (follow.go; not Redisson).
+// go-redis' failover client does; Redisson polls every second instead
+// (follow.go).
 type Discovery struct {
 	// Master is the process name the scenario's sentinel block monitors.
 	Master string

@@ -114,7 +114,7 @@ func (c *client) masterName() string {
 // timeout); for the discovered master the client asks the sentinels again
 // in the background.
 func (c *client) noteError(node string) {
-	if !c.discovered(node) || c.rediscovering {
+	if !c.discovered(node) || c.rediscovering || c.polls() {
 		return
 	}
 	c.rediscovering = true

@@ -73,10 +73,12 @@
 //
 // Master discovery: when a lock node is the Sentinel-monitored master
 // (Config.Discovery), the client asks the sentinels for the current master
-// before each attempt and again after an error, and, except Redisson,
-// follows +switch-master as go-redis' failover client does (follow.go):
-// later commands, a release or an extension too, go to the new master;
-// the connection to the old one is closed and what waits on it fails.
+// before each attempt and again after an error, and follows +switch-master
+// as go-redis' failover client does (follow.go): later commands, a release
+// or an extension too, go to the new master; the connection to the old one
+// is closed and what waits on it fails. Redisson instead asks once and then
+// every second (its SentinelConnectionManager's scan), and follows a change
+// the same way.
 //
 // # Simplifications
 //
@@ -102,8 +104,9 @@
 //   - Sentinel: go-redis asks a sentinel when it dials the master; these
 //     ask before each attempt and after errors. The +switch-master
 //     subscription shares the connection to the sentinel, and the new
-//     master is the message's (follow.go). Redisson polls the sentinels
-//     every second (scanInterval); its model asks before each attempt.
+//     master is the message's (follow.go). Redisson's scan asks the
+//     sentinels in order, not shuffled, and a command waiting on the old
+//     master fails instead of being retried on the new one.
 //   - memcached-add (issue 13): the cas release is "gets", then a cas with
 //     exptime -1 (immediately expired) guarded by the CAS id; there is no
 //     text-protocol command that deletes only a given CAS id.

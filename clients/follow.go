@@ -2,6 +2,7 @@ package clients
 
 import (
 	"strings"
+	"time"
 
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/sim"
@@ -28,9 +29,16 @@ import (
 //     dial error, a timeout nor a retryable server error): it fails at once.
 //   - The next command dials a new connection, to the new master.
 //
-// Redisson does not follow this way: its SentinelConnectionManager polls the
-// sentinels every scanInterval (1 s) with get-master-addr-by-name
-// (scheduleChangeCheck); the redisson algorithm keeps discovery's asking.
+// Redisson does not subscribe: its SentinelConnectionManager asks a
+// sentinel for the master once, when the client is made (its
+// constructor), then every scanInterval (SentinelServersConfig.scanInterval,
+// 1000 ms by default) after the previous check ended (scheduleChangeCheck,
+// checkState, updateState: get-master-addr-by-name on the first sentinel
+// that connects); a different answer is changeMaster
+// (MasterSlaveEntry.changeMaster): the new master entry takes the commands,
+// the old master's pools are dropped and its client shut down
+// (oldMaster.shutdownAsync), which closes its connections. It does not ask
+// before an attempt or after an error.
 //
 // Simplifications: the new master is the message's host, where go-redis
 // asks the sentinel again when it dials (masterReplicaDialer,
@@ -42,6 +50,12 @@ import (
 // subscription too, closeSentinel, sentinel.go:1028-1031); a subscription
 // that ended is made again at the next answer of any sentinel, where
 // go-redis' PubSub redials the same sentinel on its own (pubsub.go).
+
+// Simplifications (Redisson): the sentinels are asked in their order, not
+// shuffled (Collections.shuffle); a command waiting on the old master when
+// the scan finds a new one fails at once, where Redisson's retry
+// (retryAttempts, retryInterval) would send it again to the new master:
+// locksim's Redisson model retries no command (redisson.go).
 
 // subscription is the client's +switch-master subscription on a sentinel.
 type subscription struct {
@@ -112,8 +126,61 @@ func (c *client) switchMaster(to string) {
 	old := c.addr(c.cfg.Discovery.Master)
 	c.env.Logf(KindClient, "switch-master: new master %s (was %s); connection to %s closed", to, c.master, c.master)
 	c.master = to
+	c.dropOld(old, "switch-master")
+}
+
+// dropOld closes the connection to the old master and fails what waits on
+// it, without a retry.
+func (c *client) dropOld(old sim.ProcID, why string) {
 	c.env.Close(old)
 	c.failPending(old, func(pending) bool { return false }, func(n int) {
-		c.env.Logf(KindClient, "switch-master: %d request(s) to %s failed (connection closed)", n, c.env.NameOf(old))
+		c.env.Logf(KindClient, "%s: %d request(s) to %s failed (connection closed)", why, n, c.env.NameOf(old))
+	})
+}
+
+// polls reports whether the client polls the sentinels instead of
+// subscribing: Redisson's, of the discovered master.
+func (c *client) polls() bool {
+	return c.usesDiscovery() && c.cfg.Lock.Algorithm == Redisson
+}
+
+// redissonSentinelScan is SentinelServersConfig.scanInterval's default
+// ("private int scanInterval = 1000").
+const redissonSentinelScan = 1000 * time.Millisecond
+
+// firstScan is the Redisson constructor's question to the sentinels: the
+// first attempt waits for it, and the scan runs from then on; later
+// attempts go at once.
+func (c *client) firstScan(then func()) {
+	if c.scanning {
+		then()
+		return
+	}
+	c.discover(func() {
+		if !c.scanning {
+			c.scanning = true
+			c.armSentinelScan()
+		}
+		then()
+	})
+}
+
+// armSentinelScan schedules the next check scanInterval after the last one ended.
+func (c *client) armSentinelScan() {
+	c.after(redissonSentinelScan, whatSentinelScan, c.sentinelScan)
+}
+
+// sentinelScan is checkState/updateState: ask the sentinels; a new master
+// is changeMaster's: later commands go to it (discover sets it), the old
+// master's connection is closed and what waits on it fails.
+func (c *client) sentinelScan() {
+	was := c.master
+	oldID := c.addr(c.cfg.Discovery.Master)
+	c.discover(func() {
+		if c.master != was {
+			c.env.Logf(KindClient, "sentinel scan: master %s has changed to %s; connection to %s closed", was, c.master, was)
+			c.dropOld(oldID, "sentinel scan")
+		}
+		c.armSentinelScan()
 	})
 }

@@ -59,8 +59,9 @@ func (s *switchSentinel) Fire(env *sim.Env, _ any) {
 // After +switch-master (go-redis v9.23.0 sentinel.go:1292-1316, 660-676)
 // the holder's release goes to the new master; a command waiting on the
 // old master's connection fails at once and is not sent again; a message
-// for another master name, and a Redisson client (which polls instead of
-// subscribing), leave the release on the old master.
+// for another master name leaves the release on the old master. Redisson
+// does not subscribe: its scan, every second, finds the new master and its
+// unlock goes there (SentinelConnectionManager.scheduleChangeCheck).
 func TestReleaseFollowsSwitchMaster(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -69,11 +70,12 @@ func TestReleaseFollowsSwitchMaster(t *testing.T) {
 		pauseM    bool   // M is paused from 500ms: the release waits on its connection at the switch
 		releaseTo string // where the release (the compare-and-delete) is sent; "" nowhere
 		failed    bool   // the switch failed a request waiting on M
+		scan      bool   // the client scans (Redisson) instead of subscribing
 	}{
 		{name: "release goes to the new master", alg: RedisSingle, msgName: "mymaster", releaseTo: "R"},
 		{name: "redsync's release too", alg: Redsync, msgName: "mymaster", releaseTo: "R"},
 		{name: "another master's switch is ignored", alg: RedisSingle, msgName: "othermaster", releaseTo: "M"},
-		{name: "redisson does not subscribe", alg: Redisson, msgName: "mymaster", releaseTo: "M"},
+		{name: "redisson scans instead", alg: Redisson, msgName: "mymaster", releaseTo: "R", scan: true},
 		{name: "a release in flight fails and is not resent", alg: RedisSingle, msgName: "mymaster", pauseM: true, releaseTo: "M", failed: true},
 	}
 	for _, tt := range tests {
@@ -121,6 +123,8 @@ func TestReleaseFollowsSwitchMaster(t *testing.T) {
 				assert.Zero(t, sentTo["R"], "nothing went to R\n%s", w.dumpTrace())
 			}
 			assert.Equal(t, tt.failed, w.TraceHas(KindClient, "c1", "switch-master: 1 request(s) to M failed"), w.dumpTrace())
+			assert.Equal(t, !tt.scan, w.TraceHas(sim.KindSend, "c1", "SUBSCRIBE +switch-master"), w.dumpTrace())
+			assert.Equal(t, tt.scan, w.TraceHas(KindClient, "c1", "sentinel scan: master M has changed to R"), w.dumpTrace())
 		})
 	}
 }

@@ -24,6 +24,7 @@ const (
 	whatZKDeleteRetry
 	whatClusterScan
 	whatClusterRetry
+	whatSentinelScan
 )
 
 // whatNames are the trace names of the timerWhat values.
@@ -39,6 +40,7 @@ var whatNames = [...]string{
 	whatZKDeleteRetry: "zk-delete-retry",
 	whatClusterScan:   "cluster-scan",
 	whatClusterRetry:  "cluster-retry",
+	whatSentinelScan:  "sentinel-scan",
 }
 
 // timerTag is the tag of every client timer: what the client waits for (for

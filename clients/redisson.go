@@ -113,12 +113,12 @@ func (r *redisson) synced(s *redis.Script, keys, args []string, done func(v redi
 		if eval {
 			argv = s.Eval(keys, args...)
 		}
-		c.cmd(r.node, cfg.NodeTimeout, func(rv redis.Value, rok bool) {
+		c.cmd(r.to(), cfg.NodeTimeout, func(rv redis.Value, rok bool) {
 			v, ok, gotCmd = rv, rok, true
 			finish()
 		}, argv...)
 		if wait {
-			c.cmd(r.node, cfg.WaitTimeout+cfg.NodeTimeout, func(w redis.Value, wok bool) {
+			c.cmd(r.to(), cfg.WaitTimeout+cfg.NodeTimeout, func(w redis.Value, wok bool) {
 				inSync = wok && w.Kind == redis.KindInt && w.Int > 0
 				gotWait = true
 				finish()
@@ -196,7 +196,7 @@ func (r *redisson) acquire(try int, done func(bool)) {
 				// Simplification: RFencedLock increments its token inside the
 				// lock script (RedissonFencedLock.java:106-118); locksim sends
 				// INCR right after it.
-				c.incrToken(r.node, cfg.NodeTimeout, func(ok bool) {
+				c.incrToken(r.to(), cfg.NodeTimeout, func(ok bool) {
 					if !ok {
 						r.sendUnlock(nil)
 					}
@@ -288,8 +288,15 @@ func (r *redisson) sendUnlock(done func()) {
 			c.env.Logf(KindClient, "unlock: %s not held by us (IllegalMonitorStateException)", cfg.Key)
 		}
 		if ok && !v.IsErr() {
-			c.cmd(r.node, cfg.NodeTimeout, func(redis.Value, bool) {}, "DEL", latch)
+			c.cmd(r.to(), cfg.NodeTimeout, func(redis.Value, bool) {}, "DEL", latch)
 		}
 		done()
 	})
 }
+
+// to is the process a command goes to: the lock's node, or for the
+// Sentinel-monitored master the master the sentinel scan found last
+// (follow.go): a renewal or an unlock after a change goes to the new master,
+// as Redisson's MasterSlaveEntry does once changeMaster replaced its master
+// entry.
+func (r *redisson) to() sim.ProcID { return r.c.addr(r.cfg().Node) }
