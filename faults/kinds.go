@@ -745,6 +745,15 @@ func applyOrder(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim
 		rec.Ignored = true
 	default:
 		rec.Text = fmt.Sprintf("%s went first, ahead of %d events due at this instant", what, ahead)
+		// The timeline's order mark (reports): whose event went first,
+		// and which one (not hashed, as every event's fields).
+		rec.Fields = []sim.Attr{sim.Str("first", s.Node), sim.Int64("ahead", int64(ahead))}
+		switch {
+		case s.From != "":
+			rec.Fields = append(rec.Fields, sim.Str("from", s.From))
+		case s.Event == "timer":
+			rec.Fields = append(rec.Fields, sim.Str("event", "timer"))
+		}
 	}
 	return rec
 }

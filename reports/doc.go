@@ -63,7 +63,10 @@
 // triangle a wall-clock jump (with its size), an orange diamond a drift
 // change, thin strips under the lanes the sides of a partition (one row
 // per partition, in the colours of its groups on the network lane), a
-// dashed red arrow dropped messages, a hatched strip extra link delay.
+// dashed red arrow dropped messages, a hatched strip extra link delay, a
+// teal triangle pointing back a same-instant order fault that moved an
+// event (on the lane of the process whose event went first, labelled
+// "first: from c2", "first: timer"; none for one that moved nothing).
 // Violation windows are shaded across all lanes (lock safety red,
 // resource safety hatched orange, liveness yellow). Labels are placed
 // without overlapping, the most important first (faults, rejections), and

@@ -204,7 +204,7 @@ p, li { max-width: 60em; line-height: 1.45; }
 {{range .Run.Visualizations}}<a href="{{.}}">{{.}}</a> {{end}}</p>{{end}}
 
 <h2>Interactive timeline</h2>
-<p class="muted">Wheel to zoom, drag to pan, double-click to reset; hover over an event (a dot) for its text and typed fields. Hatched: faults (pause, crash, partition side, delay); coloured bands: violation windows; red strips under the lanes: when each lock stood free while a client waited for it (availability, darker the more of the bin). {{.Drawn}} events drawn{{if .Left}}, {{.Left}} left out (the first {{.Drawn}} of the run are drawn; the trace and the figure below have them all){{end}}.</p>
+<p class="muted">Wheel to zoom, drag to pan, double-click to reset; hover over an event (a dot) for its text and typed fields. Hatched: faults (pause, crash, partition side, delay); teal triangles: an order fault's choice (the event that went first at its instant); coloured bands: violation windows; red strips under the lanes: when each lock stood free while a client waited for it (availability, darker the more of the bin). {{.Drawn}} events drawn{{if .Left}}, {{.Left}} left out (the first {{.Drawn}} of the run are drawn; the trace and the figure below have them all){{end}}.</p>
 <div id="itl" style="width:100%;overflow:hidden;border:1px solid #ddd"></div>
 <pre id="itl-info" class="muted" style="min-height:1.4em;white-space:pre-wrap">(hover over an event)</pre>
 <script>var ITL_DATA = {{.Interactive}};

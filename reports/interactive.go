@@ -35,6 +35,16 @@ type iLane struct {
 	Name  string  `json:"name"`
 	Note  string  `json:"note,omitempty"`
 	Spans []iSpan `json:"spans"`
+	// Marks are the lane's point marks that no event circle of its own
+	// shows: an order fault's (MarkOrder), whose trace event belongs to
+	// no process. Every other mark is drawn from an event on its lane.
+	Marks []iMark `json:"marks,omitempty"`
+}
+
+type iMark struct {
+	Kind  string   `json:"kind"`
+	At    sim.Time `json:"t"`
+	Label string   `json:"label,omitempty"`
 }
 
 type iSpan struct {
@@ -72,6 +82,11 @@ func interactiveData(tl *Timeline, trace []sim.Event, avail *checker.Availabilit
 			}
 			il.Spans = append(il.Spans, iSpan{Kind: spanKindName(s.Kind), Start: s.Start, End: s.End, Label: s.Label, Owner: s.Owner, Fault: fault})
 		}
+		for _, m := range l.Marks {
+			if m.Kind == MarkOrder {
+				il.Marks = append(il.Marks, iMark{Kind: "order", At: m.At, Label: m.Label})
+			}
+		}
 		d.Lanes = append(d.Lanes, il)
 	}
 	d.Shades = []iShade{}
@@ -107,7 +122,9 @@ func hexOf(r, g, b uint8) string {
 
 // interactiveScript draws the interactive timeline into #itl from
 // ITL_DATA: one row per lane, its spans as bars, faults (pauses, downtime,
-// partition sides, delays) as hatched bands, violation windows as bands
+// partition sides, delays) as hatched bands, order faults' marks as teal
+// triangles pointing back on the lane whose event went first (with their
+// label), violation windows as bands
 // across the lanes involved, and one circle.ev per event (its text and
 // typed fields in a title and in the panel under the figure on hover).
 // Wheel zooms around the pointer, dragging pans, a double click resets.
@@ -175,6 +192,12 @@ const interactiveScript = `
           var oc = colours[s.owner] || "#4e79a7", h = s.kind === "section" ? 6 : 14;
           el("rect", {x: c[0], y: y + laneH / 2 - h / 2, width: w, height: h, fill: oc, "fill-opacity": s.kind === "belief" ? 0.45 : 0.8, "class": "span", "data-kind": s.kind}, null, what);
         }
+      });
+      (l.marks || []).forEach(function (m) {
+        if (m.t < t0 || m.t > t1) return;
+        var x = X(m.t), yc = y + laneH / 2 + 7, what = "order fault " + secs(m.t) + ": " + m.label;
+        el("polygon", {points: (x + 5) + "," + (yc - 5) + " " + (x + 5) + "," + (yc + 5) + " " + (x - 5) + "," + yc, fill: "#178f8f", "class": "mark", "data-kind": m.kind}, null, what);
+        var lab = el("text", {x: x + 7, y: yc + 4, "font-size": 10, fill: "#178f8f", "class": "mark-label"}); lab.textContent = m.label;
       });
     });
     av.locks.forEach(function (l, i) {

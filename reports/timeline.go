@@ -95,6 +95,11 @@ const (
 	MarkSale
 	MarkNoSale
 	MarkSaleUnknown
+	// MarkOrder is a same-instant order fault that acted (faults' kind
+	// order, issue 27), on the lane of the process whose event it moved
+	// ahead of the others due at that instant; Label says which event
+	// ("first: from c2", "first: timer").
+	MarkOrder
 )
 
 // Mark is a point event on a lane.
@@ -470,6 +475,12 @@ func (b *builder) event(e sim.Event) {
 		b.heal(e)
 	case sim.KindLinkFault:
 		b.linkFault(e)
+	case sim.KindFault:
+		// Only an order fault that acted carries "first" (an ignored one
+		// moved nothing and gets no mark).
+		if node, ok := e.Fields.String("first"); ok {
+			b.mark(node, Mark{Kind: MarkOrder, At: e.At, Label: orderLabel(e.Fields)})
+		}
 	case "switch-master":
 		if to, ok := e.Fields.String("to"); ok {
 			b.mark(e.Proc, Mark{Kind: MarkSwitch, At: e.At, Label: "master → " + to})
@@ -1193,4 +1204,17 @@ func (b *builder) counterOp(e sim.Event) {
 	case "read", "loaded":
 		b.mark(e.Proc, Mark{Kind: MarkRead, At: e.At, Label: "r" + label, Owner: e.Proc})
 	}
+}
+
+// orderLabel says which event an order fault moved first, from its fault
+// event's fields: "first: from c2", "first: timer", or "first: next event"
+// (the process's first event due at that instant, whatever it was).
+func orderLabel(f sim.Attrs) string {
+	if from, ok := f.String("from"); ok {
+		return "first: from " + from
+	}
+	if ev, ok := f.String("event"); ok {
+		return "first: " + ev
+	}
+	return "first: next event"
 }

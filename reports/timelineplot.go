@@ -430,6 +430,18 @@ func (downTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) 
 	c.FillPolygon(sty.Color, []vg.Point{{X: pt.X - r, Y: pt.Y + r}, {X: pt.X + r, Y: pt.Y + r}, {X: pt.X, Y: pt.Y - r}})
 }
 
+// leftTriangle is a filled triangle pointing left (back in time: an event
+// moved ahead of the others due at its instant).
+type leftTriangle struct{}
+
+func (leftTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius
+	c.FillPolygon(sty.Color, []vg.Point{{X: pt.X + r, Y: pt.Y + r}, {X: pt.X + r, Y: pt.Y - r}, {X: pt.X - r, Y: pt.Y}})
+}
+
+// teal is the order mark's colour.
+var teal = color.RGBA{0x17, 0x8f, 0x8f, 0xff}
+
 // diamond is a filled diamond.
 type diamond struct{}
 
@@ -488,6 +500,9 @@ func (a *timelineArtist) drawMark(c draw.Canvas, m Mark, x, yc, h vg.Length) (la
 	case MarkPromoted, MarkSwitch:
 		glyph(c, draw.PyramidGlyph{}, purple, r, x, yc)
 		lb.clr = purple
+	case MarkOrder:
+		glyph(c, leftTriangle{}, teal, r+0.5, x, yc-0.2*h)
+		lb.clr = teal
 	case MarkSessionExpired:
 		glyph(c, draw.RingGlyph{}, red, r, x, yc)
 		lb.clr = red
@@ -763,6 +778,7 @@ func timelineLegend(tl *Timeline) []legendItem {
 	glyphItem(MarkDrop, "messages dropped (arrow: to)", thickCross{}, red)
 	glyphItem(MarkPromoted, "promoted to master", draw.PyramidGlyph{}, purple)
 	glyphItem(MarkSessionExpired, "session expired", draw.RingGlyph{}, red)
+	glyphItem(MarkOrder, "same-instant order: this event went first (order fault)", leftTriangle{}, teal)
 	glyphItem(MarkSale, "counter sale (=value seen)", draw.CircleGlyph{}, c0)
 	glyphItem(MarkNoSale, "counter purchase, nothing sold", bar{}, grey)
 	glyphItem(MarkSaleUnknown, "counter purchase, outcome unknown", draw.RingGlyph{}, black)

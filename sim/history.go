@@ -248,6 +248,11 @@ type FaultRecord struct {
 	// crash or restart of a process in no state for it). It is recorded so
 	// the history is honest, and never named as a cause.
 	Ignored bool
+	// Fields are typed fields for the fault's trace event, for readers
+	// that must not parse Text (the timeline draws an order fault's mark
+	// from them). Like every event's fields, they are not hashed. Not part
+	// of the history's JSON.
+	Fields []Attr `json:"-"`
 }
 
 // Duration converts a true-time span to a time.Duration.

@@ -276,7 +276,7 @@ func (k *Kernel) section(id int) *Section {
 func (k *Kernel) RecordFault(f FaultRecord) {
 	f.At = k.now
 	k.hist.Faults = append(k.hist.Faults, f)
-	k.Tracef(KindFault, NoProc, "%s: %s", f.Kind, f.Text)
+	k.tracefAttrs(KindFault, NoProc, f.Fields, "%s: %s", f.Kind, f.Text)
 }
 
 // closeOpen ends every open record of a process (reason EndCrashed for a
