@@ -148,6 +148,11 @@ func cmdRole(n *Node, a []string) Value {
 		state, off = "connected", n.offset
 	case n.answered:
 		state = "sync"
+	case n.presyncSession == n.session:
+		// Its PSYNC is waiting for the master's full sync to start
+		// (REPL_STATE_RECEIVE_PSYNC_REPLY is a handshake state, R 7.0.15
+		// src/replication.c:1682-1685, :3196-3197).
+		state = "handshake"
 	}
 	return Array(Bulk("slave"), Bulk(n.masterName), Int(n.masterPort), Bulk(state), Int(off))
 }

@@ -96,12 +96,15 @@ type Node struct {
 	// booting: the replica was started with the run (incarnation 0) and
 	// has not synced yet, so its PSYNCs ask to be served at once
 	// (SyncRequest.Boot).
-	booting    bool
-	lastIO     int64 // wall seconds of the last message from the master
-	downSince  int64 // wall seconds the link went down; 0 if never up
-	queue      []queued
-	queueArmed bool
-	queueLast  int64 // mono ns of the last queued item's apply time
+	booting bool
+	// presyncSession is the session whose PSYNC the master answered with
+	// a presync newline (it waits for its full sync: ROLE "handshake").
+	presyncSession uint64
+	lastIO         int64 // wall seconds of the last message from the master
+	downSince      int64 // wall seconds the link went down; 0 if never up
+	queue          []queued
+	queueArmed     bool
+	queueLast      int64 // mono ns of the last queued item's apply time
 
 	// Master side.
 	backlog         bool     // a replication backlog exists (repl_backlog != NULL)

@@ -443,6 +443,7 @@ func (n *Node) syncRequest() SyncRequest {
 func (n *Node) onPresyncPing(from sim.ProcID, m PresyncPing) {
 	if n.isReplica() && from == n.masterID && m.Session == n.session && n.link == linkDown {
 		n.syncSent = n.wallSec()
+		n.presyncSession = m.Session
 	}
 }
 

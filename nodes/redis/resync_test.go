@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,8 @@ func TestDelayedFullSync(t *testing.T) {
 				w.Advance(last - 50*ms - time.Duration(w.K.Now()))
 				info := w.do("A", "INFO", "replication")
 				assert.Equal(t, "down", infoLine(w.do("R1", "INFO", "replication"), "master_link_status"))
+				assert.Equal(t, Bulk("handshake"), w.do("R1", "ROLE").Array[3])
+				assert.Len(t, w.do("A", "ROLE").Array[2].Array, 2-len(tt.restart), "ROLE lists online replicas only")
 				assert.Contains(t, info.Str, "state=wait_bgsave")
 				if len(tt.restart) == 1 {
 					assert.Equal(t, "1", infoLine(info, "min_slaves_good_slaves"), "R2 only")
@@ -136,4 +139,48 @@ func TestPartialResyncDoesNotWait(t *testing.T) {
 			assert.Equal(t, Bulk("v"), w.do("R", "GET", "k"))
 		})
 	}
+}
+
+// TestConformanceDelayedFullSync: a real master with
+// repl-diskless-sync-delay 2 starts a new replica's full sync no sooner
+// than 1 s after its PSYNC (replicationCron compares whole seconds,
+// R 7.0.15 src/replication.c:3790-3801), the replica's link down until
+// then; the model's replica, given the same REPLICAOF, comes up 1-3 s
+// later. Only the real lower bound is asserted: load can only delay a
+// real server.
+func TestConformanceDelayedFullSync(t *testing.T) {
+	path := redisServerPath(t)
+	m := startReal(t, path, "--repl-diskless-sync-delay", "2")
+	r := startReal(t, path)
+	require.Equal(t, Array(Bulk("repl-diskless-sync-delay"), Bulk("2")), m.do(t, []string{"CONFIG", "GET", "repl-diskless-sync-delay"}))
+	start := time.Now()
+	require.Equal(t, "OK", r.do(t, []string{"REPLICAOF", "127.0.0.1", strconv.Itoa(m.port)}).Str)
+	var realUp time.Duration
+	for {
+		if infoLine(r.do(t, []string{"INFO", "replication"}), "master_link_status") == "up" {
+			realUp = time.Since(start)
+			break
+		}
+		require.Less(t, time.Since(start), 60*time.Second, "the real replica's link did not come up")
+		time.Sleep(50 * time.Millisecond)
+	}
+	assert.GreaterOrEqual(t, realUp, time.Second, "a real full sync waits repl-diskless-sync-delay")
+
+	mc := master()
+	mc.ReplDisklessSyncDelay = 2 * time.Second
+	w := newWorld(t, time.Millisecond, nodeSpec{name: "A", cfg: mc}, nodeSpec{name: "B", cfg: master()})
+	w.Advance(1234 * time.Millisecond)
+	t0 := time.Duration(w.K.Now())
+	require.True(t, w.do("B", "REPLICAOF", "A", "6379").IsOK())
+	var modelUp time.Duration
+	for modelUp == 0 {
+		if infoLine(w.do("B", "INFO", "replication"), "master_link_status") == "up" {
+			modelUp = time.Duration(w.K.Now()) - t0
+		}
+		require.Less(t, time.Duration(w.K.Now())-t0, 10*time.Second)
+		w.Advance(50 * time.Millisecond)
+	}
+	assert.GreaterOrEqual(t, modelUp, time.Second)
+	assert.LessOrEqual(t, modelUp, 3*time.Second)
+	t.Logf("link up after REPLICAOF: real %v, model %v", realUp, modelUp)
 }
