@@ -22,9 +22,10 @@ import (
 // The grammar (one step a command; arguments are words, key=value or bare;
 // an unknown command or a leftover argument fails at its file:line):
 //
-//	node NAME [replicaof=M] [aof=always|everysec|no] [wall=DUR]
+//	node NAME [replicaof=M] [aof=always|everysec|no] [wall=DUR] [diskless_delay=DUR]
 //	    add a node (before the first other step); wall offsets its wall
-//	    clock from true time. The first other step starts the world, whose
+//	    clock from true time; diskless_delay is its
+//	    repl-diskless-sync-delay (default 5s). The first other step starts the world, whose
 //	    network delivers every message after latency (world latency=DUR, a
 //	    step before any node; 1ms by default).
 //	info NODE FIELD...   print the fields of NODE's INFO reply.
@@ -75,6 +76,7 @@ func (h *redisDD) Setup(a *simtest.Args, td *datadriven.TestData) {
 			n.cfg.AppendOnly, n.cfg.AppendFsync = true, FsyncPolicy(p)
 		}
 		n.clock.Offset = a.Duration("wall", 0)
+		n.cfg.ReplDisklessSyncDelay = a.Duration("diskless_delay", n.cfg.ReplDisklessSyncDelay)
 		a.Done()
 		h.nodes = append(h.nodes, n)
 	}
