@@ -81,6 +81,7 @@ var nameHomonyms = map[string]map[string]string{
 		"drop": "a link-fault event's op value (sim/network.go)", "delay": "a link-fault event's op value (sim/network.go)", "pause": "a lane span's label",
 	},
 	"reports/timelineplot.go":      {"crash": "a legend label", "restart": "a legend label"},
+	"reports/interactive.go":       {"order": "the interactive page's mark kind, which its script draws (MarkOrder's name in the page's data)"},
 	"nodes/mysql/replication.go":   {"promote": "the replication message's trace text"},
 	"nodes/sentinel/instance.go":   {"sentinel": "the process's kind as Sentinel's INFO reports it"},
 	"nodes/sentinel/monitor.go":    {"sentinel": "a trace field naming the sentinel that reported a switch"},
