@@ -55,22 +55,34 @@ func TestZooKeeperStandalone(t *testing.T) {
 		require.NoError(t, s.Restart())
 		t.Logf("restart served after %v", time.Since(start).Round(time.Millisecond))
 		assert.NotEqual(t, pid, s.PID())
-		mode, err := ZooKeeperMode(s.Addr(), 2*time.Second)
-		require.NoError(t, err)
-		assert.Equal(t, "standalone", mode)
+		assert.Equal(t, "standalone", zkModeEventually(t, s.Addr()))
 	})
 	t.Run("pause holds replies", func(t *testing.T) {
 		require.NoError(t, s.Pause())
 		_, err := ZooKeeperMode(s.Addr(), 300*time.Millisecond)
 		assert.Error(t, err, "a stopped JVM does not answer")
 		require.NoError(t, s.Resume())
-		_, err = ZooKeeperMode(s.Addr(), 2*time.Second)
-		assert.NoError(t, err)
+		assert.Equal(t, "standalone", zkModeEventually(t, s.Addr()), "a resumed JVM answers again")
 	})
 	t.Run("shutdown is SIGTERM", func(t *testing.T) {
 		require.NoError(t, s.Shutdown())
 		assert.False(t, s.Running())
 	})
+}
+
+// zkModeEventually asks srvr until the server answers with a mode: a JVM
+// just restarted or resumed on a loaded machine may take more than one
+// 2 s ask to answer (a single ask failed the resumed case once at load
+// average ~10). The bound is for busy machines, not a timing check.
+func zkModeEventually(t *testing.T, addr string) string {
+	t.Helper()
+	var mode string
+	eventually(t, "ZooKeeper at "+addr+" answers srvr with a mode", func() bool {
+		m, err := ZooKeeperMode(addr, 2*time.Second)
+		mode = m
+		return err == nil
+	})
+	return mode
 }
 
 // TestZooKeeperEnsemble: three members on their own loopback addresses
