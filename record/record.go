@@ -17,9 +17,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/locksim/locksim/internal/bounded"
 	"github.com/locksim/locksim/internal/shell"
-	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -376,24 +375,5 @@ const MaxFileBytes = 64 << 20
 // ReadFile reads a result file of at most MaxFileBytes; a device or a pipe
 // is read up to the bound (simrun replay /dev/zero read for ever).
 func ReadFile(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if st.Mode().IsRegular() && st.Size() > MaxFileBytes {
-		return nil, fmt.Errorf("%s is %d bytes, more than a result file may be (%d MiB)", path, st.Size(), MaxFileBytes>>20)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("%s is more than %d MiB, more than a result file may be", path, MaxFileBytes>>20)
-	}
-	return data, nil
+	return bounded.ReadFile(path, "a result file", MaxFileBytes)
 }
