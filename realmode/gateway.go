@@ -108,24 +108,10 @@ func (g *gateway) subscribe(to sim.ProcID, req redis.Request) {
 // hands every message to the driver until the connection ends.
 func (g *gateway) listen(sc *liveConn, to sim.ProcID, ip net.IP, req redis.Request) {
 	defer g.rt.wg.Done()
-	d := net.Dialer{Timeout: time.Second}
-	if ip != nil {
-		d.LocalAddr = &net.TCPAddr{IP: ip}
+	nc, ok := sc.dial(g.srv.addr, ip, nil)
+	if !ok {
+		return // refused (the sentinel is down; the subscription is lost) or closed
 	}
-	nc, err := d.Dial("tcp", g.srv.addr)
-	if err != nil {
-		return // refused: the sentinel is down; the subscription is lost
-	}
-	sc.mu.Lock()
-	select {
-	case <-sc.quit:
-		sc.mu.Unlock()
-		nc.Close()
-		return
-	default:
-	}
-	sc.nc = nc
-	sc.mu.Unlock()
 	if _, err := nc.Write(appendCommand(nil, req.Args)); err != nil {
 		sc.close()
 		return
@@ -196,6 +182,36 @@ func (c *liveConn) close() {
 	})
 }
 
+// dial connects to addr from the client's own loopback address ip (nil:
+// any), so that the server (and a proxy) sees who talks to it, and makes
+// it the live connection unless the connection was closed meanwhile;
+// attached, if not nil, runs under the lock as it is made live. ok is
+// false when nothing listens (the server is down) or the connection was
+// closed.
+func (c *liveConn) dial(addr string, ip net.IP, attached func()) (nc net.Conn, ok bool) {
+	d := net.Dialer{Timeout: time.Second}
+	if ip != nil {
+		d.LocalAddr = &net.TCPAddr{IP: ip}
+	}
+	nc, err := d.Dial("tcp", addr)
+	if err != nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.quit:
+		nc.Close()
+		return nil, false
+	default:
+	}
+	c.nc = nc
+	if attached != nil {
+		attached()
+	}
+	return nc, true
+}
+
 // write sends requests in order, dialling when there is no live connection.
 func (c *conn) write() {
 	defer c.g.rt.wg.Done()
@@ -211,28 +227,16 @@ func (c *conn) write() {
 		nc := c.nc
 		c.mu.Unlock()
 		if nc == nil {
-			// From the client's own loopback address, so that the
-			// server (and a proxy) sees who talks to it.
-			d := net.Dialer{Timeout: time.Second}
-			if c.ip != nil {
-				d.LocalAddr = &net.TCPAddr{IP: c.ip}
+			var ok bool
+			nc, ok = c.dial(c.g.srv.addr, c.ip, func() { c.pending = c.pending[:0] })
+			if !ok {
+				select {
+				case <-c.quit:
+					return
+				default:
+					continue // refused: the server is down; the sender times out
+				}
 			}
-			var err error
-			nc, err = d.Dial("tcp", c.g.srv.addr)
-			if err != nil {
-				continue // refused: the server is down; the sender times out
-			}
-			c.mu.Lock()
-			select {
-			case <-c.quit:
-				c.mu.Unlock()
-				nc.Close()
-				return
-			default:
-			}
-			c.nc = nc
-			c.pending = c.pending[:0]
-			c.mu.Unlock()
 			c.g.rt.wg.Add(1)
 			go c.read(nc)
 		}

@@ -249,24 +249,10 @@ func (g *zkGateway) connect(from sim.ProcID, req zookeeper.Request) {
 // again at its next heartbeat), as the model's server does when it is down.
 func (c *zkConn) write() {
 	defer c.g.rt.wg.Done()
-	d := net.Dialer{Timeout: time.Second}
-	if c.ip != nil {
-		d.LocalAddr = &net.TCPAddr{IP: c.ip}
-	}
-	nc, err := d.Dial("tcp", c.g.srv.addr)
-	if err != nil {
+	nc, ok := c.dial(c.g.srv.addr, c.ip, nil)
+	if !ok {
 		return
 	}
-	c.mu.Lock()
-	select {
-	case <-c.quit:
-		c.mu.Unlock()
-		nc.Close()
-		return
-	default:
-	}
-	c.nc = nc
-	c.mu.Unlock()
 	if _, err := nc.Write(c.first); err != nil {
 		nc.Close()
 		return
