@@ -327,16 +327,23 @@ func runOne(cfg Config, w faults.GenWorld, run int) runResult {
 		rr.err = fmt.Errorf("internal error: %v", err)
 		return rr
 	}
-	violated, inconclusive := Violated(o, cfg.Checks)
+	return rr.judge(o, cfg.Checks, Finding{Run: run, Seed: seed, Swarm: sw, Faults: specs})
+}
+
+// judge records a run's outcome in rr: a finding f, completed with the
+// properties the checks found violated, the verdicts and the explanation
+// of the first violation; or, when none is violated, whether a check was
+// inconclusive. Fuzz runs and explore schedules are judged alike.
+func (rr runResult) judge(o *scenarios.Outcome, checks []string, f Finding) runResult {
+	violated, inconclusive := Violated(o, checks)
 	if len(violated) == 0 {
 		rr.inconclusive = inconclusive
 		return rr
 	}
-	rr.finding = &Finding{
-		Run: run, Seed: seed, Kinds: violated, Swarm: sw, Faults: specs,
-		Verdicts:    fuzzVerdicts(o.Verdicts),
-		Explanation: explanation(o, violated[0]),
-	}
+	f.Kinds = violated
+	f.Verdicts = fuzzVerdicts(o.Verdicts)
+	f.Explanation = explanation(o, violated[0])
+	rr.finding = &f
 	return rr
 }
 

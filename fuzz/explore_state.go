@@ -235,15 +235,5 @@ func runSchedule(cfg ExploreConfig, pl *Plan, n int, sink func(*sim.Event)) runR
 		rr.err = fmt.Errorf("internal error: %v", err)
 		return rr
 	}
-	violated, inconclusive := Violated(o, cfg.Checks)
-	if len(violated) == 0 {
-		rr.inconclusive = inconclusive
-		return rr
-	}
-	rr.finding = &Finding{
-		Run: n, Seed: seed, Kinds: violated, Faults: specs,
-		Verdicts:    fuzzVerdicts(o.Verdicts),
-		Explanation: explanation(o, violated[0]),
-	}
-	return rr
+	return rr.judge(o, cfg.Checks, Finding{Run: n, Seed: seed, Faults: specs})
 }
