@@ -43,8 +43,12 @@ func (livenessProperty) About() About {
 	return About{
 		Name: Liveness, Title: "liveness", Kind: KindLiveness, Short: "liveness",
 		Explains: "once the faults settled, no client waited longer than its bound while the lock was free",
-		Expect:   []Verdict{Holds, Violated},
-		Fuzz:     FuzzOnRequest,
+		Doc: "Progress, judged in fault-free windows: `violated` when the lock is free (no client believes it holds it) while a client waits for it, for longer than the client's bound (`expect.max_wait`; default: twice the lock's ttl plus its retry budget and think time; for a ZooKeeper lock the session timeout the server negotiated), inside a window in which no fault acts. This is deadlock- and livelock-freedom (Herlihy & Shavit, *The Art of Multiprocessor Programming*, ch. 2), asked, as Jepsen asks for progress only after the nemesis repaired everything, only where no fault acts." +
+			"\n\nA fault acts: a pause, a delay or a partition until it ends or a `heal`; a crash until its scheduled restart (a crash without restart is over at once: the system must work around a dead node); a clock jump, a drift change, a restart or a promotion for a settling time of one lease (the longest ttl, Redisson lease or negotiated ZooKeeper session timeout of the clients); a drop is over at once; `network.loss: 1` acts over the whole run. A restart never heals a partition. A lock held for long (a holder that keeps extending it) is progress, not a failure." +
+			"\n\n`holds` when no such wait exceeded its bound and some fault-free window was longer than the bound; `not-judged` otherwise, saying why (no fault-free window longer than the bound, or no bound; or no client takes a lock)." +
+			"\n\nA story that claims progress despite what still acts names its own window instead: `expect: {liveness: holds, liveness_window: {after: \"faults[1]\", within: 20s}}` judges liveness from the instant `faults[1]` stopped acting (or from a true time, `after: 10s`) to the end of the run, with bound `within` for every client (`single-failover-wait`).",
+		Expect: []Verdict{Holds, Violated},
+		Fuzz:   FuzzOnRequest,
 	}
 }
 

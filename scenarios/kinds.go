@@ -22,6 +22,10 @@ type ProcKind struct {
 	Name string
 	// Section is the kind's top-level field in a scenario file.
 	Section string
+	// Doc says what the section declares and lists its options with their
+	// defaults (Markdown); simrun docs writes it into
+	// docs/reference/process-kinds.md with the kind's trigger events.
+	Doc string
 	// What names one process of the kind in errors ("a Redis server").
 	What string
 	// TriggerEvents are the trigger events a process of the kind emits,
