@@ -19,7 +19,7 @@ import (
 //
 // Adding a property is that file plus one line in registry: Check, Stream,
 // the expect block of a scenario, the JSON and text outputs, twin mode,
-// the reports and fuzzing all iterate the registry (docs/extending.md,
+// the reports and fuzzing all iterate the registry (docs/design/extending.md,
 // "Adding a property").
 type Property interface {
 	// About names and describes the property. It returns the same value

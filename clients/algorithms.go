@@ -18,7 +18,7 @@ import (
 // defaults with their sources (the DefaultLockConfig constants), its own
 // validation, its lock lifetime and the bound of one acquire attempt (for the
 // liveness bound and fuzz sizing), and its constructor. Adding an algorithm
-// is one entry in registry plus its implementation file; docs/extending.md
+// is one entry in registry plus its implementation file; docs/design/extending.md
 // walks through it.
 type Algorithm struct {
 	// Name is the scenario's lock.algorithm.

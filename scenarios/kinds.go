@@ -15,7 +15,7 @@ import (
 // its processes emit, its cross-reference checks and how it is built into a
 // World. Each kind lives in its own file (kind_redis.go, kind_memcached.go,
 // ...) beside the node package's DefaultConfig, Validate and New; kinds
-// lists them. docs/extending.md walks through adding one.
+// lists them. docs/design/extending.md walks through adding one.
 type ProcKind struct {
 	// Name is the kind's name, as lock algorithms name the node kind they
 	// need (clients.Algorithm.NodeKind).
