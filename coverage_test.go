@@ -2,6 +2,7 @@ package locksim
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,30 +26,26 @@ var notInMatrix = map[string]string{
 }
 
 // TestEveryKindAndAlgorithmIsCovered fails when a registered lock
-// algorithm or process kind is missing from the README's tables, the
-// algorithm x fault matrix, the catalogue or the reports: registering one
-// is a line, and this test lists what else it takes.
+// algorithm or process kind has no doc text of its own, no entry in the
+// generated reference (docs/reference, written from the registries by
+// go run ./cmd/simrun docs), no row of the algorithm x fault matrix, no
+// catalogue scenario or no report lane: registering one is a line, and
+// this test lists what else it takes.
 func TestEveryKindAndAlgorithmIsCovered(t *testing.T) {
-	data, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	readme := strings.Split(string(data), "\n")
-	// tableRow: a row of a README table whose first cell names what
-	// (`what`, or a field of it: `what[]...`, `what.field`).
-	tableRow := func(what string) bool {
-		for _, l := range readme {
-			if rest, ok := strings.CutPrefix(l, "| `"+what); ok && rest != "" && strings.ContainsRune("`[.", rune(rest[0])) {
-				return true
-			}
-		}
-		return false
+	reference := func(file string) string {
+		data, err := os.ReadFile(filepath.Join("docs", "reference", file))
+		require.NoError(t, err)
+		return string(data)
 	}
+	algorithms, kinds := reference("algorithms.md"), reference("process-kinds.md")
 	cat, err := scenarios.Catalogue()
 	require.NoError(t, err)
 	rows := fuzz.MatrixRows()
 
 	for _, name := range clients.Algorithms {
 		t.Run("algorithm "+name, func(t *testing.T) {
-			assert.True(t, tableRow(name), "no row of the README's algorithm table (### Lock algorithms)")
+			assert.NotEmpty(t, clients.Lookup(name).Doc, "no Doc of its own (clients/algorithms.go)")
+			assert.Contains(t, algorithms, "\n## `"+name+"`\n", "no entry in docs/reference/algorithms.md: run go run ./cmd/simrun docs")
 			inMatrix := false
 			for _, r := range rows {
 				inMatrix = inMatrix || strings.Contains(r.YAML, "algorithm: "+name+",")
@@ -70,7 +67,8 @@ func TestEveryKindAndAlgorithmIsCovered(t *testing.T) {
 
 	for _, k := range scenarios.Kinds() {
 		t.Run("kind "+k.Name, func(t *testing.T) {
-			assert.True(t, tableRow(k.Section), "no row of the README's scenario reference table")
+			assert.NotEmpty(t, k.Doc, "no Doc of its own (scenarios/kind_*.go)")
+			assert.Contains(t, kinds, "\n## `"+k.Section+"`\n", "no entry in docs/reference/process-kinds.md: run go run ./cmd/simrun docs")
 			// The matrix aims at the kinds that some algorithm locks on.
 			locked := false
 			for _, name := range clients.Algorithms {

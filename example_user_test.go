@@ -12,9 +12,9 @@ import (
 	"github.com/locksim/locksim"
 )
 
-// README: "Your own lock code in the simulation". The code between the
-// markers is the README's example, word for word (TestREADMEUserExample
-// checks it).
+// docs/guide/user-code.md, "Your own lock code in the simulation". The
+// code between the markers is the guide's example, word for word
+// (TestUserCodeGuideExample checks it).
 
 // readme-user-example-begin
 

@@ -25,7 +25,7 @@
 // recorded trace against it and RenderReport draws its report, without
 // the scenario file.
 //
-// The file format is documented in docs/scenario-format.md and the README.
+// The file format is documented in docs/guide/scenarios.md and docs/reference.
 // Runs are deterministic: the same scenario and seed give the same trace,
 // event for event, whatever the machine or the number of goroutines.
 //

@@ -31,7 +31,7 @@
 // Each property is a value (Property) in its own file, judged on a whole
 // history (Judge) and on a history handed over in pieces (Stream), and
 // listed once in the ordered registry of property.go: Check, Stream and
-// every output iterate the registry (docs/extending.md, "Adding a
+// every output iterate the registry (docs/design/extending.md, "Adding a
 // property"), and a Result's verdicts are a list in its order (Verdicts).
 //
 // The checker reads only the history types of package sim and uses porcupine;

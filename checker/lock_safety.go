@@ -21,8 +21,11 @@ func (lockSafety) About() About {
 	return About{
 		Name: LockSafety, Title: "lock safety", Kind: KindLockSafety, Short: "lock",
 		Explains: "no two clients believed they held the same lock at the same true time",
-		Expect:   []Verdict{Holds, Violated, NotUsed},
-		Fuzz:     FuzzByDefault,
+		Doc: "`violated` when two clients believed they held the lock at overlapping true times (porcupine, an owner-aware mutex over belief periods). A holder counts until its belief ends, at its next check, not at the end of the validity it computed (Redlock's and redsync's ttl - elapsed - drift); a holder that went on believing past that validity is named with the terms it computed (\"c1's validity ended at 4.948s (ttl 5s - 20ms elapsed - 52ms drift ...) but it kept believing until 5.024s without re-checking\", `redlock-hold-outlives-validity`)." +
+			"\n\n`not-used` when no client was ever granted the lock: a `holds` there would be vacuous, and the output says so (\"lock safety not used: no client was granted the lock (685 acquire attempts, 684 failed)\"); a `holds` over a single grant carries the same kind of note." +
+			"\n\nAn overlap explanation first names what the servers did on their own to the holder's key between the two beliefs: an expiry, an eviction, a ZooKeeper session expiry, a MySQL connection killed with its row lock, a restart that recovered less than the crashed server held, a demoted master whose full resync dropped the key. The history does not say which servers granted the lock, so a loss of that key on any server is named.",
+		Expect: []Verdict{Holds, Violated, NotUsed},
+		Fuzz:   FuzzByDefault,
 	}
 }
 

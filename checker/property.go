@@ -19,7 +19,7 @@ import (
 //
 // Adding a property is that file plus one line in registry: Check, Stream,
 // the expect block of a scenario, the JSON and text outputs, twin mode,
-// the reports and fuzzing all iterate the registry (docs/extending.md,
+// the reports and fuzzing all iterate the registry (docs/design/extending.md,
 // "Adding a property").
 type Property interface {
 	// About names and describes the property. It returns the same value
@@ -49,9 +49,14 @@ type About struct {
 	// --check lock).
 	Short string
 	// Explains says in one sentence what the verdict holds means (the
-	// tooltip of the property in the HTML report's table of verdicts; the
-	// README's "Verdicts" section says it at length).
+	// tooltip of the property in the HTML report's table of verdicts; Doc
+	// says it at length).
 	Explains string
+	// Doc is the property's reference text (Markdown): when each verdict
+	// it may have is given, and what the explanation names. simrun docs
+	// writes it into docs/reference/properties.md; every verdict of Expect
+	// other than holds and violated is named in it in backquotes.
+	Doc string
 	// Expect lists the verdicts a scenario's expect block may claim for
 	// it, the first two being holds and violated.
 	Expect []Verdict

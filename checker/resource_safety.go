@@ -24,8 +24,11 @@ func (resourceSafety) About() About {
 	return About{
 		Name: ResourceSafety, Title: "resource safety", Kind: KindResourceSafety, Short: "resource",
 		Explains: "the protected resource's history is explained by some serial order of its accepted writes (no lost update, no oversold stock)",
-		Expect:   []Verdict{Holds, Violated, NotUsed},
-		Fuzz:     FuzzByDefault,
+		Doc: "`violated` when the resource accepted writes that no mutually exclusive order explains: a lost update (porcupine, a fetch-and-increment counter, one operation per critical section)." +
+			"\n\nFor stock counters (`counters`) it is judged on the counter operations the clients record (client-side call and return times, the value each saw, whether it sold, whether the outcome is known): a porcupine model of the stock in which a purchase that saw v happens when the stock is v and a sale decrements it (DECR: the stock was reply + 1); an outcome the client never learned (a timeout, a lost connection) may or may not have taken effect (a nondeterministic model, returning at infinity). More acknowledged sales than the declared stock is named \"oversold\"." +
+			"\n\n`not-used` when no critical section and no stock counter touched the resource.",
+		Expect: []Verdict{Holds, Violated, NotUsed},
+		Fuzz:   FuzzByDefault,
 	}
 }
 

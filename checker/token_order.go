@@ -26,7 +26,10 @@ func (tokenOrder) About() About {
 	return About{
 		Name: TokenOrder, Title: "token order", Kind: KindTokenOrder, Short: "token order",
 		Explains: "the resource never accepted a lower fencing token after a higher one, nor one token from two grants (not-used: no write carried a token)",
-		Expect:   []Verdict{Holds, Violated, NotUsed},
+		Doc: "Fencing order: `violated` when the resource accepted a write whose fencing token is lower than that of a write it accepted before (Kleppmann 2016, \"Making the lock safe with fencing\": the storage \"rejects the request with token 33\" after 34), or accepted the writes of two different critical sections with the same token (an INCR counter that restarted empty hands out token 1 twice); sections of one grant may share its token." +
+			"\n\n`not-used` when no accepted write carried a token." +
+			"\n\nThe explanation names who got which token, a server's loss of the token counter key `<key>:token` in between (an eviction, an expiry, a restart without persistence), a replica promoted without it or with an older value than a token already issued, and the faults in between: \"A evicted the token counter key `lock:token` at 3.000s (...), and the tokens counted from the start again\"; \"token 1 was issued to c1 and c2 ... the second grant of token 1 began 1.8s after A restarted at 3.200s\". A fenced resource can keep resource safety while the order is broken, and a lost update can happen with tokens in order, so it is a verdict of its own.",
+		Expect: []Verdict{Holds, Violated, NotUsed},
 	}
 }
 

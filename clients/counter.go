@@ -25,8 +25,8 @@ import (
 // and the final reply.
 
 // CounterMethod is one way of selling from a stock counter, declared once:
-// the scenario format validates method names against this list, the README
-// lists it.
+// the scenario format validates method names against this list, and
+// docs/guide/scenarios.md lists it.
 type CounterMethod struct {
 	// Name is the method's name in scenario files.
 	Name string
@@ -59,8 +59,8 @@ var counterMethods = []CounterMethod{
 		Source: "Redis EVAL documentation (scripts run atomically); go-redis v9 script.go Script.Run (EVALSHA, then EVAL on NOSCRIPT)", Atomic: true},
 }
 
-// CounterMethods returns the counter methods, in the order of the README's
-// table.
+// CounterMethods returns the counter methods, in the order of the
+// scenario guide's table.
 func CounterMethods() []CounterMethod { return append([]CounterMethod(nil), counterMethods...) }
 
 // LookupCounterMethod returns the method called name, or nil.

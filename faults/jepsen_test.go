@@ -116,7 +116,7 @@ func TestJepsenFaults(t *testing.T) {
 			// Jepsen's partitioner replaces its grudge on each :start
 			// (net/drop-all! after no heal); locksim's partitions stack:
 			// a later one adds its cuts, and healing it leaves the
-			// earlier one's (README, "Faults").
+			// earlier one's (docs/guide/scenarios.md, "Faults").
 			name:  "partitions stack: a later partition neither replaces nor heals an earlier one",
 			procs: []string{"a", "b", "c"},
 			specs: []faults.Spec{

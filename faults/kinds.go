@@ -101,6 +101,10 @@ type Field struct {
 // KindDef declares one fault kind.
 type KindDef struct {
 	Name string
+	// Doc is the kind's reference text (Markdown, one paragraph): what the
+	// fault does and what each field means. simrun docs writes it, with the
+	// fields' types and defaults, into docs/reference/faults.md.
+	Doc string
 	// Fields in the order they are read, written and shrunk.
 	Fields []Field
 	// NeedsReplica: the kind applies only to worlds with a Redis replica.
@@ -188,6 +192,7 @@ func positiveRange(r sim.Range) string {
 var table = []KindDef{
 	{
 		Name: KindClockJump,
+		Doc:  "Step `node`'s wall clock by `by` (signed: `+30s`, `-5s`); the monotonic clock is unaffected. With `revert_after`, step it back by the same amount that long after (as a Chaos Mesh TimeChaos ends, or NTP corrects), recorded as a fault of its own.",
 		Fields: []Field{nodeField, {Name: "by", Type: FieldDuration, Required: true, Signed: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.By }},
 			{Name: "revert_after", Type: FieldOptRange, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.RevertAfter },
 				Check: func(s *Spec) string {
@@ -223,6 +228,7 @@ var table = []KindDef{
 	},
 	{
 		Name:  KindClockDrift,
+		Doc:   "From now on both of `node`'s clocks run at 1 + `rate` (`0.01` is 1% fast, `-0.01` 1% slow).",
 		Clock: true,
 		Fields: []Field{nodeField, {Name: "rate", Type: FieldFloat, Required: true, Ptr: func(s *Spec) any { return &s.Rate },
 			Check: func(s *Spec) string {
@@ -250,6 +256,7 @@ var table = []KindDef{
 	},
 	{
 		Name: KindPause,
+		Doc:  "Stop the process `node` for `for` (a GC pause, SIGSTOP): nothing runs, its clocks keep running, and messages to it queue in its inbox and are handled in order on resume.",
 		Fields: []Field{nodeField, {Name: "for", Type: FieldRange, Required: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.For },
 			Check: func(s *Spec) string { return positiveRange(s.For) }}},
 		Liveness: sim.LiveSpan,
@@ -263,6 +270,7 @@ var table = []KindDef{
 	},
 	{
 		Name: KindCrash,
+		Doc:  "Crash the process `node`. `mode`: `process` (the default): the page cache survives; `power`: only fsynced data (and what the OS wrote back after 30s) survives, and the host sends nothing; `clean`: shutdown hooks run. With `restart_after`, start it again that long after.",
 		Fields: []Field{nodeField,
 			{Name: "mode", Type: FieldEnum, Enum: []string{"process", "power", "clean"}, Default: "process", Ptr: func(s *Spec) any { return &s.Mode },
 				Check: func(s *Spec) string {
@@ -302,6 +310,7 @@ var table = []KindDef{
 	},
 	{
 		Name:     KindRestart,
+		Doc:      "Start the crashed process `node` again: a fresh instance recovers from its durable state.",
 		Fields:   []Field{nodeField},
 		Liveness: sim.LiveRestart,
 		words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s", s.Node) },
@@ -336,6 +345,7 @@ var table = []KindDef{
 	},
 	{
 		Name: KindPartition,
+		Doc:  "Only processes in the same group of `groups` can talk; unlisted processes keep their links. Connections across it stall (retransmitted, delivered in order after the heal) until a timeout ends them. Partitions stack: a later one adds its cuts, and `heal_after` ends only its own.",
 		Fields: []Field{
 			{Name: "groups", Type: FieldGroups, Required: true, Ptr: func(s *Spec) any { return &s.Groups },
 				Check: func(s *Spec) string {
@@ -365,6 +375,7 @@ var table = []KindDef{
 	},
 	{
 		Name:     KindHeal,
+		Doc:      "Remove every partition and link fault; stalled connections deliver at their next retransmission.",
 		Liveness: sim.LiveHeal,
 		words:    func(b *strings.Builder, s Spec) {},
 		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
@@ -376,6 +387,7 @@ var table = []KindDef{
 	},
 	{
 		Name: KindDrop,
+		Doc:  "Lose the next `count` messages on the one-way link `from` -> `to`, as a middlebox that forgets the flow: each resets its connection (both ends learn; what the sender sent on it before it learnt is lost too).",
 		Fields: []Field{fromField, toField, {Name: "count", Type: FieldInt, Required: true, Ptr: func(s *Spec) any { return &s.Count },
 			Check: func(s *Spec) string {
 				if s.Count < 1 {
@@ -403,6 +415,7 @@ var table = []KindDef{
 	},
 	{
 		Name: KindDelay,
+		Doc:  "Add `by` of latency to the one-way link `from` -> `to` for `for` (order is kept).",
 		Fields: []Field{fromField, toField,
 			{Name: "by", Type: FieldDuration, Required: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.By },
 				Check: func(s *Spec) string {
@@ -434,6 +447,7 @@ var table = []KindDef{
 	},
 	{
 		Name:         KindPromote,
+		Doc:          "Make the replica `node` a master (REPLICAOF NO ONE from an operator): a manual failover.",
 		Fields:       []Field{{Name: "node", Type: FieldProc, Required: true, Replica: true, Ptr: func(s *Spec) any { return &s.Node }}},
 		NeedsReplica: true,
 		words:        func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s", s.Node) },
@@ -455,6 +469,7 @@ var table = []KindDef{
 		// strobe-time! and resources/strobe-time.c (delta ms, period ms,
 		// duration s).
 		Name: KindClockStrobe,
+		Doc:  "Jepsen's clock strobe (`jepsen.nemesis.time` `strobe-time!`): set `node`'s wall clock to its offset plus `delta`, then back, every `period`, for `for`; at the first flip due at or after `for` it is left at its offset. Each flip is a wall-clock jump (timers re-planned); at most 100,000 flips.",
 		Fields: []Field{nodeField,
 			{Name: "delta", Type: FieldDuration, Required: true, Signed: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.By },
 				Check: func(s *Spec) string {
@@ -510,6 +525,7 @@ var table = []KindDef{
 		// Jepsen's majorities ring: jepsen/src/jepsen/nemesis.clj
 		// majorities-ring, majorities-ring-perfect.
 		Name: KindPartitionRing,
+		Doc:  "Jepsen's majorities ring (`jepsen.nemesis` `majorities-ring-perfect`): `ring` lists n positions in ring order, each a group of processes that keep their links (a client beside its node); for each window of m = n/2+1 consecutive positions, the middle one drops messages from the positions outside it. Each position hears a majority and no two hear the same one; not transitive (with five positions each talks to its two neighbours only). Unlisted processes keep every link. `heal_after` ends the ring's cuts that long after.",
 		Fields: []Field{
 			{Name: "ring", Type: FieldGroups, Required: true, Ptr: func(s *Spec) any { return &s.Ring },
 				Check: func(s *Spec) string {
@@ -542,6 +558,7 @@ var table = []KindDef{
 		// (clusterManagerMoveSlot, R 7.0.15 src/redis-cli.c:4413-4485),
 		// by the world's operator (Hooks.Reshard).
 		Name: KindReshard,
+		Doc:  "Redis Cluster only: migrate the slot of `key` from the master `from` to the master `to` as `redis-cli --cluster reshard` does (CLUSTER SETSLOT IMPORTING on the target, MIGRATING on the source, GETKEYSINSLOT + MIGRATE in batches of 10, SETSLOT NODE everywhere), sent by an operator process, in real mode to the real servers; `hold` keeps the slot open that long after its keys moved (clients meet ASK and TRYAGAIN meanwhile). See [Redis Cluster](../design/redis-cluster.md).",
 		Fields: []Field{
 			{Name: "key", Type: FieldString, Required: true, Ptr: func(s *Spec) any { return &s.Key },
 				Check: func(s *Spec) string {
@@ -605,6 +622,7 @@ var table = []KindDef{
 		// that sender; with event timer, its first timer) runs before every
 		// other event due at that instant, the others keeping their order.
 		Name: KindOrder,
+		Doc:  "The order of the events due at one instant (`at:` one instant; no range, no trigger): `node`'s first event due then (with `from`, its first delivery from that sender; with `event` `timer` instead of `any`, its first timer) runs before every other event due at that instant, the others keeping their order. Not a fault to liveness; never drawn by `simrun fuzz`; `simrun explore --orders` enumerates it; real mode refuses it. The fault record says what moved or that nothing was due.",
 		Fields: []Field{nodeField,
 			{Name: "event", Type: FieldEnum, Enum: []string{"any", "timer"}, Default: "any", Ptr: func(s *Spec) any { return &s.Event },
 				Check: func(s *Spec) string {

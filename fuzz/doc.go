@@ -28,7 +28,7 @@
 // processes from partitions, shorten the run), keeping a change only when
 // the run still violates the same property, until no single change does.
 //
-// Campaigns beyond one process (docs/scale.md): Each is the one worker
+// Campaigns beyond one process (docs/design/scale.md): Each is the one worker
 // pool of simrun fuzz, sweep (Sweep) and matrix (Matrix, whose schedules
 // come from the same generator, ScheduleWith), and RunSeed their one seed
 // derivation; a Shard runs a contiguous range of a campaign's run numbers

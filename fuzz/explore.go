@@ -25,7 +25,7 @@ import (
 // the scenario's timings define). K faults are every set of K distinct
 // single faults.
 //
-// What pruning assumes (README "Exhaustive exploration"):
+// What pruning assumes (docs/guide/exploration.md):
 //   - A process observes a fault only when it acts: when it handles a
 //     message or one of its timers does something visible (sends, logs a
 //     key event). A fault placed after the target's last action in the base

@@ -683,8 +683,8 @@ func mountLazy(dir string) (*lazyfs.FS, error) {
 // 16 KB query buffer (networking.c createClient, readQueryFromClient),
 // and jemalloc rounds every allocation up to its size class, so real
 // memory tracks the model's only to within tens of KB; an eviction story
-// twin-checked on it needs margins larger than that (README, Real and
-// twin mode).
+// twin-checked on it needs margins larger than that
+// (docs/guide/real-and-twin.md).
 func redisLaunchOptions(r scenarios.RedisSpec) launch.RedisOptions {
 	delay := int(r.ReplDisklessSyncDelay / time.Second)
 	return launch.RedisOptions{

@@ -15,7 +15,7 @@ import (
 
 // TestClusterOutsideScenarios runs the Redis Cluster scenarios in
 // testdata/cluster-outside, written the way a user would (from
-// docs/scenario-format.md and the reference notes on Redis Cluster, not
+// the scenario guide (docs/guide/scenarios.md) and the reference notes on Redis Cluster, not
 // from the catalogue; issue 26: "scenarios written by others from the
 // same references are run against it"), on several seeds, and checks that
 // each tells the story its why: says. Each also agreed with real

@@ -18,7 +18,7 @@ import (
 // (contend-forever, hold 0s, think 0s: 10 minutes). The target is that
 // it does not grow with the run's length: LOCKSIM_TURNS and
 // LOCKSIM_CONTEND set the virtual times (1000h and 1h take about 35 s of
-// CPU each). The peak RSS of the whole process, which the README quotes,
+// CPU each). The peak RSS of the whole process, which docs/design/performance.md quotes,
 // is /usr/bin/time -v of simrun run on the same files.
 //
 //	go test ./scenarios -run '^$' -bench ContendedPeakHeap -benchtime 1x

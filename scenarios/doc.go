@@ -3,7 +3,7 @@
 // runs it.
 //
 // A scenario is a YAML file (../shared/SCENARIO_FORMAT.md, with the
-// extensions the README lists): servers, lock clients with their workload,
+// extensions docs/guide/scenarios.md lists): servers, lock clients with their workload,
 // the protected resource, a fault schedule and the expected verdicts.
 // Parsing is strict: unknown fields, unknown or misplaced process names,
 // impossible values and triggers that can never fire are errors naming the

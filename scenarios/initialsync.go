@@ -21,8 +21,8 @@ import (
 // initServer): a cluster replica with that data age does not stand for
 // election (clusterHandleSlaveFailover), a Sentinel-monitored one is
 // chosen on its master_link_down_time. Real mode (and so simrun twin)
-// starts a run only once every replica reports its link up (realmode
-// README section), so the two can start from different worlds. Found by
+// starts a run only once every replica reports its link up (realmode;
+// docs/guide/real-and-twin.md), so the two can start from different worlds. Found by
 // outsider3: a cluster partition at 0s between a master and its replica
 // gave "holds" in the model (the replica never synced, never stood for
 // election) and "violated" on real servers (synced before the run, then

@@ -51,6 +51,7 @@ const (
 // Counter operations, which the checker judges as resource safety.
 var counterKind = &ProcKind{
 	Name: KindCounter, Section: counterSection, What: "a stock counter process",
+	Doc: "Stock counters sold from without a lock (a flash sale), a list. Each entry:\n\n- `name`: the loader process, which SETs the stock at 0s, once per run.\n- `node`: a Redis master (a Sentinel-monitored one is discovered); `key` (default: the name); `stock` (the initial stock, 0 or more, required).\n- `clients`: each with `name`, `method` (`get-set`, `decr`, `script`, `watch`: see [writing scenarios](../guide/scenarios.md#counter-methods)), `purchases` (default 1), `start` (100ms), `think` (0s), `timeout` (3s), `retries` (watch only, 1000), `clock`. Each client reads the stock once after its purchases.\n- `clock`.",
 	read: func(r *reader, top *obj, s *Scenario) {
 		var out []CounterSpec
 		for i, n := range top.list(counterSection) {

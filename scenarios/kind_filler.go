@@ -39,6 +39,7 @@ const fillerSection = "fillers"
 // memcached server; what they write follows from its kind.
 var fillerKind = &ProcKind{
 	Name: KindFiller, Section: fillerSection, What: "a cache filler",
+	Doc: "Cache fillers, the cache workload of the eviction stories, a list. Each entry:\n\n- `name`; `node`: a `redis` or `memcached` server.\n- every `every` from `start` (default 0s), `count` keys (default 0 = until the end) named `prefix`N (default `cache:`) with `value_size`-byte values and `ttl` (default none; whole seconds for memcached), written with SET (Redis) or set (memcached) without waiting for replies.\n- `clock`.",
 	read: func(r *reader, top *obj, s *Scenario) {
 		var out []FillerSpec
 		for i, n := range top.list(fillerSection) {

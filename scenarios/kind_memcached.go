@@ -40,6 +40,7 @@ const memcachedSection = "memcached"
 // absolute Unix time on the server's start-up wall clock).
 var memcachedKind = &ProcKind{
 	Name: KindMemcached, Section: memcachedSection, What: "a memcached server",
+	Doc: "memcached 1.6 servers (`nodes/memcached`; no persistence: a restart loses every item), a list. Each entry:\n\n- `name` (required).\n- `memory_mb` (`-m`, slab memory limit in MB, 1..1048576; default 64).\n- `item_size_max` (`-I`, bytes, 524288..1048576 and at most half of `memory_mb`, as memcached refuses to start otherwise; default 1048576).\n- `no_evictions` (`-M`: a full cache refuses stores with `SERVER_ERROR out of memory` instead of evicting the COLD LRU tail; default off).\n- `no_cas` (`-C`; default CAS on).\n- `clock`. Exptimes come from lock clients: seconds, over 30 days an absolute Unix time on the server's start-up wall clock.",
 	// nodes/memcached logs item-stored for every store (set, add, replace,
 	// cas, incr/decr) and item-evicted when the LRU evicts a live item.
 	TriggerEvents: []faults.NodeEvent{

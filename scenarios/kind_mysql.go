@@ -43,6 +43,7 @@ const mysqlSection = "mysql"
 // = 1; row locks belong to transactions and die with their connection.
 var mysqlKind = &ProcKind{
 	Name: KindMySQL, Section: mysqlSection, What: "a MySQL server",
+	Doc: "MySQL/InnoDB servers (`nodes/mysql`), a list. Each entry:\n\n- `name` (required); `database` (default `locksim`).\n- `tables`: the lock tables, names or `{name, key_name}`; at least one (default `[locks]` keyed by `PRIMARY`).\n- `innodb_lock_wait_timeout`, `wait_timeout`, `slave_net_timeout` (whole seconds; defaults 50s, 28800s, 60s).\n- `innodb_flush_log_at_trx_commit` (0, 1, 2; default 1), `innodb_rollback_on_timeout` (false), `innodb_deadlock_detect` (true), `read_only` (false).\n- `replica_of`: another `mysql` server.\n- `clock`.",
 	// nodes/mysql logs mysql-row-locked when InnoDB grants a row lock (an
 	// INSERT's or DELETE's record lock, SELECT ... FOR UPDATE's),
 	// mysql-commit at each commit and mysql-conn-closed when the server

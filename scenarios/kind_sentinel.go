@@ -24,6 +24,7 @@ const sentinelSection = "sentinel"
 // master discover it through them.
 var sentinelKind = &ProcKind{
 	Name: KindSentinel, Section: sentinelSection, What: "a sentinel",
+	Doc: "Redis Sentinel 7.2.4 processes monitoring one master:\n\n- `master` (required): the master the sentinels monitor; clients whose lock names it discover the current master from Sentinel.\n- `count` (default 3), `names`: how many sentinels, named `s1..sN` unless `names` lists them.\n- `quorum`, `down_after`, `failover_timeout`: as in sentinel.conf (defaults 2, 30s, 180s).\n- `clock`: as for Redis servers.",
 	read: func(r *reader, top *obj, s *Scenario) {
 		if n := top.get(sentinelSection); n != nil {
 			setSection(s, sentinelSection, r.sentinel(n))

@@ -20,6 +20,7 @@ const (
 // (nodes/storage). Every scenario has one ("storage" unless named).
 var storageKind = &ProcKind{
 	Name: KindStorage, Section: "resource", What: "the storage service",
+	Doc:  "The protected resource, a storage service the clients read and write in their critical sections:\n\n- `fencing`: `none` (default; accepts every read and write), `monotonic` (Kleppmann: rejects a write whose token is below the highest written), `mark` (Junqueira: reads and writes carry the token; anything below the highest seen is rejected), `token-cas` (antirez: a critical section sets the resource's lock field to its token; the write succeeds only if the field still holds it).\n- `name`: the storage process's name (default `storage`).",
 	read: func(r *reader, top *obj, s *Scenario) { s.Resource = r.resource(top.get("resource")) },
 	procs: func(s *Scenario) []Proc {
 		return []Proc{{Name: s.Resource.Name, Path: "resource.name", Role: RoleStorage, Lane: record.LaneResource, Note: "resource, fencing " + orNone(s.Resource.Fencing)}}

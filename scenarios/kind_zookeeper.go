@@ -26,6 +26,7 @@ const zookeeperSection = "zookeeper"
 // ensemble (nodes/zookeeper). A zookeeper lock without node uses it.
 var zookeeperKind = &ProcKind{
 	Name: KindZooKeeper, Section: zookeeperSection, What: "the ZooKeeper service",
+	Doc:             "The ZooKeeper-style session service the `zookeeper` algorithm needs (one logical service):\n\n- `name` (default `zk`), `tick_time` (default 2s).\n- `min_session_timeout`, `max_session_timeout` (defaults 2 and 20 ticks): a requested session timeout is clamped into [min, max], as zoo.cfg's `minSessionTimeout` and `maxSessionTimeout`.\n- `lock_delay`: Chubby's lock-delay after a session expires (default none).\n- `clock`: as for Redis servers.",
 	DefaultLockNode: true, Ensemble: true,
 	read: func(r *reader, top *obj, s *Scenario) {
 		if n := top.get(zookeeperSection); n != nil {

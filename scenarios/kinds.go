@@ -15,13 +15,17 @@ import (
 // its processes emit, its cross-reference checks and how it is built into a
 // World. Each kind lives in its own file (kind_redis.go, kind_memcached.go,
 // ...) beside the node package's DefaultConfig, Validate and New; kinds
-// lists them. docs/extending.md walks through adding one.
+// lists them. docs/design/extending.md walks through adding one.
 type ProcKind struct {
 	// Name is the kind's name, as lock algorithms name the node kind they
 	// need (clients.Algorithm.NodeKind).
 	Name string
 	// Section is the kind's top-level field in a scenario file.
 	Section string
+	// Doc says what the section declares and lists its options with their
+	// defaults (Markdown); simrun docs writes it into
+	// docs/reference/process-kinds.md with the kind's trigger events.
+	Doc string
 	// What names one process of the kind in errors ("a Redis server").
 	What string
 	// TriggerEvents are the trigger events a process of the kind emits,

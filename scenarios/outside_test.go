@@ -14,7 +14,7 @@ import (
 )
 
 // TestOutsideScenarios runs the scenarios in testdata/outside, written by
-// an outside user from docs/scenario-format.md and the reference notes
+// an outside user from the scenario guide (docs/guide/scenarios.md) and the reference notes
 // only, before reading the catalogue (issue 26's "scenarios you have not
 // seen"), on seeds 1-3: each must match its expect block, whose story its
 // why: tells, and parse without warnings. Predicted, simulated and real
@@ -51,7 +51,7 @@ import (
 // Left out: a volatile-ttl story whose cache keys had no TTL (the model
 // refuses c2's SET NX with OOM once the lock key is evicted; real Redis
 // took it, its client buffers moving used_memory under the limit: a margin
-// of bytes, README "Real and twin mode"), and a cluster cut at 0s (the
+// of bytes, docs/guide/real-and-twin.md), and a cluster cut at 0s (the
 // initial-sync warning, TestInitialSyncWarning).
 func TestOutsideScenarios(t *testing.T) {
 	dir := filepath.Join("testdata", "outside")

@@ -17,7 +17,7 @@ import (
 // 2^20 events after a collection, so that it is what the run holds, not
 // what the collector has yet to free. Issue 15's target is a 24-hour run
 // (2.4 million lock cycles) in 300 MB; LOCKSIM_LONG_RUN sets the virtual
-// time (default 10m; the README's figures use 1h).
+// time (default 10m; docs/design/performance.md's figures use 1h).
 //
 //	go test ./scenarios -run '^$' -bench LongRunPeakHeap -benchtime 1x
 //	LOCKSIM_LONG_RUN=1h go test ./scenarios -run '^$' -bench LongRunPeakHeap/stream -benchtime 1x -timeout 30m

@@ -10,7 +10,7 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-// This file walks through docs/extending.md's "Adding a node kind" with a
+// This file walks through docs/design/extending.md's "Adding a node kind" with a
 // throwaway kind that exists in this test only: a node (toyNode, standing
 // for its own package), a kind declared with its section, accessor and
 // lane role, and one registration line. Nothing else in the tree knows it,

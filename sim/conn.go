@@ -53,7 +53,7 @@ import (
 // Processes learn that a connection ended through ConnObserver; the kernel
 // traces every end as a "conn-end" event.
 //
-// Simplifications (see README, "Network"): a retransmission carries every
+// Simplifications (see docs/design/model.md, "The network"): a retransmission carries every
 // queued segment of the direction at once, acknowledgements are not modelled
 // (a one-way cut of the reverse direction does not stall the sender), the
 // RTO starts at TCP_RTO_MIN for every new stall (a LAN's RTT keeps the

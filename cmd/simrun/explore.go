@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,8 +50,8 @@ Pruned (and counted): a fault after the target's last action; a clock jump
 or crash for good in the same gap between two actions of its target as
 another; a longer pause at the same instant as a shorter one that ends while
 the target is idle in the shorter one's run (same world state, safety
-verdicts copied; off with --check liveness or --no-state-pruning). See the README,
-"Exhaustive exploration", for what this pruning assumes. --orders adds, at each
+verdicts copied; off with --check liveness or --no-state-pruning). See
+docs/guide/exploration.md for what this pruning assumes. --orders adds, at each
 instant of the base run where two or more messages or timers are due at once,
 one schedule per other event run first (an order fault; --faults '' for orders alone).
 
@@ -80,14 +79,14 @@ was inconclusive or failed, or interrupted.`,
 	fl.IntVar(&f.maxSched, "max-schedules", fuzz.DefaultMaxSchedules, "refuse a larger space unless --force")
 	fl.BoolVar(&f.force, "force", false, "explore a space larger than --max-schedules; replace another campaign's results in --out")
 	fl.StringVar(&f.checks, "check", "", "comma-separated properties to check (default: as simrun fuzz)")
-	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel workers")
+	workersFlag(fl, &f.workers, "parallel workers")
 	fl.StringVar(&f.out, "out", "explore-findings", "folder for the finding files")
 	fl.BoolVar(&f.jsonOut, "json", false, "print one JSON object instead of the summary")
 	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fl.BoolVar(&f.shrink, "shrink", false, "shrink the first finding of each group")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	fl.BoolVar(&f.orders, "orders", false, "also vary the order of events due at one instant: each other event of a tie first")
-	fl.BoolVar(&f.noStatePrune, "no-state-pruning", false, "run every schedule (no pruning by world state; see the README)")
+	fl.BoolVar(&f.noStatePrune, "no-state-pruning", false, "run every schedule (no pruning by world state; see docs/guide/exploration.md)")
 	fl.StringVar(&f.shard, "shard", "", "run only shard K/N of the schedules (K from 0 to N-1); join the shards with simrun merge")
 	return cmd
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,7 +91,7 @@ with nothing found.`,
 	fl.IntVar(&f.runs, "runs", 0, "number of runs (default 1000 unless --time is given; with --time: at most this many)")
 	fl.DurationVar(&f.dur, "time", 0, "stop starting runs after this long (wall time), e.g. 30s")
 	fl.Uint64Var(&f.seed, "seed", 1, "campaign seed (vary it in CI to explore new schedules)")
-	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel workers")
+	workersFlag(fl, &f.workers, "parallel workers")
 	fl.StringVar(&f.kinds, "faults", "", "comma-separated fault kinds to generate (default: every kind that applies)")
 	fl.StringVar(&f.checks, "check", "", "comma-separated properties to check: lock, resource, liveness (default: see above)")
 	fl.IntVar(&f.maxFaults, "max-faults", faults.DefaultMaxFaults, "most faults in one schedule")

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -60,7 +59,7 @@ into --out; 'simrun merge' joins the shards into the whole matrix.`,
 	}
 	cmd.Flags().IntVar(&f.runs, "runs", 60, "random schedules per cell")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 1, "base seed")
-	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel runs")
+	workersFlag(cmd.Flags(), &f.workers, "parallel runs")
 	cmd.Flags().StringVar(&f.outDir, "out", "", "folder for the heatmap and the tables (required)")
 	cmd.Flags().BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	cmd.Flags().StringVar(&f.shard, "shard", "", "run only shard K/N of the matrix's runs (K from 0 to N-1); join the shards with simrun merge")

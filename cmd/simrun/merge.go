@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -63,7 +62,7 @@ violations were found).`,
 	fl.StringVar(&f.junit, "junit", "", "fuzz, explore: write a JUnit XML report to this file")
 	fl.BoolVar(&f.shrink, "shrink", false, "fuzz, explore: shrink each written finding to a minimal schedule")
 	fl.BoolVar(&f.force, "force", false, "replace the results of another campaign in --out")
-	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel workers (shrinking)")
+	workersFlag(fl, &f.workers, "parallel workers (shrinking)")
 	return cmd
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -63,7 +62,7 @@ into the same folder, point files included.`,
 	cmd.Flags().StringArrayVar(&f.refs, "reference", nil, "VALUE=TEXT: a reference line the story predicts, on a one-parameter sweep (e.g. '5s=ttl - hold')")
 	cmd.Flags().IntVar(&f.seeds, "seeds", 20, "runs (seeds) per point")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "base seed (default: the scenario's seed)")
-	cmd.Flags().IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel runs")
+	workersFlag(cmd.Flags(), &f.workers, "parallel runs")
 	cmd.Flags().StringVar(&f.outDir, "out", "", "folder for the plot, the CSV and the point scenarios (required)")
 	cmd.Flags().BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	cmd.Flags().StringVar(&f.shard, "shard", "", "run only shard K/N of the sweep's runs (K from 0 to N-1); join the shards with simrun merge")

@@ -15,7 +15,7 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-// This file walks through docs/extending.md's "Adding a property" with a
+// This file walks through docs/design/extending.md's "Adding a property" with a
 // throwaway property that exists in this test only: fencedWrites stands
 // for a file checker/fenced_writes.go, and registerFencedWrites for its
 // one line in checker's registry. Nothing else in the tree knows it, yet

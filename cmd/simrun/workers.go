@@ -1,6 +1,10 @@
 package main
 
-import "runtime"
+import (
+	"runtime"
+
+	"github.com/spf13/pflag"
+)
 
 // maxWorkersPerCPU bounds --workers: past a few workers per core, more
 // only adds goroutines, worlds in memory and contention (issue 25:
@@ -24,4 +28,11 @@ func checkWorkers(n int) error {
 		return badInput("--workers %d is more than %d (%d per CPU of this machine's %d): more workers than that only contend", n, maxWorkers(), maxWorkersPerCPU, runtime.NumCPU())
 	}
 	return nil
+}
+
+// workersFlag defines --workers, whose default is the machine's number of
+// CPUs (which the generated reference names in words).
+func workersFlag(fl *pflag.FlagSet, p *int, usage string) {
+	fl.IntVar(p, "workers", runtime.NumCPU(), usage)
+	_ = fl.SetAnnotation("workers", docDefaultAnnotation, []string{"the number of CPUs"})
 }

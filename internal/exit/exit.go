@@ -11,14 +11,23 @@ import (
 
 // Exit codes.
 const (
-	OK           = 0
-	Mismatch     = 1
-	BadInput     = 2
+	// OK: the verdicts match the scenario's expect (or no violation when
+	// nothing is expected); a campaign found nothing.
+	OK = 0
+	// Mismatch: the verdicts do not match; a campaign found violations;
+	// two recorded runs differ.
+	Mismatch = 1
+	// BadInput: bad input (flags, files, names, a scenario field), with a
+	// message naming the file, line and field.
+	BadInput = 2
+	// Inconclusive: no verdict (a checker timeout, a budget of events or
+	// memory exhausted) or an internal error.
 	Inconclusive = 3
 	// Interrupted is a campaign stopped by SIGINT (Ctrl-C), after writing
 	// what it found; SIGTERM is Terminated (128 + the signal's number).
 	Interrupted = 130
-	Terminated  = 143
+	// Terminated: stopped by SIGTERM, after writing what it found.
+	Terminated = 143
 )
 
 // Error is an error with the exit code it stands for (Err may be nil: the

@@ -26,7 +26,7 @@ import (
 // between two processes, so partitions, pauses and crashes act on it as on
 // any connection.
 //
-// Simplifications (also in docs/redis-cluster.md):
+// Simplifications (also in docs/design/redis-cluster.md):
 //   - Slots migrate by CLUSTER SETSLOT and MIGRATE (cluster_migrate.go,
 //     with its own simplifications); CLUSTER ADDSLOTS/DELSLOTS/MEET/
 //     FORGET/RESET are not modelled.

@@ -19,7 +19,7 @@ import (
 // ASKING, and a command on several keys of the slot of which only some are
 // here gets -TRYAGAIN (getNodeByQuery, C 7.0.15 cluster.c:6656-6862).
 //
-// Simplifications (also in docs/redis-cluster.md):
+// Simplifications (also in docs/design/redis-cluster.md):
 //   - The DUMP payload MIGRATE sends is the model's own encoding of the
 //     value (dumpPayload), not RDB's; only RESTORE and RESTORE-ASKING read
 //     it, and DUMP itself is not modelled.

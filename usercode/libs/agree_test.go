@@ -103,7 +103,7 @@ const agreeSeeds = 5
 
 // TestLibrariesAgreeWithModels runs each timeline with the real library
 // and with locksim's model of it, on the same scenario and seed, and
-// prints the table of README.md.
+// prints the table of docs/guide/user-code.md.
 func TestLibrariesAgreeWithModels(t *testing.T) {
 	var rows []string
 	for _, tl := range timelines {

@@ -10,5 +10,5 @@
 // the library), lock values from the client's seeded stream, and, where
 // the scenario asks for them, an INCR fencing token and periodic
 // extension. The tests put each library's verdicts beside locksim's own
-// model of it on the same scenario and seed (README.md).
+// model of it on the same scenario and seed (docs/guide/user-code.md).
 package libs
