@@ -74,6 +74,8 @@ func Run(t *testing.T, s *scenarios.Scenario, opt Options) (*scenarios.Outcome, 
 	if _, told := noted.LoadOrStore(t, true); !told {
 		t.Log("locksim: " + LimitNote)
 	}
+	end := runTurn()
+	defer end()
 	wd := &watchdog{limit: limit, calls: map[string]string{}}
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -82,10 +84,14 @@ func Run(t *testing.T, s *scenarios.Scenario, opt Options) (*scenarios.Outcome, 
 	var (
 		o   *scenarios.Outcome
 		err error
+		w   *world
 	)
 	synctest.Test(t, func(*testing.T) {
-		o, err = runBubble(s, seed, opt, wd)
+		o, w, err = runBubble(s, seed, opt, wd)
 	})
+	if w != nil {
+		w.over.Store(true)
+	}
 	return o, err
 }
 
@@ -118,8 +124,7 @@ func checkClients(s *scenarios.Scenario, bound map[string]func(*Proc) Lock) erro
 	return nil
 }
 
-func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o *scenarios.Outcome, err error) {
-	var w *world
+func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o *scenarios.Outcome, w *world, err error) {
 	bopt := scenarios.BuildOptions{Client: func(name string, cfg clients.Config) func() sim.Process {
 		f, ok := opt.Clients[name]
 		if !ok {
@@ -143,6 +148,7 @@ func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o
 		}()
 		o, err = scenarios.RunWith(s, seed, sopt, bopt, func(wo *scenarios.World) error {
 			w = newWorld(wo.Kernel, wd)
+			w.scenario = s.Name
 			w.kinds = map[string]string{}
 			for _, sp := range s.Servers() {
 				if k := sp.Kind; k != nil && (k.Name == scenarios.KindRedis || k.Name == scenarios.KindSentinel) {
@@ -162,7 +168,7 @@ func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o
 	if w != nil {
 		w.finish()
 	}
-	return o, err
+	return o, w, err
 }
 
 // starter sets the instance's process id at its start.

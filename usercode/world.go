@@ -50,6 +50,11 @@ type world struct {
 
 	watch *watchdog
 
+	// scenario names the run (for Proc.check); over is set once the run's
+	// bubble has ended.
+	scenario string
+	over     atomic.Bool
+
 	// redis lists the processes Proc.Redis may reach (Redis servers,
 	// cluster nodes and sentinels); kinds says what every other server
 	// is, for the error.
