@@ -75,6 +75,13 @@ type UserOptions struct {
 // error naming the client, the virtual time and the panic (a panic in a
 // goroutine the library started itself, not through Proc.Go, crashes the
 // test binary as it would the service).
+//
+// A run in which the code got a reply that exists only because of a limit
+// of locksim (a script the simulated Redis does not run, a command or
+// option it does not model) is inconclusive: RunUser returns its Result
+// (Inconclusive, every verdict unknown, the replies in its record's
+// Unsupported with the client, the command and the time) together with an
+// error wrapping *usercode.UnsupportedError.
 func RunUser(t *testing.T, s *Scenario, opt UserOptions) (*Result, error) {
 	if s == nil || s.s == nil {
 		return nil, errors.New("locksim.RunUser: nil scenario")
@@ -93,6 +100,11 @@ func RunUser(t *testing.T, s *Scenario, opt UserOptions) (*Result, error) {
 		}
 	}
 	o, err := usercode.Run(t, s.s, uo)
+	var limit *usercode.UnsupportedError
+	if errors.As(err, &limit) && o != nil {
+		// Inconclusive: the result too, for its summary, JSON and report.
+		return ResultOf(o, 0), fmt.Errorf("locksim.RunUser %s: %w", s.s.Name, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("locksim.RunUser %s: %w", s.s.Name, err)
 	}

@@ -43,7 +43,7 @@ type instance struct {
 
 	// root only
 	conns []*simConn
-	reqs  map[uint64]*simConn
+	reqs  map[uint64]pending
 	// subs: the simConn of each SUBSCRIBE sent, by its request id: the
 	// server's pushes on the subscription (redis.Push.Sub) go to it.
 	subs    map[uint64]*simConn
@@ -74,7 +74,7 @@ func (in *instance) Start(env *sim.Env, lost func(string)) {
 	in.inc = in.w.k.Incarnation(in.id)
 	in.ctx, in.cancel = context.WithCancel(context.Background())
 	in.dials = map[sim.ProcID]uint32{}
-	in.reqs = map[uint64]*simConn{}
+	in.reqs = map[uint64]pending{}
 	in.subs = map[uint64]*simConn{}
 	in.proc = &Proc{in: in}
 	in.w.insts = append(in.w.insts, in)

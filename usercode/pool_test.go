@@ -9,6 +9,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locksim/locksim/checker"
 )
 
 // sharedClientLock is the most common shape of a real lock: one go-redis
@@ -104,4 +106,36 @@ type staleLock struct{ *ownLock }
 func (s staleLock) Obtain(ctx context.Context) (*Held, error) {
 	staleProc.Logf("obtaining")
 	return s.ownLock.Obtain(ctx)
+}
+
+// objectLock asks OBJECT ENCODING of its key before taking it: a command
+// of real Redis the simulated node does not implement.
+type objectLock struct{ *ownLock }
+
+func (o objectLock) Obtain(ctx context.Context) (*Held, error) {
+	o.rdb.Do(ctx, "OBJECT", "ENCODING", o.key)
+	return o.ownLock.Obtain(ctx)
+}
+
+// TestUnmodelledCommandIsInconclusive: a real Redis command the node does
+// not model makes the run inconclusive (never a verdict), and stops a
+// fuzz campaign with the error, naming the client, the command and the
+// time.
+func TestUnmodelledCommandIsInconclusive(t *testing.T) {
+	s := builtin(t, "single-gc-pause")
+	bind := map[string]func(*Proc) Lock{"c1": newOwnLock, "c2": func(p *Proc) Lock { return objectLock{newOwnLock(p).(*ownLock)} }}
+	o, err := Run(t, s, Options{Clients: bind})
+	var ue *UnsupportedError
+	require.ErrorAs(t, err, &ue)
+	require.Equal(t, "c2", ue.Replies[0].Client)
+	require.Equal(t, "OBJECT ENCODING lock", ue.Replies[0].Command)
+	require.Contains(t, ue.Replies[0].Reply, "ERR locksim: OBJECT is not modelled")
+	// c2 starts at 1s; the reply comes a round trip later.
+	require.Greater(t, ue.Replies[0].At, time.Second)
+	require.Less(t, ue.Replies[0].At, time.Second+10*time.Millisecond)
+	require.True(t, o.Inconclusive)
+	require.Equal(t, checker.Unknown, o.Verdicts.Of(checker.LockSafety))
+
+	_, err = Fuzz(t, s, FuzzOptions{Options: Options{Clients: bind}, Runs: 3, OutDir: t.TempDir()})
+	require.ErrorAs(t, err, &ue)
 }

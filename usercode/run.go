@@ -59,6 +59,13 @@ type Options struct {
 // time.Now reads the true (bubble) time, not the client's clock with its
 // faults (LimitNote; Proc.Now reads the client's clock); goroutines woken by
 // their own timers at the same nanosecond run concurrently.
+//
+// When the code got a reply that exists only because of a limit of
+// locksim (limits.go), Run returns the outcome, inconclusive, with an
+// *UnsupportedError.
+//
+// Runs in one process take turns, and each empties the process's
+// sync.Pools when it ends (bubbles.go).
 func Run(t *testing.T, s *scenarios.Scenario, opt Options) (*scenarios.Outcome, error) {
 	if err := checkClients(s, opt.Clients); err != nil {
 		return nil, err
@@ -91,6 +98,10 @@ func Run(t *testing.T, s *scenarios.Scenario, opt Options) (*scenarios.Outcome, 
 	})
 	if w != nil {
 		w.over.Store(true)
+		if err == nil && o != nil && len(w.limits) > 0 {
+			o.MarkUnsupported(w.limits)
+			return o, &UnsupportedError{Scenario: s.Name, Seed: seed, Replies: w.limits}
+		}
 	}
 	return o, err
 }

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -54,6 +55,10 @@ type world struct {
 	// bubble has ended.
 	scenario string
 	over     atomic.Bool
+
+	// limits are the replies of limits of locksim the user code got
+	// (limits.go), in kernel order (root only).
+	limits []record.Unsupported
 
 	// redis lists the processes Proc.Redis may reach (Redis servers,
 	// cluster nodes and sentinels); kinds says what every other server

@@ -189,12 +189,22 @@ func resolve(a []string) (*cmdSpec, *Value) {
 	spec := lookupCommand(a[0])
 	if spec == nil {
 		v := errUnknownCommand(a)
+		if name := strings.ToLower(a[0]); realCommands[name] && name != "hello" {
+			// A command of real Redis the node does not implement: a
+			// limit of the simulation, said as one. HELLO keeps the
+			// unknown-command reply of a Redis before 6, on which
+			// clients fall back to RESP2 (go-redis v9 does, redis.go:1027).
+			v = errNotModelled(strings.ToUpper(a[0]))
+		}
 		return nil, &v
 	}
 	if spec.subs != nil && len(a) >= 2 {
 		sub := lookupLower(spec.subs, a[1])
 		if sub == nil {
 			v := errUnknownSubcommand(a[0], a[1])
+			if realCommands[spec.name+"|"+strings.ToLower(a[1])] {
+				v = errNotModelled(strings.ToUpper(a[0] + " " + a[1]))
+			}
 			return nil, &v
 		}
 		spec = sub
