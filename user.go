@@ -19,6 +19,12 @@ import (
 // usercode.Lock.
 type UserLock = usercode.Lock
 
+// UserExtender is the optional extension step of a UserLock: a lock with
+// an Extend method has it called every extend_every of the scenario's
+// lock while it is held, and a failed extension ends the client's belief
+// (the lock is lost). See usercode.Extender.
+type UserExtender = usercode.Extender
+
 // Held is a lock user code obtained: its optional fencing token, the
 // validity it computed, its value. See usercode.Held.
 type Held = usercode.Held

@@ -228,6 +228,45 @@ func (in *instance) Release(done func()) {
 	})
 }
 
+// Extend implements clients.UserLock: one call of the user's Extend, in a
+// goroutine of its own (not the worker of Obtain and Release: a real
+// watchdog's extension may overlap the release).
+func (in *instance) Extend(done func(string)) bool {
+	ex, ok := in.lock.(Extender)
+	h, ctx := in.held, in.ctx
+	if !ok || h == nil {
+		return false
+	}
+	at := in.w.k.Now()
+	in.calls++
+	in.w.handoff = append(in.w.handoff, func() {
+		go func() {
+			what := in.name + " (extension)"
+			var err error
+			func() {
+				defer func() {
+					if v := recover(); v != nil {
+						in.w.fail(in.recovered("Extend", v))
+					}
+				}()
+				in.w.watch.call(what, fmt.Sprintf("Extend, called at virtual time %v", time.Duration(at)))
+				err = ex.Extend(ctx, h)
+				in.w.watch.call(what, "")
+			}()
+			in.ctrl(func(in *instance) {
+				in.calls--
+				why := ""
+				if err != nil {
+					why = errText(err)
+					in.env.Logf(clients.KindClient, "user code: Extend failed: %s", why)
+				}
+				done(why)
+			})
+		}()
+	})
+	return true
+}
+
 // Fire implements clients.UserLock: the items the driver handed over, and
 // the end of a pause.
 func (in *instance) Fire(tag any) bool {

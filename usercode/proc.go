@@ -28,6 +28,27 @@ type Lock interface {
 	Release(ctx context.Context, h *Held) error
 }
 
+// Extender is the optional third step of a Lock: a lock whose code also
+// has Extend gets it called by the workload while the lock is held, every
+// extend_every of the scenario's lock block (on the client's monotonic
+// clock, so a pause of the client delays it, as it delays a modelled
+// client's extension), from the Obtain that returned h until the
+// workload releases h. An error, or a nil error after which the code
+// knows the lock is gone, says the extension failed: the workload ends
+// the client's belief there (as Proc.Lost does) and extends no more. An
+// Extend may still be in flight when the workload calls Release (a
+// watchdog's last extension racing the release, as in a real service);
+// its outcome is then ignored.
+//
+// Binding a library's extension is one method:
+//
+//	func (l *myLock) Extend(ctx context.Context, h *locksim.Held) error {
+//		return l.lock.Refresh(ctx, l.ttl, nil)
+//	}
+type Extender interface {
+	Extend(ctx context.Context, h *Held) error
+}
+
 // Held is a lock the code obtained.
 type Held struct {
 	_ struct{}

@@ -193,6 +193,7 @@ type execCtx struct {
 	inScript    bool
 	scriptDirty bool // SCRIPT_WRITE_DIRTY
 	blocked     bool // the command blocked the client (WAIT)
+	name        string // the command running (runSpec), a script's redis.call too
 }
 
 // New returns a fresh server instance for the kernel to start or restart;
