@@ -144,6 +144,15 @@ type FuzzUserOptions struct {
 	MaxFaults int
 	// ShrinkRuns bounds the shrink (0: 300).
 	ShrinkRuns int
+	// Reference names, by client, the algorithm of locksim's model that the
+	// code implements (default: the client's lock block's algorithm): a
+	// finding says whether that model violates the property on the same
+	// world, seed and schedule too (inherent) or not (the code's own bug:
+	// UserFinding.Whose).
+	Reference map[string]string
+	// SkipInherent passes over schedules whose violations are inherent and
+	// keeps searching for the code's own.
+	SkipInherent bool
 	// OutDir receives the scenario files ("": locksim-findings in the
 	// working directory, the test's package directory: keep it as a CI
 	// artifact).
@@ -152,13 +161,14 @@ type FuzzUserOptions struct {
 
 func (o FuzzUserOptions) usercode() (usercode.FuzzOptions, error) {
 	fo := usercode.FuzzOptions{
-		Options:    usercode.Options{HangAfter: o.HangAfter, CheckTimeout: o.CheckTimeout, Clients: map[string]func(*usercode.Proc) usercode.Lock{}},
-		Kinds:      o.Kinds,
-		Runs:       o.Runs,
-		Seed:       o.Seed,
-		MaxFaults:  o.MaxFaults,
-		ShrinkRuns: o.ShrinkRuns,
-		OutDir:     o.OutDir,
+		Options:      usercode.Options{HangAfter: o.HangAfter, CheckTimeout: o.CheckTimeout, Clients: map[string]func(*usercode.Proc) usercode.Lock{}, Reference: o.Reference},
+		SkipInherent: o.SkipInherent,
+		Kinds:        o.Kinds,
+		Runs:         o.Runs,
+		Seed:         o.Seed,
+		MaxFaults:    o.MaxFaults,
+		ShrinkRuns:   o.ShrinkRuns,
+		OutDir:       o.OutDir,
 	}
 	for name, f := range o.Clients {
 		fo.Options.Clients[name] = f

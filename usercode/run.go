@@ -33,6 +33,11 @@ type Options struct {
 	// clients; talk to servers in Obtain). Clients not named here run
 	// locksim's model of their algorithm.
 	Clients map[string]func(*Proc) Lock
+	// Reference names, by client, the algorithm of locksim's model that the
+	// code implements ("redis-single": SET NX PX, compare-and-delete), for
+	// telling an inherent finding from the code's own (Whose); a client
+	// not named here is compared with its scenario lock block's algorithm.
+	Reference map[string]string
 	// HangAfter is how long, in real time, the simulation waits for user
 	// code that blocks outside the simulation (a real socket, a mutex never
 	// released, a busy loop) before it reports the hang and exits the
