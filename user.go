@@ -57,6 +57,11 @@ type UserOptions struct {
 	// simulation is reported (the process then exits with status 3);
 	// 0 means 30 s.
 	HangAfter time.Duration
+	// ProcClock says the code reads its wall clock through Proc.Now, where
+	// wall-clock faults of its client (clock-jump, clock-strobe, an
+	// initial offset) act; without it such faults on a bound client are
+	// refused when the run starts (the code's time.Now never sees them).
+	ProcClock bool
 	// CheckDeterminism runs the scenario twice and fails with the first
 	// diverging event when the traces differ (user code that escapes the
 	// simulation: a real socket, the global math/rand, crypto/rand).
@@ -95,7 +100,7 @@ func RunUser(t *testing.T, s *Scenario, opt UserOptions) (*Result, error) {
 	if t == nil {
 		return nil, errors.New("locksim.RunUser: nil *testing.T")
 	}
-	uo := usercode.Options{Seed: opt.Seed, KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout, HangAfter: opt.HangAfter}
+	uo := usercode.Options{Seed: opt.Seed, KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout, HangAfter: opt.HangAfter, ProcClock: opt.ProcClock}
 	uo.Clients = map[string]func(*usercode.Proc) usercode.Lock{}
 	for name, f := range opt.Clients {
 		uo.Clients[name] = f
@@ -150,6 +155,9 @@ type FuzzUserOptions struct {
 	// world, seed and schedule too (inherent) or not (the code's own bug:
 	// UserFinding.Whose).
 	Reference map[string]string
+	// ProcClock is as in UserOptions; without it the fuzzer draws no
+	// wall-clock fault for a bound client.
+	ProcClock bool
 	// SkipInherent passes over schedules whose violations are inherent and
 	// keeps searching for the code's own.
 	SkipInherent bool
@@ -161,7 +169,7 @@ type FuzzUserOptions struct {
 
 func (o FuzzUserOptions) usercode() (usercode.FuzzOptions, error) {
 	fo := usercode.FuzzOptions{
-		Options:      usercode.Options{HangAfter: o.HangAfter, CheckTimeout: o.CheckTimeout, Clients: map[string]func(*usercode.Proc) usercode.Lock{}, Reference: o.Reference},
+		Options:      usercode.Options{HangAfter: o.HangAfter, CheckTimeout: o.CheckTimeout, Clients: map[string]func(*usercode.Proc) usercode.Lock{}, Reference: o.Reference, ProcClock: o.ProcClock},
 		SkipInherent: o.SkipInherent,
 		Kinds:        o.Kinds,
 		Runs:         o.Runs,

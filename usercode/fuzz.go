@@ -112,6 +112,7 @@ func Fuzz(t *testing.T, base *scenarios.Scenario, opt FuzzOptions) (*Finding, er
 	for run := 0; run < opt.Runs; run++ {
 		seed := fuzz.RunSeed(opt.Seed, run)
 		_, specs := fuzz.ScheduleWith(w, seed, faults.GenOptions{Kinds: opt.Kinds, MaxFaults: opt.MaxFaults})
+		specs = actingFaults(specs, opt.Options)
 		f, err := check(t, base, specs, seed, opt)
 		if err != nil || f != nil {
 			if f != nil {
@@ -139,6 +140,7 @@ func CheckSchedule(t *testing.T, base *scenarios.Scenario, seed uint64, data []b
 		return nil, err
 	}
 	specs := faults.Generate(faults.NewByteSource(data), fuzz.WorldOf(base), faults.GenOptions{Kinds: opt.Kinds, MaxFaults: opt.MaxFaults})
+	specs = actingFaults(specs, opt.Options)
 	f, err := check(t, base, specs, seed, opt)
 	if f != nil {
 		f.Run = -1

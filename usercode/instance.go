@@ -172,6 +172,9 @@ func (in *instance) Acquire(done func(clients.UserAcquired)) {
 			case h == nil:
 				in.env.Log(clients.KindClient, "user code: Obtain returned no lock")
 			default:
+				if err := in.checkDeadline("Held.Until", h.Until); err != nil {
+					in.w.fail(err)
+				}
 				in.held = h
 				r = clients.UserAcquired{OK: true, Token: h.Token, HasToken: h.HasToken, Value: h.Value}
 				if f := in.cfg.Lock.FencingToken; !h.HasToken && f != "" && f != clients.FencingNone && !in.noToken {
@@ -190,6 +193,7 @@ func (in *instance) Acquire(done func(clients.UserAcquired)) {
 
 // Expired implements clients.UserLock: the validity the code returned
 // (Held.Until, on the bubble's clock, which is the true time) has passed.
+// A deadline on the client's wall clock (Proc.Now) is refused (clocks.go).
 func (in *instance) Expired() bool {
 	h := in.held
 	if h == nil {
@@ -198,6 +202,10 @@ func (in *instance) Expired() bool {
 	until := h.Until
 	if h.UntilFunc != nil {
 		until = h.UntilFunc()
+		if err := in.checkDeadline("Held.UntilFunc", until); err != nil {
+			in.w.fail(err)
+			return false
+		}
 	}
 	if until.IsZero() {
 		return false

@@ -38,6 +38,11 @@ type Options struct {
 	// telling an inherent finding from the code's own (Whose); a client
 	// not named here is compared with its scenario lock block's algorithm.
 	Reference map[string]string
+	// ProcClock says the code reads its wall clock through Proc.Now, where
+	// wall-clock faults (clock-jump, clock-strobe, an initial offset) of
+	// its client act; without it they are refused when the run starts,
+	// since the code's time.Now never sees them (clocks.go).
+	ProcClock bool
 	// HangAfter is how long, in real time, the simulation waits for user
 	// code that blocks outside the simulation (a real socket, a mutex never
 	// released, a busy loop) before it reports the hang and exits the
@@ -73,6 +78,9 @@ type Options struct {
 // sync.Pools when it ends (bubbles.go).
 func Run(t *testing.T, s *scenarios.Scenario, opt Options) (*scenarios.Outcome, error) {
 	if err := checkClients(s, opt.Clients); err != nil {
+		return nil, err
+	}
+	if err := checkClockFaults(s, opt); err != nil {
 		return nil, err
 	}
 	seed := s.Seed
