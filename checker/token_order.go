@@ -27,6 +27,10 @@ func (tokenOrder) About() About {
 		Name: TokenOrder, Title: "token order", Kind: KindTokenOrder, Short: "token order",
 		Explains: "the resource never accepted a lower fencing token after a higher one, nor one token from two grants (not-used: no write carried a token)",
 		Expect:   []Verdict{Holds, Violated, NotUsed},
+		// A campaign targets it when asked (simrun fuzz --check
+		// token-order, FuzzUserOptions.Checks): a lower token accepted
+		// after a higher one is a finding like any other.
+		Fuzz: FuzzOnRequest,
 	}
 }
 

@@ -240,10 +240,9 @@ func check(t *testing.T, base *scenarios.Scenario, specs []faults.Spec, seed uin
 		f.Faults = append(f.Faults, sp.String())
 	}
 	if sr.Outcome != nil {
-		for _, v := range sr.Outcome.Violations {
-			f.Explanation = v.Explanation
-			break
-		}
+		// The explanation of the property found violated: the first
+		// violation listed may be another property's.
+		f.Explanation = explanationOf(sr.Outcome, kind)
 	}
 	return f, nil
 }

@@ -125,12 +125,15 @@ func (in *instance) kill(why string) {
 // go-redis' call chain every time (runtime.copystack was a fifth of a
 // cycle's cost).
 func (in *instance) spawn(what string, f func()) {
+	desc := fmt.Sprintf("client %s: %s, called at virtual time %v", in.name, what, time.Duration(in.w.k.Now()))
 	in.w.handoff = append(in.w.handoff, func() {
 		if in.work == nil {
 			in.work = make(chan func(), 4)
 			go in.worker(in.work)
 		}
+		end := in.w.busyEnter(desc)
 		in.work <- func() {
+			defer end()
 			defer func() {
 				if v := recover(); v != nil {
 					in.w.fail(in.recovered(what, v))
@@ -247,8 +250,10 @@ func (in *instance) Extend(done func(string)) bool {
 	}
 	at := in.w.k.Now()
 	in.calls++
+	end := in.w.busyEnter(fmt.Sprintf("client %s: Extend, called at virtual time %v", in.name, time.Duration(at)))
 	in.w.handoff = append(in.w.handoff, func() {
 		go func() {
+			defer end()
 			what := in.name + " (extension)"
 			var err error
 			func() {

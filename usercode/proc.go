@@ -311,7 +311,9 @@ func (p *Proc) Rand() *rand.Rand {
 func (p *Proc) Go(f func(ctx context.Context)) {
 	p.check("Go")
 	in := p.in
+	end := in.w.busyEnter(fmt.Sprintf("client %s: a goroutine of Proc.Go, started at virtual time %v", in.name, time.Duration(in.w.nowT())))
 	go func() {
+		defer end()
 		defer func() {
 			if v := recover(); v != nil {
 				in.w.fail(in.recovered("a goroutine of Proc.Go", v))

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -106,11 +107,30 @@ func Run(t *testing.T, s *scenarios.Scenario, opt Options) (*scenarios.Outcome, 
 		err error
 		w   *world
 	)
-	synctest.Test(t, func(*testing.T) {
-		o, w, err = runBubble(s, seed, opt, wd)
-	})
+	func() {
+		defer func() {
+			// Code still blocked in the bubble when the run ended makes
+			// synctest panic ("main bubble goroutine has exited but
+			// blocked goroutines remain"); the run found it first
+			// (world.blocked) and reports it as an error. The blocked
+			// goroutines stay parked, on channels of a bubble that no
+			// longer exists.
+			if v := recover(); v != nil {
+				if w == nil || w.hang == nil {
+					panic(v)
+				}
+				o, err = nil, w.hang
+			}
+		}()
+		synctest.Test(t, func(*testing.T) {
+			o, w, err = runBubble(s, seed, opt, wd)
+		})
+	}()
 	if w != nil {
 		w.over.Store(true)
+		if err == nil && o != nil {
+			explainUnfinished(o, w.unfinished)
+		}
 		if err == nil && o != nil && len(w.limits) > 0 {
 			o.MarkUnsupported(w.limits)
 			return o, &UnsupportedError{Scenario: s.Name, Seed: seed, Replies: w.limits}
@@ -292,4 +312,30 @@ func (d *watchdog) report(scenario string, seed uint64, stuck time.Duration) str
 	buf = buf[:runtime.Stack(buf, true)]
 	return fmt.Sprintf("locksim: %s seed %d: user code blocked outside the simulation (a real socket, a mutex never released, a busy loop) for %v of real time at virtual time %v:\n  %s\ngoroutines:\n%s\n",
 		scenario, seed, stuck, at, strings.Join(calls, "\n  "), buf)
+}
+
+// explainUnfinished completes the liveness explanation of a client whose
+// Obtain (or Release) never returned before the run ended: the history
+// shows only a wait that never ended, and the checker cannot tell a lock
+// that stayed taken from code that waited on something else; the call in
+// flight says which.
+func explainUnfinished(o *scenarios.Outcome, calls []string) {
+	for i := range o.Violations {
+		v := &o.Violations[i]
+		if v.Kind != checker.KindLiveness {
+			continue
+		}
+		var named []string
+		for _, c := range calls {
+			for _, cl := range v.Clients {
+				if strings.HasPrefix(c, "client "+cl+": ") && !strings.Contains(c, "Proc.Go") {
+					named = append(named, strings.TrimPrefix(c, "client "))
+				}
+			}
+		}
+		if len(named) == 0 {
+			continue
+		}
+		v.Explanation = strings.TrimSuffix(v.Explanation, ".") + "; the user code's call had not returned when the run ended (its context was cancelled then): " + strings.Join(named, "; ") + "."
+	}
 }
