@@ -175,6 +175,13 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 		}
 		line(title, j.Verdict, checker.Verdict(o.Expected[j.Property]))
 	}
+	if len(o.Unsupported) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "INCONCLUSIVE: locksim could not run what the code sent (a limit of the simulation, not of the code), so no verdict holds or is violated:")
+		for _, u := range o.Unsupported {
+			fmt.Fprintf(w, "  - %s\n", u)
+		}
+	}
 	if len(o.Violations) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "explanation:")
@@ -207,7 +214,7 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 		verdict = "did NOT match the expected verdicts"
 	}
 	if o.Inconclusive {
-		verdict = "INCONCLUSIVE (the checker timed out)"
+		verdict = "INCONCLUSIVE (" + o.InconclusiveWhy() + ")"
 	}
 	fmt.Fprintf(w, "%s (replay: simrun run %s --seed %d)\n", verdict, o.ReplayArgs(), o.Seed)
 }

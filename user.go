@@ -19,6 +19,12 @@ import (
 // usercode.Lock.
 type UserLock = usercode.Lock
 
+// UserExtender is the optional extension step of a UserLock: a lock with
+// an Extend method has it called every extend_every of the scenario's
+// lock while it is held, and a failed extension ends the client's belief
+// (the lock is lost). See usercode.Extender.
+type UserExtender = usercode.Extender
+
 // Held is a lock user code obtained: its optional fencing token, the
 // validity it computed, its value. See usercode.Held.
 type Held = usercode.Held
@@ -51,6 +57,11 @@ type UserOptions struct {
 	// simulation is reported (the process then exits with status 3);
 	// 0 means 30 s.
 	HangAfter time.Duration
+	// ProcClock says the code reads its wall clock through Proc.Now, where
+	// wall-clock faults of its client (clock-jump, clock-strobe, an
+	// initial offset) act; without it such faults on a bound client are
+	// refused when the run starts (the code's time.Now never sees them).
+	ProcClock bool
 	// CheckDeterminism runs the scenario twice and fails with the first
 	// diverging event when the traces differ (user code that escapes the
 	// simulation: a real socket, the global math/rand, crypto/rand).
@@ -75,6 +86,13 @@ type UserOptions struct {
 // error naming the client, the virtual time and the panic (a panic in a
 // goroutine the library started itself, not through Proc.Go, crashes the
 // test binary as it would the service).
+//
+// A run in which the code got a reply that exists only because of a limit
+// of locksim (a script the simulated Redis does not run, a command or
+// option it does not model) is inconclusive: RunUser returns its Result
+// (Inconclusive, every verdict unknown, the replies in its record's
+// Unsupported with the client, the command and the time) together with an
+// error wrapping *usercode.UnsupportedError.
 func RunUser(t *testing.T, s *Scenario, opt UserOptions) (*Result, error) {
 	if s == nil || s.s == nil {
 		return nil, errors.New("locksim.RunUser: nil scenario")
@@ -82,7 +100,7 @@ func RunUser(t *testing.T, s *Scenario, opt UserOptions) (*Result, error) {
 	if t == nil {
 		return nil, errors.New("locksim.RunUser: nil *testing.T")
 	}
-	uo := usercode.Options{Seed: opt.Seed, KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout, HangAfter: opt.HangAfter}
+	uo := usercode.Options{Seed: opt.Seed, KeepTrace: opt.KeepTrace, CheckTimeout: opt.CheckTimeout, HangAfter: opt.HangAfter, ProcClock: opt.ProcClock}
 	uo.Clients = map[string]func(*usercode.Proc) usercode.Lock{}
 	for name, f := range opt.Clients {
 		uo.Clients[name] = f
@@ -93,6 +111,11 @@ func RunUser(t *testing.T, s *Scenario, opt UserOptions) (*Result, error) {
 		}
 	}
 	o, err := usercode.Run(t, s.s, uo)
+	var limit *usercode.UnsupportedError
+	if errors.As(err, &limit) && o != nil {
+		// Inconclusive: the result too, for its summary, JSON and report.
+		return ResultOf(o, 0), fmt.Errorf("locksim.RunUser %s: %w", s.s.Name, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("locksim.RunUser %s: %w", s.s.Name, err)
 	}
@@ -126,6 +149,18 @@ type FuzzUserOptions struct {
 	MaxFaults int
 	// ShrinkRuns bounds the shrink (0: 300).
 	ShrinkRuns int
+	// Reference names, by client, the algorithm of locksim's model that the
+	// code implements (default: the client's lock block's algorithm): a
+	// finding says whether that model violates the property on the same
+	// world, seed and schedule too (inherent) or not (the code's own bug:
+	// UserFinding.Whose).
+	Reference map[string]string
+	// ProcClock is as in UserOptions; without it the fuzzer draws no
+	// wall-clock fault for a bound client.
+	ProcClock bool
+	// SkipInherent passes over schedules whose violations are inherent and
+	// keeps searching for the code's own.
+	SkipInherent bool
 	// OutDir receives the scenario files ("": locksim-findings in the
 	// working directory, the test's package directory: keep it as a CI
 	// artifact).
@@ -134,13 +169,14 @@ type FuzzUserOptions struct {
 
 func (o FuzzUserOptions) usercode() (usercode.FuzzOptions, error) {
 	fo := usercode.FuzzOptions{
-		Options:    usercode.Options{HangAfter: o.HangAfter, CheckTimeout: o.CheckTimeout, Clients: map[string]func(*usercode.Proc) usercode.Lock{}},
-		Kinds:      o.Kinds,
-		Runs:       o.Runs,
-		Seed:       o.Seed,
-		MaxFaults:  o.MaxFaults,
-		ShrinkRuns: o.ShrinkRuns,
-		OutDir:     o.OutDir,
+		Options:      usercode.Options{HangAfter: o.HangAfter, CheckTimeout: o.CheckTimeout, Clients: map[string]func(*usercode.Proc) usercode.Lock{}, Reference: o.Reference, ProcClock: o.ProcClock},
+		SkipInherent: o.SkipInherent,
+		Kinds:        o.Kinds,
+		Runs:         o.Runs,
+		Seed:         o.Seed,
+		MaxFaults:    o.MaxFaults,
+		ShrinkRuns:   o.ShrinkRuns,
+		OutDir:       o.OutDir,
 	}
 	for name, f := range o.Clients {
 		fo.Options.Clients[name] = f

@@ -144,7 +144,7 @@ func explainOverlaps(h *sim.History, g []overlap) Violation {
 	// a live GETSET lock with no fault at all). Without a fault, they
 	// stand alone. A holder that outlived the validity it computed comes
 	// with the server's loss: it is why the first holder still believed.
-	v.Explanation = text + "; " + causes(what, joinCauses(lossClause(h, a, g[0].b), promotionClause(h, a.Lock, "lock key", false, g[0].b.Start), validityClause(g, digits)), faults, clockClause(h, v.Clients)) + "."
+	v.Explanation = text + "; " + causes(what, joinCauses(lossClause(h, a, g[0].b), actsClause(h, g, digits), promotionClause(h, a.Lock, "lock key", false, g[0].b.Start), validityClause(g, digits)), faults, clockClause(h, v.Clients)) + "."
 	return v
 }
 

@@ -179,3 +179,47 @@ func counterLossClause(h *sim.History, lock string, from, to sim.Time) string {
 	}
 	return joinAnd(items) + ", and the tokens counted from the start again"
 }
+
+// actsClause names the commands of the overlap's clients that acted on a
+// lock key another of them had stored (sim.History.KeyActs) from the
+// first belief's start to the end of the last overlap: `c1's PEXPIRE at
+// 30.112s acted on the lock key "lock" that c2 had set (on A)`. A former
+// holder's extension that moved the new holder's deadline, and took the
+// success as its own, is named here and nowhere else; an act that was
+// also a loss the loss clause names (a DEL of the key before the second
+// grant) is left to it. It returns "" when there is none.
+func actsClause(h *sim.History, g []overlap, digits int) string {
+	if len(h.KeyActs) == 0 {
+		return ""
+	}
+	a := g[0].a
+	in := map[string]bool{a.Client: true}
+	end := a.Start
+	for _, o := range g {
+		in[o.b.Client] = true
+		end = maxTime(end, o.end)
+	}
+	named := map[[2]string]sim.Time{}
+	for _, l := range lossesOf(h, a.Lock, a.Client, a.Start, g[0].b.Start) {
+		named[[2]string{l.Node, l.Key}] = l.At
+	}
+	var items []string
+	n := 0
+	for _, x := range h.KeyActs {
+		if x.At < a.Start || x.At > end || x.Key != a.Lock || !in[x.Client] || !in[x.Holder] {
+			continue
+		}
+		if at, ok := named[[2]string{x.Node, x.Key}]; ok && at == x.At {
+			continue
+		}
+		n++
+		if len(items) == maxListed {
+			continue
+		}
+		items = append(items, fmt.Sprintf("%s's %s at %s acted on the lock key %q that %s had set (on %s)", x.Client, x.Command, fmtAt(x.At, digits), x.Key, x.Holder, x.Node))
+	}
+	if n > len(items) {
+		items = append(items, fmt.Sprintf("%d more such commands", n-len(items)))
+	}
+	return joinAnd(items)
+}

@@ -30,6 +30,10 @@ func (tokenOrder) About() About {
 			"\n\n`not-used` when no accepted write carried a token." +
 			"\n\nThe explanation names who got which token, a server's loss of the token counter key `<key>:token` in between (an eviction, an expiry, a restart without persistence), a replica promoted without it or with an older value than a token already issued, and the faults in between: \"A evicted the token counter key `lock:token` at 3.000s (...), and the tokens counted from the start again\"; \"token 1 was issued to c1 and c2 ... the second grant of token 1 began 1.8s after A restarted at 3.200s\". A fenced resource can keep resource safety while the order is broken, and a lost update can happen with tokens in order, so it is a verdict of its own.",
 		Expect: []Verdict{Holds, Violated, NotUsed},
+		// A campaign targets it when asked (simrun fuzz --check
+		// token-order, FuzzUserOptions.Checks): a lower token accepted
+		// after a higher one is a finding like any other.
+		Fuzz: FuzzOnRequest,
 	}
 }
 

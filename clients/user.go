@@ -34,6 +34,11 @@ type UserLock interface {
 	Expired() bool
 	// Release starts the release and calls done once when it finished.
 	Release(done func())
+	// Extend starts one extension of the lock held (the lock's
+	// extend_every) and calls done once, in a later kernel step, with ""
+	// when the lock was extended and otherwise why not. It returns false,
+	// and never calls done, when the user's code has no extension.
+	Extend(done func(failed string)) bool
 	// Fire handles a tag of the bridge's own (reports whether it did).
 	Fire(tag any) bool
 	// Receive handles a message for the user's connections (replies of
@@ -109,10 +114,12 @@ func (uc *userClient) ConnEnded(env *sim.Env, peer sim.ProcID, why sim.ConnEnd) 
 
 // userAlg is the algorithm of a user client: the bridge's calls.
 type userAlg struct {
-	c     *client
-	u     UserLock
-	val   string
-	until bool
+	c      *client
+	u      UserLock
+	val    string
+	until  bool
+	extend timerRef
+	gen    uint64 // bumped at each release: a late extension's outcome is stale
 }
 
 func (a *userAlg) init() {}
@@ -127,9 +134,37 @@ func (a *userAlg) acquire(_ int, done func(ok bool)) {
 	})
 }
 
-func (a *userAlg) held()         {}
+// held starts the extension timer when the lock extends (extend_every), as
+// a modelled client's (single.go scheduleExtend): every period of the
+// client's monotonic clock the workload calls the code's Extend, and a
+// failed extension ends the client's belief (the lock is lost).
+func (a *userAlg) held() {
+	if a.c.cfg.Lock.ExtendEvery > 0 {
+		a.scheduleExtend()
+	}
+}
+
+func (a *userAlg) scheduleExtend() {
+	c, gen := a.c, a.gen
+	a.extend = c.after(c.cfg.Lock.ExtendEvery, whatExtend, func() {
+		a.extend = timerRef{}
+		a.u.Extend(func(failed string) {
+			if gen != a.gen {
+				return // released meanwhile
+			}
+			if failed == "" {
+				a.scheduleExtend()
+				return
+			}
+			c.lost("extend failed: " + failed)
+		})
+	})
+}
+
 func (a *userAlg) expired() bool { return a.u.Expired() }
 func (a *userAlg) release(done func()) {
+	a.c.cancel(&a.extend)
+	a.gen++
 	a.u.Release(done)
 }
 func (a *userAlg) value() string { return a.val }

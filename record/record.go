@@ -69,6 +69,12 @@ type Run struct {
 	// Inconclusive is true when a verdict that mattered is unknown (a
 	// checker timeout).
 	Inconclusive bool `json:"inconclusive"`
+	// Unsupported lists what the run could not simulate faithfully:
+	// replies that exist only because of a limit of locksim (a script it
+	// does not run, a command or option it does not model), each with the
+	// client, the command and the time. A run with any is inconclusive,
+	// and none of its verdicts holds or is violated (MarkUnsupported).
+	Unsupported []Unsupported `json:"unsupported,omitempty"`
 
 	// Setup is what the run's report shows of the scenario beyond the
 	// trace: lanes, roles, lock keys, initial clocks.
@@ -95,6 +101,44 @@ type Run struct {
 	Result  checker.Result `json:"-"`
 	// Pages are porcupine's pages of the illegal histories, when drawn.
 	Pages []checker.Page `json:"-"`
+}
+
+// Unsupported is one reply that exists because of a limit of locksim.
+type Unsupported struct {
+	Client string `json:"client"`
+	// At is the virtual time the reply reached the client.
+	At      time.Duration `json:"at_ns"`
+	Command string        `json:"command"`
+	Reply   string        `json:"reply"`
+}
+
+func (u Unsupported) String() string {
+	return fmt.Sprintf("client %s at %v: %s answered %q", u.Client, u.At, u.Command, u.Reply)
+}
+
+// MarkUnsupported makes the run inconclusive because of what it could not
+// simulate (us, not empty): every verdict that held or was violated
+// becomes unknown, the violations go (a violation of code locksim did not
+// run as written is no finding), and the run matches no expectation.
+func (r *Run) MarkUnsupported(us []Unsupported) {
+	r.Unsupported = append(r.Unsupported, us...)
+	r.Inconclusive = true
+	r.Matched = false
+	for i, j := range r.Verdicts {
+		if j.Verdict == checker.Holds || j.Verdict == checker.Violated {
+			r.Verdicts[i].Verdict = checker.Unknown
+		}
+	}
+	r.Violations = []checker.Violation{}
+	r.ViolationsOmitted = 0
+}
+
+// InconclusiveWhy says why an inconclusive run is inconclusive.
+func (r *Run) InconclusiveWhy() string {
+	if len(r.Unsupported) == 0 {
+		return "the checker timed out"
+	}
+	return "locksim could not run what the code sent: " + r.Unsupported[0].String()
 }
 
 // Process is one process of the world that ran.

@@ -27,6 +27,11 @@ type History struct {
 	// expiry, an eviction, a session's ephemeral node, a killed
 	// connection's row lock; in the order they happened.
 	KeyLosses []KeyLoss
+	// KeyActs are the commands of one client that acted on a key another
+	// client had stored (keyloss.go): a former holder's extension, DEL or
+	// overwrite landing on the next holder's lock; in the order they
+	// happened, kept whole across streamed pieces.
+	KeyActs []KeyAct `json:",omitempty"`
 	// Roles are the servers' promotions and demotions (promotion.go), in
 	// the order they happened; kept whole across streamed pieces.
 	Roles []RoleChange `json:",omitempty"`

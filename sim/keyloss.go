@@ -102,3 +102,30 @@ func (e *Env) KeyLostBy(key string, cause KeyLossCause, detail string, holder Pr
 	}
 	h.KeyLosses = append(h.KeyLosses, l)
 }
+
+// KeyAct is a client's command that acted on a key another client had
+// stored, as the server saw it: a PEXPIRE, EXPIRE or PEXPIREAT that moved
+// the other client's deadline, a SET XX or GETSET that overwrote its
+// value, a DEL that removed it, an HSET or HINCRBY on its hash, or a
+// script that did one of these. A holder's command on a key that is still
+// its own is no act. The checker names the acts of the clients of an
+// overlap on each other's keys when it explains it: a former holder's
+// extension that landed on the new holder's key shows no other way.
+type KeyAct struct {
+	At   Time
+	Node string
+	Key  string
+	// Client is the process whose command acted, Holder the one that
+	// had stored the key.
+	Client, Holder string
+	// Command names what acted ("PEXPIRE", "a script's PEXPIRE").
+	Command string
+}
+
+// KeyActed records that a command of client, executing on this server,
+// acted on key, which holder had stored (KeyAct). It adds to the history
+// only.
+func (e *Env) KeyActed(key, command string, client, holder ProcID) {
+	h := &e.k.hist
+	h.KeyActs = append(h.KeyActs, KeyAct{At: e.k.now, Node: e.p.name, Key: key, Client: e.k.Name(client), Holder: e.k.Name(holder), Command: command})
+}

@@ -249,7 +249,7 @@ func (k *Kernel) flush(carry int) {
 	hs := &k.hs
 	nb := len(h.Beliefs) - carry
 	p := &History{Attempts: slices.Clone(h.Attempts), Beliefs: slices.Clone(h.Beliefs[:nb]), Sections: slices.Clone(h.Sections),
-		KeyLosses: h.KeyLosses, Faults: h.Faults[:len(h.Faults):len(h.Faults)], Roles: h.Roles[:len(h.Roles):len(h.Roles)], Clocks: h.Clocks,
+		KeyLosses: h.KeyLosses, KeyActs: h.KeyActs[:len(h.KeyActs):len(h.KeyActs)], Faults: h.Faults[:len(h.Faults):len(h.Faults)], Roles: h.Roles[:len(h.Roles):len(h.Roles)], Clocks: h.Clocks,
 		End: k.now, Since: hs.since, WaitsIn: hs.waitsIn}
 	// The wants: the closed ones go with the piece, the open ones stay
 	// (in ID order) for the next.

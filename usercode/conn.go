@@ -240,7 +240,7 @@ func (in *instance) sendCommand(c *simConn, args []string) {
 	}
 	in.nextReq++
 	id := in.nextReq
-	in.reqs[id] = c
+	in.reqs[id] = pending{c: c, args: args}
 	if len(args) > 0 && strings.EqualFold(args[0], "SUBSCRIBE") {
 		in.subs[id] = c
 	}
@@ -251,7 +251,7 @@ func (in *instance) sendCommand(c *simConn, args []string) {
 // client's last one to the server, closes the kernel's connection.
 func (in *instance) connClosed(c *simConn) {
 	for id, rc := range in.reqs {
-		if rc == c {
+		if rc.c == c {
 			delete(in.reqs, id) // replies still on the way are discarded
 		}
 	}
@@ -297,11 +297,15 @@ func (in *instance) receive(msg sim.Message) bool {
 	default:
 		return false
 	}
-	c, ok := in.reqs[id]
+	pr, ok := in.reqs[id]
 	if !ok {
 		return true // its connection was closed or reset: discarded
 	}
 	delete(in.reqs, id)
+	c := pr.c
+	if why := limitReply(v); why != "" {
+		in.w.unsupported(in, pr.args, why)
+	}
 	b := appendValue(nil, v) // copies: a pooled reply is recycled on return
 	in.w.handoff = append(in.w.handoff, func() { c.deliver(b) })
 	return true
@@ -310,8 +314,8 @@ func (in *instance) receive(msg sim.Message) bool {
 // connEnded resets the simConns to peer.
 func (in *instance) connEnded(peer sim.ProcID, why sim.ConnEnd) {
 	err := endErr(why)
-	for id, c := range in.reqs {
-		if c.server == peer {
+	for id, pr := range in.reqs {
+		if pr.c.server == peer {
 			delete(in.reqs, id)
 		}
 	}

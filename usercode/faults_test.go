@@ -80,7 +80,8 @@ faults:
 	assert.True(t, restarted)
 }
 
-// Clock faults of a client reach the clocks it reads through its Proc.
+// Clock faults of a client reach the clocks it reads through its Proc
+// (with ProcClock, which says the code reads them).
 func TestClockJumpReachesProcNow(t *testing.T) {
 	var wall, mono time.Duration
 	s := parse(t, oneClient("500ms", `
@@ -89,7 +90,7 @@ func TestClockJumpReachesProcNow(t *testing.T) {
     node: c1
     by: +30s
 `))
-	_, err := Run(t, s, Options{Clients: map[string]func(*Proc) Lock{"c1": probeClient(func(ctx context.Context, p *Proc, rdb *goredis.Client) {
+	_, err := Run(t, s, Options{ProcClock: true, Clients: map[string]func(*Proc) Lock{"c1": probeClient(func(ctx context.Context, p *Proc, rdb *goredis.Client) {
 		w0, m0 := p.Now(), p.Mono()
 		time.Sleep(time.Second)
 		wall, mono = p.Now().Sub(w0), p.Mono()-m0

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/scenarios"
@@ -39,6 +40,11 @@ type FuzzOptions struct {
 	MaxFaults int
 	// ShrinkRuns bounds the runs of the shrink (0: 300).
 	ShrinkRuns int
+	// SkipInherent skips a schedule whose violations are all inherent
+	// (locksim's model of the algorithm the code implements violates the
+	// same property on it too: Whose) and keeps searching for one that is
+	// the code's own.
+	SkipInherent bool
 	// OutDir receives the finding's scenario file and its shrunk form
 	// ("" : locksim-findings in the working directory, which is the test's
 	// package directory under go test: keep it as a CI artifact).
@@ -59,10 +65,18 @@ type Finding struct {
 	Summary, Explanation string
 	// Faults are the shrunk schedule's faults, as text.
 	Faults []string
+	// Whose says whether locksim's model of the algorithm the code
+	// implements violates the property on the schedule as found too
+	// (inherent) or not (the code's own bug).
+	Whose *Whose
 }
 
 func (f *Finding) String() string {
-	return fmt.Sprintf("%s violated at seed %d (run %d); %s: %s\nfaults: %s\nshrunk scenario: %s\n%s", f.Kind, f.Seed, f.Run, f.Summary, f.ShrunkFile, strings.Join(f.Faults, "; "), f.ShrunkFile, f.Explanation)
+	whose := ""
+	if f.Whose != nil {
+		whose = f.Whose.Text + "\n"
+	}
+	return fmt.Sprintf("%s violated at seed %d (run %d); %s: %s\n%sfaults: %s\nshrunk scenario: %s\n%s", f.Kind, f.Seed, f.Run, f.Summary, f.ShrunkFile, whose, strings.Join(f.Faults, "; "), f.ShrunkFile, f.Explanation)
 }
 
 func (o *FuzzOptions) prepare(base *scenarios.Scenario) error {
@@ -98,6 +112,7 @@ func Fuzz(t *testing.T, base *scenarios.Scenario, opt FuzzOptions) (*Finding, er
 	for run := 0; run < opt.Runs; run++ {
 		seed := fuzz.RunSeed(opt.Seed, run)
 		_, specs := fuzz.ScheduleWith(w, seed, faults.GenOptions{Kinds: opt.Kinds, MaxFaults: opt.MaxFaults})
+		specs = actingFaults(specs, opt.Options)
 		f, err := check(t, base, specs, seed, opt)
 		if err != nil || f != nil {
 			if f != nil {
@@ -125,6 +140,7 @@ func CheckSchedule(t *testing.T, base *scenarios.Scenario, seed uint64, data []b
 		return nil, err
 	}
 	specs := faults.Generate(faults.NewByteSource(data), fuzz.WorldOf(base), faults.GenOptions{Kinds: opt.Kinds, MaxFaults: opt.MaxFaults})
+	specs = actingFaults(specs, opt.Options)
 	f, err := check(t, base, specs, seed, opt)
 	if f != nil {
 		f.Run = -1
@@ -152,11 +168,26 @@ func check(t *testing.T, base *scenarios.Scenario, specs []faults.Spec, seed uin
 		return nil, nil
 	}
 	kind := violated[0]
+	var who *Whose
+	for _, k := range violated {
+		w, err := whose(s, seed, k, opt.Options, o)
+		if err != nil {
+			return nil, err
+		}
+		if !w.Inherent || !opt.SkipInherent {
+			kind, who = k, w
+			break
+		}
+	}
+	if who == nil {
+		t.Logf("locksim: seed %d: skipped an inherent finding (%s): locksim's model of the algorithm violates it too", seed, strings.Join(violated, ", "))
+		return nil, nil
+	}
 	found, err := fuzz.Variant(base, specs, violated, seed, "user-code fuzz finding on "+base.Name, "usercode.Fuzz")
 	if err != nil {
 		return nil, err
 	}
-	f := &Finding{Kind: kind, Seed: seed}
+	f := &Finding{Kind: kind, Seed: seed, Whose: who}
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -169,7 +200,26 @@ func check(t *testing.T, base *scenarios.Scenario, specs []faults.Spec, seed uin
 	if err := os.WriteFile(f.File, data, 0o644); err != nil {
 		return nil, err
 	}
-	sr, err := fuzz.Shrink(found, seed, fuzz.ShrinkOptions{Kind: kind, MaxRuns: opt.ShrinkRuns, CheckTimeout: opt.Options.CheckTimeout, Run: runner})
+	shrinkRun := runner
+	if !who.Inherent {
+		// Keep the shrunk schedule the code's own: a candidate on which
+		// the model violates the property too counts as not violating.
+		shrinkRun = func(c *scenarios.Scenario, seed uint64) (*scenarios.Outcome, error) {
+			o, err := runner(c, seed)
+			if err != nil || fuzz.Verdict(o, kind) != checker.Violated {
+				return o, err
+			}
+			w, err := whose(c, seed, kind, opt.Options, o)
+			if err != nil {
+				return nil, err
+			}
+			if w.Inherent {
+				setVerdict(o, kind, checker.Holds)
+			}
+			return o, nil
+		}
+	}
+	sr, err := fuzz.Shrink(found, seed, fuzz.ShrinkOptions{Kind: kind, MaxRuns: opt.ShrinkRuns, CheckTimeout: opt.Options.CheckTimeout, Run: shrinkRun})
 	if err != nil {
 		return nil, err
 	}
@@ -190,10 +240,22 @@ func check(t *testing.T, base *scenarios.Scenario, specs []faults.Spec, seed uin
 		f.Faults = append(f.Faults, sp.String())
 	}
 	if sr.Outcome != nil {
-		for _, v := range sr.Outcome.Violations {
-			f.Explanation = v.Explanation
-			break
-		}
+		// The explanation of the property found violated: the first
+		// violation listed may be another property's.
+		f.Explanation = explanationOf(sr.Outcome, kind)
 	}
 	return f, nil
+}
+
+// setVerdict sets the verdict of the property of kind in o.
+func setVerdict(o *scenarios.Outcome, kind string, v checker.Verdict) {
+	for _, p := range checker.Properties() {
+		if a := p.About(); a.Kind == kind {
+			for i := range o.Verdicts {
+				if o.Verdicts[i].Property == a.Name {
+					o.Verdicts[i].Verdict = v
+				}
+			}
+		}
+	}
 }

@@ -43,7 +43,7 @@ type instance struct {
 
 	// root only
 	conns []*simConn
-	reqs  map[uint64]*simConn
+	reqs  map[uint64]pending
 	// subs: the simConn of each SUBSCRIBE sent, by its request id: the
 	// server's pushes on the subscription (redis.Push.Sub) go to it.
 	subs    map[uint64]*simConn
@@ -74,7 +74,7 @@ func (in *instance) Start(env *sim.Env, lost func(string)) {
 	in.inc = in.w.k.Incarnation(in.id)
 	in.ctx, in.cancel = context.WithCancel(context.Background())
 	in.dials = map[sim.ProcID]uint32{}
-	in.reqs = map[uint64]*simConn{}
+	in.reqs = map[uint64]pending{}
 	in.subs = map[uint64]*simConn{}
 	in.proc = &Proc{in: in}
 	in.w.insts = append(in.w.insts, in)
@@ -125,12 +125,15 @@ func (in *instance) kill(why string) {
 // go-redis' call chain every time (runtime.copystack was a fifth of a
 // cycle's cost).
 func (in *instance) spawn(what string, f func()) {
+	desc := fmt.Sprintf("client %s: %s, called at virtual time %v", in.name, what, time.Duration(in.w.k.Now()))
 	in.w.handoff = append(in.w.handoff, func() {
 		if in.work == nil {
 			in.work = make(chan func(), 4)
 			go in.worker(in.work)
 		}
+		end := in.w.busyEnter(desc)
 		in.work <- func() {
+			defer end()
 			defer func() {
 				if v := recover(); v != nil {
 					in.w.fail(in.recovered(what, v))
@@ -172,6 +175,9 @@ func (in *instance) Acquire(done func(clients.UserAcquired)) {
 			case h == nil:
 				in.env.Log(clients.KindClient, "user code: Obtain returned no lock")
 			default:
+				if err := in.checkDeadline("Held.Until", h.Until); err != nil {
+					in.w.fail(err)
+				}
 				in.held = h
 				r = clients.UserAcquired{OK: true, Token: h.Token, HasToken: h.HasToken, Value: h.Value}
 				if f := in.cfg.Lock.FencingToken; !h.HasToken && f != "" && f != clients.FencingNone && !in.noToken {
@@ -190,6 +196,7 @@ func (in *instance) Acquire(done func(clients.UserAcquired)) {
 
 // Expired implements clients.UserLock: the validity the code returned
 // (Held.Until, on the bubble's clock, which is the true time) has passed.
+// A deadline on the client's wall clock (Proc.Now) is refused (clocks.go).
 func (in *instance) Expired() bool {
 	h := in.held
 	if h == nil {
@@ -198,6 +205,10 @@ func (in *instance) Expired() bool {
 	until := h.Until
 	if h.UntilFunc != nil {
 		until = h.UntilFunc()
+		if err := in.checkDeadline("Held.UntilFunc", until); err != nil {
+			in.w.fail(err)
+			return false
+		}
 	}
 	if until.IsZero() {
 		return false
@@ -226,6 +237,47 @@ func (in *instance) Release(done func()) {
 			done()
 		})
 	})
+}
+
+// Extend implements clients.UserLock: one call of the user's Extend, in a
+// goroutine of its own (not the worker of Obtain and Release: a real
+// watchdog's extension may overlap the release).
+func (in *instance) Extend(done func(string)) bool {
+	ex, ok := in.lock.(Extender)
+	h, ctx := in.held, in.ctx
+	if !ok || h == nil {
+		return false
+	}
+	at := in.w.k.Now()
+	in.calls++
+	end := in.w.busyEnter(fmt.Sprintf("client %s: Extend, called at virtual time %v", in.name, time.Duration(at)))
+	in.w.handoff = append(in.w.handoff, func() {
+		go func() {
+			defer end()
+			what := in.name + " (extension)"
+			var err error
+			func() {
+				defer func() {
+					if v := recover(); v != nil {
+						in.w.fail(in.recovered("Extend", v))
+					}
+				}()
+				in.w.watch.call(what, fmt.Sprintf("Extend, called at virtual time %v", time.Duration(at)))
+				err = ex.Extend(ctx, h)
+				in.w.watch.call(what, "")
+			}()
+			in.ctrl(func(in *instance) {
+				in.calls--
+				why := ""
+				if err != nil {
+					why = errText(err)
+					in.env.Logf(clients.KindClient, "user code: Extend failed: %s", why)
+				}
+				done(why)
+			})
+		}()
+	})
+	return true
 }
 
 // Fire implements clients.UserLock: the items the driver handed over, and

@@ -28,6 +28,27 @@ type Lock interface {
 	Release(ctx context.Context, h *Held) error
 }
 
+// Extender is the optional third step of a Lock: a lock whose code also
+// has Extend gets it called by the workload while the lock is held, every
+// extend_every of the scenario's lock block (on the client's monotonic
+// clock, so a pause of the client delays it, as it delays a modelled
+// client's extension), from the Obtain that returned h until the
+// workload releases h. An error, or a nil error after which the code
+// knows the lock is gone, says the extension failed: the workload ends
+// the client's belief there (as Proc.Lost does) and extends no more. An
+// Extend may still be in flight when the workload calls Release (a
+// watchdog's last extension racing the release, as in a real service);
+// its outcome is then ignored.
+//
+// Binding a library's extension is one method:
+//
+//	func (l *myLock) Extend(ctx context.Context, h *locksim.Held) error {
+//		return l.lock.Refresh(ctx, l.ttl, nil)
+//	}
+type Extender interface {
+	Extend(ctx context.Context, h *Held) error
+}
+
 // Held is a lock the code obtained.
 type Held struct {
 	_ struct{}
@@ -67,7 +88,10 @@ type Proc struct {
 func (p *Proc) Name() string { return p.in.name }
 
 // Context is cancelled when the client crashes or the run ends.
-func (p *Proc) Context() context.Context { return p.in.ctx }
+func (p *Proc) Context() context.Context {
+	p.check("Context")
+	return p.in.ctx
+}
 
 // LockParams are the scenario's lock parameters of this client.
 type LockParams struct {
@@ -115,6 +139,7 @@ func (p *Proc) Lock() LockParams {
 // (an extension failed): the client's belief ends there, as a modelled
 // client's does, and its critical section is abandoned before the write.
 func (p *Proc) Lost(why string) {
+	p.check("Lost")
 	p.in.ctrl(func(in *instance) { in.lost(why) })
 }
 
@@ -161,6 +186,7 @@ func (p *Proc) Failover() *goredis.Client {
 // "name:port" or "name" (the port is ignored). It is what
 // RedisOptions puts in go-redis' Options.Dialer.
 func (p *Proc) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	p.check("Dial")
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -181,6 +207,7 @@ func (p *Proc) Dial(ctx context.Context, network, addr string) (net.Conn, error)
 // (client-side caching, maintenance notifications) would escape the
 // simulation's ordering.
 func (p *Proc) RedisOptions(node string) *goredis.Options {
+	p.check("RedisOptions")
 	if why := p.in.w.notRedis(node); why != "" {
 		// A user's mistake (a misspelt node, a memcached or MySQL server):
 		// said at once, as a panic the run reports with the client and
@@ -244,6 +271,7 @@ func (p *Proc) Mono() time.Duration {
 // wait with After or Sleep. The channel is never closed after a crash
 // (select on Proc.Context too).
 func (p *Proc) After(d time.Duration) <-chan struct{} {
+	p.check("After")
 	ch := make(chan struct{})
 	p.in.ctrl(func(in *instance) { in.env.After(sim.Mono, d, sleepTag{ch}) })
 	return ch
@@ -281,8 +309,11 @@ func (p *Proc) Rand() *rand.Rand {
 // its context is Proc.Context. A panic in f stops the run with the client,
 // the virtual time and the panic.
 func (p *Proc) Go(f func(ctx context.Context)) {
+	p.check("Go")
 	in := p.in
+	end := in.w.busyEnter(fmt.Sprintf("client %s: a goroutine of Proc.Go, started at virtual time %v", in.name, time.Duration(in.w.nowT())))
 	go func() {
+		defer end()
 		defer func() {
 			if v := recover(); v != nil {
 				in.w.fail(in.recovered("a goroutine of Proc.Go", v))
@@ -295,6 +326,7 @@ func (p *Proc) Go(f func(ctx context.Context)) {
 // Logf writes a line into the run's trace, as an event of the client at
 // the virtual time it was written.
 func (p *Proc) Logf(format string, args ...any) {
+	p.check("Logf")
 	text := fmt.Sprintf(format, args...)
 	p.in.ctrl(func(in *instance) { in.env.Log(KindUser, text) })
 }

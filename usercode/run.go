@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -33,6 +34,16 @@ type Options struct {
 	// clients; talk to servers in Obtain). Clients not named here run
 	// locksim's model of their algorithm.
 	Clients map[string]func(*Proc) Lock
+	// Reference names, by client, the algorithm of locksim's model that the
+	// code implements ("redis-single": SET NX PX, compare-and-delete), for
+	// telling an inherent finding from the code's own (Whose); a client
+	// not named here is compared with its scenario lock block's algorithm.
+	Reference map[string]string
+	// ProcClock says the code reads its wall clock through Proc.Now, where
+	// wall-clock faults (clock-jump, clock-strobe, an initial offset) of
+	// its client act; without it they are refused when the run starts,
+	// since the code's time.Now never sees them (clocks.go).
+	ProcClock bool
 	// HangAfter is how long, in real time, the simulation waits for user
 	// code that blocks outside the simulation (a real socket, a mutex never
 	// released, a busy loop) before it reports the hang and exits the
@@ -59,8 +70,18 @@ type Options struct {
 // time.Now reads the true (bubble) time, not the client's clock with its
 // faults (LimitNote; Proc.Now reads the client's clock); goroutines woken by
 // their own timers at the same nanosecond run concurrently.
+//
+// When the code got a reply that exists only because of a limit of
+// locksim (limits.go), Run returns the outcome, inconclusive, with an
+// *UnsupportedError.
+//
+// Runs in one process take turns, and each empties the process's
+// sync.Pools when it ends (bubbles.go).
 func Run(t *testing.T, s *scenarios.Scenario, opt Options) (*scenarios.Outcome, error) {
 	if err := checkClients(s, opt.Clients); err != nil {
+		return nil, err
+	}
+	if err := checkClockFaults(s, opt); err != nil {
 		return nil, err
 	}
 	seed := s.Seed
@@ -74,6 +95,8 @@ func Run(t *testing.T, s *scenarios.Scenario, opt Options) (*scenarios.Outcome, 
 	if _, told := noted.LoadOrStore(t, true); !told {
 		t.Log("locksim: " + LimitNote)
 	}
+	end := runTurn()
+	defer end()
 	wd := &watchdog{limit: limit, calls: map[string]string{}}
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -82,10 +105,37 @@ func Run(t *testing.T, s *scenarios.Scenario, opt Options) (*scenarios.Outcome, 
 	var (
 		o   *scenarios.Outcome
 		err error
+		w   *world
 	)
-	synctest.Test(t, func(*testing.T) {
-		o, err = runBubble(s, seed, opt, wd)
-	})
+	func() {
+		defer func() {
+			// Code still blocked in the bubble when the run ended makes
+			// synctest panic ("main bubble goroutine has exited but
+			// blocked goroutines remain"); the run found it first
+			// (world.blocked) and reports it as an error. The blocked
+			// goroutines stay parked, on channels of a bubble that no
+			// longer exists.
+			if v := recover(); v != nil {
+				if w == nil || w.hang == nil {
+					panic(v)
+				}
+				o, err = nil, w.hang
+			}
+		}()
+		synctest.Test(t, func(*testing.T) {
+			o, w, err = runBubble(s, seed, opt, wd)
+		})
+	}()
+	if w != nil {
+		w.over.Store(true)
+		if err == nil && o != nil {
+			explainUnfinished(o, w.unfinished)
+		}
+		if err == nil && o != nil && len(w.limits) > 0 {
+			o.MarkUnsupported(w.limits)
+			return o, &UnsupportedError{Scenario: s.Name, Seed: seed, Replies: w.limits}
+		}
+	}
 	return o, err
 }
 
@@ -118,8 +168,7 @@ func checkClients(s *scenarios.Scenario, bound map[string]func(*Proc) Lock) erro
 	return nil
 }
 
-func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o *scenarios.Outcome, err error) {
-	var w *world
+func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o *scenarios.Outcome, w *world, err error) {
 	bopt := scenarios.BuildOptions{Client: func(name string, cfg clients.Config) func() sim.Process {
 		f, ok := opt.Clients[name]
 		if !ok {
@@ -143,6 +192,7 @@ func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o
 		}()
 		o, err = scenarios.RunWith(s, seed, sopt, bopt, func(wo *scenarios.World) error {
 			w = newWorld(wo.Kernel, wd)
+			w.scenario = s.Name
 			w.kinds = map[string]string{}
 			for _, sp := range s.Servers() {
 				if k := sp.Kind; k != nil && (k.Name == scenarios.KindRedis || k.Name == scenarios.KindSentinel) {
@@ -162,7 +212,7 @@ func runBubble(s *scenarios.Scenario, seed uint64, opt Options, wd *watchdog) (o
 	if w != nil {
 		w.finish()
 	}
-	return o, err
+	return o, w, err
 }
 
 // starter sets the instance's process id at its start.
@@ -262,4 +312,30 @@ func (d *watchdog) report(scenario string, seed uint64, stuck time.Duration) str
 	buf = buf[:runtime.Stack(buf, true)]
 	return fmt.Sprintf("locksim: %s seed %d: user code blocked outside the simulation (a real socket, a mutex never released, a busy loop) for %v of real time at virtual time %v:\n  %s\ngoroutines:\n%s\n",
 		scenario, seed, stuck, at, strings.Join(calls, "\n  "), buf)
+}
+
+// explainUnfinished completes the liveness explanation of a client whose
+// Obtain (or Release) never returned before the run ended: the history
+// shows only a wait that never ended, and the checker cannot tell a lock
+// that stayed taken from code that waited on something else; the call in
+// flight says which.
+func explainUnfinished(o *scenarios.Outcome, calls []string) {
+	for i := range o.Violations {
+		v := &o.Violations[i]
+		if v.Kind != checker.KindLiveness {
+			continue
+		}
+		var named []string
+		for _, c := range calls {
+			for _, cl := range v.Clients {
+				if strings.HasPrefix(c, "client "+cl+": ") && !strings.Contains(c, "Proc.Go") {
+					named = append(named, strings.TrimPrefix(c, "client "))
+				}
+			}
+		}
+		if len(named) == 0 {
+			continue
+		}
+		v.Explanation = strings.TrimSuffix(v.Explanation, ".") + "; the user code's call had not returned when the run ended (its context was cancelled then): " + strings.Join(named, "; ") + "."
+	}
 }

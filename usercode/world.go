@@ -2,6 +2,7 @@ package usercode
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -49,6 +51,26 @@ type world struct {
 	failure error
 
 	watch *watchdog
+
+	// scenario names the run (for Proc.check); over is set once the run's
+	// bubble has ended.
+	scenario string
+	over     atomic.Bool
+
+	// busy are the calls of user code in flight (Obtain, Release, Extend,
+	// goroutines of Proc.Go), by serial, as the hang report names them;
+	// hang is set at the end of a run that some of them outlived.
+	busyMu  sync.Mutex
+	busy    map[uint64]string
+	busySeq uint64
+	hang    *BlockedError
+	// unfinished are the calls in flight when the run ended, before the
+	// end cancelled their contexts (root only).
+	unfinished []string
+
+	// limits are the replies of limits of locksim the user code got
+	// (limits.go), in kernel order (root only).
+	limits []record.Unsupported
 
 	// redis lists the processes Proc.Redis may reach (Redis servers,
 	// cluster nodes and sentinels); kinds says what every other server
@@ -276,6 +298,7 @@ func (w *world) reap() {
 // goroutines return before the bubble ends (synctest refuses to end a
 // bubble whose goroutines are still blocked).
 func (w *world) finish() {
+	w.unfinished = w.inFlight()
 	for _, in := range w.insts {
 		in.kill("run ended")
 	}
@@ -288,6 +311,78 @@ func (w *world) finish() {
 		w.moved = true
 	}
 	w.settle()
+	w.blocked()
+}
+
+// busyEnter notes a call of user code in flight until the returned
+// function runs (any goroutine).
+func (w *world) busyEnter(what string) func() {
+	w.busyMu.Lock()
+	if w.busy == nil {
+		w.busy = map[uint64]string{}
+	}
+	w.busySeq++
+	id := w.busySeq
+	w.busy[id] = what
+	w.busyMu.Unlock()
+	return func() {
+		w.busyMu.Lock()
+		delete(w.busy, id)
+		w.busyMu.Unlock()
+	}
+}
+
+// blocked notes, at the end of the run, the calls of user code that are
+// still in flight though every context was cancelled and every
+// connection reset: they wait on something inside the bubble that nothing
+// will ever release (a channel no one sends on, ignoring the context).
+// synctest would end the run with its deadlock panic; Run reports a
+// *BlockedError instead.
+func (w *world) blocked() {
+	calls := w.inFlight()
+	if len(calls) == 0 {
+		return
+	}
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var stacks []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "synctest bubble") && !strings.Contains(g, "usercode.(*world).blocked") {
+			stacks = append(stacks, g)
+		}
+	}
+	w.hang = &BlockedError{Scenario: w.scenario, Calls: calls, Goroutines: strings.Join(stacks, "\n\n")}
+}
+
+// inFlight lists the calls of user code in flight, sorted.
+func (w *world) inFlight() []string {
+	w.busyMu.Lock()
+	var calls []string
+	for _, c := range w.busy {
+		calls = append(calls, c)
+	}
+	w.busyMu.Unlock()
+	sort.Strings(calls)
+	return calls
+}
+
+// BlockedError is user code that was still blocked inside the simulation
+// when the run ended: a call waiting on a channel, a sync.Cond or a
+// WaitGroup that nothing would release, with its context (cancelled at
+// the end) ignored. Like a hang, it names the client, the call and when it
+// was made, and what it waits on (the goroutines' stacks).
+type BlockedError struct {
+	Scenario string
+	// Calls are the calls in flight: "client c1: Obtain, called at
+	// virtual time 1s".
+	Calls []string
+	// Goroutines are the stacks of the run's goroutines still blocked
+	// (their headers say on what: "chan receive (durable)").
+	Goroutines string
+}
+
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("%s: user code blocked inside the simulation and never returned (it waits on something no simulated event releases, e.g. a channel no one sends on, and ignores its context, which was cancelled when the run ended):\n  %s\ngoroutines:\n%s", e.Scenario, strings.Join(e.Calls, "\n  "), e.Goroutines)
 }
 
 // wakeTag is the timer tag with which the driver hands items to a client.

@@ -86,7 +86,7 @@ func runShrink(stdout io.Writer, arg string, f shrinkFlags) error {
 	if f.kind != "" {
 		ks, err := fuzz.ParseChecks(f.kind)
 		if err != nil || len(ks) != 1 {
-			return badInput("--kind: %q is not one property (allowed: lock, resource, liveness)", f.kind)
+			return badInput("--kind: %q is not one property (allowed: lock, resource, liveness, token order)", f.kind)
 		}
 		kind = ks[0]
 	} else {

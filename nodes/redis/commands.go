@@ -189,12 +189,22 @@ func resolve(a []string) (*cmdSpec, *Value) {
 	spec := lookupCommand(a[0])
 	if spec == nil {
 		v := errUnknownCommand(a)
+		if name := strings.ToLower(a[0]); realCommands[name] && name != "hello" {
+			// A command of real Redis the node does not implement: a
+			// limit of the simulation, said as one. HELLO keeps the
+			// unknown-command reply of a Redis before 6, on which
+			// clients fall back to RESP2 (go-redis v9 does, redis.go:1027).
+			v = errNotModelled(strings.ToUpper(a[0]))
+		}
 		return nil, &v
 	}
 	if spec.subs != nil && len(a) >= 2 {
 		sub := lookupLower(spec.subs, a[1])
 		if sub == nil {
 			v := errUnknownSubcommand(a[0], a[1])
+			if realCommands[spec.name+"|"+strings.ToLower(a[1])] {
+				v = errNotModelled(strings.ToUpper(a[0] + " " + a[1]))
+			}
 			return nil, &v
 		}
 		spec = sub
@@ -260,7 +270,17 @@ func (n *Node) process(a []string) Value {
 			return n.queueCommand(spec, a)
 		}
 	}
-	return spec.run(n, a)
+	return n.runSpec(spec, a)
+}
+
+// runSpec runs a command with its name in the execution context (for the
+// history's KeyActs: which command acted on another client's key).
+func (n *Node) runSpec(spec *cmdSpec, a []string) Value {
+	prev := n.cur.name
+	n.cur.name = spec.name
+	v := spec.run(n, a)
+	n.cur.name = prev
+	return v
 }
 
 // ---- strings ----
@@ -590,6 +610,7 @@ func expireGeneric(n *Node, a []string, basetime int64, seconds bool) Value {
 			return Int(0)
 		}
 	}
+	n.noteAct(key, e)
 	if when <= n.now && !n.loading && !n.isReplica() {
 		n.removeKey(key)
 		n.logfAttrs(EventKeyDel, []sim.Attr{sim.Str("key", key), sim.Int64("deadline", when), sim.Str("why", "already past")}, "%s deadline=%d already past", strconv.Quote(key), when)
@@ -746,6 +767,7 @@ func cmdHIncrBy(n *Node, a []string) Value {
 	}
 	v += incr
 	e.hash[a[2]] = strconv.FormatInt(v, 10)
+	n.noteHashAct(a[1], e, created)
 	n.keyModified(a[1])
 	n.dirty++
 	n.propagate(Cmd(a))
@@ -771,6 +793,7 @@ func cmdHSet(n *Node, a []string) Value {
 		}
 		e.hash[a[i]] = a[i+1]
 	}
+	n.noteHashAct(a[1], e, created)
 	n.keyModified(a[1])
 	n.dirty += int64((len(a) - 2) / 2)
 	n.propagate(Cmd(a))

@@ -3,6 +3,7 @@ package redis
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/locksim/locksim/sim"
 )
@@ -148,6 +149,7 @@ func (n *Node) noteSetter(key string, e *entry) {
 	by := int32(n.cur.client) + 1
 	if e.setBy != 0 && e.setBy != by {
 		n.env.KeyLostBy(key, sim.LossOverwritten, "write from "+n.env.NameOf(n.cur.client), sim.ProcID(e.setBy-1))
+		n.noteAct(key, e)
 	}
 	e.setBy = by
 }
@@ -161,4 +163,34 @@ func (n *Node) noteRemoval(key string, e *entry, cmd string) {
 		return
 	}
 	n.env.KeyLostBy(key, sim.LossRemovedByClient, cmd+" from "+n.env.NameOf(n.cur.client), sim.ProcID(e.setBy-1))
+	n.noteAct(key, e)
+}
+
+// noteAct records a client's command (the one running, n.cur.name) on a
+// key another client stored (sim.KeyAct): an extension, an overwrite, a
+// removal, a write to its hash. The entry's setter is the client whose
+// command stored the string (noteSetter) or created the hash
+// (noteHashAct).
+func (n *Node) noteAct(key string, e *entry) {
+	if !n.clientWrite() || e == nil || e.setBy == 0 || e.setBy == int32(n.cur.client)+1 {
+		return
+	}
+	cmd := strings.ToUpper(n.cur.name)
+	if n.cur.inScript && !strings.EqualFold(n.cur.name, "wait") {
+		cmd = "a script's " + cmd
+	}
+	n.env.KeyActed(key, cmd, n.cur.client, sim.ProcID(e.setBy-1))
+}
+
+// noteHashAct records who created a hash (a reentrant lock's), and a
+// write of another client to it (noteAct).
+func (n *Node) noteHashAct(key string, e *entry, created bool) {
+	if created {
+		e.setBy = 0
+		if n.clientWrite() {
+			e.setBy = int32(n.cur.client) + 1
+		}
+		return
+	}
+	n.noteAct(key, e)
 }

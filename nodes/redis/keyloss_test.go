@@ -153,3 +153,55 @@ func TestRemovalByAnotherClient(t *testing.T) {
 		"A lock overwritten holder=c2 write from c1",
 	}, losses())
 }
+
+// TestActsOnAnotherClientsKey: the node records each command of a client
+// on a key another client stored (sim.History.KeyActs): an extension
+// (PEXPIRE, EXPIRE, PEXPIREAT), an overwrite (SET XX, GETSET), a DEL, an
+// HSET or HINCRBY on a hash another created, the same from a script; and
+// nothing for a client's commands on its own keys.
+func TestActsOnAnotherClientsKey(t *testing.T) {
+	sw := simtest.NewWorld(t, time.Millisecond)
+	cfg := master()
+	sw.Add("A", func() sim.Process { return New(cfg) }, sim.ClockSpec{})
+	c1, c2 := newProbe(), newProbe()
+	simtest.AddProbe(sw, "c1", c1)
+	simtest.AddProbe(sw, "c2", c2)
+	sw.Start()
+	do := func(p *probe, args ...string) Value {
+		t.Helper()
+		id := p.Send(sw.ID("A"), func(id uint64) sim.Message { return Request{ID: id, Args: args} })
+		a, ok := simtest.Wait(sw, p, id, time.Minute)
+		require.True(t, ok)
+		return a.Reply.Value
+	}
+	acts := func() []string {
+		var out []string
+		for _, x := range sw.K.History().KeyActs {
+			out = append(out, x.Client+" "+x.Command+" "+x.Key+" of "+x.Holder)
+		}
+		return out
+	}
+	require.True(t, do(c1, "SET", "lock", "v1", "NX", "PX", "30000").IsOK())
+	assert.Equal(t, Int(1), do(c1, "PEXPIRE", "lock", "30000"))
+	assert.Empty(t, acts(), "a holder's extension of its own key")
+	assert.Equal(t, Int(1), do(c2, "PEXPIRE", "lock", "30000"))
+	assert.Equal(t, Int(1), do(c2, "EXPIRE", "lock", "30"))
+	assert.Equal(t, Int(1), do(c2, "PEXPIREAT", "lock", "9999999999999"))
+	require.True(t, do(c2, "SET", "lock", "v2", "XX").IsOK())
+	assert.Equal(t, Bulk("v2"), do(c1, "GETSET", "lock", "v1"))
+	assert.Equal(t, Int(1), do(c2, "EVAL", ScriptCompareAndDelete.Source, "1", "lock", "v1"))
+	assert.Equal(t, Int(1), do(c1, "HSET", "h", "c1", "1"))
+	assert.Equal(t, Int(2), do(c1, "HINCRBY", "h", "c1", "1"))
+	assert.Equal(t, Int(1), do(c2, "HINCRBY", "h", "c2", "1"))
+	assert.Equal(t, Int(0), do(c2, "HSET", "h", "c2", "5"))
+	assert.Equal(t, []string{
+		"c2 PEXPIRE lock of c1",
+		"c2 EXPIRE lock of c1",
+		"c2 PEXPIREAT lock of c1",
+		"c2 SET lock of c1",
+		"c1 GETSET lock of c2",
+		"c2 a script's DEL lock of c1",
+		"c2 HINCRBY h of c1",
+		"c2 HSET h of c1",
+	}, acts())
+}

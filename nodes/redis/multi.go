@@ -178,11 +178,11 @@ func cmdExec(n *Node, a []string) Value {
 			// transaction answers at once with the acks it has.
 			was := n.cur.inScript
 			n.cur.inScript = true
-			replies[i] = spec.run(n, q)
+			replies[i] = n.runSpec(spec, q)
 			n.cur.inScript = was
 			continue
 		}
-		replies[i] = spec.run(n, q)
+		replies[i] = n.runSpec(spec, q)
 	}
 	n.discardTransaction(c)
 	return Array(replies...)

@@ -191,8 +191,9 @@ type execCtx struct {
 	pooled      bool // the request was a *Request: answer with a *Reply
 	fromMaster  bool // applying the master's replication stream
 	inScript    bool
-	scriptDirty bool // SCRIPT_WRITE_DIRTY
-	blocked     bool // the command blocked the client (WAIT)
+	scriptDirty bool   // SCRIPT_WRITE_DIRTY
+	blocked     bool   // the command blocked the client (WAIT)
+	name        string // the command running (runSpec), a script's redis.call too
 }
 
 // New returns a fresh server instance for the kernel to start or restart;

@@ -425,7 +425,7 @@ func (x *scriptRun) call(line int, a ...string) (Value, bool) {
 		x.raise(line, errOOM.Str)
 		return Value{}, false
 	}
-	v := spec.run(n, n.scriptArgv(a))
+	v := n.runSpec(spec, n.scriptArgv(a))
 	if spec.write {
 		n.cur.scriptDirty = true
 	}

@@ -25,8 +25,8 @@ import (
 // from the client's seeded stream (WithGenValueFunc: redsync's default
 // draws from crypto/rand, mutex.go genValue) and a seeded retry delay
 // (WithRetryDelayFunc: its default draws from the global math/rand).
-// With extend_every, a goroutine extends the lock while it is held and
-// reports a failed extension as a lost lock. With fencing_token incr, the
+// With extend_every, the workload calls Extend (Mutex.ExtendContext) while
+// the lock is held, and a failed extension loses the lock. With fencing_token incr, the
 // token is INCR <key>:token on the first node after the lock is taken (the
 // model's "first node that granted", which redsync does not tell: on a
 // single node they agree).
@@ -70,7 +70,6 @@ type redsyncLock struct {
 	l     locksim.LockParams
 	m     *redsync.Mutex
 	first *redis.Client
-	stop  chan struct{}
 }
 
 func (r *redsyncLock) Obtain(ctx context.Context) (*locksim.Held, error) {
@@ -82,23 +81,20 @@ func (r *redsyncLock) Obtain(ctx context.Context) (*locksim.Held, error) {
 		_, _ = r.m.UnlockContext(ctx)
 		return nil, err
 	}
-	if r.l.ExtendEvery > 0 {
-		r.stop = extendEvery(r.p, r.l.ExtendEvery, func(ctx context.Context) error {
-			ok, err := r.m.ExtendContext(ctx)
-			if err == nil && !ok {
-				err = errors.New("not extended")
-			}
-			return err
-		})
-	}
 	return h, nil
 }
 
-func (r *redsyncLock) Release(ctx context.Context, h *locksim.Held) error {
-	if r.stop != nil {
-		close(r.stop)
-		r.stop = nil
+// Extend is the workload's extension step (extend_every): redsync's
+// Mutex.ExtendContext, a failure when it extended on too few nodes.
+func (r *redsyncLock) Extend(ctx context.Context, h *locksim.Held) error {
+	ok, err := r.m.ExtendContext(ctx)
+	if err == nil && !ok {
+		err = errors.New("not extended")
 	}
+	return err
+}
+
+func (r *redsyncLock) Release(ctx context.Context, h *locksim.Held) error {
 	_, err := r.m.UnlockContext(ctx)
 	return err
 }
@@ -108,7 +104,7 @@ func (r *redsyncLock) Release(ctx context.Context, h *locksim.Held) error {
 // Obtain makes one attempt (redislock's default retry strategy, NoRetry);
 // the token comes from the client's seeded stream (Options.Token: its
 // default reads crypto/rand, redislock.go randomToken). Fencing and
-// extension as for Redsync (extension is Lock.Refresh with the TTL).
+// extension as for Redsync (Extend is Lock.Refresh with the TTL).
 func Redislock(p *locksim.Proc) locksim.UserLock {
 	l := p.Lock()
 	c := p.Redis(l.Node)
@@ -125,7 +121,6 @@ type redislockLock struct {
 	client *redislock.Client
 	rnd    interface{ Uint64() uint64 }
 	lock   *redislock.Lock
-	stop   chan struct{}
 }
 
 func (r *redislockLock) Obtain(ctx context.Context) (*locksim.Held, error) {
@@ -140,17 +135,16 @@ func (r *redislockLock) Obtain(ctx context.Context) (*locksim.Held, error) {
 		_ = lk.Release(ctx)
 		return nil, err
 	}
-	if r.l.ExtendEvery > 0 {
-		r.stop = extendEvery(r.p, r.l.ExtendEvery, func(ctx context.Context) error { return lk.Refresh(ctx, r.l.TTL, nil) })
-	}
 	return h, nil
 }
 
+// Extend is the workload's extension step (extend_every): redislock's
+// Lock.Refresh with the TTL.
+func (r *redislockLock) Extend(ctx context.Context, h *locksim.Held) error {
+	return r.lock.Refresh(ctx, r.l.TTL, nil)
+}
+
 func (r *redislockLock) Release(ctx context.Context, h *locksim.Held) error {
-	if r.stop != nil {
-		close(r.stop)
-		r.stop = nil
-	}
 	return r.lock.Release(ctx)
 }
 
@@ -165,34 +159,4 @@ func fence(ctx context.Context, l locksim.LockParams, c *redis.Client, h *locksi
 	}
 	h.Token, h.HasToken = t, true
 	return nil
-}
-
-// extendEvery runs extend every period (on the client's monotonic clock)
-// until stop is closed; a failed extension tells the workload the lock is
-// lost.
-func extendEvery(p *locksim.Proc, period time.Duration, extend func(context.Context) error) chan struct{} {
-	stop := make(chan struct{})
-	p.Go(func(ctx context.Context) {
-		for {
-			// p.After, not a time.Ticker: a timer of the client process,
-			// which a pause of the client delays as it delays the
-			// model's extension timer.
-			select {
-			case <-ctx.Done():
-				return
-			case <-stop:
-				return
-			case <-p.After(period):
-			}
-			if err := extend(ctx); err != nil {
-				select {
-				case <-stop: // released meanwhile
-				default:
-					p.Lost("extend failed: " + err.Error())
-				}
-				return
-			}
-		}
-	})
-	return stop
 }
