@@ -1160,7 +1160,10 @@ func (n *Node) updateSlotsConfigWith(sender int, epoch uint64, slots *slotBits) 
 }
 
 // clusterSetMaster makes this node a replica of node i (clusterSetMaster,
-// C 7.0.15 cluster.c:4600-4620).
+// C 7.0.15 cluster.c:4602-4618). A master turned replica forgets its open
+// slots (clusterCloseAllSlots, :4609 and :4410-4415): a migration source
+// that comes back as a replica, and is elected again later, serves the
+// slot's keys itself instead of answering -ASK.
 func (n *Node) clusterSetMaster(i int) {
 	cs := n.cl
 	me := &cs.nodes[cs.me]
@@ -1171,6 +1174,7 @@ func (n *Node) clusterSetMaster(i int) {
 	me.master, me.slaveof = false, i
 	if wasMaster {
 		me.migrateTo = false
+		cs.closeAllSlots()
 	} else {
 		cs.slaveLeft(old)
 	}
@@ -1178,6 +1182,15 @@ func (n *Node) clusterSetMaster(i int) {
 	n.logfAttrs(EventClusterFailover, []sim.Attr{sim.Str("new_master", cs.nodes[i].name), sim.Str("was_master", strconv.FormatBool(wasMaster))}, "configuration change detected: now a replica of %s", cs.nodes[i].name)
 	n.setMaster(cs.nodes[i].name, ListenPort)
 	cs.resetManualFailover(n)
+}
+
+// closeAllSlots is clusterCloseAllSlots (C 7.0.15 cluster.c:4408-4415):
+// no slot migrating or importing; saved with the next nodes.conf.
+func (cs *clusterState) closeAllSlots() {
+	if len(cs.migrating) > 0 || len(cs.importing) > 0 {
+		cs.todo |= todoSaveConfig
+	}
+	cs.migrating, cs.importing = nil, nil
 }
 
 // handleConfigEpochCollision is clusterHandleConfigEpochCollision (C 7.0.15
