@@ -86,7 +86,13 @@ func TestParseClusterErrors(t *testing.T) {
 		{"allow replica migration not a bool", "cluster: {masters: 3, replicas: 1, allow_replica_migration: sometimes}\n", []string{"cluster.allow_replica_migration: must be true or false"}},
 		{"too many nodes", "cluster:\n  nodes: [" + strings.Repeat("{name: X, replicaof: Y}, ", 31) + "]\n", []string{"cluster.nodes: 31 nodes; at most 30"}},
 		{"too many masters", "cluster: {masters: 20, replicas: 1}\n", []string{"cluster.masters: 20 masters with 1 replicas each is 40 nodes; at most 30"}},
-		{"promote a cluster replica", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: promote, node: C4}\n", []string{"faults[0].node: \"C4\" is not a replica"}},
+		{"promote a cluster replica", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: promote, node: C4}\n", []string{"t.yaml:9: faults[0].node: \"C4\" is a cluster replica of C3: promote sends REPLICAOF NO ONE, which a cluster node refuses; promote it with kind: cluster-failover"}},
+		{"promote a cluster master", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: promote, node: C1}\n", []string{"faults[0].node: \"C1\" is not a replica promote can act on (the scenario has none: promote acts on a replica of the redis: section)"}},
+		{"node timeout in microseconds", "cluster: {masters: 3, node_timeout: 1500us}\n", []string{"t.yaml:7: cluster.node_timeout: cluster-node-timeout takes whole milliseconds, got 1.5ms"}},
+		{"node timeout zero", "cluster: {masters: 3, node_timeout: 0s}\n", []string{"cluster.node_timeout: must be at least 1ms (cluster-node-timeout), got 0s"}},
+		{"reshard to its source", "cluster: {masters: 3}\nfaults:\n  - {at: 1s, kind: reshard, key: lock, from: C2, to: C2}\n", []string{"t.yaml:9: faults[0].to: is C2, the master the slot migrates from: a reshard moves the slot to another master of the cluster"}},
+		{"cluster failover of a stranger", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: cluster-failover, node: c1}\n", []string{"t.yaml:9: faults[0].node: \"c1\" is not a node of a Redis Cluster (the clusters' replicas: C4, C5, C6)"}},
+		{"cluster failover unknown mode", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: cluster-failover, node: C6, mode: hard}\n", []string{"faults[0].mode:", "hard"}},
 		{"reshard from a replica", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: reshard, key: lock, from: C4, to: C1}\n", []string{"faults[0].from: \"C4\" is not a master of a cluster"}},
 		{"reshard to a replica", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: reshard, key: lock, from: C2, to: C5}\n", []string{"faults[0].to: \"C5\" is not a master of C2's cluster (its masters: C1, C2, C3)"}},
 		{"reshard without key", "cluster: {masters: 3}\nfaults:\n  - {at: 1s, kind: reshard, from: C2, to: C1}\n", []string{"faults[0].key: required for kind reshard"}},
@@ -116,6 +122,23 @@ faults:
 	_, err := Parse("t.yaml", []byte(y))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "t.yaml:7: faults[0].kind: reshard migrates a slot of a Redis Cluster, and the scenario has no cluster: section")
+}
+
+// TestClusterFailoverNeedsCluster: a cluster-failover fault in a world
+// without a Redis Cluster is refused, naming the field and the fault that
+// promotes a replica of the redis: section.
+func TestClusterFailoverNeedsCluster(t *testing.T) {
+	y := `name: t
+duration: 5s
+redis: [{name: A}, {name: B, replicaof: A}]
+clients:
+  - {name: c1, lock: {algorithm: redis-single, node: A, ttl: 2s}}
+faults:
+  - {at: 1s, kind: cluster-failover, node: B}
+`
+	_, err := Parse("t.yaml", []byte(y))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "t.yaml:7: faults[0].kind: cluster-failover sends CLUSTER FAILOVER to a replica of a Redis Cluster, and the scenario has no cluster: section (promote a replica of the redis: section with kind: promote)")
 }
 
 // TestClusterCounters: the stock counters run on a cluster node through
@@ -151,6 +174,61 @@ counters:
 				}
 			}
 			assert.Greater(t, sold, 0, "c1's commands on stock go to C1, the slot's master")
+		})
+	}
+}
+
+// TestClusterFailoverFault: the operator's CLUSTER FAILOVER in each mode
+// promotes the replica (default: after the master paused and the replica
+// caught up; force: an election without the master; takeover: no
+// election), the reply is traced, and a master answers Redis's error.
+func TestClusterFailoverFault(t *testing.T) {
+	for _, tc := range []struct {
+		name, node, mode, reply string
+		promoted                bool
+	}{
+		{"default", "C6", "", "C6 CLUSTER FAILOVER: OK", true},
+		{"force", "C6", "force", "C6 CLUSTER FAILOVER FORCE: OK", true},
+		{"takeover", "C6", "takeover", "C6 CLUSTER FAILOVER TAKEOVER: OK", true},
+		{"to a master", "C2", "force", "C2 CLUSTER FAILOVER FORCE: -ERR You should send CLUSTER FAILOVER to a replica", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mode := ""
+			if tc.mode != "" {
+				mode = ", mode: " + tc.mode
+			}
+			y := `name: t
+duration: 10s
+cluster: {masters: 3, replicas: 1, node_timeout: 2s}
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: C1, ttl: 20s}
+    workload: {start: 500ms, cycles: 1, hold: 8s}
+  - name: c2
+    lock: {algorithm: redis-single, node: C1, ttl: 20s, tries: 10, retry_delay: 200ms}
+    workload: {start: 5s, cycles: 1, hold: 1s}
+faults:
+  - {at: 2s, kind: cluster-failover, node: ` + tc.node + mode + `}
+`
+			s, err := Parse("t.yaml", []byte(y))
+			require.NoError(t, err)
+			o, err := Run(s, 1, Options{KeepTrace: true})
+			require.NoError(t, err)
+			var steps []string
+			promoted := false
+			for _, e := range o.Trace {
+				if e.Kind == KindOperatorStep {
+					steps = append(steps, e.Text)
+				}
+				if e.Kind == "promoted" && e.Proc == "C6" {
+					promoted = true
+				}
+			}
+			assert.Equal(t, []string{tc.reply}, steps)
+			assert.Equal(t, tc.promoted, promoted, "C6 promoted")
+			// The key was replicated before the failover: the lock holds
+			// whichever node serves the slot.
+			assert.Equal(t, "holds", string(o.Verdicts.Of("lock_safety")))
 		})
 	}
 }

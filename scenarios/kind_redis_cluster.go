@@ -110,9 +110,9 @@ func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpe
 	o.str("name", &cs.Name)
 	hasM := o.integer("masters", &cs.Masters)
 	o.integer("replicas", &cs.Replicas)
-	if o.duration("node_timeout", &cs.NodeTimeout) && cs.NodeTimeout < time.Millisecond {
-		r.errf(o.get("node_timeout"), path+".node_timeout", "must be at least 1ms (cluster-node-timeout), got %v", cs.NodeTimeout)
-	}
+	// cluster-node-timeout is a number of milliseconds (R 7.0.15
+	// config.c:3110).
+	o.serverDuration("node_timeout", &cs.NodeTimeout, time.Millisecond, time.Millisecond, "cluster-node-timeout")
 	if o.integer("replica_validity_factor", &cs.ReplicaValidityFactor) && cs.ReplicaValidityFactor < 0 {
 		r.errf(o.get("replica_validity_factor"), path+".replica_validity_factor", "must be 0 or more, got %d", cs.ReplicaValidityFactor)
 	}
@@ -274,6 +274,38 @@ func checkCluster(x *xref, s *Scenario) {
 		cs.check(x)
 	}
 	checkReshards(x, s)
+	checkClusterFailovers(x, s)
+}
+
+// checkClusterFailovers refuses a cluster-failover fault without a
+// cluster, or whose node is not a cluster node. Any node of a cluster is
+// accepted: roles change during a run, and a master answers the command
+// with Redis's own error ("You should send CLUSTER FAILOVER to a
+// replica"), which the trace shows.
+func checkClusterFailovers(x *xref, s *Scenario) {
+	cl := s.Clusters()
+	for i, f := range s.Faults {
+		if f.Kind != faults.KindClusterFailover {
+			continue
+		}
+		path := fmt.Sprintf("faults[%d]", i)
+		if len(cl) == 0 {
+			x.r.errf(x.at(path+".kind"), path+".kind", "cluster-failover sends CLUSTER FAILOVER to a replica of a Redis Cluster, and the scenario has no cluster: section (promote a replica of the redis: section with kind: promote)")
+			continue
+		}
+		if _, known := x.procs[f.Node]; !known || clusterMastersOf(cl, f.Node) != nil {
+			continue
+		}
+		var replicas []string
+		for _, cs := range cl {
+			for _, n := range cs.Nodes {
+				if n.ReplicaOf != "" {
+					replicas = append(replicas, n.Name)
+				}
+			}
+		}
+		x.r.errf(x.at(path+".node"), path+".node", "%q is not a node of a Redis Cluster (the clusters' replicas: %s)", f.Node, strings.Join(replicas, ", "))
+	}
 }
 
 // checkReshards refuses a reshard fault without a cluster, or whose from

@@ -717,7 +717,7 @@ func (cs *clusterState) info() string {
 func (cs *clusterState) configEpochOf(i int) uint64 { return cs.nodes[i].configEpoch }
 
 // clusterFailoverCommand is CLUSTER FAILOVER [FORCE|TAKEOVER] (C 7.0.15
-// cluster.c:5600-5660).
+// cluster.c:5784-5838).
 func (n *Node) clusterFailoverCommand(args []string) Value {
 	cs := n.cl
 	force, takeover := false, false
@@ -737,7 +737,9 @@ func (n *Node) clusterFailoverCommand(args []string) Value {
 	if me.slaveof < 0 {
 		return Err("ERR I'm a replica but my master is unknown to me")
 	}
-	if !force && !takeover && (cs.nodes[me.slaveof].fail || cs.nodes[me.slaveof].pfail) {
+	// nodeFailed (FAIL, not PFAIL) or no bus link to the master
+	// (cluster.c:5821-5828; the model's link is freed while relink is set).
+	if !force && !takeover && (cs.nodes[me.slaveof].fail || cs.nodes[me.slaveof].relink) {
 		return Err("ERR Master is down or failed, please use CLUSTER FAILOVER FORCE")
 	}
 	now := n.env.WallMs()
