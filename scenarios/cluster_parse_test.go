@@ -1,8 +1,10 @@
 package scenarios
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -229,6 +231,95 @@ faults:
 			// The key was replicated before the failover: the lock holds
 			// whichever node serves the slot.
 			assert.Equal(t, "holds", string(o.Verdicts.Of("lock_safety")))
+		})
+	}
+}
+
+// TestClusterReplicationKnobs: repl_timeout and repl_ping_replica_period
+// reach every node (a stalled replication link is dropped repl-timeout
+// after the master's last byte: the master pings every
+// repl_ping_replica_period), and are whole seconds.
+func TestClusterReplicationKnobs(t *testing.T) {
+	run := func(knobs string) []string {
+		y := `name: t
+duration: 14s
+cluster: {masters: 3, replicas: 1, node_timeout: 2s` + knobs + `}
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: C1, ttl: 5s}
+    workload: {start: 0s, cycles: 1, hold: 1s}
+faults:
+  - {at: 1s, kind: partition, groups: [[C2], [C6]], heal_after: 12s}
+`
+		s, err := Parse("t.yaml", []byte(y))
+		require.NoError(t, err)
+		o, err := Run(s, 1, Options{KeepTrace: true})
+		require.NoError(t, err)
+		var lost []string
+		for _, e := range o.Trace {
+			// The replica closes its replication connection ("MASTER
+			// timeout", replicationCron).
+			if e.Kind == "conn-end" && e.Proc == "C6" && e.Peer == "C2" && e.Text == "close" {
+				lost = append(lost, fmt.Sprintf("%.0fs", time.Duration(e.At).Seconds()))
+			}
+		}
+		return lost
+	}
+	assert.Empty(t, run(""), "repl-timeout 60s: the link stalls and lives until the heal")
+	// The master's last PING (every second) reached C6 at most 1s before
+	// the cut; replicationCron (once a second, on the tenths) drops the
+	// link when more than 4 whole seconds passed: at 5.1s or 6.1s.
+	lost := run(", repl_timeout: 4s, repl_ping_replica_period: 1s")
+	require.NotEmpty(t, lost, "repl-timeout 4s drops the stalled link")
+	assert.Contains(t, []string{"5s", "6s"}, lost[0])
+
+	for _, tt := range []struct{ knobs, want string }{
+		{"repl_timeout: 1500ms", "cluster.repl_timeout: repl-timeout takes whole seconds, got 1.5s"},
+		{"repl_timeout: 0s", "cluster.repl_timeout: must be at least 1s (repl-timeout), got 0s"},
+		{"repl_ping_replica_period: 500ms", "cluster.repl_ping_replica_period: repl-ping-replica-period takes whole seconds, got 500ms"},
+	} {
+		_, err := Parse("t.yaml", []byte(clusterHead+"cluster: {masters: 3, "+tt.knobs+"}\n"))
+		require.Error(t, err, tt.knobs)
+		assert.Contains(t, err.Error(), "t.yaml:7: "+tt.want)
+	}
+}
+
+// TestClusterReplicaNoFailover: a replica with cluster-replica-no-failover
+// never replaces its failed master on its own (the slots stay down), but
+// an operator's CLUSTER FAILOVER FORCE still promotes it
+// (clusterHandleSlaveFailover, cluster.c:3604-3608).
+func TestClusterReplicaNoFailover(t *testing.T) {
+	for _, tc := range []struct {
+		name, layout, faults string
+		promoted             bool
+	}{
+		{"automatic failover", "{masters: 3, replicas: 1, node_timeout: 2s}", "", true},
+		{"no failover", "{masters: 3, replicas: 1, node_timeout: 2s, replica_no_failover: true}", "", false},
+		{"no failover, manual", "{masters: 3, replicas: 1, node_timeout: 2s, replica_no_failover: true}", "  - {at: 8s, kind: cluster-failover, node: C6, mode: force}\n", true},
+		{"explicit node", "\n  node_timeout: 2s\n  nodes:\n    - {name: C1, slots: 0-5460}\n    - {name: C2, slots: 5461-10922}\n    - {name: C3, slots: 10923-16383}\n    - {name: C6, replicaof: C2, no_failover: true}\n", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			y := `name: t
+duration: 12s
+cluster: ` + tc.layout + `
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: C1, ttl: 5s}
+    workload: {start: 0s, cycles: 1, hold: 1s}
+faults:
+  - {at: 2s, kind: crash, node: C2}
+` + tc.faults
+			s, err := Parse("t.yaml", []byte(y))
+			require.NoError(t, err)
+			o, err := Run(s, 1, Options{KeepTrace: true})
+			require.NoError(t, err)
+			promoted := ""
+			for _, e := range o.Trace {
+				if e.Kind == "promoted" && e.Proc == "C6" {
+					promoted = fmt.Sprintf("%.1fs", time.Duration(e.At).Seconds())
+				}
+			}
+			assert.Equal(t, tc.promoted, promoted != "", "C6 promoted (%s)", promoted)
 		})
 	}
 }

@@ -47,9 +47,16 @@ type ClusterSpec struct {
 	// cluster-migration-barrier and cluster-allow-replica-migration.
 	MigrationBarrier      int
 	AllowReplicaMigration bool
-	AppendOnly            bool
-	AppendFsync           string
-	Clock                 ClockSpec
+	// ReplTimeout and ReplPingReplicaPeriod are repl-timeout and
+	// repl-ping-replica-period (whole seconds): when a stalled replication
+	// link is dropped, and a replica's data validity for an election.
+	ReplTimeout, ReplPingReplicaPeriod time.Duration
+	// ReplicaNoFailover is cluster-replica-no-failover for every node (a
+	// node of an explicit layout may set its own, no_failover).
+	ReplicaNoFailover bool
+	AppendOnly        bool
+	AppendFsync       string
+	Clock             ClockSpec
 }
 
 // ClusterNodeSpec is one node of an explicit layout.
@@ -57,6 +64,8 @@ type ClusterNodeSpec struct {
 	Name      string
 	ReplicaOf string
 	Slots     []redis.SlotRange
+	// NoFailover is the node's cluster-replica-no-failover.
+	NoFailover bool
 }
 
 // maxClusterNodes bounds the nodes of a cluster (the bus pings every node:
@@ -106,6 +115,8 @@ func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpe
 	cs := &ClusterSpec{Path: path, Name: defName, NodeTimeout: def.NodeTimeout, ReplicaValidityFactor: def.ReplicaValidityFactor,
 		RequireFullCoverage: def.RequireFullCoverage, AllowReadsWhenDown: def.AllowReadsWhenDown, AppendFsync: "everysec",
 		MigrationBarrier: def.MigrationBarrier, AllowReplicaMigration: def.AllowReplicaMigration}
+	rdef := redis.DefaultConfig()
+	cs.ReplTimeout, cs.ReplPingReplicaPeriod = rdef.ReplTimeout, rdef.ReplPingReplicaPeriod
 	o := r.mapping(n, path)
 	o.str("name", &cs.Name)
 	hasM := o.integer("masters", &cs.Masters)
@@ -123,6 +134,11 @@ func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpe
 		r.errf(o.get("migration_barrier"), path+".migration_barrier", "must be 0 or more (cluster-migration-barrier), got %d", cs.MigrationBarrier)
 	}
 	o.boolean("allow_replica_migration", &cs.AllowReplicaMigration)
+	// repl-timeout and repl-ping-replica-period are whole seconds, at
+	// least 1 (R 7.0.15 config.c:3085-3086).
+	o.serverDuration("repl_timeout", &cs.ReplTimeout, time.Second, time.Second, "repl-timeout")
+	o.serverDuration("repl_ping_replica_period", &cs.ReplPingReplicaPeriod, time.Second, time.Second, "repl-ping-replica-period")
+	o.boolean("replica_no_failover", &cs.ReplicaNoFailover)
 	o.boolean("appendonly", &cs.AppendOnly)
 	if o.str("appendfsync", &cs.AppendFsync) {
 		switch cs.AppendFsync {
@@ -150,6 +166,7 @@ func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpe
 				var ns ClusterNodeSpec
 				no.str("name", &ns.Name)
 				no.str("replicaof", &ns.ReplicaOf)
+				no.boolean("no_failover", &ns.NoFailover)
 				var slots string
 				if no.str("slots", &slots) {
 					rs, err := parseSlotRanges(slots)
@@ -193,6 +210,11 @@ func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpe
 	}
 	cs.Clock = r.clock(o, path)
 	o.done()
+	if cs.ReplicaNoFailover {
+		for i := range cs.Nodes {
+			cs.Nodes[i].NoFailover = true
+		}
+	}
 	return cs
 }
 
@@ -432,7 +454,9 @@ func (cs *ClusterSpec) build(b *builder) error {
 		cfg := redis.DefaultConfig()
 		cfg.AppendOnly = cs.AppendOnly
 		cfg.AppendFsync = redis.FsyncPolicy(cs.AppendFsync)
+		cfg.ReplTimeout, cfg.ReplPingReplicaPeriod = cs.ReplTimeout, cs.ReplPingReplicaPeriod
 		c := cc
+		c.ReplicaNoFailover = n.NoFailover
 		cfg.Cluster = &c
 		if err := cfg.Validate(); err != nil {
 			return fmt.Errorf("cluster node %s: %w", n.Name, err)

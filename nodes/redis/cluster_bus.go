@@ -78,6 +78,7 @@ type BusMsg struct {
 	SlaveOf      int // -1: the sender is a master
 	Slots        *slotBits
 	Paused       bool // CLUSTERMSG_FLAG0_PAUSED: a master paused for a manual failover
+	NoFailover   bool // the sender's CLUSTER_NODE_NOFAILOVER flag
 	ForceAck     bool // CLUSTERMSG_FLAG0_FORCEACK
 	Reply        bool // a PONG answering a PING (it arrives on the sender's outbound link)
 	Gossip       []Gossip
@@ -142,6 +143,9 @@ type cnode struct {
 	// orphaned_time (cluster_migration.go).
 	migrateTo    bool
 	orphanedTime int64
+	// noFailover is CLUSTER_NODE_NOFAILOVER: this node's own
+	// cluster-replica-no-failover, another's as its last message said.
+	noFailover bool
 }
 
 // failReport is clusterNodeFailReport.
@@ -274,6 +278,7 @@ func (n *Node) clusterInit() string {
 	}
 	cs.initMigrateTo()
 	me := &cs.nodes[cs.me]
+	me.noFailover = cfg.ReplicaNoFailover // clusterUpdateMyselfFlags (cluster.c:551-561)
 	if me.master || me.slaveof < 0 {
 		return ""
 	}
@@ -379,6 +384,7 @@ func (cs *clusterState) header(n *Node, m *BusMsg) {
 	}
 	m.Offset = n.offset
 	m.Paused = cs.paused != 0 && cs.me == mm
+	m.NoFailover = cs.nodes[cs.me].noFailover
 }
 
 // sendBus sends m to node i.
@@ -619,6 +625,8 @@ func (n *Node) onBus(m *BusMsg) {
 		cs.todo |= todoSaveConfig
 	}
 	sender.replOffset = m.Offset
+	// The sender's nofailover flag, as it announced it (cluster.c:2361-2371).
+	sender.noFailover = m.NoFailover
 	if cs.mfEnd != 0 && !cs.nodes[cs.me].master && cs.nodes[cs.me].slaveof == m.Sender && m.Paused && cs.mfMasterOffset == -1 {
 		cs.mfMasterOffset = m.Offset
 		cs.todo |= todoHandleManualFailover
@@ -970,14 +978,15 @@ func (n *Node) sendFailoverAuthIfNeeded(m *BusMsg) {
 }
 
 // slaveRank is clusterGetSlaveRank (C 7.0.15 cluster.c:3450-3465): the
-// sibling replicas with a greater replication offset.
+// sibling replicas with a greater replication offset, those that never
+// fail over (nofailover) left out.
 func (n *Node) slaveRank() int {
 	cs := n.cl
 	m := cs.nodes[cs.me].slaveof
 	rank := 0
 	for i := range cs.nodes {
 		nd := &cs.nodes[i]
-		if i != cs.me && !nd.master && nd.slaveof == m && nd.replOffset > n.offset {
+		if i != cs.me && !nd.master && nd.slaveof == m && !nd.noFailover && nd.replOffset > n.offset {
 			rank++
 		}
 	}
@@ -997,7 +1006,8 @@ func (n *Node) clusterHandleSlaveFailover() {
 	}
 	authRetry := authTimeout * 2
 	me := &cs.nodes[cs.me]
-	if me.master || me.slaveof < 0 || (!cs.nodes[me.slaveof].fail && !manual) || cs.nodes[me.slaveof].numSlots == 0 {
+	// cluster-replica-no-failover: no automatic failover (cluster.c:3604-3608).
+	if me.master || me.slaveof < 0 || (!cs.nodes[me.slaveof].fail && !manual) || (cs.cfg.ReplicaNoFailover && !manual) || cs.nodes[me.slaveof].numSlots == 0 {
 		return
 	}
 	// data_age, in whole seconds of the unix time as Redis measures it.
