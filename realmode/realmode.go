@@ -593,7 +593,7 @@ func startCluster(rt *runtime, cs *scenarios.ClusterSpec, env *startEnv) error {
 				return startErr(nd.spec.Name, err)
 			}
 		}
-		if _, err := do(nd, "CLUSTER", "SET-CONFIG-EPOCH", strconv.Itoa(i+1)); err != nil {
+		if _, err := do(nd, "CLUSTER", "SET-CONFIG-EPOCH", strconv.FormatUint(nd.spec.Epoch(i), 10)); err != nil {
 			return startErr(nd.spec.Name, err)
 		}
 	}

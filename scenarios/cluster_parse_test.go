@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -322,4 +323,89 @@ faults:
 			assert.Equal(t, tc.promoted, promoted != "", "C6 promoted (%s)", promoted)
 		})
 	}
+}
+
+// TestClusterMasterWithoutSlots: an explicit layout may have a master
+// without slots (a node added to receive a reshard). It is no part of the
+// cluster's size and does not vote (clusterSendFailoverAuthIfNeeded,
+// cluster.c:3343-3347); once a reshard gave it a slot, it votes.
+func TestClusterMasterWithoutSlots(t *testing.T) {
+	for _, tc := range []struct {
+		name, reshard string
+		voters        []string
+	}{
+		{"no slots, no vote", "", []string{"C1", "C3"}},
+		{"resharded to it, it votes", "  - {at: 1s, kind: reshard, key: lock, from: C2, to: C4}\n", []string{"C1", "C3", "C4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			y := `name: t
+duration: 10s
+cluster:
+  node_timeout: 2s
+  nodes:
+    - {name: C1, slots: 0-5460}
+    - {name: C2, slots: 5461-10922}
+    - {name: C3, slots: 10923-16383}
+    - {name: C4}
+    - {name: C5, replicaof: C2}
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: C1, ttl: 5s}
+    workload: {start: 2s, cycles: 1, hold: 1s}
+faults:
+` + tc.reshard + `  - {at: 4s, kind: crash, node: C2}
+`
+			s, err := Parse("t.yaml", []byte(y))
+			require.NoError(t, err)
+			o, err := Run(s, 1, Options{KeepTrace: true})
+			require.NoError(t, err)
+			var voters []string
+			promoted, lockOn := false, ""
+			for _, e := range o.Trace {
+				switch {
+				case e.Kind == "cluster-election" && strings.HasPrefix(e.Text, "failover auth granted to C5"):
+					voters = append(voters, e.Proc)
+				case e.Kind == "promoted" && e.Proc == "C5":
+					promoted = true
+				case e.Kind == "key-set" && strings.HasPrefix(e.Text, `"lock"`) && lockOn == "":
+					lockOn = e.Proc
+				}
+			}
+			sort.Strings(voters)
+			assert.Equal(t, tc.voters, voters)
+			assert.True(t, promoted, "C5 elected")
+			if tc.reshard != "" {
+				assert.Equal(t, "C4", lockOn, "the lock's slot moved to C4 before c1 asked")
+			}
+		})
+	}
+	// configEpoch staging: two masters created with the same configEpoch
+	// collide; the one with the smaller node id takes a new one
+	// (clusterHandleConfigEpochCollision, cluster.c:1389-1410).
+	y := `name: t
+duration: 3s
+cluster:
+  nodes:
+    - {name: C1, slots: 0-5460, config_epoch: 1}
+    - {name: C2, slots: 5461-10922, config_epoch: 1}
+    - {name: C3, slots: 10923-16383, config_epoch: 3}
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: C1, ttl: 5s}
+    workload: {start: 0s, cycles: 1, hold: 1s}
+`
+	s, err := Parse("t.yaml", []byte(y))
+	require.NoError(t, err)
+	o, err := Run(s, 1, Options{KeepTrace: true})
+	require.NoError(t, err)
+	var bumped []string
+	for _, e := range o.Trace {
+		if e.Kind == "cluster-failover" && strings.HasPrefix(e.Text, "configEpoch collision") {
+			bumped = append(bumped, e.Proc+": "+e.Text)
+		}
+	}
+	// C1's id (SHA-1 of the name) is 28c2..., C2's cb7d...: C1 yields.
+	assert.Equal(t, []string{"C1: configEpoch collision with node C2: configEpoch set to 4"}, bumped)
+	_, err = Parse("t.yaml", []byte(strings.Replace(y, "config_epoch: 3", "config_epoch: 0", 1)))
+	require.ErrorContains(t, err, "t.yaml:7: cluster.nodes[2].config_epoch: must be 1 or more (CLUSTER SET-CONFIG-EPOCH), got 0")
 }

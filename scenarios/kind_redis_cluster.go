@@ -66,6 +66,11 @@ type ClusterNodeSpec struct {
 	Slots     []redis.SlotRange
 	// NoFailover is the node's cluster-replica-no-failover.
 	NoFailover bool
+	// ConfigEpoch is what CLUSTER SET-CONFIG-EPOCH gives the node at
+	// creation; 0: its place in creation order (1..N, as redis-cli).
+	// Two masters given the same one stage an epoch collision
+	// (clusterHandleConfigEpochCollision).
+	ConfigEpoch uint64
 }
 
 // maxClusterNodes bounds the nodes of a cluster (the bus pings every node:
@@ -167,6 +172,16 @@ func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpe
 				no.str("name", &ns.Name)
 				no.str("replicaof", &ns.ReplicaOf)
 				no.boolean("no_failover", &ns.NoFailover)
+				var epoch int
+				if no.integer("config_epoch", &epoch) {
+					// CLUSTER SET-CONFIG-EPOCH refuses a negative one
+					// (cluster.c:5853-5855); 0 would be the node's
+					// state before any, which redis-cli never leaves.
+					if epoch < 1 {
+						r.errf(no.get("config_epoch"), path+".config_epoch", "must be 1 or more (CLUSTER SET-CONFIG-EPOCH), got %d", epoch)
+					}
+					ns.ConfigEpoch = uint64(epoch)
+				}
 				var slots string
 				if no.str("slots", &slots) {
 					rs, err := parseSlotRanges(slots)
@@ -243,9 +258,17 @@ func parseSlotRanges(s string) ([]redis.SlotRange, error) {
 func (cs *ClusterSpec) members() []redis.ClusterMember {
 	var out []redis.ClusterMember
 	for i, n := range cs.Nodes {
-		out = append(out, redis.ClusterMember{Name: n.Name, ReplicaOf: n.ReplicaOf, Slots: n.Slots, ConfigEpoch: uint64(i + 1)})
+		out = append(out, redis.ClusterMember{Name: n.Name, ReplicaOf: n.ReplicaOf, Slots: n.Slots, ConfigEpoch: n.Epoch(i)})
 	}
 	return out
+}
+
+// Epoch is the configEpoch node i of the layout is created with.
+func (n ClusterNodeSpec) Epoch(i int) uint64 {
+	if n.ConfigEpoch > 0 {
+		return n.ConfigEpoch
+	}
+	return uint64(i + 1)
 }
 
 // config returns the cluster settings every node shares.
@@ -377,9 +400,12 @@ func (cs *ClusterSpec) check(x *xref) {
 	for i, n := range cs.Nodes {
 		path := fmt.Sprintf(cs.Path+".nodes[%d]", i)
 		if n.ReplicaOf == "" {
-			masters++
-			if len(n.Slots) == 0 {
-				x.r.errf(x.at(path), path+".slots", "master %s has no slots (give slots:, or replicaof: to make it a replica)", n.Name)
+			// A master without slots is allowed (a node added to receive
+			// a reshard): it is no part of the cluster's size and does
+			// not vote (clusterSendFailoverAuthIfNeeded, cluster.c:
+			// 3343-3347), until it serves a slot.
+			if len(n.Slots) > 0 {
+				masters++
 			}
 			continue
 		}

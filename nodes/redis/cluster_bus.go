@@ -38,7 +38,8 @@ const (
 	// or a master granted its vote.
 	EventClusterElection sim.Kind = "cluster-election"
 	// EventClusterFailover: a replica took its master's slots, a master
-	// became a replica after a configuration change, or CLUSTER FAILOVER ran.
+	// became a replica after a configuration change, CLUSTER FAILOVER ran,
+	// or a configEpoch collision was resolved.
 	EventClusterFailover sim.Kind = "cluster-failover"
 	// EventClusterSlot: slot migration on this node: a slot assigned by
 	// CLUSTER SETSLOT NODE, a configEpoch bumped after an import, a
@@ -1214,6 +1215,8 @@ func (n *Node) handleConfigEpochCollision(sender int) {
 	cs.currentEpoch++
 	cs.nodes[cs.me].configEpoch = cs.currentEpoch
 	n.clusterSaveConfig()
+	// Redis logs it (verbose, cluster.c:1399-1405).
+	n.logfAttrs(EventClusterFailover, []sim.Attr{sim.Str("collision", cs.nodes[sender].name), sim.Int64("config_epoch", int64(cs.currentEpoch))}, "configEpoch collision with node %s: configEpoch set to %d", cs.nodes[sender].name, cs.currentEpoch)
 }
 
 // resetManualFailover is C 7.0.15 cluster.c:3892-3903.
