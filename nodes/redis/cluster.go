@@ -753,7 +753,7 @@ func (n *Node) clusterFailoverCommand(args []string) Value {
 		return Err("ERR I'm a replica but my master is unknown to me")
 	}
 	// nodeFailed (FAIL, not PFAIL) or no bus link to the master
-	// (cluster.c:5821-5828; the model's link is freed while relink is set).
+	// (cluster.c:5803-5816; the model's link is freed while relink is set).
 	if !force && !takeover && (cs.nodes[me.slaveof].fail || cs.nodes[me.slaveof].relink) {
 		return Err("ERR Master is down or failed, please use CLUSTER FAILOVER FORCE")
 	}

@@ -390,3 +390,20 @@ func TestClusterRestartLoadsFlagsAndEpochs(t *testing.T) {
 	assert.Zero(t, w.node("n5").cl.nodes[me5].configEpoch, "a restarted replica's own configEpoch is 0")
 	assert.Contains(t, w.do("n5", "CLUSTER", "INFO").Str, "cluster_my_epoch:1")
 }
+
+// CLUSTER FAILOVER without FORCE is refused when the master is FAIL or
+// has no bus link (cluster.c:5803-5816: nodeFailed is the FAIL flag): a
+// master only PFAIL to its replica, cut off from it alone, is asked to
+// pause, never answers, and the manual failover times out after 5 s.
+func TestClusterFailoverPFailMaster(t *testing.T) {
+	const nt = 2 * time.Second
+	w, _ := clusterWorld(t, nt, 1, "n1", "n2", "n3", "n4", "n5", "n6")
+	w.Advance(time.Second)
+	w.K.Partition([][]sim.ProcID{{w.ID("n2")}, {w.ID("n6")}})
+	w.Advance(nt + time.Second)
+	require.Contains(t, w.do("n6", "CLUSTER", "NODES").Str, "n2:6379@16379, master,fail? ", "n6 sees n2 PFAIL, nobody else does")
+	assert.True(t, w.do("n6", "CLUSTER", "FAILOVER").IsOK(), "accepted: n2 is not FAIL")
+	w.Advance(6 * time.Second)
+	assert.True(t, w.TraceHas(EventClusterFailover, "n6", "manual failover timed out"), "%q", w.Texts(EventClusterFailover, "n6"))
+	assert.Equal(t, "slave", w.do("n6", "ROLE").Array[0].Str)
+}
