@@ -37,9 +37,9 @@ const (
 	// KindReshard migrates a Redis Cluster slot as redis-cli --cluster
 	// reshard does (issue 26).
 	KindReshard = "reshard"
-	// KindClusterFailover is an operator's CLUSTER FAILOVER [FORCE|
+	// KindManualFailover is an operator's CLUSTER FAILOVER [FORCE|
 	// TAKEOVER] sent to a Redis Cluster replica (issue 32).
-	KindClusterFailover = "cluster-failover"
+	KindManualFailover = "manual-failover"
 	// KindOrder chooses which of the events due at one instant runs
 	// first (issue 27): explore --orders enumerates it, the generator
 	// never draws it, and real mode refuses it.
@@ -623,7 +623,7 @@ var table = []KindDef{
 		// reply (an error when the node is a master, or its master is
 		// down without force) is traced. The generator does not draw it
 		// (NotDrawnWhy).
-		Name: KindClusterFailover,
+		Name: KindManualFailover,
 		Fields: []Field{nodeField,
 			{Name: "mode", Type: FieldEnum, Enum: []string{"default", "force", "takeover"}, Default: "default", Ptr: func(s *Spec) any { return &s.Mode },
 				Check: func(s *Spec) string {
@@ -646,7 +646,7 @@ var table = []KindDef{
 		},
 		check: func(in *installer, s Spec) error {
 			if in.hooks.ClusterFailover == nil {
-				return fmt.Errorf("cluster-failover: the world has no Redis Cluster")
+				return fmt.Errorf("manual-failover: the world has no Redis Cluster")
 			}
 			return nil
 		},
@@ -655,7 +655,7 @@ var table = []KindDef{
 			return rec
 		},
 		generate: func(g *gen, s Spec, prior []Spec) Spec {
-			panic("faults: the generator never draws a cluster-failover fault (NotDrawn)")
+			panic("faults: the generator never draws a manual-failover fault (NotDrawn)")
 		},
 	},
 	{

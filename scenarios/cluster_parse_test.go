@@ -89,13 +89,13 @@ func TestParseClusterErrors(t *testing.T) {
 		{"allow replica migration not a bool", "cluster: {masters: 3, replicas: 1, allow_replica_migration: sometimes}\n", []string{"cluster.allow_replica_migration: must be true or false"}},
 		{"too many nodes", "cluster:\n  nodes: [" + strings.Repeat("{name: X, replicaof: Y}, ", 31) + "]\n", []string{"cluster.nodes: 31 nodes; at most 30"}},
 		{"too many masters", "cluster: {masters: 20, replicas: 1}\n", []string{"cluster.masters: 20 masters with 1 replicas each is 40 nodes; at most 30"}},
-		{"promote a cluster replica", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: promote, node: C4}\n", []string{"t.yaml:9: faults[0].node: \"C4\" is a cluster replica of C3: promote sends REPLICAOF NO ONE, which a cluster node refuses; promote it with kind: cluster-failover"}},
+		{"promote a cluster replica", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: promote, node: C4}\n", []string{"t.yaml:9: faults[0].node: \"C4\" is a cluster replica of C3: promote sends REPLICAOF NO ONE, which a cluster node refuses; promote it with kind: manual-failover"}},
 		{"promote a cluster master", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: promote, node: C1}\n", []string{"faults[0].node: \"C1\" is not a replica promote can act on (the scenario has none: promote acts on a replica of the redis: section)"}},
 		{"node timeout in microseconds", "cluster: {masters: 3, node_timeout: 1500us}\n", []string{"t.yaml:7: cluster.node_timeout: cluster-node-timeout takes whole milliseconds, got 1.5ms"}},
 		{"node timeout zero", "cluster: {masters: 3, node_timeout: 0s}\n", []string{"cluster.node_timeout: must be at least 1ms (cluster-node-timeout), got 0s"}},
 		{"reshard to its source", "cluster: {masters: 3}\nfaults:\n  - {at: 1s, kind: reshard, key: lock, from: C2, to: C2}\n", []string{"t.yaml:9: faults[0].to: is C2, the master the slot migrates from: a reshard moves the slot to another master of the cluster"}},
-		{"cluster failover of a stranger", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: cluster-failover, node: c1}\n", []string{"t.yaml:9: faults[0].node: \"c1\" is not a node of a Redis Cluster (the clusters' replicas: C4, C5, C6)"}},
-		{"cluster failover unknown mode", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: cluster-failover, node: C6, mode: hard}\n", []string{"faults[0].mode:", "hard"}},
+		{"cluster failover of a stranger", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: manual-failover, node: c1}\n", []string{"t.yaml:9: faults[0].node: \"c1\" is not a node of a Redis Cluster (the clusters' replicas: C4, C5, C6)"}},
+		{"cluster failover unknown mode", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: manual-failover, node: C6, mode: hard}\n", []string{"faults[0].mode:", "hard"}},
 		{"reshard from a replica", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: reshard, key: lock, from: C4, to: C1}\n", []string{"faults[0].from: \"C4\" is not a master of a cluster"}},
 		{"reshard to a replica", "cluster: {masters: 3, replicas: 1}\nfaults:\n  - {at: 1s, kind: reshard, key: lock, from: C2, to: C5}\n", []string{"faults[0].to: \"C5\" is not a master of C2's cluster (its masters: C1, C2, C3)"}},
 		{"reshard without key", "cluster: {masters: 3}\nfaults:\n  - {at: 1s, kind: reshard, from: C2, to: C1}\n", []string{"faults[0].key: required for kind reshard"}},
@@ -127,7 +127,7 @@ faults:
 	assert.Contains(t, err.Error(), "t.yaml:7: faults[0].kind: reshard migrates a slot of a Redis Cluster, and the scenario has no cluster: section")
 }
 
-// TestClusterFailoverNeedsCluster: a cluster-failover fault in a world
+// TestClusterFailoverNeedsCluster: a manual-failover fault in a world
 // without a Redis Cluster is refused, naming the field and the fault that
 // promotes a replica of the redis: section.
 func TestClusterFailoverNeedsCluster(t *testing.T) {
@@ -137,11 +137,11 @@ redis: [{name: A}, {name: B, replicaof: A}]
 clients:
   - {name: c1, lock: {algorithm: redis-single, node: A, ttl: 2s}}
 faults:
-  - {at: 1s, kind: cluster-failover, node: B}
+  - {at: 1s, kind: manual-failover, node: B}
 `
 	_, err := Parse("t.yaml", []byte(y))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "t.yaml:7: faults[0].kind: cluster-failover sends CLUSTER FAILOVER to a replica of a Redis Cluster, and the scenario has no cluster: section (promote a replica of the redis: section with kind: promote)")
+	assert.Contains(t, err.Error(), "t.yaml:7: faults[0].kind: manual-failover sends CLUSTER FAILOVER to a replica of a Redis Cluster, and the scenario has no cluster: section (promote a replica of the redis: section with kind: promote)")
 }
 
 // TestClusterCounters: the stock counters run on a cluster node through
@@ -211,7 +211,7 @@ clients:
     lock: {algorithm: redis-single, node: C1, ttl: 20s, tries: 10, retry_delay: 200ms}
     workload: {start: 5s, cycles: 1, hold: 1s}
 faults:
-  - {at: 2s, kind: cluster-failover, node: ` + tc.node + mode + `}
+  - {at: 2s, kind: manual-failover, node: ` + tc.node + mode + `}
 `
 			s, err := Parse("t.yaml", []byte(y))
 			require.NoError(t, err)
@@ -296,7 +296,7 @@ func TestClusterReplicaNoFailover(t *testing.T) {
 	}{
 		{"automatic failover", "{masters: 3, replicas: 1, node_timeout: 2s}", "", true},
 		{"no failover", "{masters: 3, replicas: 1, node_timeout: 2s, replica_no_failover: true}", "", false},
-		{"no failover, manual", "{masters: 3, replicas: 1, node_timeout: 2s, replica_no_failover: true}", "  - {at: 8s, kind: cluster-failover, node: C6, mode: force}\n", true},
+		{"no failover, manual", "{masters: 3, replicas: 1, node_timeout: 2s, replica_no_failover: true}", "  - {at: 8s, kind: manual-failover, node: C6, mode: force}\n", true},
 		{"explicit node", "\n  node_timeout: 2s\n  nodes:\n    - {name: C1, slots: 0-5460}\n    - {name: C2, slots: 5461-10922}\n    - {name: C3, slots: 10923-16383}\n    - {name: C6, replicaof: C2, no_failover: true}\n", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

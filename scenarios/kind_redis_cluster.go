@@ -322,7 +322,7 @@ func checkCluster(x *xref, s *Scenario) {
 	checkClusterFailovers(x, s)
 }
 
-// checkClusterFailovers refuses a cluster-failover fault without a
+// checkClusterFailovers refuses a manual-failover fault without a
 // cluster, or whose node is not a cluster node. Any node of a cluster is
 // accepted: roles change during a run, and a master answers the command
 // with Redis's own error ("You should send CLUSTER FAILOVER to a
@@ -330,12 +330,12 @@ func checkCluster(x *xref, s *Scenario) {
 func checkClusterFailovers(x *xref, s *Scenario) {
 	cl := s.Clusters()
 	for i, f := range s.Faults {
-		if f.Kind != faults.KindClusterFailover {
+		if f.Kind != faults.KindManualFailover {
 			continue
 		}
 		path := fmt.Sprintf("faults[%d]", i)
 		if len(cl) == 0 {
-			x.r.errf(x.at(path+".kind"), path+".kind", "cluster-failover sends CLUSTER FAILOVER to a replica of a Redis Cluster, and the scenario has no cluster: section (promote a replica of the redis: section with kind: promote)")
+			x.r.errf(x.at(path+".kind"), path+".kind", "manual-failover sends CLUSTER FAILOVER to a replica of a Redis Cluster, and the scenario has no cluster: section (promote a replica of the redis: section with kind: promote)")
 			continue
 		}
 		if _, known := x.procs[f.Node]; !known || clusterMastersOf(cl, f.Node) != nil {

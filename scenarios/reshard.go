@@ -158,7 +158,7 @@ func replyText(v redis.Value) string {
 }
 
 // KindOperatorStep is the trace kind of an operator's single command
-// (the cluster-failover fault) and its reply.
+// (the manual-failover fault) and its reply.
 const KindOperatorStep sim.Kind = "operator-step"
 
 // clusterFailover sends CLUSTER FAILOVER [FORCE|TAKEOVER] to a cluster

@@ -473,7 +473,7 @@ func validateFaultField(r *reader, f *faults.Spec, fd faults.Field, path string,
 					// REPLICAOF is refused in cluster mode (R 7.0.15
 					// replication.c:3095, replicaofCommand): an operator
 					// promotes a cluster replica with CLUSTER FAILOVER.
-					r.errf(at(fp), fp, "%q is a %s: promote sends REPLICAOF NO ONE, which a cluster node refuses; promote it with kind: cluster-failover (CLUSTER FAILOVER; mode: default, force or takeover)", *p, note)
+					r.errf(at(fp), fp, "%q is a %s: promote sends REPLICAOF NO ONE, which a cluster node refuses; promote it with kind: manual-failover (CLUSTER FAILOVER; mode: default, force or takeover)", *p, note)
 					return
 				}
 				r.errf(at(fp), fp, "%q is not a replica promote can act on (%s)", *p, promotable(replicas))
