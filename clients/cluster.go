@@ -81,10 +81,16 @@ const reloadCooldown = 200 * time.Millisecond
 
 // clusterRouting is a cluster-aware client's state.
 type clusterRouting struct {
-	cfg                       *Cluster
-	ids                       []sim.ProcID
-	slots                     []slotRun // the slot map, sorted by slot; nil until loaded
-	loaded                    int64     // mono ns the slot map was loaded
+	cfg   *Cluster
+	ids   []sim.ProcID
+	slots []slotRun // the slot map, sorted by slot; nil until loaded
+	// listed are the nodes the last CLUSTER SLOTS reply named (masters
+	// and replicas, by index into ids, sorted): go-redis's activeAddrs
+	// after the reload's GC (GR osscluster.go:751-776), among which
+	// slotMasterNode picks a random one for a slot the map has no node
+	// for (c.nodes.Random(), :993-999, :839-847).
+	listed                    []int
+	loaded                    int64 // mono ns the slot map was loaded
 	last                      sim.ProcID
 	held                      []heldCmd // commands waiting for the first slot map
 	loading, pending, cooling bool
@@ -192,8 +198,8 @@ func (c *client) routeCluster(id uint64, msg sim.Recycler, p *pending) bool {
 		}
 		return true
 	}
-	if o := cl.owner(redis.KeySlot(keys[0])); o >= 0 {
-		p.to = cl.ids[o]
+	if to, ok := c.slotMaster(cl, redis.KeySlot(keys[0])); ok {
+		p.to = to
 	}
 	cl.last = p.to
 	return true
@@ -445,10 +451,22 @@ func (c *client) slotNode(cl *clusterRouting, argv []string) (sim.ProcID, bool) 
 	if key == "" {
 		return sim.NoProc, false
 	}
-	if o := cl.owner(redis.KeySlot(key)); o >= 0 {
+	return c.slotMaster(cl, redis.KeySlot(key))
+}
+
+// slotMaster is go-redis's slotMasterNode (GR osscluster.go:993-999): the
+// slot's master in the map or, for a slot the map has no node for (the
+// node that answered CLUSTER SLOTS had it unassigned), a node drawn from
+// those the map lists, on the client's seeded stream (go-redis:
+// math/rand over activeAddrs, a map's order).
+func (c *client) slotMaster(cl *clusterRouting, slot int) (sim.ProcID, bool) {
+	if o := cl.owner(slot); o >= 0 {
 		return cl.ids[o], true
 	}
-	return sim.NoProc, false
+	if len(cl.listed) == 0 {
+		return sim.NoProc, false
+	}
+	return cl.ids[cl.listed[c.env.Rand().Intn(len(cl.listed))]], true
 }
 
 // reloadSlots is LazyReload: CLUSTER SLOTS to the nodes in a random order
@@ -530,23 +548,40 @@ func (c *client) loadSlots(cl *clusterRouting, v redis.Value) bool {
 		return false
 	}
 	var slots []slotRun
+	seen := make([]bool, len(cl.ids))
+	indexOf := func(host string) int {
+		for i, n := range cl.cfg.Nodes {
+			if n == host {
+				return i
+			}
+		}
+		return -1
+	}
 	for _, e := range v.Array {
 		if e.Kind != redis.KindArray || len(e.Array) < 3 || e.Array[2].Kind != redis.KindArray || len(e.Array[2].Array) < 1 {
 			return false
 		}
 		from, to := int(e.Array[0].Int), int(e.Array[1].Int)
-		host := e.Array[2].Array[0].Str
-		idx := -1
-		for i, n := range cl.cfg.Nodes {
-			if n == host {
-				idx = i
-			}
-		}
+		idx := indexOf(e.Array[2].Array[0].Str)
 		if idx < 0 || from < 0 || to >= redis.ClusterSlots || from > to {
 			return false
 		}
 		slots = append(slots, slotRun{from: from, to: to, node: idx, replicas: len(e.Array) - 3})
+		for _, n := range e.Array[2:] {
+			if n.Kind == redis.KindArray && len(n.Array) > 0 {
+				if i := indexOf(n.Array[0].Str); i >= 0 && i < len(seen) {
+					seen[i] = true
+				}
+			}
+		}
 	}
+	var listed []int
+	for i, ok := range seen {
+		if ok {
+			listed = append(listed, i)
+		}
+	}
+	cl.listed = listed
 	// CLUSTER SLOTS lists runs in slot order (clusterReplyMultiBulkSlots);
 	// sorted again so that a map from any server is searchable.
 	sort.Slice(slots, func(i, j int) bool { return slots[i].from < slots[j].from })

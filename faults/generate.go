@@ -180,7 +180,7 @@ func CheckKinds(kinds []string, w GenWorld) error {
 			return fmt.Errorf("unknown fault kind %q (allowed: %s)", k, strings.Join(Kinds, ", "))
 		}
 		if d.NotDrawn {
-			return fmt.Errorf("fault kind %s is never drawn at random: it acts only where the run without it has what it acts on (an order choice needs events due at one instant; simrun explore --orders enumerates them)", k)
+			return fmt.Errorf("fault kind %s is never drawn at random: %s", k, d.NotDrawnWhy)
 		}
 		if d.NeedsReplica && len(w.Replicas) == 0 {
 			return fmt.Errorf("fault kind %s needs a Redis replica, and the scenario has none", k)

@@ -244,8 +244,9 @@ func TestApplicableAndCheckKinds(t *testing.T) {
 		world GenWorld
 		err   string
 	}{
-		{name: "all core kinds with a replica", kinds: Kinds[:len(Kinds)-2], world: failoverWorld},
+		{name: "all core kinds with a replica", kinds: Kinds[:len(Kinds)-3], world: failoverWorld},
 		{name: "order is never drawn", kinds: []string{"pause", "order"}, world: failoverWorld, err: "order is never drawn at random"},
+		{name: "manual-failover is never drawn", kinds: []string{"manual-failover"}, world: failoverWorld, err: "manual-failover is never drawn at random: an operator's CLUSTER FAILOVER is staged in a scenario"},
 		{name: "reshard without a cluster", kinds: []string{"reshard"}, world: failoverWorld, err: "reshard needs a Redis Cluster"},
 		{name: "unknown kind", kinds: []string{"clock-jump", "meteor"}, world: redlockWorld, err: `unknown fault kind "meteor" (allowed: clock-jump,`},
 		{name: "promote without replicas", kinds: []string{"promote"}, world: redlockWorld, err: "promote needs a Redis replica"},

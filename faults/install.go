@@ -27,6 +27,11 @@ type Hooks struct {
 	// open hold long once its keys moved; it returns the fault's record
 	// text. Nil when the world has no Redis Cluster.
 	Reshard func(from, to sim.ProcID, key string, hold time.Duration) string
+	// ClusterFailover sends CLUSTER FAILOVER (mode "" or "default",
+	// "force", "takeover") to a cluster replica as an operator would and
+	// returns the fault's record text. Nil when the world has no Redis
+	// Cluster.
+	ClusterFailover func(node sim.ProcID, mode string) string
 }
 
 // Install schedules specs on k. Names must already be validated; an unknown

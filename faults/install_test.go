@@ -656,6 +656,9 @@ func (w *world) hooks() faults.Hooks {
 	}, Reshard: func(from, to sim.ProcID, key string, hold time.Duration) string {
 		w.promoted = append(w.promoted, fmt.Sprintf("%v reshard %s %s->%s hold %v", w.K.Now().Duration(), key, w.K.Name(from), w.K.Name(to), hold))
 		return fmt.Sprintf("slot of %q moves from %s to %s", key, w.K.Name(from), w.K.Name(to))
+	}, ClusterFailover: func(node sim.ProcID, mode string) string {
+		w.promoted = append(w.promoted, fmt.Sprintf("%v manual-failover %s %s", w.K.Now().Duration(), w.K.Name(node), mode))
+		return fmt.Sprintf("CLUSTER FAILOVER %s sent to %s", mode, w.K.Name(node))
 	}}
 }
 

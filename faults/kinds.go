@@ -37,6 +37,9 @@ const (
 	// KindReshard migrates a Redis Cluster slot as redis-cli --cluster
 	// reshard does (issue 26).
 	KindReshard = "reshard"
+	// KindManualFailover is an operator's CLUSTER FAILOVER [FORCE|
+	// TAKEOVER] sent to a Redis Cluster replica (issue 32).
+	KindManualFailover = "manual-failover"
 	// KindOrder chooses which of the events due at one instant runs
 	// first (issue 27): explore --orders enumerates it, the generator
 	// never draws it, and real mode refuses it.
@@ -125,6 +128,8 @@ type KindDef struct {
 	// out, CheckKinds refuses it): it means something only where the run
 	// without it has what it acts on (an order choice needs a tie).
 	NotDrawn bool
+	// NotDrawnWhy says why, for CheckKinds' error.
+	NotDrawnWhy string
 	// Liveness says how the kind's records bear on the liveness verdict;
 	// the installer copies it into sim.FaultRecord.
 	Liveness sim.FaultLiveness
@@ -181,6 +186,15 @@ var (
 			return ""
 		}}
 )
+
+// reshardToField is a reshard's target master: another master than from.
+var reshardToField = Field{Name: "to", Type: FieldProc, Required: true, Ptr: func(s *Spec) any { return &s.To },
+	Check: func(s *Spec) string {
+		if s.From == s.To && s.From != "" {
+			return fmt.Sprintf("is %s, the master the slot migrates from: a reshard moves the slot to another master of the cluster", s.From)
+		}
+		return ""
+	}}
 
 func positiveRange(r sim.Range) string {
 	if r.Lo <= 0 {
@@ -567,7 +581,7 @@ var table = []KindDef{
 					}
 					return ""
 				}},
-			fromField, toField,
+			fromField, reshardToField,
 			{Name: "hold", Type: FieldRange, ShrinkZero: true, Ptr: func(s *Spec) any { return &s.Hold },
 				Check: func(s *Spec) string {
 					if s.Hold.Lo < 0 {
@@ -617,6 +631,51 @@ var table = []KindDef{
 		},
 	},
 	{
+		// An operator's CLUSTER FAILOVER to a cluster replica (R 7.0.15
+		// src/cluster.c:5751-5831): default (the master pauses its
+		// writes, the replica catches up, then a forced election), force
+		// (an election at once, without the master's agreement) or
+		// takeover (new configEpoch without a vote, the slots taken at
+		// once), by the world's operator (Hooks.ClusterFailover). The
+		// reply (an error when the node is a master, or its master is
+		// down without force) is traced. The generator does not draw it
+		// (NotDrawnWhy).
+		Name: KindManualFailover,
+		Fields: []Field{nodeField,
+			{Name: "mode", Type: FieldEnum, Enum: []string{"default", "force", "takeover"}, Default: "default", Ptr: func(s *Spec) any { return &s.Mode },
+				Check: func(s *Spec) string {
+					switch s.Mode {
+					case "", "default", "force", "takeover":
+						return ""
+					}
+					return fmt.Sprintf("unknown mode %q (allowed: default, force, takeover: CLUSTER FAILOVER [FORCE|TAKEOVER])", s.Mode)
+				}},
+		},
+		NeedsCluster: true,
+		NotDrawn:     true,
+		NotDrawnWhy:  "an operator's CLUSTER FAILOVER is staged in a scenario (drawing it would change every cluster campaign's draws)",
+		Liveness:     sim.LiveSettles,
+		words: func(b *strings.Builder, s Spec) {
+			fmt.Fprintf(b, " %s", s.Node)
+			if s.Mode != "" && s.Mode != "default" {
+				fmt.Fprintf(b, " %s", s.Mode)
+			}
+		},
+		check: func(in *installer, s Spec) error {
+			if in.hooks.ClusterFailover == nil {
+				return fmt.Errorf("manual-failover: the world has no Redis Cluster")
+			}
+			return nil
+		},
+		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+			rec.Text = in.hooks.ClusterFailover(node, s.Mode)
+			return rec
+		},
+		generate: func(g *gen, s Spec, prior []Spec) Spec {
+			panic("faults: the generator never draws a manual-failover fault (NotDrawn)")
+		},
+	},
+	{
 		// The order of the events due at one instant (sim.Kernel.PreferNow):
 		// the node's first due event (with from, its first delivery from
 		// that sender; with event timer, its first timer) runs before every
@@ -645,9 +704,10 @@ var table = []KindDef{
 					return ""
 				}},
 		},
-		Instant:  true,
-		NotDrawn: true,
-		Liveness: sim.LiveNone,
+		Instant:     true,
+		NotDrawn:    true,
+		NotDrawnWhy: "it acts only where the run without it has what it acts on (an order choice needs events due at one instant; simrun explore --orders enumerates them)",
+		Liveness:    sim.LiveNone,
 		words: func(b *strings.Builder, s Spec) {
 			fmt.Fprintf(b, " %s", orderWhat(s))
 		},

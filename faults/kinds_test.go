@@ -15,7 +15,7 @@ import (
 // consistent: a unique name, fields whose pointers have the type their
 // FieldType says, and enums with a default among their values.
 func TestKindTable(t *testing.T) {
-	require.Equal(t, []string{"clock-jump", "clock-drift", "pause", "crash", "restart", "partition", "heal", "drop", "delay", "promote", "clock-strobe", "partition-ring", "reshard", "order"}, faults.Kinds,
+	require.Equal(t, []string{"clock-jump", "clock-drift", "pause", "crash", "restart", "partition", "heal", "drop", "delay", "promote", "clock-strobe", "partition-ring", "reshard", "manual-failover", "order"}, faults.Kinds,
 		"the order of Kinds is the generator's draw order: changing it changes every fuzz schedule")
 	seen := map[string]bool{}
 	for _, k := range faults.Kinds {
@@ -81,6 +81,7 @@ func TestKindLiveness(t *testing.T) {
 		{faults.Spec{Kind: faults.KindClockStrobe, Node: "a", By: s, Period: 100 * time.Millisecond, For: sim.Fixed(s)}, sim.LiveSpan},
 		{faults.Spec{Kind: faults.KindPartitionRing, Ring: [][]string{{"a"}, {"b"}, {"c"}}}, sim.LiveLink},
 		{faults.Spec{Kind: faults.KindReshard, Key: "lock", From: "a", To: "b"}, sim.LiveSettles},
+		{faults.Spec{Kind: faults.KindManualFailover, Node: "a"}, sim.LiveSettles},
 		{faults.Spec{Kind: faults.KindOrder, Node: "a", From: "b"}, sim.LiveNone},
 	}
 	require.Len(t, tests, len(faults.Kinds), "one case per kind")
@@ -126,7 +127,9 @@ func TestCheckFields(t *testing.T) {
 		{"ring of two", faults.Spec{Kind: "partition-ring", Ring: [][]string{{"a"}, {"b"}}}, "ring: needs at least three positions"},
 		{"ring of three", faults.Spec{Kind: "partition-ring", Ring: [][]string{{"a"}, {"b"}, {"c"}}}, ""},
 		{"reshard without key", faults.Spec{Kind: "reshard", From: "a", To: "b"}, "key: must name the key whose slot migrates"},
-		{"reshard to itself", faults.Spec{Kind: "reshard", Key: "lock", From: "a", To: "a"}, "to: a link needs two different processes"},
+		{"reshard to itself", faults.Spec{Kind: "reshard", Key: "lock", From: "a", To: "a"}, "to: is a, the master the slot migrates from: a reshard moves the slot to another master of the cluster"},
+		{"cluster failover unknown mode", faults.Spec{Kind: "manual-failover", Node: "a", Mode: "hard"}, "mode: unknown mode \"hard\" (allowed: default, force, takeover: CLUSTER FAILOVER [FORCE|TAKEOVER])"},
+		{"cluster failover force", faults.Spec{Kind: "manual-failover", Node: "a", Mode: "force"}, ""},
 		{"reshard held negative", faults.Spec{Kind: "reshard", Key: "lock", From: "a", To: "b", Hold: sim.Fixed(-s)}, "hold: must not be negative"},
 		{"reshard held open", faults.Spec{Kind: "reshard", Key: "lock", From: "a", To: "b", Hold: sim.Fixed(s)}, ""},
 		{"order of a timer from a peer", faults.Spec{Kind: "order", Node: "a", Event: "timer", From: "b"}, "from: names the sender of a delivery; a timer has none"},
@@ -163,7 +166,8 @@ func TestGeneratedFaultsPassChecks(t *testing.T) {
 			require.NoError(t, faults.CheckFields(s), "seed %d: %s", seed, s)
 		}
 	}
-	assert.Len(t, kinds, len(faults.Kinds)-1, "every kind generated but order")
+	assert.Len(t, kinds, len(faults.Kinds)-2, "every kind generated but order and manual-failover")
+	assert.False(t, kinds[faults.KindManualFailover], "the generator never draws a manual failover")
 	assert.False(t, kinds[faults.KindOrder], "the generator never draws an order choice")
 	assert.NotContains(t, faults.Applicable(w), faults.KindOrder)
 	err := faults.CheckKinds([]string{faults.KindOrder}, w)

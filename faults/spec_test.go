@@ -96,7 +96,7 @@ func TestEventLists(t *testing.T) {
 		}
 	}
 	assert.Len(t, seen, 8, "SCENARIO_FORMAT.md lists eight core client and process events (key-set and promoted are Redis's)")
-	assert.Len(t, faults.Kinds, 14, "SCENARIO_FORMAT.md lists ten core fault kinds, and the README two from Jepsen (clock-strobe, partition-ring), reshard (Redis Cluster) and order (same-instant order)")
+	assert.Len(t, faults.Kinds, 15, "SCENARIO_FORMAT.md lists ten core fault kinds, and the README two from Jepsen (clock-strobe, partition-ring), reshard and manual-failover (Redis Cluster) and order (same-instant order)")
 
 	hooks := faults.Hooks{Events: func(p sim.ProcID) []faults.NodeEvent {
 		if w.K.Name(p) == "a" {

@@ -254,3 +254,60 @@ func realMinorityTimeline(t *testing.T, s *scenarios.Scenario, cut, heal time.Du
 	}
 	return tl
 }
+
+// TestRealClusterKnobs runs issue 32's cluster knobs on real redis-server
+// processes: a master created without slots (C4) and two masters created
+// with one configEpoch (SET-CONFIG-EPOCH 1 twice), a reshard of the lock's
+// slot to C4, repl-timeout, repl-ping-replica-period and
+// cluster-replica-no-failover in every redis.conf, and an operator's
+// CLUSTER FAILOVER FORCE to C5 5.5 s after its master C2 died: C5 is
+// still a replica then (without no-failover it is elected within about
+// 4 s and answers "You should send CLUSTER FAILOVER to a replica") and
+// takes the manual failover; c1's lock, on the slot C4 now serves, is
+// granted by C4.
+func TestRealClusterKnobs(t *testing.T) {
+	needServers(t)
+	src := `
+name: real-cluster-knobs
+duration: 11s
+cluster:
+  node_timeout: 2s
+  repl_timeout: 5s
+  repl_ping_replica_period: 2s
+  replica_no_failover: true
+  nodes:
+    - {name: C1, slots: 0-5460, config_epoch: 1}
+    - {name: C2, slots: 5461-10922, config_epoch: 1}
+    - {name: C3, slots: 10923-16383}
+    - {name: C4}
+    - {name: C5, replicaof: C2}
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: C1, ttl: 5s}
+    workload: {start: 2s, cycles: 1, hold: 1s}
+faults:
+  - {at: 1s, kind: reshard, key: lock, from: C2, to: C4}
+  - {at: 3500ms, kind: crash, node: C2}
+  - {at: 9s, kind: manual-failover, node: C5, mode: force}
+`
+	s, err := scenarios.Parse("real-cluster-knobs.yaml", []byte(src))
+	require.NoError(t, err)
+	require.NoError(t, Check(s))
+	o, err := run(context.Background(), s, 1, Options{Dir: t.TempDir()}, nil)
+	require.NoError(t, err)
+	var steps []string
+	lockOn := ""
+	for _, e := range o.Trace {
+		switch {
+		case e.Kind == scenarios.KindOperatorStep:
+			steps = append(steps, e.Text)
+		case e.Kind == "reshard-step" && strings.HasPrefix(e.Text, "slot 8718 now served by"):
+			steps = append(steps, e.Text)
+		case e.Kind == sim.KindSend && e.Proc == "c1" && strings.Contains(e.Text, " SET lock ") && lockOn == "":
+			lockOn = e.Peer
+		}
+	}
+	assert.Equal(t, []string{"slot 8718 now served by C4", "C5 CLUSTER FAILOVER FORCE: OK"}, steps)
+	assert.Equal(t, "C4", lockOn, "the lock's slot is C4's, a master created without slots")
+	assert.Equal(t, checker.Holds, o.Verdicts.Of(checker.LockSafety))
+}

@@ -569,6 +569,9 @@ func startCluster(rt *runtime, cs *scenarios.ClusterSpec, env *startEnv) error {
 			"cluster-allow-reads-when-down " + yesno(cs.AllowReadsWhenDown),
 			fmt.Sprintf("cluster-migration-barrier %d", cs.MigrationBarrier),
 			"cluster-allow-replica-migration " + yesno(cs.AllowReplicaMigration),
+			"cluster-replica-no-failover " + yesno(n.NoFailover),
+			fmt.Sprintf("repl-timeout %d", int(cs.ReplTimeout/time.Second)),
+			fmt.Sprintf("repl-ping-replica-period %d", int(cs.ReplPingReplicaPeriod/time.Second)),
 		}
 		ls, err := rt.group.StartRedis(o)
 		if err != nil {
@@ -590,7 +593,7 @@ func startCluster(rt *runtime, cs *scenarios.ClusterSpec, env *startEnv) error {
 				return startErr(nd.spec.Name, err)
 			}
 		}
-		if _, err := do(nd, "CLUSTER", "SET-CONFIG-EPOCH", strconv.Itoa(i+1)); err != nil {
+		if _, err := do(nd, "CLUSTER", "SET-CONFIG-EPOCH", strconv.FormatUint(nd.spec.Epoch(i), 10)); err != nil {
 			return startErr(nd.spec.Name, err)
 		}
 	}

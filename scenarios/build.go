@@ -111,6 +111,7 @@ func BuildWith(s *Scenario, seed uint64, opt BuildOptions) (*World, error) {
 		hooks.Reshard = func(from, to sim.ProcID, key string, hold time.Duration) string {
 			return op.startReshard(from, to, key, hold, clusterMastersOf(cl, k.Name(from)))
 		}
+		hooks.ClusterFailover = op.clusterFailover
 	}
 	if opt.SkipFaults {
 		return w, nil

@@ -64,9 +64,9 @@ func TestWithFaultsRoundTrip(t *testing.T) {
 		{At: &at, Kind: "heal"},
 		{At: &at, Kind: "restart", Node: "C"},
 	}
-	// Every kind of faults' table but promote (this world has no replica)
-	// and reshard (no cluster: TestWithReshardRoundTrip).
-	covered := map[string]bool{"promote": true, "reshard": true}
+	// Every kind of faults' table but promote (this world has no replica),
+	// reshard and manual-failover (no cluster: TestWithReshardRoundTrip).
+	covered := map[string]bool{"promote": true, "reshard": true, "manual-failover": true}
 	for _, f := range specs {
 		covered[f.Kind] = true
 	}
@@ -91,6 +91,8 @@ func TestWithReshardRoundTrip(t *testing.T) {
 	specs := []faults.Spec{
 		{At: &at, Kind: "reshard", Key: "lock", From: "C2", To: "C1"},
 		{At: &at, Kind: "reshard", Key: "{x}", From: "C3", To: "C1", Hold: sim.Range{Lo: time.Second, Hi: 2 * time.Second}},
+		{At: &at, Kind: "manual-failover", Node: "C6"},
+		{At: &at, Kind: "manual-failover", Node: "C5", Mode: "takeover"},
 	}
 	v, err := s.WithFaults(specs)
 	require.NoError(t, err)

@@ -109,7 +109,8 @@ func (r *reader) redis(n *yaml.Node, path string) RedisSpec {
 	o.str("replicaof", &s.ReplicaOf)
 	o.rng("replication_delay", &s.ReplicationDelay)
 	o.integer("min_replicas_to_write", &s.MinReplicasToWrite)
-	o.duration("min_replicas_max_lag", &s.MinReplicasMaxLag)
+	// min-replicas-max-lag is a number of seconds (R 7.0.15 config.c:3093).
+	o.serverDuration("min_replicas_max_lag", &s.MinReplicasMaxLag, time.Second, 0, "min-replicas-max-lag")
 	if o.duration("repl_diskless_sync_delay", &s.ReplDisklessSyncDelay) {
 		if d := s.ReplDisklessSyncDelay; d < 0 || d%time.Second != 0 {
 			r.errf(o.get("repl_diskless_sync_delay"), path+".repl_diskless_sync_delay", "must be 0s (start a full sync at once) or a whole number of seconds (repl-diskless-sync-delay), got %v", d)

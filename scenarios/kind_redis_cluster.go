@@ -47,9 +47,16 @@ type ClusterSpec struct {
 	// cluster-migration-barrier and cluster-allow-replica-migration.
 	MigrationBarrier      int
 	AllowReplicaMigration bool
-	AppendOnly            bool
-	AppendFsync           string
-	Clock                 ClockSpec
+	// ReplTimeout and ReplPingReplicaPeriod are repl-timeout and
+	// repl-ping-replica-period (whole seconds): when a stalled replication
+	// link is dropped, and a replica's data validity for an election.
+	ReplTimeout, ReplPingReplicaPeriod time.Duration
+	// ReplicaNoFailover is cluster-replica-no-failover for every node (a
+	// node of an explicit layout may set its own, no_failover).
+	ReplicaNoFailover bool
+	AppendOnly        bool
+	AppendFsync       string
+	Clock             ClockSpec
 }
 
 // ClusterNodeSpec is one node of an explicit layout.
@@ -57,6 +64,13 @@ type ClusterNodeSpec struct {
 	Name      string
 	ReplicaOf string
 	Slots     []redis.SlotRange
+	// NoFailover is the node's cluster-replica-no-failover.
+	NoFailover bool
+	// ConfigEpoch is what CLUSTER SET-CONFIG-EPOCH gives the node at
+	// creation; 0: its place in creation order (1..N, as redis-cli).
+	// Two masters given the same one stage an epoch collision
+	// (clusterHandleConfigEpochCollision).
+	ConfigEpoch uint64
 }
 
 // maxClusterNodes bounds the nodes of a cluster (the bus pings every node:
@@ -106,13 +120,15 @@ func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpe
 	cs := &ClusterSpec{Path: path, Name: defName, NodeTimeout: def.NodeTimeout, ReplicaValidityFactor: def.ReplicaValidityFactor,
 		RequireFullCoverage: def.RequireFullCoverage, AllowReadsWhenDown: def.AllowReadsWhenDown, AppendFsync: "everysec",
 		MigrationBarrier: def.MigrationBarrier, AllowReplicaMigration: def.AllowReplicaMigration}
+	rdef := redis.DefaultConfig()
+	cs.ReplTimeout, cs.ReplPingReplicaPeriod = rdef.ReplTimeout, rdef.ReplPingReplicaPeriod
 	o := r.mapping(n, path)
 	o.str("name", &cs.Name)
 	hasM := o.integer("masters", &cs.Masters)
 	o.integer("replicas", &cs.Replicas)
-	if o.duration("node_timeout", &cs.NodeTimeout) && cs.NodeTimeout < time.Millisecond {
-		r.errf(o.get("node_timeout"), path+".node_timeout", "must be at least 1ms (cluster-node-timeout), got %v", cs.NodeTimeout)
-	}
+	// cluster-node-timeout is a number of milliseconds (R 7.0.15
+	// config.c:3110).
+	o.serverDuration("node_timeout", &cs.NodeTimeout, time.Millisecond, time.Millisecond, "cluster-node-timeout")
 	if o.integer("replica_validity_factor", &cs.ReplicaValidityFactor) && cs.ReplicaValidityFactor < 0 {
 		r.errf(o.get("replica_validity_factor"), path+".replica_validity_factor", "must be 0 or more, got %d", cs.ReplicaValidityFactor)
 	}
@@ -123,6 +139,11 @@ func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpe
 		r.errf(o.get("migration_barrier"), path+".migration_barrier", "must be 0 or more (cluster-migration-barrier), got %d", cs.MigrationBarrier)
 	}
 	o.boolean("allow_replica_migration", &cs.AllowReplicaMigration)
+	// repl-timeout and repl-ping-replica-period are whole seconds, at
+	// least 1 (R 7.0.15 config.c:3085-3086).
+	o.serverDuration("repl_timeout", &cs.ReplTimeout, time.Second, time.Second, "repl-timeout")
+	o.serverDuration("repl_ping_replica_period", &cs.ReplPingReplicaPeriod, time.Second, time.Second, "repl-ping-replica-period")
+	o.boolean("replica_no_failover", &cs.ReplicaNoFailover)
 	o.boolean("appendonly", &cs.AppendOnly)
 	if o.str("appendfsync", &cs.AppendFsync) {
 		switch cs.AppendFsync {
@@ -150,6 +171,17 @@ func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpe
 				var ns ClusterNodeSpec
 				no.str("name", &ns.Name)
 				no.str("replicaof", &ns.ReplicaOf)
+				no.boolean("no_failover", &ns.NoFailover)
+				var epoch int
+				if no.integer("config_epoch", &epoch) {
+					// CLUSTER SET-CONFIG-EPOCH refuses a negative one
+					// (cluster.c:5853-5855); 0 would be the node's
+					// state before any, which redis-cli never leaves.
+					if epoch < 1 {
+						r.errf(no.get("config_epoch"), path+".config_epoch", "must be 1 or more (CLUSTER SET-CONFIG-EPOCH), got %d", epoch)
+					}
+					ns.ConfigEpoch = uint64(epoch)
+				}
 				var slots string
 				if no.str("slots", &slots) {
 					rs, err := parseSlotRanges(slots)
@@ -193,6 +225,11 @@ func (r *reader) readClusterSpec(n *yaml.Node, path, defName string) *ClusterSpe
 	}
 	cs.Clock = r.clock(o, path)
 	o.done()
+	if cs.ReplicaNoFailover {
+		for i := range cs.Nodes {
+			cs.Nodes[i].NoFailover = true
+		}
+	}
 	return cs
 }
 
@@ -221,9 +258,17 @@ func parseSlotRanges(s string) ([]redis.SlotRange, error) {
 func (cs *ClusterSpec) members() []redis.ClusterMember {
 	var out []redis.ClusterMember
 	for i, n := range cs.Nodes {
-		out = append(out, redis.ClusterMember{Name: n.Name, ReplicaOf: n.ReplicaOf, Slots: n.Slots, ConfigEpoch: uint64(i + 1)})
+		out = append(out, redis.ClusterMember{Name: n.Name, ReplicaOf: n.ReplicaOf, Slots: n.Slots, ConfigEpoch: n.Epoch(i)})
 	}
 	return out
+}
+
+// Epoch is the configEpoch node i of the layout is created with.
+func (n ClusterNodeSpec) Epoch(i int) uint64 {
+	if n.ConfigEpoch > 0 {
+		return n.ConfigEpoch
+	}
+	return uint64(i + 1)
 }
 
 // config returns the cluster settings every node shares.
@@ -274,6 +319,38 @@ func checkCluster(x *xref, s *Scenario) {
 		cs.check(x)
 	}
 	checkReshards(x, s)
+	checkClusterFailovers(x, s)
+}
+
+// checkClusterFailovers refuses a manual-failover fault without a
+// cluster, or whose node is not a cluster node. Any node of a cluster is
+// accepted: roles change during a run, and a master answers the command
+// with Redis's own error ("You should send CLUSTER FAILOVER to a
+// replica"), which the trace shows.
+func checkClusterFailovers(x *xref, s *Scenario) {
+	cl := s.Clusters()
+	for i, f := range s.Faults {
+		if f.Kind != faults.KindManualFailover {
+			continue
+		}
+		path := fmt.Sprintf("faults[%d]", i)
+		if len(cl) == 0 {
+			x.r.errf(x.at(path+".kind"), path+".kind", "manual-failover sends CLUSTER FAILOVER to a replica of a Redis Cluster, and the scenario has no cluster: section (promote a replica of the redis: section with kind: promote)")
+			continue
+		}
+		if _, known := x.procs[f.Node]; !known || clusterMastersOf(cl, f.Node) != nil {
+			continue
+		}
+		var replicas []string
+		for _, cs := range cl {
+			for _, n := range cs.Nodes {
+				if n.ReplicaOf != "" {
+					replicas = append(replicas, n.Name)
+				}
+			}
+		}
+		x.r.errf(x.at(path+".node"), path+".node", "%q is not a node of a Redis Cluster (the clusters' replicas: %s)", f.Node, strings.Join(replicas, ", "))
+	}
 }
 
 // checkReshards refuses a reshard fault without a cluster, or whose from
@@ -323,9 +400,12 @@ func (cs *ClusterSpec) check(x *xref) {
 	for i, n := range cs.Nodes {
 		path := fmt.Sprintf(cs.Path+".nodes[%d]", i)
 		if n.ReplicaOf == "" {
-			masters++
-			if len(n.Slots) == 0 {
-				x.r.errf(x.at(path), path+".slots", "master %s has no slots (give slots:, or replicaof: to make it a replica)", n.Name)
+			// A master without slots is allowed (a node added to receive
+			// a reshard): it is no part of the cluster's size and does
+			// not vote (clusterSendFailoverAuthIfNeeded, cluster.c:
+			// 3343-3347), until it serves a slot.
+			if len(n.Slots) > 0 {
+				masters++
 			}
 			continue
 		}
@@ -400,7 +480,9 @@ func (cs *ClusterSpec) build(b *builder) error {
 		cfg := redis.DefaultConfig()
 		cfg.AppendOnly = cs.AppendOnly
 		cfg.AppendFsync = redis.FsyncPolicy(cs.AppendFsync)
+		cfg.ReplTimeout, cfg.ReplPingReplicaPeriod = cs.ReplTimeout, cs.ReplPingReplicaPeriod
 		c := cc
+		c.ReplicaNoFailover = n.NoFailover
 		cfg.Cluster = &c
 		if err := cfg.Validate(); err != nil {
 			return fmt.Errorf("cluster node %s: %w", n.Name, err)

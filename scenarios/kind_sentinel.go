@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -103,8 +104,10 @@ func (r *reader) sentinel(n *yaml.Node) *SentinelSpec {
 		r.errf(o.get("count"), "sentinel.count", "is %d but names lists %d sentinels", count, len(s.Names))
 	}
 	o.integer("quorum", &s.Quorum)
-	o.duration("down_after", &s.DownAfter)
-	o.duration("failover_timeout", &s.FailoverTimeout)
+	// Both are numbers of milliseconds (R 7.0.15 sentinel.c:1870-1883,
+	// down-after-milliseconds and failover-timeout); positive, below.
+	o.serverDuration("down_after", &s.DownAfter, time.Millisecond, 0, "down-after-milliseconds")
+	o.serverDuration("failover_timeout", &s.FailoverTimeout, time.Millisecond, 0, "failover-timeout")
 	s.Clock = r.clock(o, "sentinel")
 	o.done()
 	if s.Quorum < 1 || s.Quorum > len(s.Names) {

@@ -141,6 +141,11 @@ func TestParseErrors(t *testing.T) {
 		{"wait_replicas without replicas", strings.Replace(minimal, "ttl: 5s}", "ttl: 5s, wait_replicas: 1}", 1), []string{"t.yaml:7: clients[0].lock.wait_replicas: WAIT 1 can never be acknowledged: A's replication group has no other server"}},
 		{"wait_replicas above the group", strings.Replace(strings.Replace(minimal, "ttl: 5s}", "ttl: 5s, wait_replicas: 2}", 1), "  - name: A\n", "  - name: A\n  - {name: R, replicaof: A}\n", 1), []string{"clients[0].lock.wait_replicas: WAIT 2 can never be acknowledged: A's replication group has only 1 other server(s) (R)"}},
 		{"min_replicas_to_write without replicas", strings.Replace(minimal, "  - name: A\n", "  - name: A\n    min_replicas_to_write: 1\n", 1), []string{"t.yaml:5: redis[0].min_replicas_to_write: A needs 1 good replica(s) to accept a write, but A's replication group has no other server"}},
+		// Server durations the server cannot take, truncated before
+		// (issue 32): each names the unit the server option takes.
+		{"min_replicas_max_lag below a second", strings.Replace(minimal, "  - name: A\n", "  - name: A\n    min_replicas_max_lag: 1500ms\n", 1), []string{"t.yaml:5: redis[0].min_replicas_max_lag: min-replicas-max-lag takes whole seconds, got 1.5s"}},
+		{"sentinel down_after in microseconds", strings.Replace(minimal, "  - name: A\n", "  - name: A\n  - {name: R, replicaof: A}\nsentinel: {master: A, count: 1, quorum: 1, down_after: 1500us}\n", 1), []string{"sentinel.down_after: down-after-milliseconds takes whole milliseconds, got 1.5ms"}},
+		{"sentinel failover_timeout in microseconds", strings.Replace(minimal, "  - name: A\n", "  - name: A\n  - {name: R, replicaof: A}\nsentinel: {master: A, count: 1, quorum: 1, failover_timeout: 10001us}\n", 1), []string{"sentinel.failover_timeout: failover-timeout takes whole milliseconds, got 10.001ms"}},
 		// Found by a new user (outsider3): silently accepted before.
 		{"negative after", minimal + "faults:\n  - {on: {event: acquired, client: c1}, after: -5s, kind: pause, node: A, for: 1s}\n", []string{"t.yaml:10: faults[0].after: must not be negative"}},
 		{"negative after range", minimal + "faults:\n  - {on: {event: acquired, client: c1}, after: -5s..1s, kind: pause, node: A, for: 1s}\n", []string{"t.yaml:10: faults[0].after: must not be negative"}},

@@ -156,3 +156,28 @@ func replyText(v redis.Value) string {
 	}
 	return v.Str
 }
+
+// KindOperatorStep is the trace kind of an operator's single command
+// (the manual-failover fault) and its reply.
+const KindOperatorStep sim.Kind = "operator-step"
+
+// clusterFailover sends CLUSTER FAILOVER [FORCE|TAKEOVER] to a cluster
+// replica, as an operator with redis-cli would (R 7.0.15
+// src/cluster.c:5784-5838), traces the reply and returns the fault's
+// record text. The reply says only that the request was accepted: the
+// failover itself (its election, or its timeout) is the node's.
+func (o *operator) clusterFailover(node sim.ProcID, mode string) string {
+	args := []string{"CLUSTER", "FAILOVER"}
+	if mode != "" && mode != "default" {
+		args = append(args, strings.ToUpper(mode))
+	}
+	name := o.env.NameOf(node)
+	o.request(node, args, func(v redis.Value) {
+		if v.Kind == redis.KindError {
+			o.env.Logf(KindOperatorStep, "%s %s: -%s", name, strings.Join(args, " "), v.Str)
+			return
+		}
+		o.env.Logf(KindOperatorStep, "%s %s: %s", name, strings.Join(args, " "), replyText(v))
+	})
+	return fmt.Sprintf("%s sent to %s", strings.Join(args, " "), name)
+}

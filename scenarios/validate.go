@@ -25,6 +25,9 @@ type xref struct {
 	order []string
 	// byName maps a kind name to its kind (clients included).
 	byName map[string]*ProcKind
+	// noPromote are the replicas promote cannot act on, with their note
+	// ("cluster replica of C2"): nil where unknown (WithFaults' fast path).
+	noPromote map[string]string
 }
 
 // ref reports whether name is a declared process of one of the wanted kinds
@@ -136,6 +139,12 @@ func validate(r *reader, s *Scenario, root *yaml.Node) {
 		add(p.Name, p.Kind, p.Path)
 		if p.Role == RoleReplica && !p.NoPromote {
 			replicas[p.Name] = true
+		}
+		if p.Role == RoleReplica && p.NoPromote {
+			if x.noPromote == nil {
+				x.noPromote = map[string]string{}
+			}
+			x.noPromote[p.Name] = p.Note
 		}
 	}
 	for i, c := range s.Clients {
@@ -321,7 +330,7 @@ func validateFaults(x *xref, specs []faults.Spec, duration time.Duration, replic
 						continue
 					}
 				}
-				validateFaultField(r, &f, fd, path, at, ref, replicas)
+				validateFaultField(r, &f, fd, path, at, ref, replicas, x.noPromote)
 			}
 			if msg := d.CheckInstant(&f); msg != "" {
 				field, _, _ := strings.Cut(msg, ":")
@@ -426,6 +435,14 @@ func validateTrigger(x *xref, t *faults.Trigger, path string) {
 	}
 }
 
+// promotable lists the replicas promote can act on, for its error.
+func promotable(replicas map[string]bool) string {
+	if len(replicas) == 0 {
+		return "the scenario has none: promote acts on a replica of the redis: section"
+	}
+	return "replicas: " + sortedKeys(replicas)
+}
+
 func sortedKeys(m map[string]bool) string {
 	var out []string
 	for k := range m {
@@ -442,7 +459,7 @@ func sortedKeys(m map[string]bool) string {
 // its kind declares it (faults' kind table): each must name a process, a
 // replica where the field says so, and a process is in at most one group.
 func validateFaultField(r *reader, f *faults.Spec, fd faults.Field, path string, at func(string) *yaml.Node,
-	ref func(string, string, ...string) bool, replicas map[string]bool) {
+	ref func(string, string, ...string) bool, replicas map[string]bool, noPromote map[string]string) {
 	switch p := fd.Ptr(f).(type) {
 	case *string:
 		if fd.Type != faults.FieldProc || *p == "" && !fd.Required {
@@ -452,7 +469,14 @@ func validateFaultField(r *reader, f *faults.Spec, fd faults.Field, path string,
 		switch {
 		case fd.Replica:
 			if ref(fp, *p, clients.NodeRedis) && !replicas[*p] {
-				r.errf(at(fp), fp, "%q is not a replica (replicas: %s)", *p, sortedKeys(replicas))
+				if note, ok := noPromote[*p]; ok && strings.HasPrefix(note, "cluster ") {
+					// REPLICAOF is refused in cluster mode (R 7.0.15
+					// replication.c:3095, replicaofCommand): an operator
+					// promotes a cluster replica with CLUSTER FAILOVER.
+					r.errf(at(fp), fp, "%q is a %s: promote sends REPLICAOF NO ONE, which a cluster node refuses; promote it with kind: manual-failover (CLUSTER FAILOVER; mode: default, force or takeover)", *p, note)
+					return
+				}
+				r.errf(at(fp), fp, "%q is not a replica promote can act on (%s)", *p, promotable(replicas))
 			}
 		default:
 			ref(fp, *p)

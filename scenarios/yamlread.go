@@ -262,6 +262,32 @@ func (o *obj) duration(key string, dst *time.Duration) bool {
 	return true
 }
 
+// serverDuration reads a duration a server takes as a whole number of
+// unit (time.Millisecond or time.Second), at least min, for the server
+// option named option: a value the server cannot take (1500us for a
+// millisecond option, 1500ms for a seconds one) is an error naming the
+// unit, never truncated. It reports whether the field was given and valid.
+func (o *obj) serverDuration(key string, dst *time.Duration, unit, min time.Duration, option string) bool {
+	var d time.Duration
+	if !o.duration(key, &d) {
+		return false
+	}
+	unitName := "milliseconds"
+	if unit == time.Second {
+		unitName = "seconds"
+	}
+	switch {
+	case d%unit != 0:
+		o.r.errf(o.get(key), join(o.path, key), "%s takes whole %s, got %v", option, unitName, d)
+		return false
+	case d < min:
+		o.r.errf(o.get(key), join(o.path, key), "must be at least %v (%s), got %v", min, option, d)
+		return false
+	}
+	*dst = d
+	return true
+}
+
 func (o *obj) rng(key string, dst *sim.Range) bool {
 	n, v, ok := o.scalar(key)
 	if !ok {

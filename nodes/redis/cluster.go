@@ -100,6 +100,12 @@ type ClusterConfig struct {
 	// (or the replica of a master) left without slots by another node's
 	// claim becomes the new owner's replica.
 	AllowReplicaMigration bool
+	// ReplicaNoFailover is cluster-replica-no-failover (no, config.c:2993):
+	// a replica never starts an automatic failover of its master, but
+	// still runs a manual one (CLUSTER FAILOVER); it announces the
+	// nofailover flag, and sibling replicas leave it out of their rank
+	// (cluster.c:3462, :3606). Per node.
+	ReplicaNoFailover bool
 
 	// layout is the initial slot layout (Prepare), nil until computed.
 	layout *clusterLayout
@@ -634,6 +640,9 @@ func (cs *clusterState) nodesDescription(n *Node) string {
 		if nd.fail {
 			flags = append(flags, "fail")
 		}
+		if nd.noFailover {
+			flags = append(flags, "nofailover")
+		}
 		b.WriteString(" " + strings.Join(flags, ","))
 		if !nd.master && nd.slaveof >= 0 {
 			b.WriteString(" " + cs.nodes[nd.slaveof].nodeID)
@@ -711,13 +720,19 @@ func (cs *clusterState) info() string {
 	return b.String()
 }
 
-// configEpochOf is the configEpoch a node publishes: its master's for a
-// replica (clusterBuildMessageHdr, C 7.0.15 cluster.c:2860-2870; CLUSTER
-// NODES shows the node's own, which the model keeps equal).
-func (cs *clusterState) configEpochOf(i int) uint64 { return cs.nodes[i].configEpoch }
+// configEpochOf is the configEpoch CLUSTER NODES (and so nodes.conf) and
+// CLUSTER INFO's cluster_my_epoch show for a node: its master's for a
+// replica (clusterGenNodeDescription, C 7.0.15 cluster.c:4705-4708;
+// CLUSTER INFO, :5587-5588), as its messages carry (clusterBuildMessageHdr).
+func (cs *clusterState) configEpochOf(i int) uint64 {
+	if nd := &cs.nodes[i]; !nd.master && nd.slaveof >= 0 {
+		return cs.nodes[nd.slaveof].configEpoch
+	}
+	return cs.nodes[i].configEpoch
+}
 
 // clusterFailoverCommand is CLUSTER FAILOVER [FORCE|TAKEOVER] (C 7.0.15
-// cluster.c:5600-5660).
+// cluster.c:5784-5838).
 func (n *Node) clusterFailoverCommand(args []string) Value {
 	cs := n.cl
 	force, takeover := false, false
@@ -737,7 +752,9 @@ func (n *Node) clusterFailoverCommand(args []string) Value {
 	if me.slaveof < 0 {
 		return Err("ERR I'm a replica but my master is unknown to me")
 	}
-	if !force && !takeover && (cs.nodes[me.slaveof].fail || cs.nodes[me.slaveof].pfail) {
+	// nodeFailed (FAIL, not PFAIL) or no bus link to the master
+	// (cluster.c:5803-5816; the model's link is freed while relink is set).
+	if !force && !takeover && (cs.nodes[me.slaveof].fail || cs.nodes[me.slaveof].relink) {
 		return Err("ERR Master is down or failed, please use CLUSTER FAILOVER FORCE")
 	}
 	now := n.env.WallMs()
@@ -777,6 +794,10 @@ type clusterNodeRecord struct {
 	Master      bool
 	SlaveOf     int
 	ConfigEpoch uint64
+	// PFail and Fail are the node's fail? and fail flags
+	// (clusterGenNodeDescription writes them, clusterLoadConfig reads
+	// them back, C 7.0.15 cluster.c:278-282).
+	PFail, Fail bool
 }
 
 const fileNodesConf = "nodes.conf"
@@ -788,15 +809,21 @@ func (n *Node) clusterSaveConfig() {
 		Migrating: copySlotMap(cs.migrating), Importing: copySlotMap(cs.importing)}
 	cs.slotsOwned = false // the record shares the table now
 	for _, nd := range cs.nodes {
-		rec.Nodes = append(rec.Nodes, clusterNodeRecord{Master: nd.master, SlaveOf: nd.slaveof, ConfigEpoch: nd.configEpoch})
+		rec.Nodes = append(rec.Nodes, clusterNodeRecord{Master: nd.master, SlaveOf: nd.slaveof, ConfigEpoch: nd.configEpoch, PFail: nd.pfail, Fail: nd.fail})
 	}
 	f := n.env.Disk().File(fileNodesConf)
 	f.Replace([]any{&rec})
 	f.Sync()
 }
 
-// clusterLoadConfig restores nodes.conf after a restart
-// (clusterLoadConfig): nodes flagged as failing start without flags.
+// clusterLoadConfig restores nodes.conf after a restart (clusterLoadConfig,
+// C 7.0.15 cluster.c:138-391): roles, slots and open slots, the epochs and
+// the last vote; a replica's configEpoch is read as 0 (:316-319); a node
+// saved as fail comes back FAIL with its fail time set to now (:280-282),
+// one saved as fail? comes back PFAIL (:278-279). The ping and pong times
+// are not kept: the model's links are new after a restart, and the first
+// cron pings every node (Redis sets both to now, :313-314, and pings each
+// node as its new link connects).
 func (n *Node) clusterLoadConfig() bool {
 	recs := n.env.Disk().File(fileNodesConf).Records()
 	if len(recs) == 0 {
@@ -806,8 +833,19 @@ func (n *Node) clusterLoadConfig() bool {
 	cs := n.cl
 	cs.currentEpoch, cs.lastVoteEpoch, cs.slots, cs.slotsOwned = rec.CurrentEpoch, rec.LastVoteEpoch, rec.Slots, false
 	cs.migrating, cs.importing = copySlotMap(rec.Migrating), copySlotMap(rec.Importing)
+	now := n.env.WallMs()
 	for i, r := range rec.Nodes {
-		cs.nodes[i].master, cs.nodes[i].slaveof, cs.nodes[i].configEpoch = r.Master, r.SlaveOf, r.ConfigEpoch
+		nd := &cs.nodes[i]
+		nd.master, nd.slaveof, nd.configEpoch = r.Master, r.SlaveOf, r.ConfigEpoch
+		if !r.Master && r.SlaveOf >= 0 {
+			nd.configEpoch = 0
+		}
+		if i != cs.me {
+			nd.pfail, nd.fail = r.PFail, r.Fail
+			if r.Fail {
+				nd.failTime = now
+			}
+		}
 	}
 	cs.recount() // (clusterInit sets MIGRATE_TO afterwards: initMigrateTo)
 	return true

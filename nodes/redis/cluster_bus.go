@@ -38,7 +38,8 @@ const (
 	// or a master granted its vote.
 	EventClusterElection sim.Kind = "cluster-election"
 	// EventClusterFailover: a replica took its master's slots, a master
-	// became a replica after a configuration change, or CLUSTER FAILOVER ran.
+	// became a replica after a configuration change, CLUSTER FAILOVER ran,
+	// or a configEpoch collision was resolved.
 	EventClusterFailover sim.Kind = "cluster-failover"
 	// EventClusterSlot: slot migration on this node: a slot assigned by
 	// CLUSTER SETSLOT NODE, a configEpoch bumped after an import, a
@@ -78,6 +79,7 @@ type BusMsg struct {
 	SlaveOf      int // -1: the sender is a master
 	Slots        *slotBits
 	Paused       bool // CLUSTERMSG_FLAG0_PAUSED: a master paused for a manual failover
+	NoFailover   bool // the sender's CLUSTER_NODE_NOFAILOVER flag
 	ForceAck     bool // CLUSTERMSG_FLAG0_FORCEACK
 	Reply        bool // a PONG answering a PING (it arrives on the sender's outbound link)
 	Gossip       []Gossip
@@ -142,6 +144,9 @@ type cnode struct {
 	// orphaned_time (cluster_migration.go).
 	migrateTo    bool
 	orphanedTime int64
+	// noFailover is CLUSTER_NODE_NOFAILOVER: this node's own
+	// cluster-replica-no-failover, another's as its last message said.
+	noFailover bool
 }
 
 // failReport is clusterNodeFailReport.
@@ -274,6 +279,7 @@ func (n *Node) clusterInit() string {
 	}
 	cs.initMigrateTo()
 	me := &cs.nodes[cs.me]
+	me.noFailover = cfg.ReplicaNoFailover // clusterUpdateMyselfFlags (cluster.c:551-561)
 	if me.master || me.slaveof < 0 {
 		return ""
 	}
@@ -379,6 +385,7 @@ func (cs *clusterState) header(n *Node, m *BusMsg) {
 	}
 	m.Offset = n.offset
 	m.Paused = cs.paused != 0 && cs.me == mm
+	m.NoFailover = cs.nodes[cs.me].noFailover
 }
 
 // sendBus sends m to node i.
@@ -619,6 +626,8 @@ func (n *Node) onBus(m *BusMsg) {
 		cs.todo |= todoSaveConfig
 	}
 	sender.replOffset = m.Offset
+	// The sender's nofailover flag, as it announced it (cluster.c:2361-2371).
+	sender.noFailover = m.NoFailover
 	if cs.mfEnd != 0 && !cs.nodes[cs.me].master && cs.nodes[cs.me].slaveof == m.Sender && m.Paused && cs.mfMasterOffset == -1 {
 		cs.mfMasterOffset = m.Offset
 		cs.todo |= todoHandleManualFailover
@@ -970,14 +979,15 @@ func (n *Node) sendFailoverAuthIfNeeded(m *BusMsg) {
 }
 
 // slaveRank is clusterGetSlaveRank (C 7.0.15 cluster.c:3450-3465): the
-// sibling replicas with a greater replication offset.
+// sibling replicas with a greater replication offset, those that never
+// fail over (nofailover) left out.
 func (n *Node) slaveRank() int {
 	cs := n.cl
 	m := cs.nodes[cs.me].slaveof
 	rank := 0
 	for i := range cs.nodes {
 		nd := &cs.nodes[i]
-		if i != cs.me && !nd.master && nd.slaveof == m && nd.replOffset > n.offset {
+		if i != cs.me && !nd.master && nd.slaveof == m && !nd.noFailover && nd.replOffset > n.offset {
 			rank++
 		}
 	}
@@ -997,7 +1007,8 @@ func (n *Node) clusterHandleSlaveFailover() {
 	}
 	authRetry := authTimeout * 2
 	me := &cs.nodes[cs.me]
-	if me.master || me.slaveof < 0 || (!cs.nodes[me.slaveof].fail && !manual) || cs.nodes[me.slaveof].numSlots == 0 {
+	// cluster-replica-no-failover: no automatic failover (cluster.c:3604-3608).
+	if me.master || me.slaveof < 0 || (!cs.nodes[me.slaveof].fail && !manual) || (cs.cfg.ReplicaNoFailover && !manual) || cs.nodes[me.slaveof].numSlots == 0 {
 		return
 	}
 	// data_age, in whole seconds of the unix time as Redis measures it.
@@ -1160,7 +1171,10 @@ func (n *Node) updateSlotsConfigWith(sender int, epoch uint64, slots *slotBits) 
 }
 
 // clusterSetMaster makes this node a replica of node i (clusterSetMaster,
-// C 7.0.15 cluster.c:4600-4620).
+// C 7.0.15 cluster.c:4602-4618). A master turned replica forgets its open
+// slots (clusterCloseAllSlots, :4609 and :4410-4415): a migration source
+// that comes back as a replica, and is elected again later, serves the
+// slot's keys itself instead of answering -ASK.
 func (n *Node) clusterSetMaster(i int) {
 	cs := n.cl
 	me := &cs.nodes[cs.me]
@@ -1171,6 +1185,7 @@ func (n *Node) clusterSetMaster(i int) {
 	me.master, me.slaveof = false, i
 	if wasMaster {
 		me.migrateTo = false
+		cs.closeAllSlots()
 	} else {
 		cs.slaveLeft(old)
 	}
@@ -1178,6 +1193,15 @@ func (n *Node) clusterSetMaster(i int) {
 	n.logfAttrs(EventClusterFailover, []sim.Attr{sim.Str("new_master", cs.nodes[i].name), sim.Str("was_master", strconv.FormatBool(wasMaster))}, "configuration change detected: now a replica of %s", cs.nodes[i].name)
 	n.setMaster(cs.nodes[i].name, ListenPort)
 	cs.resetManualFailover(n)
+}
+
+// closeAllSlots is clusterCloseAllSlots (C 7.0.15 cluster.c:4408-4415):
+// no slot migrating or importing; saved with the next nodes.conf.
+func (cs *clusterState) closeAllSlots() {
+	if len(cs.migrating) > 0 || len(cs.importing) > 0 {
+		cs.todo |= todoSaveConfig
+	}
+	cs.migrating, cs.importing = nil, nil
 }
 
 // handleConfigEpochCollision is clusterHandleConfigEpochCollision (C 7.0.15
@@ -1191,6 +1215,8 @@ func (n *Node) handleConfigEpochCollision(sender int) {
 	cs.currentEpoch++
 	cs.nodes[cs.me].configEpoch = cs.currentEpoch
 	n.clusterSaveConfig()
+	// Redis logs it (verbose, cluster.c:1399-1405).
+	n.logfAttrs(EventClusterFailover, []sim.Attr{sim.Str("collision", cs.nodes[sender].name), sim.Int64("config_epoch", int64(cs.currentEpoch))}, "configEpoch collision with node %s: configEpoch set to %d", cs.nodes[sender].name, cs.currentEpoch)
 }
 
 // resetManualFailover is C 7.0.15 cluster.c:3892-3903.

@@ -133,3 +133,39 @@ func TestBusLinkFreeLeavesReplication(t *testing.T) {
 	require.True(t, w.do("n6", "READONLY").IsOK())
 	assert.Equal(t, "v", w.do("n6", "GET", "lock").Str, "replication flows on the old connection")
 }
+
+// A migration source that becomes a replica forgets its open slots
+// (clusterSetMaster -> clusterCloseAllSlots, C 7.0.15 cluster.c:4606-4609):
+// n2, killed while slot 8718 migrates to n1, restarts from a nodes.conf
+// that still has [8718->-n1], becomes the replica of n5, which was elected
+// meanwhile, and when n5 dies and n2 is elected again it serves the slot
+// itself: a SET of the migrated key succeeds there, where an n2 that kept
+// the MIGRATING state would answer -ASK to n1 (which still holds the key).
+func TestReplicaForgetsMigratingSlots(t *testing.T) {
+	const nt = 2 * time.Second
+	w, _ := clusterWorld(t, nt, 1, "n1", "n2", "n3", "n4", "n5", "n6")
+	w.Advance(time.Second)
+	require.True(t, w.do("n2", "SET", "lock", "c1", "PX", "60000").IsOK())
+	openSlot(t, w)
+	require.True(t, w.do("n2", "MIGRATE", "n1", strconv.Itoa(ListenPort), "", "0", "1000", "KEYS", "lock").IsOK())
+	w.Advance(time.Second)
+	w.K.Crash(w.ID("n2"), sim.CrashProcess)
+	w.Advance(4 * nt)
+	require.Equal(t, "master", w.do("n6", "ROLE").Array[0].Str, "n6 elected")
+	w.K.Restart(w.ID("n2"))
+	w.Advance(time.Second)
+	role := w.do("n2", "ROLE")
+	require.Equal(t, "slave", role.Array[0].Str)
+	assert.Empty(t, w.node("n2").cl.migrating, "a master turned replica closes its slots")
+	assert.NotContains(t, w.do("n2", "CLUSTER", "NODES").Str, "[8718->-", "nor does its CLUSTER NODES show one")
+	w.Advance(8 * time.Second) // n2's full resynchronisation from n6
+	w.K.Crash(w.ID("n6"), sim.CrashProcess)
+	w.Advance(4 * nt)
+	require.Equal(t, "master", w.do("n2", "ROLE").Array[0].Str, "n2 elected again")
+	assert.True(t, w.do("n2", "SET", "lock", "c2", "NX", "PX", "60000").IsOK(), "n2 serves the slot: the key is on n1")
+	// n1, still importing, kept c1's key; its slot table lost the slot
+	// when n2 turned replica (clusterDelNodeSlots, cluster.c:2414-2416) and
+	// no claim changes an importing slot (:1905-1910), as in Redis.
+	assert.Equal(t, int64(1), w.do("n1", "CLUSTER", "COUNTKEYSINSLOT", "8718").Int)
+	assert.Equal(t, "CLUSTERDOWN Hash slot not served", w.do("n1", "GET", "lock").Str)
+}

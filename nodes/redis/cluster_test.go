@@ -366,3 +366,44 @@ func TestClusterRejoinAndWritableDelays(t *testing.T) {
 		assert.Less(t, time.Duration(int64(ok[0])-int64(restarted)), 2*time.Second+300*time.Millisecond)
 	})
 }
+
+// A restart keeps what nodes.conf says (clusterLoadConfig, C 7.0.15
+// cluster.c:278-282, :316-319): a node saved as fail comes back FAIL
+// (n1 votes at once for n2's replica, without detecting the failure
+// again), and a replica's own configEpoch is read as 0.
+func TestClusterRestartLoadsFlagsAndEpochs(t *testing.T) {
+	const nt = 2 * time.Second
+	w, _ := clusterWorld(t, nt, 1, "n1", "n2", "n3", "n4", "n5", "n6")
+	w.Advance(time.Second)
+	w.K.Crash(w.ID("n2"), sim.CrashProcess)
+	w.Advance(4 * nt)
+	require.Contains(t, w.do("n1", "CLUSTER", "NODES").Str, "n2:6379@16379, master,fail ", "n1 saw n2 FAIL")
+	me5 := w.node("n5").cl.me
+	require.Equal(t, uint64(5), w.node("n5").cl.nodes[me5].configEpoch, "a replica keeps the configEpoch redis-cli gave it")
+	require.Contains(t, w.do("n5", "CLUSTER", "INFO").Str, "cluster_my_epoch:1", "and shows its master's (cluster.c:5587-5588)")
+	for _, name := range []string{"n1", "n5"} {
+		w.K.Crash(w.ID(name), sim.CrashProcess)
+		w.K.Restart(w.ID(name))
+	}
+	w.Advance(time.Millisecond)
+	assert.Contains(t, w.do("n1", "CLUSTER", "NODES").Str, "n2:6379@16379, master,fail ", "restarted, n1 still knows n2 FAIL")
+	assert.Zero(t, w.node("n5").cl.nodes[me5].configEpoch, "a restarted replica's own configEpoch is 0")
+	assert.Contains(t, w.do("n5", "CLUSTER", "INFO").Str, "cluster_my_epoch:1")
+}
+
+// CLUSTER FAILOVER without FORCE is refused when the master is FAIL or
+// has no bus link (cluster.c:5803-5816: nodeFailed is the FAIL flag): a
+// master only PFAIL to its replica, cut off from it alone, is asked to
+// pause, never answers, and the manual failover times out after 5 s.
+func TestClusterFailoverPFailMaster(t *testing.T) {
+	const nt = 2 * time.Second
+	w, _ := clusterWorld(t, nt, 1, "n1", "n2", "n3", "n4", "n5", "n6")
+	w.Advance(time.Second)
+	w.K.Partition([][]sim.ProcID{{w.ID("n2")}, {w.ID("n6")}})
+	w.Advance(nt + time.Second)
+	require.Contains(t, w.do("n6", "CLUSTER", "NODES").Str, "n2:6379@16379, master,fail? ", "n6 sees n2 PFAIL, nobody else does")
+	assert.True(t, w.do("n6", "CLUSTER", "FAILOVER").IsOK(), "accepted: n2 is not FAIL")
+	w.Advance(6 * time.Second)
+	assert.True(t, w.TraceHas(EventClusterFailover, "n6", "manual failover timed out"), "%q", w.Texts(EventClusterFailover, "n6"))
+	assert.Equal(t, "slave", w.do("n6", "ROLE").Array[0].Str)
+}
