@@ -641,6 +641,7 @@ var table = []KindDef{
 		// down without force) is traced. The generator does not draw it
 		// (NotDrawnWhy).
 		Name: KindManualFailover,
+		Doc:  "Redis Cluster only: an operator's `CLUSTER FAILOVER` sent to the cluster replica `node`, with `mode` `default` (the master stops writes, the replica catches up, then an election), `force` (an election at once, without the master's agreement) or `takeover` (a new configEpoch without a vote, the slots taken at once). Sent by the world's operator process (in real mode, to the real server); the reply, an error when `node` is a master or its master is down without `force`, is an `operator-step` trace event. Never drawn by `simrun fuzz`. See [Redis Cluster](../design/redis-cluster.md).",
 		Fields: []Field{nodeField,
 			{Name: "mode", Type: FieldEnum, Enum: []string{"default", "force", "takeover"}, Default: "default", Ptr: func(s *Spec) any { return &s.Mode },
 				Check: func(s *Spec) string {
