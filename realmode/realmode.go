@@ -80,6 +80,9 @@ type runtime struct {
 	clocks   map[string]scenarios.ClockSpec
 	clockLib string
 	dir      string
+	// poweredOff holds the servers whose host lost power and has not
+	// restarted (observe).
+	poweredOff map[string]bool
 }
 
 // arrival is something a socket reader (or a fault worker) hands the
@@ -277,6 +280,8 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 		clientIP: map[string]string{},
 		clocks:   clocksOf(s),
 		dir:      dir,
+
+		poweredOff: map[string]bool{},
 	}
 	defer rt.stopAll()
 	rt.ctx = ctx
