@@ -159,3 +159,49 @@ func TestPowerOffIsABlackHole(t *testing.T) {
 	_, err = readN(t, idle, 1, 10*time.Second)
 	assert.True(t, errors.Is(err, syscall.ECONNRESET), "its first segment after the reboot gets RST: %v", err)
 }
+
+func TestRetransmitAt(t *testing.T) {
+	start := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return start.Add(time.Duration(n) * time.Millisecond) }
+	for _, tt := range []struct{ now, want int }{
+		{0, 200}, {200, 200}, {201, 600}, {1000, 1400}, {1401, 3000},
+		// 20 s: the README's example, 25.4 s after the first held segment.
+		{20000, 25400},
+		// The RTO stops doubling at 120 s: 0.2 s * (2^10 - 1) = 204.6 s,
+		// then 204.6 + 120 = 324.6 s.
+		{204601, 324600},
+	} {
+		assert.Equal(t, ms(tt.want), retransmitAt(start, ms(tt.now)), "now %dms", tt.now)
+	}
+}
+
+// TestHealDeliversAtTheNextRetransmission: what a cut held arrives at the
+// sender's first retransmission after the heal (its RTO doubling from
+// 200 ms since the first held segment), as in the model's network, not at
+// the heal: a real sender learns of the heal only when it retransmits.
+func TestHealDeliversAtTheNextRetransmission(t *testing.T) {
+	n := setup(t)
+	c := n.dial(t, n.ipC)
+	_, err := c.Write([]byte("0"))
+	require.NoError(t, err)
+	_, err = readN(t, c, 1, 10*time.Second)
+	require.NoError(t, err)
+	id := n.p.Cut("C", "S")
+	wrote := time.Now()
+	_, err = c.Write([]byte("a"))
+	require.NoError(t, err)
+	eventually(t, "the proxy holds the byte", func() bool { return n.p.Held("C", "S") == 1 })
+	held := time.Now()
+	// The proxy read the byte between wrote and held. Retransmissions come
+	// 1.4 s and 3.0 s after it: heal in between, with room on both sides
+	// for a slow machine (the read's lateness, the sleep's overshoot).
+	require.Less(t, held.Sub(wrote), time.Second, "the proxy took too long to read a byte")
+	time.Sleep(time.Until(held.Add(1500 * time.Millisecond)))
+	healed := time.Now()
+	n.p.Uncut(id)
+	got, err := readN(t, c, 1, 30*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "a", string(got))
+	assert.GreaterOrEqual(t, time.Since(healed), 300*time.Millisecond,
+		"the held byte waits for the retransmission 3.0 s after it was sent (healed %v after it)", healed.Sub(wrote))
+}

@@ -557,6 +557,34 @@ type direction struct {
 	mu       sync.Mutex
 	held     int64
 	space    chan struct{} // signalled when held drops
+	// stall is when the first segment held by a cut (or a powered-off
+	// host) was sent, and rtx the retransmission that delivers it once
+	// the link is open again; zero while the link flows (writer only).
+	stall, rtx time.Time
+}
+
+// The sender's retransmission timeout: TCP_RTO_MIN and TCP_RTO_MAX (Linux
+// v6.1 include/net/tcp.h:142-143), as the model's (sim/conn.go).
+const (
+	rtoMin = 200 * time.Millisecond
+	rtoMax = 120 * time.Second
+)
+
+// retransmitAt is the first retransmission at or after now of a segment
+// first sent at start into a stalled link: at start+200ms, then after an
+// RTO that doubles up to 120s (start + 0.2s, 0.6s, 1.4s, 3.0s, ...). A
+// healed cut delivers what it held then, as the model's network does
+// (sim/conn.go retransmit), not at the heal: a real sender learns of the
+// heal only when it retransmits.
+func retransmitAt(start, now time.Time) time.Time {
+	t, rto := start.Add(rtoMin), rtoMin
+	for t.Before(now) {
+		if rto *= 2; rto > rtoMax {
+			rto = rtoMax
+		}
+		t = t.Add(rto)
+	}
+	return t
 }
 
 func newDirection(c *conn, from, to string, src, dst *net.TCPConn) *direction {
@@ -623,7 +651,9 @@ func (d *direction) write() {
 		case <-d.c.done:
 			return
 		}
-		// Hold the chunk while the link is cut or its delay has not passed.
+		// Hold the chunk while the link is cut (or its host powered off),
+		// then until the sender's next retransmission, and while its delay
+		// has not passed.
 		var toDead, toRebooted bool
 		for {
 			dead := d.c.dead()
@@ -636,20 +666,33 @@ func (d *direction) write() {
 			changed := p.changed
 			toDead = dead != "" && dead == d.to
 			toRebooted = toDead && !p.off[d.to]
-			cut = cut || (toDead && !toRebooted)
+			blocked := cut || (toDead && !toRebooted)
 			p.mu.Unlock()
 			if toDead && (ch.eof || ch.reset) {
 				break // the peer gave up on a connection to a dead host
 			}
-			if toRebooted {
-				break // the rebooted host answers RST
+			if blocked {
+				if d.stall.IsZero() {
+					d.stall = ch.at
+				}
+				d.rtx = time.Time{} // a heal computes the next retransmission
 			}
 			var timer *time.Timer
 			var wait <-chan time.Time
-			if !cut {
+			if !blocked {
 				due := ch.at.Add(delay)
 				now := time.Now()
+				if !d.stall.IsZero() {
+					if d.rtx.IsZero() {
+						d.rtx = retransmitAt(d.stall, now)
+					}
+					if d.rtx.After(due) {
+						due = d.rtx
+					}
+				}
 				if !now.Before(due) {
+					// The retransmission carries everything queued.
+					d.stall, d.rtx = time.Time{}, time.Time{}
 					break
 				}
 				timer = time.NewTimer(due.Sub(now))
