@@ -6,6 +6,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
 )
 
 // UnsupportedError says why real mode cannot run a scenario (exit 2).
@@ -119,6 +120,13 @@ func Check(s *scenarios.Scenario) error {
 					return &UnsupportedError{Where: where, Why: why}
 				}
 			}
+		}
+		// A stall longer than tcp_retries2's 924.6 s ends the connection
+		// in the model (the sender gives up: ETIMEDOUT); the proxy holds a
+		// cut or a powered-off host's bytes for as long as it lasts. Only
+		// a run longer than that can tell.
+		if stalls := f.Kind == faults.KindPartition || f.Kind == faults.KindPartitionRing || (f.Kind == faults.KindCrash && f.Mode == "power"); stalls && s.Duration > sim.RetransmitGiveUp {
+			return &UnsupportedError{Where: where, Why: fmt.Sprintf("the run lasts %v, longer than TCP's retransmission limit (tcp_retries2: %v): a stall that long ends the connection in the model, while real mode's proxy holds the bytes for as long as the stall lasts; shorten the run to at most %v", s.Duration, sim.RetransmitGiveUp, sim.RetransmitGiveUp)}
 		}
 		switch f.Kind {
 		case faults.KindOrder:

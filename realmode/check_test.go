@@ -358,6 +358,19 @@ faults:
   - {at: 1s, kind: pause, node: B, for: 1s}
   - {at: 2s, kind: drop, from: A, to: B, count: 1}
 `, "dropline.yaml:13: faults[1] (", "no TCP counterpart"},
+		{"stall past tcp_retries2", `
+name: longcut
+duration: 20m
+redis:
+  - name: A
+  - name: B
+    replicaof: A
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: A, ttl: 5s}
+faults:
+  - {at: 1s, kind: partition, groups: [[A], [B]]}
+`, "longcut.yaml:12: faults[0] (", "tcp_retries2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
