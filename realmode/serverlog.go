@@ -22,13 +22,15 @@ import (
 // needs what the real cluster decided and when. Real mode reads a Redis
 // Cluster node's failure detection and elections, and a Sentinel's
 // +sdown/+odown/failover events, from their log files (a line at a time,
-// polled every logPoll), and PFAIL, which Redis 7.0.15 logs only at
-// debug level (cluster.c:4200), from CLUSTER NODES polled every pfailPoll.
+// polled every logPoll: the event keeps the time the server logged, so the
+// poll only bounds how late the trace learns it), and PFAIL, which Redis
+// 7.0.15 logs only at debug level (cluster.c:4200), from CLUSTER NODES
+// polled every pfailPoll.
 // Each becomes a trace event of the kind the model's node records for the
 // same decision (nodes/redis EventCluster*, nodes/sentinel Kind*), on the
 // node's process, with a "source" field saying where it was read.
 const (
-	logPoll   = 50 * time.Millisecond
+	logPoll   = 200 * time.Millisecond
 	pfailPoll = 250 * time.Millisecond
 )
 
@@ -284,6 +286,9 @@ func (rt *runtime) follow(name, file string, parse func(string) (serverEvent, bo
 			case <-rt.done:
 				return
 			case <-time.After(logPoll):
+			}
+			if st, err := os.Stat(file); err != nil || st.Size() <= off {
+				continue // nothing new (a stat is cheaper than an open)
 			}
 			fh, err := os.Open(file)
 			if err != nil {
