@@ -6,6 +6,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
 )
 
 // UnsupportedError says why real mode cannot run a scenario (exit 2).
@@ -96,9 +97,15 @@ func Check(s *scenarios.Scenario) error {
 	if e := scenarios.EarlyReplicaFaults(s); len(e) > 0 {
 		return &UnsupportedError{Where: fmt.Sprintf("faults[%d] (%s)", e[0].Fault, s.Faults[e[0].Fault].String()), Why: e[0].Why}
 	}
+	// The network's loss: the model delays each lost segment by a
+	// retransmission; real mode's network (loopback, the proxy) loses
+	// nothing, so the story would run without it.
+	if s.Network.Loss > 0 {
+		return &UnsupportedError{Where: lineOf(s, "network.loss"), Why: fmt.Sprintf("the model loses %g of the segments and delays each by a retransmission (RTO from 200 ms); real mode's network is loopback through its proxy, which loses nothing, so every message would arrive on time: run it with simrun run, or model the stall with a partition (the proxy holds the bytes and delivers them at the next retransmission)", s.Network.Loss)}
+	}
 	r := rolesOf(s)
 	for i, f := range s.Faults {
-		where := fmt.Sprintf("faults[%d] (%s)", i, f.String())
+		where := lineOf(s, fmt.Sprintf("faults[%d]", i)) + " (" + f.String() + ")"
 		if _, ok := faults.ParseSelector(f.Node); ok {
 			return &UnsupportedError{Where: fmt.Sprintf("faults[%d].node", i), Why: fmt.Sprintf("real mode does not resolve the selector %q (its clock and fault checks need the node before the run): name the node, which simrun run prints as the selector's choice", f.Node)}
 		}
@@ -114,6 +121,13 @@ func Check(s *scenarios.Scenario) error {
 				}
 			}
 		}
+		// A stall longer than tcp_retries2's 924.6 s ends the connection
+		// in the model (the sender gives up: ETIMEDOUT); the proxy holds a
+		// cut or a powered-off host's bytes for as long as it lasts. Only
+		// a run longer than that can tell.
+		if stalls := f.Kind == faults.KindPartition || f.Kind == faults.KindPartitionRing || (f.Kind == faults.KindCrash && f.Mode == "power"); stalls && s.Duration > sim.RetransmitGiveUp {
+			return &UnsupportedError{Where: where, Why: fmt.Sprintf("the run lasts %v, longer than TCP's retransmission limit (tcp_retries2: %v): a stall that long ends the connection in the model, while real mode's proxy holds the bytes for as long as the stall lasts; shorten the run to at most %v", s.Duration, sim.RetransmitGiveUp, sim.RetransmitGiveUp)}
+		}
 		switch f.Kind {
 		case faults.KindOrder:
 			field := fmt.Sprintf("faults[%d].kind", i)
@@ -128,6 +142,15 @@ func Check(s *scenarios.Scenario) error {
 		}
 	}
 	return nil
+}
+
+// lineOf names a field of s with its file and line ("s.yaml:14:
+// faults[2]"), or the field alone when the scenario has no source text.
+func lineOf(s *scenarios.Scenario, field string) string {
+	if line := s.Line(field); line > 0 {
+		return fmt.Sprintf("%s:%d: %s", s.File, line, field)
+	}
+	return field
 }
 
 func fsyncName(p string) string {

@@ -265,7 +265,7 @@ clients:
 			require.NoError(t, err)
 			var ue *UnsupportedError
 			require.ErrorAs(t, Check(s), &ue)
-			assert.True(t, strings.HasPrefix(ue.Where, tt.where), "where: %s", ue.Where)
+			assert.Contains(t, ue.Where, tt.where)
 			assert.Contains(t, ue.Why, tt.why)
 		})
 	}
@@ -301,4 +301,102 @@ func TestCheckRefusesFaultsBeforeInitialSync(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.wantIn)
 		})
 	}
+}
+
+// TestCheckRefusesWhatItCannotEmulate: issue 32's audit. Where real mode's
+// emulation of a fault or setting differs from the model in a way that can
+// change a verdict and cannot be fixed, Check refuses it, naming the
+// scenario file's line and why (docs/real-mode-faults.md).
+func TestCheckRefusesWhatItCannotEmulate(t *testing.T) {
+	tests := []struct {
+		name, yaml, where, why string
+	}{
+		{"network loss", `
+name: lossy
+duration: 5s
+network:
+  latency: 1ms..3ms
+  loss: 0.1
+redis:
+  - name: A
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: A, ttl: 5s}
+`, "lossy.yaml:6: network.loss", "loses nothing"},
+		{"memcached clock drift", `
+name: mcdrift
+duration: 5s
+memcached:
+  - name: M
+    clock: {drift: 0.01}
+clients:
+  - name: c1
+    lock: {algorithm: memcached-add, node: M, exptime: 5s}
+`, "mcdrift.yaml:6: memcached[0].clock.drift", "monotonic clock"},
+		{"memcached clock-drift fault", `
+name: mcdriftfault
+duration: 5s
+memcached:
+  - name: M
+clients:
+  - name: c1
+    lock: {algorithm: memcached-add, node: M, exptime: 5s}
+faults:
+  - {at: 1s, kind: clock-drift, node: M, rate: 0.5}
+`, "mcdriftfault.yaml:10: faults[0] (", "monotonic clock"},
+		{"fault lines named", `
+name: dropline
+duration: 5s
+redis:
+  - name: A
+  - name: B
+    replicaof: A
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: A, ttl: 5s}
+faults:
+  - {at: 1s, kind: pause, node: B, for: 1s}
+  - {at: 2s, kind: drop, from: A, to: B, count: 1}
+`, "dropline.yaml:13: faults[1] (", "no TCP counterpart"},
+		{"stall past tcp_retries2", `
+name: longcut
+duration: 20m
+redis:
+  - name: A
+  - name: B
+    replicaof: A
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: A, ttl: 5s}
+faults:
+  - {at: 1s, kind: partition, groups: [[A], [B]]}
+`, "longcut.yaml:12: faults[0] (", "tcp_retries2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := scenarios.Parse(strings.Fields(tt.yaml)[1]+".yaml", []byte(tt.yaml))
+			require.NoError(t, err)
+			err = Check(s)
+			var ue *UnsupportedError
+			require.ErrorAs(t, err, &ue)
+			assert.Contains(t, ue.Where, tt.where)
+			assert.Contains(t, ue.Why, tt.why)
+		})
+	}
+	// What stays accepted: a memcached clock offset and clock jump (the
+	// wall clock is read once, at start-up, by the model and the server).
+	s, err := scenarios.Parse("mcjump.yaml", []byte(`
+name: mcjump
+duration: 5s
+memcached:
+  - name: M
+    clock: {offset: 5s}
+clients:
+  - name: c1
+    lock: {algorithm: memcached-add, node: M, exptime: 5s}
+faults:
+  - {at: 1s, kind: clock-jump, node: M, by: +30s}
+`))
+	require.NoError(t, err)
+	assert.NoError(t, Check(s))
 }

@@ -22,7 +22,14 @@
 // observe carries what it does to a gateway onto the real process: signals,
 // kills, SHUTDOWN, restarts on the same data directory, and wall-clock
 // shifts through realmode/clockshift. Every connection runs through
-// realmode/proxy, to which partitions, cuts, heals and delays go. What real
-// mode cannot reproduce is refused up front by Check with the fault or
-// section named and why.
+// realmode/proxy, to which partitions, cuts, heals and delays go, and which
+// makes a powered-off host a black hole. What real mode cannot reproduce
+// is refused up front by Check with the fault or section named and why
+// (docs/real-mode-faults.md has the audit).
+//
+// Besides the clients' replies, a real run's trace holds what the real
+// servers decided: a Redis Cluster node's failure detection and elections
+// and a Sentinel's +sdown/+odown/+switch-master, read from their logs and
+// CLUSTER NODES (serverlog.go) as the model's event kinds, which simrun
+// twin prints beside the model's.
 package realmode

@@ -2,7 +2,6 @@ package realmode
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -19,9 +18,14 @@ import (
 //   - pause: SIGSTOP, and SIGCONT at the resume (the kernel also holds the
 //     requests sent meanwhile in the gateway's inbox, as the stopped
 //     server's socket buffer would);
-//   - crash, mode process or power: SIGKILL (Check has refused a power loss
-//     that would lose more than a kill); mode clean: SHUTDOWN;
-//   - restart: the same binary and arguments on the same data directory;
+//   - crash, mode process: SIGKILL; mode clean: SHUTDOWN; mode power: the
+//     proxy makes the host a black hole (proxy.PowerOff: no FIN, no RST, no
+//     byte reaches a peer, whose connections stay open), then SIGKILL and
+//     the lazy data directory's power loss (Check has refused a power loss
+//     that would lose more than that);
+//   - restart: the same binary and arguments on the same data directory,
+//     after a power loss once the host is back (proxy.PowerOn: its
+//     kernel resets the old connections a peer sends on);
 //   - clock jump and drift: the server's wall clock through the clock
 //     library (realmode/clockshift), at once on the driver's goroutine.
 //
@@ -68,23 +72,25 @@ func (rt *runtime) observe(ev sim.ObservedEvent) {
 	case sim.KindResume:
 		ops <- func() { srv.signal(syscall.SIGCONT) }
 	case sim.KindCrash:
+		power := strings.Contains(text, "power")
+		if power {
+			// A machine without power sends nothing: no FIN, no RST, no
+			// retransmission of what a cut held. The proxy turns the host
+			// into a black hole before the kill, so that neither the
+			// killed process's FINs nor its held bytes reach a peer, whose
+			// connections stay open until its own timeouts (a replica's
+			// repl-timeout, a cluster node's node timeout) or until the
+			// host is back (PowerOn at the restart resets them).
+			rt.proxy.PowerOff(name)
+			rt.poweredOff[name] = true
+		}
 		if g := rt.gateways[name]; g != nil {
 			g.close()
 		}
 		switch {
 		case strings.Contains(text, "clean"):
 			ops <- srv.shutdown
-		case strings.Contains(text, "power"):
-			// A machine that loses power takes its TCP stack along: what
-			// it sent that the network still holds (the proxy, across a
-			// cut) is never retransmitted. The proxy discards it by
-			// resetting the server's connections. NB: the peers then see
-			// a reset at once, where a real power loss leaves them to
-			// time out; a kill, by contrast, leaves the kernel to deliver
-			// the held bytes and close the connection.
-			for _, peer := range rt.peers(name) {
-				rt.proxy.Reset(name, peer)
-			}
+		case power:
 			ops <- func() {
 				srv.kill()
 				// What the page cache held and no fsync wrote out is
@@ -99,7 +105,15 @@ func (rt *runtime) observe(ev sim.ObservedEvent) {
 			ops <- srv.kill
 		}
 	case sim.KindRestart:
+		power := rt.poweredOff[name]
+		delete(rt.poweredOff, name)
 		ops <- func() {
+			if power {
+				// The host boots (after the kill, on this worker): its
+				// kernel answers RST to segments of the connections it
+				// lost; the server then starts listening.
+				rt.proxy.PowerOn(name)
+			}
 			if err := srv.restart(); err != nil {
 				rt.inject(func() { rt.k.Tracef(KindReal, ev.Proc, "restart failed: %v", err) })
 			}
@@ -200,21 +214,4 @@ func bracketed(s string) [][]string {
 		out = append(out, strings.Fields(s[i+1:i+j]))
 		s = s[i+j+1:]
 	}
-}
-
-// peers returns every other process the proxy knows by name, sorted.
-func (rt *runtime) peers(name string) []string {
-	var out []string
-	for n := range rt.servers {
-		if n != name {
-			out = append(out, n)
-		}
-	}
-	for n := range rt.clientIP {
-		if n != name {
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

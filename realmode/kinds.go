@@ -59,9 +59,9 @@ var launchers = map[string]launcher{
 	// in real time, talking to the real Redis through its gateway.
 	scenarios.KindCounter: {real: "locksim's counter clients"},
 	// memcached: Debian's memcached; the section's every field maps to a
-	// flag (-m, -I, -M, -C), so nothing is refused; a restart starts an
-	// empty cache, as the model's does.
-	scenarios.KindMemcached: {real: launch.MemcachedProgram, start: startMemcached, group: ownGroup(scenarios.KindMemcached), seen: []string{"key-set"}},
+	// flag (-m, -I, -M, -C); a restart starts an empty cache, as the
+	// model's does. A clock drift is refused (checkMemcached).
+	scenarios.KindMemcached: {real: launch.MemcachedProgram, check: checkMemcached, start: startMemcached, group: ownGroup(scenarios.KindMemcached), checkFault: checkMemcachedFault, seen: []string{"key-set"}},
 	// MySQL: Debian's mariadb-server (mariadbd); see checkMySQL for what
 	// real mode refuses.
 	scenarios.KindMySQL: {real: launch.MariaDBServerProgram, check: checkMySQL, start: startMySQL, group: ownGroup(scenarios.KindMySQL), checkFault: checkMySQLFault,
@@ -188,6 +188,40 @@ func checkMySQLFault(s *scenarios.Scenario, f faults.Spec) string {
 			return "real mode does not shift mariadbd's clock"
 		case f.Kind == faults.KindCrash && f.Mode == "power" && m.Config.FlushLogAtTrxCommit != 1:
 			return fmt.Sprintf("power loss with innodb_flush_log_at_trx_commit %d loses commits that a kill keeps (the redo log is not flushed at commit); it needs a filesystem that drops unsynced data, so real mode refuses it (a power loss equals a kill only with innodb_flush_log_at_trx_commit 1)", m.Config.FlushLogAtTrxCommit)
+		}
+	}
+	return ""
+}
+
+// memcachedDrift says why real mode cannot drift a memcached server's
+// clock: memcached keeps item time on its monotonic clock (current_time,
+// ticked from CLOCK_MONOTONIC: memcached.c clock_handler; nodes/memcached
+// doc.go "Clocks"), and the model's drift runs both clocks, so the model's
+// items expire early or late by the drift; the clock library shifts only
+// the wall clock, so the real server's would not.
+const memcachedDrift = "memcached measures item lifetimes on its monotonic clock (memcached.c clock_handler, CLOCK_MONOTONIC); the model's drift runs that clock too, so its items expire early or late, but real mode's clock library shifts only the wall clock: the real server's items would expire on time"
+
+// checkMemcached refuses a memcached section's clock drift
+// (memcachedDrift); an offset is taken (the wall clock read at start-up).
+func checkMemcached(s *scenarios.Scenario) error {
+	for i, m := range s.Memcached() {
+		if m.Clock.Drift != 0 {
+			return &UnsupportedError{Where: lineOf(s, fmt.Sprintf("memcached[%d].clock.drift", i)), Why: memcachedDrift}
+		}
+	}
+	return nil
+}
+
+// checkMemcachedFault refuses a clock drift of a memcached server
+// (memcachedDrift); a clock jump changes nothing on either (the wall
+// clock is read at start-up only).
+func checkMemcachedFault(s *scenarios.Scenario, f faults.Spec) string {
+	if f.Kind != faults.KindClockDrift {
+		return ""
+	}
+	for _, m := range s.Memcached() {
+		if m.Name == f.Node {
+			return memcachedDrift
 		}
 	}
 	return ""

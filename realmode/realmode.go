@@ -80,6 +80,13 @@ type runtime struct {
 	clocks   map[string]scenarios.ClockSpec
 	clockLib string
 	dir      string
+	// poweredOff holds the servers whose host lost power and has not
+	// restarted (observe).
+	poweredOff map[string]bool
+	// clusterIDs and nodeNames map a Redis Cluster node's process name
+	// to its node id and back (startCluster; read by watchLogs).
+	clusterIDs map[string]string
+	nodeNames  map[string]string
 }
 
 // arrival is something a socket reader (or a fault worker) hands the
@@ -277,6 +284,10 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 		clientIP: map[string]string{},
 		clocks:   clocksOf(s),
 		dir:      dir,
+
+		poweredOff: map[string]bool{},
+		clusterIDs: map[string]string{},
+		nodeNames:  map[string]string{},
 	}
 	defer rt.stopAll()
 	rt.ctx = ctx
@@ -335,6 +346,7 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 func (rt *runtime) loop(ctx context.Context, end sim.Time) error {
 	k := rt.k
 	rt.start = time.Now()
+	rt.watchLogs()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -622,6 +634,8 @@ func startCluster(rt *runtime, cs *scenarios.ClusterSpec, env *startEnv) error {
 			return startErr(nd.spec.Name, err)
 		}
 		ids[nd.spec.Name] = v.Str
+		rt.clusterIDs[nd.spec.Name] = v.Str
+		rt.nodeNames[v.Str] = nd.spec.Name
 	}
 	for _, nd := range nodes {
 		if nd.spec.ReplicaOf != "" {

@@ -72,7 +72,6 @@ var settingsCases = []settingsCase{
 		options: func(s *scenarios.Scenario) any { return memcachedLaunchOptions(s.Memcached()[0]) },
 		elsewhere: map[string]string{
 			"Clock.Offset": "the clock-shifting library (clockFor)",
-			"Clock.Drift":  "the clock-shifting library (clockFor)",
 		},
 	},
 	{

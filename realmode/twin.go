@@ -7,8 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
+	"strings"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/nodes/redis"
+	"github.com/locksim/locksim/nodes/sentinel"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -24,6 +28,23 @@ type TwinRun struct {
 	Explanation string `json:"explanation,omitempty"`
 	// Report is the folder that holds the run's report.
 	Report string `json:"report"`
+	// Events are the run's Redis Cluster and Sentinel events (failure
+	// detection, elections, promotions): the model's, or those real mode
+	// read from the real servers (serverlog.go).
+	Events []TwinEvent `json:"events,omitempty"`
+}
+
+// TwinEvent is one cluster or Sentinel event of a run, for the side by
+// side comparison.
+type TwinEvent struct {
+	// At is the time since the run's start.
+	At sim.Time `json:"t"`
+	// Proc is the node (or sentinel) that recorded it.
+	Proc string `json:"proc"`
+	// What names the decision, the same for the model's event and the real
+	// server's ("FAIL C2", "vote for C5", "promoted", "+odown B").
+	What string `json:"what"`
+	Text string `json:"text"`
 }
 
 type twinRun TwinRun
@@ -45,7 +66,7 @@ type TwinResult struct {
 }
 
 func twinRow(o *scenarios.Outcome, report string) TwinRun {
-	r := TwinRun{Seed: o.Seed, Verdicts: o.Verdicts, Report: report}
+	r := TwinRun{Seed: o.Seed, Verdicts: o.Verdicts, Report: report, Events: twinEvents(o.Trace)}
 	for _, v := range o.Violations {
 		if r.Explanation != "" {
 			r.Explanation += "\n"
@@ -162,6 +183,7 @@ func WriteTwin(w io.Writer, s *scenarios.Scenario, res *TwinResult) {
 		row(fmt.Sprintf("real #%d", i+1), r, a)
 	}
 	fmt.Fprintln(w)
+	writeTwinEvents(w, res)
 	if res.Agree {
 		fmt.Fprintf(w, "every real run gives the simulator's verdicts; reports under %s\n", filepath.Dir(res.Simulator.Report))
 		return
@@ -180,4 +202,148 @@ func twinText(s string) string {
 		return "(no violation)"
 	}
 	return s
+}
+
+// twinEvents picks a run's cluster and Sentinel events out of its trace.
+func twinEvents(tr []sim.Event) []TwinEvent {
+	var out []TwinEvent
+	for _, e := range tr {
+		if what := eventWhat(e); what != "" {
+			at := e.At
+			if d, ok := e.Fields.Duration("logged"); ok && sim.Time(d) < at {
+				at = sim.Time(d) // when the real server logged it (serverlog.go)
+			}
+			out = append(out, TwinEvent{At: at, Proc: e.Proc, What: what, Text: e.Text})
+		}
+	}
+	return out
+}
+
+// eventWhat names the decision an event records, in the same words for
+// the model's event and for the one read from a real server ("" for any
+// other event).
+func eventWhat(e sim.Event) string {
+	str := func(k string) string { v, _ := e.Fields.String(k); return v }
+	switch e.Kind {
+	case redis.EventClusterPFail:
+		return "PFAIL " + str("node")
+	case redis.EventClusterFail:
+		if e.Fields.Has("cleared") {
+			return "FAIL cleared " + str("node")
+		}
+		return "FAIL " + str("node")
+	case redis.EventClusterState:
+		return "state " + str("state")
+	case redis.EventClusterElection:
+		switch {
+		case e.Fields.Has("vote"):
+			return "vote for " + str("vote")
+		case e.Fields.Has("delay_ms"):
+			return "election scheduled"
+		default:
+			return "election started"
+		}
+	case redis.EventClusterFailover:
+		switch {
+		case e.Fields.Has("config_epoch"):
+			return "promoted"
+		case e.Fields.Has("new_master"):
+			return "replica of " + str("new_master")
+		default:
+			return e.Text
+		}
+	case sentinel.KindSwitchMaster:
+		return "+switch-master " + str("to")
+	}
+	for name, k := range sentinelEvents {
+		if k == e.Kind && k != sentinel.KindSwitchMaster {
+			// The instance is the first process name in the text (the
+			// model's "+sdown master B (...)", real mode's "+sdown master
+			// B"); the master's name ("mymaster") is not a process.
+			for _, f := range strings.Fields(e.Text)[1:] {
+				if f != "master" && f != "slave" && f != "replica" && f != "sentinel" && f != "mymaster" {
+					return name + " " + f
+				}
+			}
+			return name
+		}
+	}
+	return ""
+}
+
+// writeTwinEvents prints the runs' cluster and Sentinel events side by
+// side: one row per decision (the n-th occurrence of the same What on the
+// same process in each run), with its time in each run since the run's
+// start ("-": that run had no such event), in the order of the earliest.
+func writeTwinEvents(w io.Writer, res *TwinResult) {
+	runs := append([]TwinRun{res.Simulator}, res.Real...)
+	some := false
+	for _, r := range runs {
+		some = some || len(r.Events) > 0
+	}
+	if !some {
+		return
+	}
+	type key struct {
+		proc, what string
+		n          int
+	}
+	type row struct {
+		key
+		at    []sim.Time
+		first sim.Time
+	}
+	rows := map[key]*row{}
+	var order []*row
+	for i, r := range runs {
+		seen := map[[2]string]int{}
+		for _, e := range r.Events {
+			k := key{e.Proc, e.What, seen[[2]string{e.Proc, e.What}]}
+			seen[[2]string{e.Proc, e.What}]++
+			rw := rows[k]
+			if rw == nil {
+				rw = &row{key: k, at: make([]sim.Time, len(runs)), first: e.At}
+				for j := range rw.at {
+					rw.at[j] = -1
+				}
+				rows[k] = rw
+				order = append(order, rw)
+			}
+			rw.at[i] = e.At
+			if e.At < rw.first {
+				rw.first = e.At
+			}
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].first != order[j].first {
+			return order[i].first < order[j].first
+		}
+		if order[i].proc != order[j].proc {
+			return order[i].proc < order[j].proc
+		}
+		return order[i].what < order[j].what
+	})
+	fmt.Fprintln(w, "cluster and sentinel events (time since the run's start; real runs read them from the servers' logs and CLUSTER NODES):")
+	head := fmt.Sprintf("  %-8s %-28s %-10s", "node", "event", "simulator")
+	for i := range res.Real {
+		head += fmt.Sprintf(" %-10s", fmt.Sprintf("real #%d", i+1))
+	}
+	fmt.Fprintln(w, strings.TrimRight(head, " "))
+	for _, rw := range order {
+		what := rw.what
+		if rw.n > 0 {
+			what += fmt.Sprintf(" (#%d)", rw.n+1)
+		}
+		line := fmt.Sprintf("  %-8s %-28s", rw.proc, what)
+		for _, at := range rw.at {
+			t := "-"
+			if at >= 0 {
+				t = at.String()
+			}
+			line += fmt.Sprintf(" %-10s", t)
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+	fmt.Fprintln(w)
 }

@@ -472,6 +472,13 @@ func (k *Kernel) tracefAttrs(kind Kind, proc ProcID, attrs []Attr, format string
 	k.tr.end(b, k.now, kind, proc, NoProc, 0, k, attrs...)
 }
 
+// TracefAttrs is Tracef with typed fields: real mode records there what
+// it reads from real servers (a Redis Cluster node's failure detection and
+// elections from its log).
+func (k *Kernel) TracefAttrs(kind Kind, proc ProcID, attrs []Attr, format string, args ...any) {
+	k.tracefAttrs(kind, proc, attrs, format, args...)
+}
+
 // Tracef records a kernel-level event with formatted detail (fault
 // schedules and scenario code use it; processes use Env.Log).
 func (k *Kernel) Tracef(kind Kind, proc ProcID, format string, args ...any) {

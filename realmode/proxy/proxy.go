@@ -20,13 +20,15 @@ const chunkSize = 32 << 10
 
 // Proxy forwards connections to servers and applies faults to them.
 type Proxy struct {
-	mu      sync.Mutex
-	names   map[string]string // source ip -> process name
-	fronts  map[string]*front // server name -> front
-	more    []*front          // second fronts of servers (ListenAlso)
-	cuts    map[int][][2]string
-	delays  map[int]delayFault
-	nextID  int
+	mu     sync.Mutex
+	names  map[string]string // source ip -> process name
+	fronts map[string]*front // server name -> front
+	more   []*front          // second fronts of servers (ListenAlso)
+	cuts   map[int][][2]string
+	delays map[int]delayFault
+	nextID int
+	// off holds the processes whose host is powered off (PowerOff).
+	off     map[string]bool
 	changed chan struct{} // closed and replaced on every fault change
 	conns   map[*conn]struct{}
 	closed  bool
@@ -50,6 +52,7 @@ func New() *Proxy {
 		fronts:  map[string]*front{},
 		cuts:    map[int][][2]string{},
 		delays:  map[int]delayFault{},
+		off:     map[string]bool{},
 		changed: make(chan struct{}),
 		conns:   map[*conn]struct{}{},
 	}
@@ -263,6 +266,71 @@ func (p *Proxy) Reset(a, b string) int {
 	return len(victims)
 }
 
+// PowerOff makes host's machine lose power, as the network sees it: a
+// black hole. A powered-off host sends nothing, neither data nor FIN nor
+// RST, and answers nothing. So, for every connection between host and
+// another process that the proxy has connected:
+//
+//   - what host sent that the proxy still holds (across a cut) is
+//     discarded, and so is everything the proxy reads from host's side
+//     afterwards, its end included: the process that real mode kills
+//     closes its sockets, which a powered-off machine would never do, and
+//     the peer must not hear of it;
+//   - what the peer sends to host is held (its kernel would retransmit
+//     into the void), up to MaxHeld, after which the peer's writes block
+//     as against a zero window;
+//   - the peer's socket stays open: it learns of the loss only from its own
+//     timeouts, or from PowerOn's reset.
+//
+// A connection to host accepted while it is off is not dialed until
+// PowerOn (a SYN into the void is retransmitted). PowerOff must be called
+// before the process is killed, so that its end is never passed on.
+func (p *Proxy) PowerOff(host string) {
+	p.mu.Lock()
+	var lost []*conn
+	p.off[host] = true
+	for c := range p.conns {
+		if c.client != host && c.server != host {
+			continue
+		}
+		c.mu.Lock()
+		if c.sv != nil {
+			c.deadHost = host
+		} else if c.client == host {
+			// Host's connect had not been passed on: its peer never saw
+			// it and never will.
+			lost = append(lost, c)
+		}
+		c.mu.Unlock()
+	}
+	p.changedLocked()
+	p.mu.Unlock()
+	for _, c := range lost {
+		c.close()
+	}
+}
+
+// PowerOn brings host's machine back (its kernel boots before its
+// server starts listening). A restarted host knows none of its earlier
+// connections, and its kernel answers a segment of an unknown connection
+// with RST (RFC 793 section 3.4, "Reset Generation", case 1; Linux
+// tcp_v4_rcv's no_tcp_socket path, net/ipv4/tcp_ipv4.c, sends
+// tcp_v4_send_reset). So each connection PowerOff left open is reset the
+// first time its peer sends: at once for bytes the proxy held (the peer's
+// next retransmission, which the proxy does at once as it does at a
+// heal), or at the peer's next write; a peer that sends nothing keeps its
+// half-open connection until its own timeout or keepalive, as on a real
+// network. New connections to host are dialed again (refused, with a
+// reset, until its server listens).
+func (p *Proxy) PowerOn(host string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.off[host] {
+		delete(p.off, host)
+		p.changedLocked()
+	}
+}
+
 // Conns lists the open connections as "client->server", sorted.
 func (p *Proxy) Conns() []string {
 	p.mu.Lock()
@@ -358,6 +426,16 @@ type conn struct {
 	once           sync.Once
 	done           chan struct{} // closed when the connection is torn down
 	mu             sync.Mutex
+	// deadHost is the end (client or server) whose host lost power while
+	// this connection was open (PowerOff); "" while both live.
+	deadHost string
+}
+
+// dead returns the end of c whose host lost power ("" for none).
+func (c *conn) dead() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deadHost
 }
 
 // run waits until the link is not cut either way, dials the server from the
@@ -367,7 +445,7 @@ func (c *conn) run(target string, srcIP net.IP) {
 	defer c.forget()
 	for {
 		c.p.mu.Lock()
-		cut := c.p.cutLocked(c.client, c.server) || c.p.cutLocked(c.server, c.client)
+		cut := c.p.cutLocked(c.client, c.server) || c.p.cutLocked(c.server, c.client) || c.p.off[c.server]
 		ch, closed := c.p.changed, c.p.closed
 		c.p.mu.Unlock()
 		if closed {
@@ -397,6 +475,15 @@ func (c *conn) run(target string, srcIP net.IP) {
 	c.up = newDirection(c, c.client, c.server, c.cl, c.sv)
 	c.down = newDirection(c, c.server, c.client, c.sv, c.cl)
 	c.mu.Unlock()
+	// A power loss while dialing: PowerOff may have looked at c before sv
+	// was set; the connection it missed is as dead as the others.
+	c.p.mu.Lock()
+	if c.p.off[c.server] {
+		c.mu.Lock()
+		c.deadHost = c.server
+		c.mu.Unlock()
+	}
+	c.p.mu.Unlock()
 	select {
 	case <-c.done: // reset or closed while dialing
 		c.close()
@@ -470,6 +557,34 @@ type direction struct {
 	mu       sync.Mutex
 	held     int64
 	space    chan struct{} // signalled when held drops
+	// stall is when the first segment held by a cut (or a powered-off
+	// host) was sent, and rtx the retransmission that delivers it once
+	// the link is open again; zero while the link flows (writer only).
+	stall, rtx time.Time
+}
+
+// The sender's retransmission timeout: TCP_RTO_MIN and TCP_RTO_MAX (Linux
+// v6.1 include/net/tcp.h:142-143), as the model's (sim/conn.go).
+const (
+	rtoMin = 200 * time.Millisecond
+	rtoMax = 120 * time.Second
+)
+
+// retransmitAt is the first retransmission at or after now of a segment
+// first sent at start into a stalled link: at start+200ms, then after an
+// RTO that doubles up to 120s (start + 0.2s, 0.6s, 1.4s, 3.0s, ...). A
+// healed cut delivers what it held then, as the model's network does
+// (sim/conn.go retransmit), not at the heal: a real sender learns of the
+// heal only when it retransmits.
+func retransmitAt(start, now time.Time) time.Time {
+	t, rto := start.Add(rtoMin), rtoMin
+	for t.Before(now) {
+		if rto *= 2; rto > rtoMax {
+			rto = rtoMax
+		}
+		t = t.Add(rto)
+	}
+	return t
 }
 
 func newDirection(c *conn, from, to string, src, dst *net.TCPConn) *direction {
@@ -480,6 +595,17 @@ func (d *direction) heldBytes() int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.held
+}
+
+// discard forgets a chunk the proxy read but will never deliver.
+func (d *direction) discard(ch chunk) {
+	d.mu.Lock()
+	d.held -= int64(len(ch.data))
+	d.mu.Unlock()
+	select {
+	case d.space <- struct{}{}:
+	default:
+	}
 }
 
 func (d *direction) read() {
@@ -525,19 +651,48 @@ func (d *direction) write() {
 		case <-d.c.done:
 			return
 		}
-		// Hold the chunk while the link is cut or its delay has not passed.
+		// Hold the chunk while the link is cut (or its host powered off),
+		// then until the sender's next retransmission, and while its delay
+		// has not passed.
+		var toDead, toRebooted bool
 		for {
+			dead := d.c.dead()
+			if dead != "" && dead == d.from {
+				break // discarded below
+			}
 			p.mu.Lock()
 			cut := p.cutLocked(d.from, d.to)
 			delay := p.delayLocked(d.from, d.to)
 			changed := p.changed
+			toDead = dead != "" && dead == d.to
+			toRebooted = toDead && !p.off[d.to]
+			blocked := cut || (toDead && !toRebooted)
 			p.mu.Unlock()
+			if toDead && (ch.eof || ch.reset) {
+				break // the peer gave up on a connection to a dead host
+			}
+			if blocked {
+				if d.stall.IsZero() {
+					d.stall = ch.at
+				}
+				d.rtx = time.Time{} // a heal computes the next retransmission
+			}
 			var timer *time.Timer
 			var wait <-chan time.Time
-			if !cut {
+			if !blocked {
 				due := ch.at.Add(delay)
 				now := time.Now()
+				if !d.stall.IsZero() {
+					if d.rtx.IsZero() {
+						d.rtx = retransmitAt(d.stall, now)
+					}
+					if d.rtx.After(due) {
+						due = d.rtx
+					}
+				}
 				if !now.Before(due) {
+					// The retransmission carries everything queued.
+					d.stall, d.rtx = time.Time{}, time.Time{}
 					break
 				}
 				timer = time.NewTimer(due.Sub(now))
@@ -557,7 +712,23 @@ func (d *direction) write() {
 				return
 			}
 		}
-		switch {
+		switch dead := d.c.dead(); {
+		case dead != "" && dead == d.from:
+			// A powered-off host sent it (or it is the end of the killed
+			// process): nothing leaves a machine without power.
+			d.discard(ch)
+			continue
+		case toDead && (ch.eof || ch.reset):
+			// The peer closed or aborted its side: its FIN or RST goes
+			// nowhere; the proxy forgets the connection quietly.
+			d.c.close()
+			return
+		case toRebooted:
+			// The peer's segment reaches a host that no longer knows the
+			// connection: RST.
+			d.c.abort(d.src)
+			d.c.close()
+			return
 		case ch.reset:
 			d.c.abort(d.dst)
 			d.c.close()

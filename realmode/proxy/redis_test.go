@@ -170,3 +170,35 @@ func TestRedisResetReplicaLink(t *testing.T) {
 	assert.Equal(t, 1, statInt(t, r.ac, "stats", "sync_partial_ok"))
 	assert.Equal(t, 1, statInt(t, r.ac, "stats", "sync_full"))
 }
+
+// TestRedisReplicaOfPoweredOffMaster: issue 32. When A loses power, B's
+// replication link stays up: B hears nothing, no FIN, no RST, and drops
+// the link only when its repl-timeout (here 4 s) passes without a byte
+// from A ("MASTER timeout", src/replication.c replicationCron). A kill
+// that the proxy let through, or a reset, would end the link at once.
+// Once A is back B links up again.
+func TestRedisReplicaOfPoweredOffMaster(t *testing.T) {
+	ctx := context.Background()
+	r := startReplicated(t, nil, []string{"repl-timeout 4"})
+	write(t, r.ac, "before", 5)
+	eventually(t, "B has the first writes", func() bool { return r.bc.Exists(ctx, "before:4").Val() == 1 })
+	r.p.PowerOff("A")
+	require.NoError(t, r.a.Kill())
+	killed := time.Now()
+	// Well inside repl-timeout, however loaded the machine: B's link is
+	// still up (it would be down within milliseconds of a FIN or RST).
+	for time.Since(killed) < 1500*time.Millisecond {
+		require.Equal(t, "up", stat(t, r.bc, "replication", "master_link_status"),
+			"B's link to a powered-off master, %v after the power loss", time.Since(killed))
+		time.Sleep(100 * time.Millisecond)
+	}
+	eventually(t, "B drops the link at its repl-timeout", func() bool {
+		return stat(t, r.bc, "replication", "master_link_status") == "down"
+	})
+	assert.GreaterOrEqual(t, time.Since(killed), 3*time.Second, "not before repl-timeout (4 s, checked once a second)")
+	require.NoError(t, r.a.Restart())
+	r.p.PowerOn("A")
+	eventually(t, "B links up with the restarted A", func() bool {
+		return stat(t, r.bc, "replication", "master_link_status") == "up"
+	})
+}
