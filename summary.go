@@ -6,9 +6,11 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -20,7 +22,8 @@ func isKeyKind(k sim.Kind) bool {
 	case sim.KindAcquired, sim.KindReleased, sim.KindLockLost,
 		sim.KindFault, sim.KindCrash, sim.KindRestart,
 		"key-expired", "resource-applied", "resource-rejected",
-		"promoted", "switch-master", "session-expired", "loaded":
+		"promoted", "switch-master", "session-expired", "loaded",
+		clients.KindClient: // only those with clients.RefusedField (keyEvents.add)
 		return true
 	}
 	return false
@@ -93,6 +96,11 @@ func (k *keyEvents) add(e *sim.Event) {
 	if !isKeyKind(e.Kind) || (e.Kind == "loaded" && e.At == 0) {
 		return
 	}
+	if e.Kind == clients.KindClient {
+		if _, refused := e.Fields.String(clients.RefusedField); !refused {
+			return
+		}
+	}
 	if k.head < 0 || len(k.first) < k.head {
 		k.first = append(k.first, e.Clone())
 		return
@@ -141,6 +149,12 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 	if o.Setup != nil && o.Setup.Source != "" {
 		fmt.Fprintf(w, "source: %s\n", o.Setup.Source)
 	}
+	if o.Setup != nil && strings.TrimSpace(o.Setup.Why) != "" {
+		fmt.Fprintln(w, "why (the scenario's story):")
+		for _, l := range wrap(strings.Join(strings.Fields(o.Setup.Why), " "), 76) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
 	fmt.Fprintf(w, "seed %d, %s of virtual time, %d events\n\n", o.Seed, o.VirtualTime, o.Events)
 	for _, warn := range o.Warnings {
 		fmt.Fprintf(w, "WARNING: %s\n\n", warn)
@@ -174,6 +188,7 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 			title = p.About().Title
 		}
 		line(title, j.Verdict, checker.Verdict(o.Expected[j.Property]))
+		fmt.Fprintf(w, "      why: %s\n", r.verdictWhy(j.Property, j.Verdict))
 	}
 	if len(o.Violations) > 0 {
 		fmt.Fprintln(w)
@@ -187,9 +202,6 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 	}
 	if o.Fencing != "" {
 		fmt.Fprintf(w, "  fencing: %s\n", o.Fencing)
-	}
-	if o.LivenessNote != "" {
-		fmt.Fprintf(w, "  liveness: %s\n", o.LivenessNote)
 	}
 	for _, v := range o.Vacuous {
 		fmt.Fprintf(w, "  VACUOUS: %s\n", v)
@@ -278,4 +290,129 @@ func relativeWallTimes(text string) string {
 		}
 		return fmt.Sprintf("=%s%d.%03ds", sign, d/1000, d%1000)
 	})
+}
+
+// verdictWhy says in one line why property name got verdict v in this run:
+// for a violation, the first explanation (all of them follow under
+// "explanation:"); for a verdict that holds, what holding means, the
+// numbers it held over and, for the lock's safety, the grants an
+// algorithm refused on its own check (the event that decides a run such
+// as redlock-pause-in-flight, otherwise only in the trace); for a
+// property with nothing to judge, what it lacked.
+func (r *Result) verdictWhy(name string, v checker.Verdict) string {
+	why := r.verdictReason(name, v)
+	if note := r.rec.LivenessNote; name == checker.Liveness && note != "" && why != note {
+		// Where liveness looked: whatever its verdict, the windows it
+		// judged (or why it judged none).
+		why += "; " + note
+	}
+	return why
+}
+
+// verdictReason is verdictWhy without liveness's note.
+func (r *Result) verdictReason(name string, v checker.Verdict) string {
+	o := r.rec
+	p, known := checker.Lookup(name)
+	var about checker.About
+	if known {
+		about = p.About()
+	}
+	var st checker.Stats
+	if o.Stats != nil {
+		st = *o.Stats
+	}
+	switch v {
+	case checker.Violated:
+		n, first := 0, ""
+		for _, x := range o.Violations {
+			if known && x.Kind != about.Kind {
+				continue
+			}
+			if n == 0 {
+				first = x.Explanation
+			}
+			n++
+		}
+		if n == 0 {
+			return "violated (the explanation is among those below)"
+		}
+		if n > 1 {
+			return fmt.Sprintf("%s (and %d more below)", first, n-1)
+		}
+		return first
+	case checker.Holds:
+		why := "it held"
+		if about.Explains != "" {
+			why = about.Explains
+		}
+		switch name {
+		case checker.LockSafety:
+			why += fmt.Sprintf(" (over %d grants)", st.Grants)
+			if refused := r.refusedGrants(); refused != "" {
+				why += "; " + refused
+			}
+		case checker.ResourceSafety:
+			why += fmt.Sprintf(" (over %d accepted and %d rejected writes)", st.WritesAccepted, st.WritesRejected)
+		}
+		return why
+	case checker.NotUsed:
+		for _, x := range o.Vacuous {
+			if about.Title != "" && strings.HasPrefix(x, about.Title) {
+				return x
+			}
+		}
+		if about.Title != "" {
+			return fmt.Sprintf("nothing in this run for %s to judge", about.Title)
+		}
+	case checker.NotJudged:
+		return "not judged"
+	}
+	if o.Inconclusive {
+		return "the checker could not decide in time"
+	}
+	return string(v)
+}
+
+// refusedGrants lists the key events in which an algorithm refused a grant
+// its servers gave (clients.RefusedField), or "".
+func (r *Result) refusedGrants() string {
+	if r.keys == nil {
+		return ""
+	}
+	var parts []string
+	events := append(append([]sim.Event(nil), r.keys.first...), r.keys.lastEvents()...)
+	for _, e := range events {
+		check, ok := e.Fields.String(clients.RefusedField)
+		if e.Kind != clients.KindClient || !ok {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s refused the grant at %s by its %s check: %s", e.Proc, e.At, check, e.Text))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if len(parts) > 3 {
+		parts = append(parts[:3], fmt.Sprintf("and %d more refusals (key events)", len(parts)-3))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// wrap breaks text into lines of at most width runes at spaces.
+func wrap(text string, width int) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > width {
+			out = append(out, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
 }

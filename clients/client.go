@@ -15,6 +15,12 @@ import (
 // reply ignored, a release that found the key gone).
 const KindClient sim.Kind = "client"
 
+// RefusedField is the field (sim.Str, not hashed) of a KindClient event
+// in which the algorithm refused a grant its servers gave it (a majority
+// granted, the validity check failed): its value names the check. The
+// summary shows such an event as the reason a safety verdict holds.
+const RefusedField = "refused"
+
 // algorithm is one lock algorithm, driven by the client's workload loop.
 // Each method runs inside one kernel step; continuations run in later steps.
 type algorithm interface {
