@@ -4,10 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/clients"
@@ -225,7 +222,7 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 }
 
 func printKeyEvent(w io.Writer, e sim.Event) {
-	fmt.Fprintf(w, "  %10s  %-6s %-16s %s\n", e.At, e.Proc, e.Kind, relativeWallTimes(e.Text))
+	fmt.Fprintf(w, "  %10s  %-6s %-16s %s\n", e.At, e.Proc, e.Kind, sim.RelativeWallTimes(e.Text))
 }
 
 // EventText is event i of a trace in one line, for divergence reports.
@@ -265,31 +262,6 @@ func DivergenceText(a, b []sim.Event, i int, labelA, labelB string) string {
 	x, y := EventTexts(a, b, i)
 	w := max(len(labelA), len(labelB)) + 1
 	return fmt.Sprintf("first diverging event #%d:\n  %-*s %s\n  %-*s %s\n", i+1, w, labelA+":", x, w, labelB+":", y)
-}
-
-// epochMillisRE matches a wall-clock reading in Unix milliseconds after an
-// '=' (deadline=1767225610010, now=...), as the Redis model prints them.
-var epochMillisRE = regexp.MustCompile(`=(-?\d{12,14})\b`)
-
-// relativeWallTimes rewrites wall-clock readings in Unix milliseconds as
-// seconds since the simulation's wall-clock origin (sim.Epoch, the true
-// start): deadline=1767225610010 reads deadline=+10.010s. Numbers more than
-// a year from the origin are left alone (they are not readings).
-func relativeWallTimes(text string) string {
-	const year = 366 * 24 * 3600 * 1000
-	origin := sim.Epoch / int64(time.Millisecond)
-	return epochMillisRE.ReplaceAllStringFunc(text, func(m string) string {
-		v, err := strconv.ParseInt(m[1:], 10, 64)
-		if err != nil || v < origin-year || v > origin+year {
-			return m
-		}
-		d := v - origin
-		sign := "+"
-		if d < 0 {
-			sign, d = "-", -d
-		}
-		return fmt.Sprintf("=%s%d.%03ds", sign, d/1000, d%1000)
-	})
 }
 
 // verdictWhy says in one line why property name got verdict v in this run:

@@ -64,7 +64,7 @@ func TestRelativeWallTimes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			assert.Equal(t, tt.want, relativeWallTimes(tt.in))
+			assert.Equal(t, tt.want, sim.RelativeWallTimes(tt.in))
 		})
 	}
 }

@@ -103,6 +103,15 @@ func interactiveData(tl *Timeline, trace []sim.Event, avail *checker.Availabilit
 	if d.Events == nil {
 		d.Events = []sim.Event{}
 	}
+	// The texts a reader sees (the event list, the tooltips) give wall
+	// clock readings as seconds from the run's start; the typed fields
+	// keep the readings. A copy: the trace is the caller's.
+	shown := make([]sim.Event, len(d.Events))
+	for i, e := range d.Events {
+		e.Text = sim.RelativeWallTimes(e.Text)
+		shown[i] = e
+	}
+	d.Events = shown
 	b, err := json.Marshal(d)
 	if err != nil {
 		return "", err
