@@ -218,7 +218,7 @@ const interactiveScript = `
         var s0 = b * av.bin, s1 = s0 + av.bin;
         if (s1 < t0 || s0 > t1) return;
         var c = clip(s0, s1), w = Math.max(c[1] - c[0], 1);
-        el("rect", {x: c[0], y: y + 2, width: w, height: stripH - 4, fill: "#d62728", "fill-opacity": Math.max(0.15, d / av.bin).toFixed(3), "class": "avail", "data-lock": l.lock},
+        el("rect", {x: c[0], y: y + 2, width: w, height: stripH - 4, fill: "#5e3c99", "fill-opacity": Math.max(0.15, d / av.bin).toFixed(3), "class": "avail", "data-lock": l.lock},
           null, l.lock + " free while a client waited: " + secs(d) + " of " + secs(s0) + ".." + secs(s1));
       });
     });
