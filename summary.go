@@ -20,7 +20,7 @@ func isKeyKind(k sim.Kind) bool {
 		sim.KindFault, sim.KindCrash, sim.KindRestart,
 		"key-expired", "resource-applied", "resource-rejected",
 		"promoted", "switch-master", "session-expired", "loaded",
-		clients.KindClient: // only those with clients.RefusedField (keyEvents.add)
+		clients.KindClient: // only those with clients.RefusedField or ReleaseFailedField (keyEvents.add)
 		return true
 	}
 	return false
@@ -94,7 +94,9 @@ func (k *keyEvents) add(e *sim.Event) {
 		return
 	}
 	if e.Kind == clients.KindClient {
-		if _, refused := e.Fields.String(clients.RefusedField); !refused {
+		_, refused := e.Fields.String(clients.RefusedField)
+		_, failed := e.Fields.String(clients.ReleaseFailedField)
+		if !refused && !failed {
 			return
 		}
 	}
@@ -222,7 +224,7 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 }
 
 func printKeyEvent(w io.Writer, e sim.Event) {
-	fmt.Fprintf(w, "  %10s  %-6s %-16s %s\n", e.At, e.Proc, e.Kind, sim.RelativeWallTimes(e.Text))
+	fmt.Fprintf(w, "  %10s  %-6s %-16s %s\n", e.At, e.Proc, e.Kind, sim.ReadableText(&e))
 }
 
 // EventText is event i of a trace in one line, for divergence reports.
@@ -273,6 +275,9 @@ func DivergenceText(a, b []sim.Event, i int, labelA, labelB string) string {
 // property with nothing to judge, what it lacked.
 func (r *Result) verdictWhy(name string, v checker.Verdict) string {
 	why := r.verdictReason(name, v)
+	if note := r.rec.LivenessNote; name == checker.Liveness && note != "" && v == checker.NotJudged {
+		return note // it says why liveness was not judged
+	}
 	if note := r.rec.LivenessNote; name == checker.Liveness && note != "" && why != note {
 		// Where liveness looked: whatever its verdict, the windows it
 		// judged (or why it judged none).

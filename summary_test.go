@@ -126,3 +126,20 @@ func TestEveryVerdictSaysWhy(t *testing.T) {
 	assert.Regexp(t, `      why: no two clients believed .*; c1 refused the grant at 15\.000s by its validity check: 5/5 nodes, validity -5\.1\d*s: failed`, out)
 	assert.Contains(t, out, "c1     client           5/5 nodes, validity -5.1", "the refusal is a key event")
 }
+
+// TestReleaseLineSaysWhatHappened: the summary does not call a release
+// that removed nothing "(released)": the release line says the release
+// was sent (the belief ends there), and the client's finding that the key
+// no longer held its value follows it as a key event (single-gc-pause:
+// c1 releases after c2 took the lock).
+func TestReleaseLineSaysWhatHappened(t *testing.T) {
+	s, err := Builtin("single-gc-pause")
+	require.NoError(t, err)
+	r, err := Run(s, Options{})
+	require.NoError(t, err)
+	var b strings.Builder
+	r.WriteSummary(&b, "trace.jsonl")
+	out := b.String()
+	assert.NotContains(t, out, "(released)")
+	assert.Regexp(t, `c1     released         lock \(release sent\)\n\s+\S+  c1     client           release: lock no longer held our value\n`, out)
+}

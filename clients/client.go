@@ -21,6 +21,16 @@ const KindClient sim.Kind = "client"
 // summary shows such an event as the reason a safety verdict holds.
 const RefusedField = "refused"
 
+// ReleaseFailedField is the field (sim.Str, not hashed) of a KindClient
+// event in which a release did not remove the client's lock (the key was
+// gone or held another value): the belief ended when the release was
+// sent (sim.EndReleased), and this event says how it went. The summary
+// shows it beside the release.
+const ReleaseFailedField = "release_failed"
+
+// releaseFailed are the fields of a failed release's event.
+func releaseFailed() []sim.Attr { return []sim.Attr{sim.Str(ReleaseFailedField, "true")} }
+
 // algorithm is one lock algorithm, driven by the client's workload loop.
 // Each method runs inside one kernel step; continuations run in later steps.
 type algorithm interface {

@@ -151,7 +151,7 @@ var page = template.Must(template.New("index").Funcs(template.FuncMap{
 	"time": func(t sim.Time) string { return t.String() },
 	// Wall-clock readings as seconds from the run's start, as the
 	// summary prints them, never epoch milliseconds.
-	"wall": sim.RelativeWallTimes,
+	"wall": func(e sim.Event) string { return sim.ReadableText(&e) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -224,7 +224,7 @@ p, li { max-width: 60em; line-height: 1.45; }
 <h2>Key events</h2>
 <table>
 <tr><th>true time</th><th>process</th><th>event</th><th>detail</th></tr>
-{{range .Events}}<tr><td>{{time .At}}</td><td>{{.Proc}}</td><td>{{.Kind}}</td><td>{{wall .Text}}</td></tr>
+{{range .Events}}<tr><td>{{time .At}}</td><td>{{.Proc}}</td><td>{{.Kind}}</td><td>{{wall .}}</td></tr>
 {{end}}</table>
 
 <h2>Reproduce</h2>

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -32,4 +33,18 @@ func RelativeWallTimes(text string) string {
 		}
 		return fmt.Sprintf("=%s%d.%03ds", sign, d/1000, d%1000)
 	})
+}
+
+// ReadableText is an event's text as a person reads it in a summary or a
+// report: wall-clock readings relative to the run's start
+// (RelativeWallTimes), and a release's "(released)" as "(release sent)":
+// the belief ends when the release is sent (EndReleased), before anyone
+// knows whether it removed the lock, and the trace's text (hashed) keeps
+// the reason's name.
+func ReadableText(e *Event) string {
+	t := RelativeWallTimes(e.Text)
+	if e.Kind == KindReleased && strings.HasSuffix(t, " ("+string(EndReleased)+")") {
+		t = strings.TrimSuffix(t, " ("+string(EndReleased)+")") + " (release sent)"
+	}
+	return t
 }
