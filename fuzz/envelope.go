@@ -52,12 +52,12 @@ type EnvelopeResult struct {
 	// Checks are the properties the search checked (violation kinds, as
 	// simrun fuzz --check names them): a boundary says nothing of the
 	// others.
-	Checks []string
-	Env             []faults.Spec
-	Placements      int
-	Runs            int
-	Step            time.Duration
-	Lo, Hi          time.Duration
+	Checks     []string
+	Env        []faults.Spec
+	Placements int
+	Runs       int
+	Step       time.Duration
+	Lo, Hi     time.Duration
 }
 
 // Envelope finds the boundary.
