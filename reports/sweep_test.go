@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/csv"
+	"image/png"
 	"math"
 	"strings"
 	"testing"
@@ -224,12 +225,39 @@ func TestSweepImageShowsNumbers(t *testing.T) {
 			}
 			continue
 		}
-		assert.Contains(t, texts, "numbers (colour: time free while waited, of the most)")
+		assert.Contains(t, texts, "numbers (colour: time free while waited)")
 		assert.NotContains(t, plainTexts, "numbers (colour")
 		assert.Contains(t, texts, "2.0 grants/run")
 		assert.Contains(t, texts, "p50 107ms")
 		assert.Contains(t, texts, "free 7.00s")
 	}
+}
+
+// TestTwoParameterHeatmapScales: a two-parameter sweep's numbers panel
+// (time free while waited) is coloured on a palette of its own, not the
+// probability's violation reds, with its own colour bar beside the
+// probability's; the panels wrap at two per row, so the image is not four
+// times as wide as high.
+func TestTwoParameterHeatmapScales(t *testing.T) {
+	s := sampleSweep(2)
+	for i := range s.Points {
+		s.Points[i].Counts.Numbers.Add(2, 100*time.Millisecond, true, time.Duration(i)*time.Second)
+	}
+	img, err := SweepImage(s)
+	require.NoError(t, err)
+	texts := svgTexts(t, img.SVG)
+	joined := strings.Join(texts, "\n")
+	assert.Equal(t, 1, strings.Count(joined, "probability"), "one probability scale")
+	assert.Contains(t, joined, "time free while waited (mean per run;")
+	assert.Contains(t, joined, "the most")
+	// The numbers' palette is not a red: its darkest end is blue.
+	r, g, b := onWhite(quantityColour(1))
+	assert.Greater(t, hue(r, g, b), 180.0)
+	assert.Less(t, hue(r, g, b), 260.0)
+	cfg, err := png.DecodeConfig(bytes.NewReader(img.PNG))
+	require.NoError(t, err)
+	assert.LessOrEqual(t, float64(cfg.Width)/float64(cfg.Height), 2.0, "%dx%d", cfg.Width, cfg.Height)
+	assert.LessOrEqual(t, cfg.Width, 1600)
 }
 
 // TestMatrixHTMLShowsNumbers: matrix.html has a table of each cell's
