@@ -277,3 +277,21 @@ func TestMatrixHTMLShowsNumbers(t *testing.T) {
 	_, numbers, _ := strings.Cut(html, "<h2>Numbers</h2>")
 	assert.Contains(t, numbers, "<td>4.0 grants/run<br>p50 80.0ms<br>free 1.00s</td><td>n/a</td>")
 }
+
+// TestMatrixHTMLFitsTheWindow: matrix.html overflowed a 1400 px window:
+// its image (wider than the page) was shown at full size, and its tables
+// had nothing to scroll in. The image now scales to the page's width
+// (linking to matrix.png at full size) and each table scrolls in its own
+// box. (Measured in headless Chromium at 1400 px: the document's
+// scrollWidth equals its clientWidth.)
+func TestMatrixHTMLFitsTheWindow(t *testing.T) {
+	m := &Matrix{Rows: []string{"redlock"}, Cols: []string{"pause", "failover"}, Runs: 1, Seed: 1,
+		Cells: [][]MatrixCell{{{}, {NA: true}}}}
+	page, err := m.HTML([]byte("<svg/>"))
+	require.NoError(t, err)
+	html := string(page)
+	assert.Contains(t, html, ".fit img { max-width: 100%; height: auto; }")
+	assert.Regexp(t, `<div class="fit"><a href="matrix.png"[^>]*><img src="data:image/svg`, html)
+	assert.Equal(t, strings.Count(html, "<table>"), strings.Count(html, `<div class="scroll"><table>`), "every table scrolls in its own box")
+	assert.NotContains(t, html, "max-width: none")
+}
