@@ -297,10 +297,10 @@ func sweepLines(s *Sweep) (Image, error) {
 		// Panel i under the legend: from (n-1-i) to (n-i) panel heights
 		// above the bottom.
 		n := vg.Length(len(panels))
-		cs := []draw.Canvas{draw.Crop(c, 0, 0, below, 0)}
+		cs := []draw.Canvas{draw.Crop(c, 0, 0, below, -titleMargin)}
 		ps := append([]*plot.Plot{p}, panels...)
 		for i := range panels {
-			cs = append(cs, draw.Crop(c, 0, 0, (n-1-vg.Length(i))*panelH, (n-vg.Length(i))*panelH-h))
+			cs = append(cs, draw.Crop(c, 0, 0, (n-1-vg.Length(i))*panelH, (n-vg.Length(i))*panelH-h-titleMargin))
 		}
 		// The same x axis on every panel: each data area starts where the
 		// widest y axis leaves room for.

@@ -33,7 +33,7 @@ func TimelineImage(tl *Timeline, title string) (Image, error) {
 	plotH := vg.Length(len(tl.Lanes))*laneHeight + vg.Length(len(tl.availRows()))*availHeight + tl.bandSpace() + 1.1*vg.Inch
 	h := plotH + legendH
 	return render(timelineWidth, h, func(c draw.Canvas) {
-		top := draw.Crop(c, 0, 0, legendH, 0)
+		top := draw.Crop(c, 0, 0, legendH, -titleMargin)
 		p := timelinePlot(tl, title)
 		p.Draw(top)
 		drawLegend(c, rows, c.Min.X+vg.Inch, c.Min.Y+legendH-vg.Points(8))
