@@ -4,11 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
-	"strconv"
-	"time"
+	"strings"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/clients"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -20,7 +19,8 @@ func isKeyKind(k sim.Kind) bool {
 	case sim.KindAcquired, sim.KindReleased, sim.KindLockLost,
 		sim.KindFault, sim.KindCrash, sim.KindRestart,
 		"key-expired", "resource-applied", "resource-rejected",
-		"promoted", "switch-master", "session-expired", "loaded":
+		"promoted", "switch-master", "session-expired", "loaded",
+		clients.KindClient: // only those with clients.RefusedField or ReleaseFailedField (keyEvents.add)
 		return true
 	}
 	return false
@@ -93,6 +93,13 @@ func (k *keyEvents) add(e *sim.Event) {
 	if !isKeyKind(e.Kind) || (e.Kind == "loaded" && e.At == 0) {
 		return
 	}
+	if e.Kind == clients.KindClient {
+		_, refused := e.Fields.String(clients.RefusedField)
+		_, failed := e.Fields.String(clients.ReleaseFailedField)
+		if !refused && !failed {
+			return
+		}
+	}
 	if k.head < 0 || len(k.first) < k.head {
 		k.first = append(k.first, e.Clone())
 		return
@@ -141,6 +148,12 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 	if o.Setup != nil && o.Setup.Source != "" {
 		fmt.Fprintf(w, "source: %s\n", o.Setup.Source)
 	}
+	if o.Setup != nil && strings.TrimSpace(o.Setup.Why) != "" {
+		fmt.Fprintln(w, "why (the scenario's story):")
+		for _, l := range wrap(strings.Join(strings.Fields(o.Setup.Why), " "), 76) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
 	fmt.Fprintf(w, "seed %d, %s of virtual time, %d events\n\n", o.Seed, o.VirtualTime, o.Events)
 	for _, warn := range o.Warnings {
 		fmt.Fprintf(w, "WARNING: %s\n\n", warn)
@@ -174,6 +187,7 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 			title = p.About().Title
 		}
 		line(title, j.Verdict, checker.Verdict(o.Expected[j.Property]))
+		fmt.Fprintf(w, "      why: %s\n", r.verdictWhy(j.Property, j.Verdict))
 	}
 	if len(o.Unsupported) > 0 {
 		fmt.Fprintln(w)
@@ -194,9 +208,6 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 	}
 	if o.Fencing != "" {
 		fmt.Fprintf(w, "  fencing: %s\n", o.Fencing)
-	}
-	if o.LivenessNote != "" {
-		fmt.Fprintf(w, "  liveness: %s\n", o.LivenessNote)
 	}
 	for _, v := range o.Vacuous {
 		fmt.Fprintf(w, "  VACUOUS: %s\n", v)
@@ -220,7 +231,7 @@ func (r *Result) WriteSummary(w io.Writer, traceAt string) {
 }
 
 func printKeyEvent(w io.Writer, e sim.Event) {
-	fmt.Fprintf(w, "  %10s  %-6s %-16s %s\n", e.At, e.Proc, e.Kind, relativeWallTimes(e.Text))
+	fmt.Fprintf(w, "  %10s  %-6s %-16s %s\n", e.At, e.Proc, e.Kind, sim.ReadableText(&e))
 }
 
 // EventText is event i of a trace in one line, for divergence reports.
@@ -262,27 +273,130 @@ func DivergenceText(a, b []sim.Event, i int, labelA, labelB string) string {
 	return fmt.Sprintf("first diverging event #%d:\n  %-*s %s\n  %-*s %s\n", i+1, w, labelA+":", x, w, labelB+":", y)
 }
 
-// epochMillisRE matches a wall-clock reading in Unix milliseconds after an
-// '=' (deadline=1767225610010, now=...), as the Redis model prints them.
-var epochMillisRE = regexp.MustCompile(`=(-?\d{12,14})\b`)
+// verdictWhy says in one line why property name got verdict v in this run:
+// for a violation, the first explanation (all of them follow under
+// "explanation:"); for a verdict that holds, what holding means, the
+// numbers it held over and, for the lock's safety, the grants an
+// algorithm refused on its own check (the event that decides a run such
+// as redlock-pause-in-flight, otherwise only in the trace); for a
+// property with nothing to judge, what it lacked.
+func (r *Result) verdictWhy(name string, v checker.Verdict) string {
+	why := r.verdictReason(name, v)
+	if note := r.rec.LivenessNote; name == checker.Liveness && note != "" && v == checker.NotJudged {
+		return note // it says why liveness was not judged
+	}
+	if note := r.rec.LivenessNote; name == checker.Liveness && note != "" && why != note {
+		// Where liveness looked: whatever its verdict, the windows it
+		// judged (or why it judged none).
+		why += "; " + note
+	}
+	return why
+}
 
-// relativeWallTimes rewrites wall-clock readings in Unix milliseconds as
-// seconds since the simulation's wall-clock origin (sim.Epoch, the true
-// start): deadline=1767225610010 reads deadline=+10.010s. Numbers more than
-// a year from the origin are left alone (they are not readings).
-func relativeWallTimes(text string) string {
-	const year = 366 * 24 * 3600 * 1000
-	origin := sim.Epoch / int64(time.Millisecond)
-	return epochMillisRE.ReplaceAllStringFunc(text, func(m string) string {
-		v, err := strconv.ParseInt(m[1:], 10, 64)
-		if err != nil || v < origin-year || v > origin+year {
-			return m
+// verdictReason is verdictWhy without liveness's note.
+func (r *Result) verdictReason(name string, v checker.Verdict) string {
+	o := r.rec
+	p, known := checker.Lookup(name)
+	var about checker.About
+	if known {
+		about = p.About()
+	}
+	var st checker.Stats
+	if o.Stats != nil {
+		st = *o.Stats
+	}
+	switch v {
+	case checker.Violated:
+		n, first := 0, ""
+		for _, x := range o.Violations {
+			if known && x.Kind != about.Kind {
+				continue
+			}
+			if n == 0 {
+				first = x.Explanation
+			}
+			n++
 		}
-		d := v - origin
-		sign := "+"
-		if d < 0 {
-			sign, d = "-", -d
+		if n == 0 {
+			return "violated (the explanation is among those below)"
 		}
-		return fmt.Sprintf("=%s%d.%03ds", sign, d/1000, d%1000)
-	})
+		if n > 1 {
+			return fmt.Sprintf("%s (and %d more below)", first, n-1)
+		}
+		return first
+	case checker.Holds:
+		why := "it held"
+		if about.Explains != "" {
+			why = about.Explains
+		}
+		switch name {
+		case checker.LockSafety:
+			why += fmt.Sprintf(" (over %d grants)", st.Grants)
+			if refused := r.refusedGrants(); refused != "" {
+				why += "; " + refused
+			}
+		case checker.ResourceSafety:
+			why += fmt.Sprintf(" (over %d accepted and %d rejected writes)", st.WritesAccepted, st.WritesRejected)
+		}
+		return why
+	case checker.NotUsed:
+		for _, x := range o.Vacuous {
+			if about.Title != "" && strings.HasPrefix(x, about.Title) {
+				return x
+			}
+		}
+		if about.Title != "" {
+			return fmt.Sprintf("nothing in this run for %s to judge", about.Title)
+		}
+	case checker.NotJudged:
+		return "not judged"
+	}
+	if o.Inconclusive {
+		return "the checker could not decide in time"
+	}
+	return string(v)
+}
+
+// refusedGrants lists the key events in which an algorithm refused a grant
+// its servers gave (clients.RefusedField), or "".
+func (r *Result) refusedGrants() string {
+	if r.keys == nil {
+		return ""
+	}
+	var parts []string
+	events := append(append([]sim.Event(nil), r.keys.first...), r.keys.lastEvents()...)
+	for _, e := range events {
+		check, ok := e.Fields.String(clients.RefusedField)
+		if e.Kind != clients.KindClient || !ok {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s refused the grant at %s by its %s check: %s", e.Proc, e.At, check, e.Text))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if len(parts) > 3 {
+		parts = append(parts[:3], fmt.Sprintf("and %d more refusals (key events)", len(parts)-3))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// wrap breaks text into lines of at most width runes at spaces.
+func wrap(text string, width int) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > width {
+			out = append(out, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
 }

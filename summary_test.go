@@ -2,11 +2,14 @@ package locksim
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -61,7 +64,7 @@ func TestRelativeWallTimes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			assert.Equal(t, tt.want, relativeWallTimes(tt.in))
+			assert.Equal(t, tt.want, sim.RelativeWallTimes(tt.in))
 		})
 	}
 }
@@ -93,4 +96,50 @@ func TestKeyEventsCopiesLentEvents(t *testing.T) {
 			assert.Equal(t, owned.omitted, lent.omitted)
 		})
 	}
+}
+
+// TestEveryVerdictSaysWhy: the summary gives every verdict a reason, and a
+// verdict that holds because an algorithm refused a grant names the event
+// that refused it (antirez's step 3 in redlock-pause-in-flight: five OKs,
+// a negative validity), beside the scenario's own why.
+func TestEveryVerdictSaysWhy(t *testing.T) {
+	s, err := Builtin("redlock-pause-in-flight")
+	require.NoError(t, err)
+	r, err := Run(s, Options{})
+	require.NoError(t, err)
+	var b strings.Builder
+	r.WriteSummary(&b, "trace.jsonl")
+	out := b.String()
+	assert.Contains(t, out, "why (the scenario's story):\n  c1 sends SET NX to all five nodes at once")
+	lines := strings.Split(out, "\n")
+	verdicts := 0
+	for i, l := range lines {
+		for _, p := range checker.Properties() {
+			if strings.HasPrefix(l, "  "+p.About().Title+" ") {
+				verdicts++
+				require.Less(t, i+1, len(lines))
+				assert.True(t, strings.HasPrefix(lines[i+1], "      why: "), "%q has no why: %q", l, lines[i+1])
+			}
+		}
+	}
+	assert.Equal(t, len(checker.Properties()), verdicts, out)
+	assert.Regexp(t, `      why: no two clients believed .*; c1 refused the grant at 15\.000s by its validity check: 5/5 nodes, validity -5\.1\d*s: failed`, out)
+	assert.Contains(t, out, "c1     client           5/5 nodes, validity -5.1", "the refusal is a key event")
+}
+
+// TestReleaseLineSaysWhatHappened: the summary does not call a release
+// that removed nothing "(released)": the release line says the release
+// was sent (the belief ends there), and the client's finding that the key
+// no longer held its value follows it as a key event (single-gc-pause:
+// c1 releases after c2 took the lock).
+func TestReleaseLineSaysWhatHappened(t *testing.T) {
+	s, err := Builtin("single-gc-pause")
+	require.NoError(t, err)
+	r, err := Run(s, Options{})
+	require.NoError(t, err)
+	var b strings.Builder
+	r.WriteSummary(&b, "trace.jsonl")
+	out := b.String()
+	assert.NotContains(t, out, "(released)")
+	assert.Regexp(t, `c1     released         lock \(release sent\)\n\s+\S+  c1     client           release: lock no longer held our value\n`, out)
 }

@@ -15,6 +15,22 @@ import (
 // reply ignored, a release that found the key gone).
 const KindClient sim.Kind = "client"
 
+// RefusedField is the field (sim.Str, not hashed) of a KindClient event
+// in which the algorithm refused a grant its servers gave it (a majority
+// granted, the validity check failed): its value names the check. The
+// summary shows such an event as the reason a safety verdict holds.
+const RefusedField = "refused"
+
+// ReleaseFailedField is the field (sim.Str, not hashed) of a KindClient
+// event in which a release did not remove the client's lock (the key was
+// gone or held another value): the belief ended when the release was
+// sent (sim.EndReleased), and this event says how it went. The summary
+// shows it beside the release.
+const ReleaseFailedField = "release_failed"
+
+// releaseFailed are the fields of a failed release's event.
+func releaseFailed() []sim.Attr { return []sim.Attr{sim.Str(ReleaseFailedField, "true")} }
+
 // algorithm is one lock algorithm, driven by the client's workload loop.
 // Each method runs inside one kernel step; continuations run in later steps.
 type algorithm interface {

@@ -98,7 +98,7 @@ func (g *getSet) acquire(_ int, done func(bool)) {
 func (g *getSet) release(done func()) {
 	c := g.c
 	if g.expired() {
-		c.env.Logf(KindClient, "release: lock expired on our clock; no DEL")
+		c.env.LogfAttrs(KindClient, releaseFailed(), "release: lock expired on our clock; no DEL")
 		done()
 		return
 	}

@@ -120,7 +120,7 @@ func (m *memcachedAdd) release(done func()) {
 	if m.cfg().CacheRelease == MemcachedReleaseDelete {
 		m.do(memcached.Request{Cmd: memcached.CmdDelete, Key: key}, func(r memcached.Reply, ok bool) {
 			if ok && r.Status == memcached.NotFound {
-				c.env.Logf(KindClient, "release: %s was gone", key)
+				c.env.LogfAttrs(KindClient, releaseFailed(), "release: %s was gone", key)
 			}
 			done()
 		})
@@ -128,13 +128,13 @@ func (m *memcachedAdd) release(done func()) {
 	}
 	m.do(memcached.Request{Cmd: memcached.CmdGets, Keys: []string{key}}, func(r memcached.Reply, ok bool) {
 		if !ok || len(r.Items) != 1 || r.Items[0].Value != m.val {
-			c.env.Logf(KindClient, "release: gets %s found no item of ours; no cas", key)
+			c.env.LogfAttrs(KindClient, releaseFailed(), "release: gets %s found no item of ours; no cas", key)
 			done()
 			return
 		}
 		m.do(memcached.Request{Cmd: memcached.CmdCas, Key: key, Exptime: -1, CAS: r.Items[0].CAS}, func(r memcached.Reply, ok bool) {
 			if ok && r.Status != memcached.Stored {
-				c.env.Logf(KindClient, "release: cas %s: %s", key, r.Status)
+				c.env.LogfAttrs(KindClient, releaseFailed(), "release: cas %s: %s", key, r.Status)
 			}
 			done()
 		})

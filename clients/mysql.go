@@ -156,7 +156,7 @@ func (m *mysqlInsert) release(done func()) {
 		if !ok || !r.OK() {
 			m.logErr("DELETE", r, ok)
 		} else if r.Affected == 0 {
-			m.c.env.Logf(KindClient, "release: no row %s to delete", m.cfg().Key)
+			m.c.env.LogfAttrs(KindClient, releaseFailed(), "release: no row %s to delete", m.cfg().Key)
 		}
 		done()
 	})

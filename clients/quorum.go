@@ -275,7 +275,16 @@ func (r *acquireRound) decide(tokenOK bool) {
 	b := strconv.AppendInt(c.scratch[:0], int64(n), 10)
 	b = strconv.AppendInt(append(b, '/'), int64(len(nodes)), 10)
 	b = append(append(append(append(b, " nodes, validity "...), validity.String()...), ": "...), verdict...)
-	c.logBytes(b)
+	if !ok && tokenOK && n >= cfg.quorum() {
+		// A majority granted the lock and the validity check refused it:
+		// the event that decides a run such as antirez's step 3 (a pause
+		// with the replies in flight). The field (not hashed) marks it
+		// for the summary, which explains the verdicts with it.
+		c.env.LogBytesAttrs(KindClient, b, sim.Str(RefusedField, "validity"))
+		c.scratch = b[:0]
+	} else {
+		c.logBytes(b)
+	}
 	if ok {
 		r.then(true)
 		return

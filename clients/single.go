@@ -242,7 +242,7 @@ func (s *single) sendRelease(done func()) {
 		// expired and been taken by another client between the two.
 		c.cmd(s.node(), cfg.NodeTimeout, func(v redis.Value, ok bool) {
 			if !ok || v.Kind != redis.KindBulk || v.Str != s.val {
-				c.env.Logf(KindClient, "release: GET %s = %v, not ours; no DEL", cfg.Key, v)
+				c.env.LogfAttrs(KindClient, releaseFailed(), "release: GET %s = %v, not ours; no DEL", cfg.Key, v)
 				done()
 				return
 			}
@@ -262,7 +262,7 @@ func (s *single) sendRelease(done func()) {
 // onReleaseQuiet handles the script's reply to a release with no done.
 func (s *single) onReleaseQuiet(v redis.Value, ok bool) {
 	if ok && v.Kind == redis.KindInt && v.Int == 0 {
-		s.c.env.Logf(KindClient, "release: %s no longer held our value", s.cfg().Key)
+		s.c.env.LogfAttrs(KindClient, releaseFailed(), "release: %s no longer held our value", s.cfg().Key)
 	}
 }
 

@@ -278,7 +278,7 @@ func (sw Swarm) Generate(src Source, w GenWorld) []Spec {
 	if len(sw.Kinds) == 0 || CheckWorld(w) != nil {
 		return nil
 	}
-	g := &gen{src: src, w: w, focus: sw.Focus, targets: sw.Targets, selectors: sw.Selectors}
+	g := &Gen{src: src, w: w, focus: sw.Focus, targets: sw.Targets, selectors: sw.Selectors}
 	total := 0
 	for _, wt := range sw.Weights {
 		total += wt
@@ -306,7 +306,7 @@ func (sw Swarm) Generate(src Source, w GenWorld) []Spec {
 }
 
 // gen draws the parts of one fault.
-type gen struct {
+type Gen struct {
 	src       Source
 	w         GenWorld
 	focus     string
@@ -314,10 +314,10 @@ type gen struct {
 	selectors bool
 }
 
-func (g *gen) intn(n int) int { return int(g.src.Uint64n(uint64(n))) }
+func (g *Gen) intn(n int) int { return int(g.src.Uint64n(uint64(n))) }
 
 // dur returns a duration in [lo, hi] at the generator's grain.
-func (g *gen) dur(lo, hi time.Duration) time.Duration {
+func (g *Gen) dur(lo, hi time.Duration) time.Duration {
 	lo, hi = lo/grain, hi/grain
 	if hi <= lo {
 		return lo * grain
@@ -328,7 +328,7 @@ func (g *gen) dur(lo, hi time.Duration) time.Duration {
 // size returns a positive size up to max: uniform over (0, max] three times
 // in four, small (up to max/20) otherwise, so that both "just past the
 // ttl" and "a few milliseconds" come up.
-func (g *gen) size(max time.Duration) time.Duration {
+func (g *Gen) size(max time.Duration) time.Duration {
 	if g.intn(4) == 0 {
 		max /= 20
 	}
@@ -338,21 +338,21 @@ func (g *gen) size(max time.Duration) time.Duration {
 	return g.dur(grain, max)
 }
 
-func (g *gen) pick(names []string) string { return names[g.intn(len(names))] }
+func (g *Gen) pick(names []string) string { return names[g.intn(len(names))] }
 
 // servers are the lock servers, masters first.
-func (g *gen) servers() []string {
+func (g *Gen) servers() []string {
 	return append(append([]string(nil), g.w.Masters...), g.w.Replicas...)
 }
 
 // all returns every process: lock servers, others, clients.
-func (g *gen) all() []string {
+func (g *Gen) all() []string {
 	return append(append(g.servers(), g.w.Others...), g.w.Clients...)
 }
 
 // target picks the target of a node fault under the swarm's focus; with
 // Selectors, one time in eight a selector (selector.go) in place of a name.
-func (g *gen) target() string {
+func (g *Gen) target() string {
 	if len(g.targets) > 0 {
 		return g.pick(g.targets)
 	}
@@ -375,7 +375,7 @@ func (g *gen) target() string {
 // them, any client, every replica); "" when the world has none of the
 // focus's sets. Its sets are those scenarios resolve: servers are the lock
 // servers (GenWorld's Masters and Replicas), replicas GenWorld's Replicas.
-func (g *gen) selector() string {
+func (g *Gen) selector() string {
 	var opts []string
 	servers := len(g.w.Masters)+len(g.w.Replicas) > 0
 	if servers && g.focus != "clients" {
@@ -396,7 +396,7 @@ func (g *gen) selector() string {
 // proc picks a process: a lock server or a client, each class half the
 // time when both exist, and now and then another process (a sentinel,
 // ZooKeeper, the storage service).
-func (g *gen) proc() string {
+func (g *Gen) proc() string {
 	servers := g.servers()
 	if len(g.w.Others) > 0 && (g.intn(6) == 0 || len(servers)+len(g.w.Clients) == 0) {
 		return g.pick(g.w.Others)
@@ -419,7 +419,7 @@ func (g *gen) proc() string {
 // in three between a client and a server (the lock's requests and
 // replies, or the resource's), either way; otherwise any two processes
 // (replication, Sentinel, a client's peers).
-func (g *gen) link() (string, string) {
+func (g *Gen) link() (string, string) {
 	all := g.all()
 	servers := append(g.servers(), g.w.Others...)
 	if len(g.w.Clients) > 0 && len(servers) > 0 && g.intn(3) != 0 {
@@ -439,10 +439,10 @@ func (g *gen) link() (string, string) {
 
 // fault draws the kind-specific fields of one fault; prior are the faults
 // drawn so far (a restart targets a process an earlier fault crashed).
-func (g *gen) fault(kind string, prior []Spec) Spec {
+func (g *Gen) fault(kind string, prior []Spec) Spec {
 	s := Spec{Kind: kind}
 	if d, ok := Lookup(kind); ok {
-		s = d.generate(g, s, prior)
+		s = d.Generate(g, s, prior)
 	}
 	return s
 }
@@ -451,7 +451,7 @@ func (g *gen) fault(kind string, prior []Spec) Spec {
 // otherwise; each process joins a group or stays unlisted (keeps its links
 // to everyone: the kernel cuts only links between two different groups, so
 // a single group would cut nothing). Every group is non-empty.
-func (g *gen) groups() [][]string {
+func (g *Gen) groups() [][]string {
 	all := g.all()
 	n := 2
 	if g.intn(4) == 0 {
@@ -508,7 +508,7 @@ func (g *gen) groups() [][]string {
 // each client shares a position with a server (as a Jepsen client talks
 // to its own node) half the time, else has its own. A world with fewer
 // than three of them gets every process, one per position.
-func (g *gen) ring() [][]string {
+func (g *Gen) ring() [][]string {
 	servers := g.servers()
 	var out [][]string
 	for _, p := range servers {
@@ -563,7 +563,7 @@ var clientTriggers = []struct {
 
 // at makes s a timed fault: uniform over the run half the time, in its
 // first quarter otherwise (where finite workloads do their work).
-func (g *gen) at(s *Spec) {
+func (g *Gen) at(s *Spec) {
 	end := g.w.Duration - grain
 	if g.intn(2) == 0 {
 		end = g.w.Duration / 4
@@ -577,7 +577,7 @@ func (g *gen) at(s *Spec) {
 
 // emitters are the lock servers that emit a node trigger event, masters
 // first.
-func (g *gen) emitters() []string {
+func (g *Gen) emitters() []string {
 	if g.w.Events == nil {
 		return g.servers()
 	}
@@ -592,7 +592,7 @@ func (g *gen) emitters() []string {
 
 // serverEvent is the event the generator triggers on for server p: the
 // first its kind declares (GenWorld.Events).
-func (g *gen) serverEvent(p string) string {
+func (g *Gen) serverEvent(p string) string {
 	if evs := g.w.Events[p]; len(evs) > 0 {
 		return evs[0]
 	}
@@ -603,7 +603,7 @@ func (g *gen) serverEvent(p string) string {
 // resource-read), or on a lock server's own event (the lock taken there:
 // a key stored, a row lock granted); the first occurrence half the time,
 // else one of the first four; after no delay, a short one or up to a ttl.
-func (g *gen) trigger(s *Spec) {
+func (g *Gen) trigger(s *Spec) {
 	t := &Trigger{Count: 1}
 	servers := g.emitters()
 	if len(g.w.Clients) > 0 && (len(servers) == 0 || g.intn(4) != 0) {

@@ -41,7 +41,7 @@ type Hooks struct {
 // when they are installed, triggered ones when they fire, so a run is
 // reproducible from its seed.
 func Install(k *sim.Kernel, specs []Spec, hooks Hooks) error {
-	in := &installer{k: k, hooks: hooks, rand: k.Rand("faults"), pauseEnd: map[sim.ProcID]sim.Time{}}
+	in := &Installer{k: k, hooks: hooks, rand: k.Rand("faults"), pauseEnd: map[sim.ProcID]sim.Time{}}
 	// Our own copy: the caller may reuse its slice, and the kind table's
 	// accessors then read the specs in place (no copy per call).
 	specs, orig, err := in.expand(specs)
@@ -84,7 +84,7 @@ type armed struct {
 	fired bool
 }
 
-type installer struct {
+type Installer struct {
 	k        *sim.Kernel
 	hooks    Hooks
 	rand     *sim.Rand
@@ -104,7 +104,7 @@ type installer struct {
 // traceKind resolves a trigger's event to the trace kind that proc logs
 // for it: a client or any-process event's, or the node event proc's kind
 // declares (Hooks.Events).
-func (in *installer) traceKind(t *Trigger, proc sim.ProcID) (sim.Kind, bool) {
+func (in *Installer) traceKind(t *Trigger, proc sim.ProcID) (sim.Kind, bool) {
 	if k, ok := eventKinds[t.Event]; ok {
 		return k, true
 	}
@@ -119,7 +119,7 @@ func (in *installer) traceKind(t *Trigger, proc sim.ProcID) (sim.Kind, bool) {
 	return "", false
 }
 
-func (in *installer) id(name string) (sim.ProcID, error) {
+func (in *Installer) id(name string) (sim.ProcID, error) {
 	id, ok := in.k.Lookup(name)
 	if !ok {
 		known := make([]string, in.k.NumProcs())
@@ -134,7 +134,7 @@ func (in *installer) id(name string) (sim.ProcID, error) {
 
 // check resolves every name the spec uses and rejects what apply could not
 // perform.
-func (in *installer) check(s *Spec) error {
+func (in *Installer) check(s *Spec) error {
 	d, ok := Lookup(s.Kind)
 	if !ok {
 		return fmt.Errorf("kind: unknown fault kind %q (known: %s)", s.Kind, strings.Join(Kinds, ", "))
@@ -165,13 +165,13 @@ func (in *installer) check(s *Spec) error {
 	if msg := d.CheckInstant(s); msg != "" {
 		return fmt.Errorf("%s", msg)
 	}
-	if d.check != nil {
-		return d.check(in, *s)
+	if d.Check != nil {
+		return d.Check(in, *s)
 	}
 	return nil
 }
 
-func (in *installer) observe(ev sim.ObservedEvent) {
+func (in *Installer) observe(ev sim.ObservedEvent) {
 	counts := true
 	switch ev.Kind {
 	case sim.KindCrash, sim.KindRestart:
@@ -198,13 +198,13 @@ func (in *installer) observe(ev sim.ObservedEvent) {
 }
 
 // apply performs one fault now and records it.
-func (in *installer) apply(s *Spec) {
+func (in *Installer) apply(s *Spec) {
 	d, _ := Lookup(s.Kind) // check accepted the kind
 	targets := d.names(s)
 	sort.Strings(targets)
 	rec := sim.FaultRecord{Kind: s.Kind, Targets: targets, Liveness: d.Liveness, Spec: s.index + 1}
 	node, _ := in.k.Lookup(s.Node)
-	rec = d.apply(in, *s, node, rec)
+	rec = d.Apply(in, *s, node, rec)
 	if s.Selector != "" {
 		rec.Text += fmt.Sprintf(" [%s chosen by selector %q]", s.Node, s.Selector)
 	}
@@ -212,7 +212,7 @@ func (in *installer) apply(s *Spec) {
 }
 
 // applyPause pauses a process (KindPause).
-func applyPause(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+func applyPause(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 	k := in.k
 	now := k.Now()
 	d := s.For.Draw(in.rand)
@@ -243,7 +243,7 @@ func applyPause(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim
 }
 
 // applyCrash crashes a process and schedules its restart (KindCrash).
-func applyCrash(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+func applyCrash(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 	k := in.k
 	now := k.Now()
 	mode := sim.CrashProcess
@@ -282,7 +282,7 @@ func applyCrash(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim
 }
 
 // applyPartition splits the network and schedules its heal (KindPartition).
-func applyPartition(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+func applyPartition(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 	k := in.k
 	groups := make([][]sim.ProcID, len(s.Groups))
 	var words []string
@@ -308,7 +308,7 @@ func applyPartition(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord)
 // applyClockJump steps a wall clock and schedules the step back
 // (KindClockJump, revert_after). The step back is a fault record of its
 // own, so that explanations and liveness windows see it.
-func applyClockJump(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+func applyClockJump(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 	k := in.k
 	k.JumpWall(node, s.By)
 	rec.Text = fmt.Sprintf("%s's wall clock jumped %s", s.Node, signed(s.By))
@@ -336,7 +336,7 @@ func applyClockJump(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord)
 // read at start, so a drift or jump of the same clock during the strobe
 // is undone at its next flip; the kernel's flips are relative steps that
 // keep it (a simplification).
-func applyClockStrobe(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+func applyClockStrobe(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 	k := in.k
 	start := k.Now()
 	d := s.For.Draw(in.rand)
@@ -385,7 +385,7 @@ func applyClockStrobe(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecor
 // that keep their links to each other (a Jepsen client talks to its own
 // node); unlisted processes keep every link. The ring is in the order
 // written (Jepsen shuffles the nodes; the generator shuffles for fuzzing).
-func applyRing(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+func applyRing(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 	k := in.k
 	n := len(s.Ring)
 	m := n/2 + 1
@@ -435,7 +435,7 @@ func applyRing(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.
 }
 
 // notRunning says what a process that a fault could not act on was.
-func (in *installer) notRunning(id sim.ProcID) string {
+func (in *Installer) notRunning(id sim.ProcID) string {
 	switch {
 	case in.k.Crashed(id):
 		return "crashed"

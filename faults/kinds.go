@@ -12,10 +12,11 @@ import (
 // entry of table, with its fields (type, whether required, validation),
 // how it is applied, rendered in words, generated for fuzzing, shrunk and
 // read by the liveness verdict. The scenario reader and writer
-// (scenarios/parse.go, edit.go, validate.go), the installer, the generator
-// and the shrinker (fuzz/shrink.go) work from the table, so adding a fault
-// kind means adding an entry here (and its docs: SCENARIO_FORMAT.md,
-// docs/extending.md).
+// (scenarios/parse.go, edit.go, validate.go), the installer, the generator,
+// the shrinker (fuzz/shrink.go) and real mode's check work from the table,
+// so adding a fault kind means adding an entry here, or declaring it in a
+// file of its own with one Register call (and its docs:
+// docs/scenario-format.md, docs/extending.md).
 
 // Fault kind names as scenarios spell them (SCENARIO_FORMAT.md, "Fault
 // kinds (core)").
@@ -133,18 +134,77 @@ type KindDef struct {
 	// Liveness says how the kind's records bear on the liveness verdict;
 	// the installer copies it into sim.FaultRecord.
 	Liveness sim.FaultLiveness
-	// words renders the kind-specific part of Spec.String.
-	words func(b *strings.Builder, s Spec)
-	// check rejects what apply could not perform beyond the field checks
+	// Real says how real mode carries the kind out on real servers, in
+	// words: the kernel actions Apply takes that real mode maps onto the
+	// real processes (realmode/faults.go: signals, restarts, the clock
+	// library, the proxy). "" means it cannot: real mode refuses a
+	// scenario with the kind (exit 2), saying RealRefusal.
+	Real string
+	// RealRefusal says why real mode cannot carry the kind out, when
+	// Real is "" ("" : that the kind registered no real-mode emulation).
+	RealRefusal string
+	// Words renders the kind-specific part of Spec.String.
+	Words func(b *strings.Builder, s Spec)
+	// Check rejects what Apply could not perform beyond the field checks
 	// (nil: nothing more).
-	check func(in *installer, s Spec) error
-	// apply performs the fault now and returns rec with its Text, Until
+	Check func(in *Installer, s Spec) error
+	// Apply performs the fault now and returns rec with its Text, Until
 	// and Ignored filled in (by value: nothing escapes through the func).
-	apply func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord
-	// generate draws the kind-specific fields of a fault into s (a copy,
+	// It acts through in.Kernel(); a random size is drawn from
+	// in.Rand().
+	Apply func(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord
+	// Generate draws the kind-specific fields of a fault into s (a copy,
 	// returned: no pointer to a local escapes through the func value);
-	// prior are the faults drawn before it.
-	generate func(g *gen, s Spec, prior []Spec) Spec
+	// prior are the faults drawn before it. Nil for a NotDrawn kind.
+	Generate func(g *Gen, s Spec, prior []Spec) Spec
+}
+
+// Register adds d at the end of the fault-kind table and returns the
+// function that removes it again: a fault kind declared outside this
+// file (a test's throwaway kind) reaches the scenario reader and writer,
+// validation, the installer, the generator, the shrinker and real mode's
+// check with this one call, as a built-in kind does with its entry in
+// table. A kind without a name, fields without Ptr, a kind without Words
+// or Apply, a drawn kind without Generate, or a name already taken is a
+// programming error and panics. NB: the table is global, as checker's
+// property registry: register at init or in a test that does not run in
+// parallel with others that read the table.
+func Register(d KindDef) (undo func()) {
+	switch {
+	case d.Name == "":
+		panic("faults.Register: a fault kind needs a name")
+	case d.Words == nil || d.Apply == nil:
+		panic(fmt.Sprintf("faults.Register: fault kind %q needs Words and Apply", d.Name))
+	case !d.NotDrawn && d.Generate == nil:
+		panic(fmt.Sprintf("faults.Register: fault kind %q is drawn by the generator and needs Generate (or NotDrawn)", d.Name))
+	}
+	for _, f := range d.Fields {
+		if f.Name == "" || f.Ptr == nil {
+			panic(fmt.Sprintf("faults.Register: fault kind %q: every field needs a name and Ptr", d.Name))
+		}
+	}
+	if _, taken := Lookup(d.Name); taken {
+		panic(fmt.Sprintf("faults.Register: fault kind %q is already declared", d.Name))
+	}
+	saved, savedNames := table, Kinds
+	table = append(append([]KindDef(nil), saved...), d)
+	Kinds = kindNames()
+	return func() { table, Kinds = saved, savedNames }
+}
+
+// RealRefusal says why real mode cannot carry out a fault of kind ("" when
+// it can: its declaration says how, KindDef.Real).
+func RealRefusal(kind string) string {
+	d, ok := Lookup(kind)
+	switch {
+	case !ok:
+		return fmt.Sprintf("unknown fault kind %q", kind)
+	case d.Real != "":
+		return ""
+	case d.RealRefusal != "":
+		return d.RealRefusal
+	}
+	return fmt.Sprintf("fault kind %s registered no real-mode emulation (faults.KindDef.Real), so only the simulator can run it: run it with simrun run", kind)
 }
 
 // Lookup returns the declaration of a fault kind.
@@ -163,7 +223,7 @@ func ClockKind(kind string) bool {
 	return ok && d.Clock
 }
 
-// Kinds are the fault kinds in table order.
+// Kinds are the fault kinds in table order (Register appends to it).
 var Kinds = kindNames()
 
 func kindNames() []string {
@@ -207,6 +267,7 @@ var table = []KindDef{
 	{
 		Name: KindClockJump,
 		Doc:  "Step `node`'s wall clock by `by` (signed: `+30s`, `-5s`); the monotonic clock is unaffected. With `revert_after`, step it back by the same amount that long after (as a Chaos Mesh TimeChaos ends, or NTP corrects), recorded as a fault of its own.",
+		Real: "a step of a real server's wall clock through the clock library (realmode/clockshift); a client's clocks are the kernel's",
 		Fields: []Field{nodeField, {Name: "by", Type: FieldDuration, Required: true, Signed: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.By }},
 			{Name: "revert_after", Type: FieldOptRange, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.RevertAfter },
 				Check: func(s *Spec) string {
@@ -216,14 +277,14 @@ var table = []KindDef{
 					return ""
 				}}},
 		Clock: true,
-		words: func(b *strings.Builder, s Spec) {
+		Words: func(b *strings.Builder, s Spec) {
 			fmt.Fprintf(b, " %s by %s", s.Node, signed(s.By))
 			if s.RevertAfter != nil {
 				fmt.Fprintf(b, " revert after %s", *s.RevertAfter)
 			}
 		},
-		apply: applyClockJump,
-		generate: func(g *gen, s Spec, prior []Spec) Spec {
+		Apply: applyClockJump,
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec {
 			s.Node = g.target()
 			s.By = g.size(maxJumpTTLs * g.w.TTL)
 			// Forward twice as often: a forward step expires keys early,
@@ -243,6 +304,7 @@ var table = []KindDef{
 	{
 		Name:  KindClockDrift,
 		Doc:   "From now on both of `node`'s clocks run at 1 + `rate` (`0.01` is 1% fast, `-0.01` 1% slow).",
+		Real:  "a new rate of a real server's clocks through the clock library (realmode/clockshift); a client's clocks are the kernel's",
 		Clock: true,
 		Fields: []Field{nodeField, {Name: "rate", Type: FieldFloat, Required: true, Ptr: func(s *Spec) any { return &s.Rate },
 			Check: func(s *Spec) string {
@@ -251,14 +313,14 @@ var table = []KindDef{
 				}
 				return ""
 			}}},
-		words: func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s rate %g", s.Node, s.Rate) },
-		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+		Words: func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s rate %g", s.Node, s.Rate) },
+		Apply: func(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			ppb, _ := sim.RateFromDrift(s.Rate)
 			in.k.SetDrift(node, ppb)
 			rec.Text = fmt.Sprintf("%s's clocks began to run at rate %s", s.Node, rate(s.Rate))
 			return rec
 		},
-		generate: func(g *gen, s Spec, prior []Spec) Spec {
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec {
 			s.Node = g.target()
 			milli := 1 + g.intn(maxDriftMilli)
 			if g.intn(2) == 0 {
@@ -271,12 +333,13 @@ var table = []KindDef{
 	{
 		Name: KindPause,
 		Doc:  "Stop the process `node` for `for` (a GC pause, SIGSTOP): nothing runs, its clocks keep running, and messages to it queue in its inbox and are handled in order on resume.",
+		Real: "SIGSTOP of a real server, SIGCONT at the resume; a client is paused in the kernel",
 		Fields: []Field{nodeField, {Name: "for", Type: FieldRange, Required: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.For },
 			Check: func(s *Spec) string { return positiveRange(s.For) }}},
 		Liveness: sim.LiveSpan,
-		words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s for %s", s.Node, s.For) },
-		apply:    applyPause,
-		generate: func(g *gen, s Spec, prior []Spec) Spec {
+		Words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s for %s", s.Node, s.For) },
+		Apply:    applyPause,
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec {
 			s.Node = g.target()
 			s.For = sim.Fixed(g.size(maxPauseTTLs * g.w.TTL))
 			return s
@@ -285,6 +348,7 @@ var table = []KindDef{
 	{
 		Name: KindCrash,
 		Doc:  "Crash the process `node`. `mode`: `process` (the default): the page cache survives; `power`: only fsynced data (and what the OS wrote back after 30s) survives, and the host sends nothing; `clean`: shutdown hooks run. With `restart_after`, start it again that long after.",
+		Real: "SIGKILL of a real server (mode process; mode power first makes the host a black hole to its peers through the proxy, and drops its data directory's unsynced writes), SHUTDOWN (mode clean)",
 		Fields: []Field{nodeField,
 			{Name: "mode", Type: FieldEnum, Enum: []string{"process", "power", "clean"}, Default: "process", Ptr: func(s *Spec) any { return &s.Mode },
 				Check: func(s *Spec) string {
@@ -303,14 +367,14 @@ var table = []KindDef{
 				}},
 		},
 		Liveness: sim.LiveCrash,
-		words: func(b *strings.Builder, s Spec) {
+		Words: func(b *strings.Builder, s Spec) {
 			fmt.Fprintf(b, " %s mode %s", s.Node, s.mode())
 			if s.RestartAfter != nil {
 				fmt.Fprintf(b, " restart after %s", *s.RestartAfter)
 			}
 		},
-		apply: applyCrash,
-		generate: func(g *gen, s Spec, prior []Spec) Spec {
+		Apply: applyCrash,
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec {
 			s.Node = g.target()
 			if g.intn(2) == 0 {
 				s.Mode = "power"
@@ -325,10 +389,11 @@ var table = []KindDef{
 	{
 		Name:     KindRestart,
 		Doc:      "Start the crashed process `node` again: a fresh instance recovers from its durable state.",
+		Real:     "the same binary and arguments on the same data directory",
 		Fields:   []Field{nodeField},
 		Liveness: sim.LiveRestart,
-		words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s", s.Node) },
-		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+		Words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s", s.Node) },
+		Apply: func(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			k := in.k
 			if k.Crashed(node) {
 				rec.Text = fmt.Sprintf("%s restarted", s.Node)
@@ -340,7 +405,7 @@ var table = []KindDef{
 			k.Restart(node)
 			return rec
 		},
-		generate: func(g *gen, s Spec, prior []Spec) Spec {
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec {
 			var crashed []string
 			for _, p := range prior {
 				if p.Kind == KindCrash {
@@ -360,6 +425,7 @@ var table = []KindDef{
 	{
 		Name: KindPartition,
 		Doc:  "Only processes in the same group of `groups` can talk; unlisted processes keep their links. Connections across it stall (retransmitted, delivered in order after the heal) until a timeout ends them. Partitions stack: a later one adds its cuts, and `heal_after` ends only its own.",
+		Real: "the fault-injecting proxy holds the bytes between the groups' real servers until the heal; the kernel cuts the clients' links",
 		Fields: []Field{
 			{Name: "groups", Type: FieldGroups, Required: true, Ptr: func(s *Spec) any { return &s.Groups },
 				Check: func(s *Spec) string {
@@ -372,7 +438,7 @@ var table = []KindDef{
 			healAfterField,
 		},
 		Liveness: sim.LiveLink,
-		words: func(b *strings.Builder, s Spec) {
+		Words: func(b *strings.Builder, s Spec) {
 			for _, g := range s.Groups {
 				fmt.Fprintf(b, " [%s]", strings.Join(g, " "))
 			}
@@ -380,8 +446,8 @@ var table = []KindDef{
 				fmt.Fprintf(b, " heal after %s", *s.HealAfter)
 			}
 		},
-		apply: applyPartition,
-		generate: func(g *gen, s Spec, prior []Spec) Spec {
+		Apply: applyPartition,
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec {
 			s.Groups = g.groups()
 			s.HealAfter = g.healAfter()
 			return s
@@ -390,18 +456,20 @@ var table = []KindDef{
 	{
 		Name:     KindHeal,
 		Doc:      "Remove every partition and link fault; stalled connections deliver at their next retransmission.",
+		Real:     "the proxy releases every cut and delay",
 		Liveness: sim.LiveHeal,
-		words:    func(b *strings.Builder, s Spec) {},
-		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+		Words:    func(b *strings.Builder, s Spec) {},
+		Apply: func(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			in.k.Heal()
 			rec.Text = "every partition and link fault healed"
 			return rec
 		},
-		generate: func(g *gen, s Spec, prior []Spec) Spec { return s },
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec { return s },
 	},
 	{
 		Name: KindDrop,
 		Doc:  "Lose the next `count` messages on the one-way link `from` -> `to`, as a middlebox that forgets the flow: each resets its connection (both ends learn; what the sender sent on it before it learnt is lost too).",
+		Real: "the kernel drops the messages of a link with a client (between two real servers there is no TCP counterpart: real mode refuses it)",
 		Fields: []Field{fromField, toField, {Name: "count", Type: FieldInt, Required: true, Ptr: func(s *Spec) any { return &s.Count },
 			Check: func(s *Spec) string {
 				if s.Count < 1 {
@@ -410,15 +478,15 @@ var table = []KindDef{
 				return ""
 			}}},
 		Liveness: sim.LiveLink,
-		words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s->%s next %d", s.From, s.To, s.Count) },
-		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+		Words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s->%s next %d", s.From, s.To, s.Count) },
+		Apply: func(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			from, _ := in.k.Lookup(s.From)
 			to, _ := in.k.Lookup(s.To)
 			in.k.DropNext(from, to, s.Count)
 			rec.Text = fmt.Sprintf("the next %d messages from %s to %s were dropped, each resetting its connection", s.Count, s.From, s.To)
 			return rec
 		},
-		generate: func(g *gen, s Spec, prior []Spec) Spec {
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec {
 			s.From, s.To = g.link()
 			s.Count = 1 + g.intn(3)
 			if g.intn(4) == 0 {
@@ -430,6 +498,7 @@ var table = []KindDef{
 	{
 		Name: KindDelay,
 		Doc:  "Add `by` of latency to the one-way link `from` -> `to` for `for` (order is kept).",
+		Real: "the proxy delays the bytes between two real servers; the kernel delays a client's link",
 		Fields: []Field{fromField, toField,
 			{Name: "by", Type: FieldDuration, Required: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.By },
 				Check: func(s *Spec) string {
@@ -442,8 +511,8 @@ var table = []KindDef{
 				Check: func(s *Spec) string { return positiveRange(s.For) }},
 		},
 		Liveness: sim.LiveLink,
-		words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s->%s by %s for %s", s.From, s.To, s.By, s.For) },
-		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+		Words:    func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s->%s by %s for %s", s.From, s.To, s.By, s.For) },
+		Apply: func(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			from, _ := in.k.Lookup(s.From)
 			to, _ := in.k.Lookup(s.To)
 			d := s.For.Draw(in.rand)
@@ -452,7 +521,7 @@ var table = []KindDef{
 			rec.Until = addSat(in.k.Now(), d)
 			return rec
 		},
-		generate: func(g *gen, s Spec, prior []Spec) Spec {
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec {
 			s.From, s.To = g.link()
 			s.By = g.size(maxDelayByTTLs * g.w.TTL)
 			s.For = sim.Fixed(g.size(maxDelayForTTL * g.w.TTL))
@@ -462,21 +531,22 @@ var table = []KindDef{
 	{
 		Name:         KindPromote,
 		Doc:          "Make the replica `node` a master (REPLICAOF NO ONE from an operator): a manual failover.",
+		Real:         "REPLICAOF NO ONE sent to the real replica by the world's operator",
 		Fields:       []Field{{Name: "node", Type: FieldProc, Required: true, Replica: true, Ptr: func(s *Spec) any { return &s.Node }}},
 		NeedsReplica: true,
-		words:        func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s", s.Node) },
-		check: func(in *installer, s Spec) error {
+		Words:        func(b *strings.Builder, s Spec) { fmt.Fprintf(b, " %s", s.Node) },
+		Check: func(in *Installer, s Spec) error {
 			if in.hooks.Promote == nil {
 				return fmt.Errorf("promote: the world has no way to promote a node")
 			}
 			return nil
 		},
-		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+		Apply: func(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			in.hooks.Promote(node)
 			rec.Text = fmt.Sprintf("%s was promoted to master", s.Node)
 			return rec
 		},
-		generate: func(g *gen, s Spec, prior []Spec) Spec { s.Node = g.pick(g.w.Replicas); return s },
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec { s.Node = g.pick(g.w.Replicas); return s },
 	},
 	{
 		// Jepsen's clock strobe: jepsen/src/jepsen/nemesis/time.clj
@@ -484,6 +554,7 @@ var table = []KindDef{
 		// duration s).
 		Name: KindClockStrobe,
 		Doc:  "Jepsen's clock strobe (`jepsen.nemesis.time` `strobe-time!`): set `node`'s wall clock to its offset plus `delta`, then back, every `period`, for `for`; at the first flip due at or after `for` it is left at its offset. Each flip is a wall-clock jump (timers re-planned); at most 100,000 flips.",
+		Real: "the clock library steps the real server's wall clock back and forth, as the kernel does",
 		Fields: []Field{nodeField,
 			{Name: "delta", Type: FieldDuration, Required: true, Signed: true, ShrinkMin: time.Millisecond, Ptr: func(s *Spec) any { return &s.By },
 				Check: func(s *Spec) string {
@@ -512,11 +583,11 @@ var table = []KindDef{
 		},
 		Clock:    true,
 		Liveness: sim.LiveSpan,
-		words: func(b *strings.Builder, s Spec) {
+		Words: func(b *strings.Builder, s Spec) {
 			fmt.Fprintf(b, " %s delta %s every %s for %s", s.Node, signed(s.By), s.Period, s.For)
 		},
-		apply: applyClockStrobe,
-		generate: func(g *gen, s Spec, prior []Spec) Spec {
+		Apply: applyClockStrobe,
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec {
 			s.Node = g.target()
 			// Jepsen's strobe-gen-select draws delta 4 ms..262 s, period
 			// 1 ms..1 s, duration 0..32 s (time.clj); locksim scales delta
@@ -540,6 +611,7 @@ var table = []KindDef{
 		// majorities-ring, majorities-ring-perfect.
 		Name: KindPartitionRing,
 		Doc:  "Jepsen's majorities ring (`jepsen.nemesis` `majorities-ring-perfect`): `ring` lists n positions in ring order, each a group of processes that keep their links (a client beside its node); for each window of m = n/2+1 consecutive positions, the middle one drops messages from the positions outside it. Each position hears a majority and no two hear the same one; not transitive (with five positions each talks to its two neighbours only). Unlisted processes keep every link. `heal_after` ends the ring's cuts that long after.",
+		Real: "the proxy holds the bytes between real servers the ring separates; the kernel cuts the clients' links",
 		Fields: []Field{
 			{Name: "ring", Type: FieldGroups, Required: true, Ptr: func(s *Spec) any { return &s.Ring },
 				Check: func(s *Spec) string {
@@ -552,7 +624,7 @@ var table = []KindDef{
 		},
 		Liveness: sim.LiveLink,
 		MinProcs: 3,
-		words: func(b *strings.Builder, s Spec) {
+		Words: func(b *strings.Builder, s Spec) {
 			for _, g := range s.Ring {
 				fmt.Fprintf(b, " [%s]", strings.Join(g, " "))
 			}
@@ -560,8 +632,8 @@ var table = []KindDef{
 				fmt.Fprintf(b, " heal after %s", *s.HealAfter)
 			}
 		},
-		apply: applyRing,
-		generate: func(g *gen, s Spec, prior []Spec) Spec {
+		Apply: applyRing,
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec {
 			s.Ring = g.ring()
 			s.HealAfter = g.healAfter()
 			return s
@@ -573,6 +645,7 @@ var table = []KindDef{
 		// by the world's operator (Hooks.Reshard).
 		Name: KindReshard,
 		Doc:  "Redis Cluster only: migrate the slot of `key` from the master `from` to the master `to` as `redis-cli --cluster reshard` does (CLUSTER SETSLOT IMPORTING on the target, MIGRATING on the source, GETKEYSINSLOT + MIGRATE in batches of 10, SETSLOT NODE everywhere), sent by an operator process, in real mode to the real servers; `hold` keeps the slot open that long after its keys moved (clients meet ASK and TRYAGAIN meanwhile). See [Redis Cluster](../design/redis-cluster.md).",
+		Real: "the operator's migration commands (CLUSTER SETSLOT, MIGRATE) sent to the real cluster nodes",
 		Fields: []Field{
 			{Name: "key", Type: FieldString, Required: true, Ptr: func(s *Spec) any { return &s.Key },
 				Check: func(s *Spec) string {
@@ -592,19 +665,19 @@ var table = []KindDef{
 		},
 		Liveness:     sim.LiveSettles,
 		NeedsCluster: true,
-		words: func(b *strings.Builder, s Spec) {
+		Words: func(b *strings.Builder, s Spec) {
 			fmt.Fprintf(b, " slot of %q %s -> %s", s.Key, s.From, s.To)
 			if s.Hold != (sim.Range{}) {
 				fmt.Fprintf(b, " hold %s", s.Hold)
 			}
 		},
-		check: func(in *installer, s Spec) error {
+		Check: func(in *Installer, s Spec) error {
 			if in.hooks.Reshard == nil {
 				return fmt.Errorf("reshard: the world has no Redis Cluster to reshard")
 			}
 			return nil
 		},
-		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+		Apply: func(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			from, _ := in.k.Lookup(s.From)
 			to, _ := in.k.Lookup(s.To)
 			hold := s.Hold.Draw(in.rand)
@@ -614,7 +687,7 @@ var table = []KindDef{
 			}
 			return rec
 		},
-		generate: func(g *gen, s Spec, prior []Spec) Spec {
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec {
 			r := g.w.Reshards[g.intn(len(g.w.Reshards))]
 			s.Key, s.From = r.Key, r.From
 			var others []string
@@ -642,6 +715,7 @@ var table = []KindDef{
 		// (NotDrawnWhy).
 		Name: KindManualFailover,
 		Doc:  "Redis Cluster only: an operator's `CLUSTER FAILOVER` sent to the cluster replica `node`, with `mode` `default` (the master stops writes, the replica catches up, then an election), `force` (an election at once, without the master's agreement) or `takeover` (a new configEpoch without a vote, the slots taken at once). Sent by the world's operator process (in real mode, to the real server); the reply, an error when `node` is a master or its master is down without `force`, is an `operator-step` trace event. Never drawn by `simrun fuzz`. See [Redis Cluster](../design/redis-cluster.md).",
+		Real: "CLUSTER FAILOVER [FORCE|TAKEOVER] sent to the real replica by the world's operator through its gateway",
 		Fields: []Field{nodeField,
 			{Name: "mode", Type: FieldEnum, Enum: []string{"default", "force", "takeover"}, Default: "default", Ptr: func(s *Spec) any { return &s.Mode },
 				Check: func(s *Spec) string {
@@ -656,23 +730,23 @@ var table = []KindDef{
 		NotDrawn:     true,
 		NotDrawnWhy:  "an operator's CLUSTER FAILOVER is staged in a scenario (drawing it would change every cluster campaign's draws)",
 		Liveness:     sim.LiveSettles,
-		words: func(b *strings.Builder, s Spec) {
+		Words: func(b *strings.Builder, s Spec) {
 			fmt.Fprintf(b, " %s", s.Node)
 			if s.Mode != "" && s.Mode != "default" {
 				fmt.Fprintf(b, " %s", s.Mode)
 			}
 		},
-		check: func(in *installer, s Spec) error {
+		Check: func(in *Installer, s Spec) error {
 			if in.hooks.ClusterFailover == nil {
 				return fmt.Errorf("manual-failover: the world has no Redis Cluster")
 			}
 			return nil
 		},
-		apply: func(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+		Apply: func(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 			rec.Text = in.hooks.ClusterFailover(node, s.Mode)
 			return rec
 		},
-		generate: func(g *gen, s Spec, prior []Spec) Spec {
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec {
 			panic("faults: the generator never draws a manual-failover fault (NotDrawn)")
 		},
 	},
@@ -681,8 +755,9 @@ var table = []KindDef{
 		// the node's first due event (with from, its first delivery from
 		// that sender; with event timer, its first timer) runs before every
 		// other event due at that instant, the others keeping their order.
-		Name: KindOrder,
-		Doc:  "The order of the events due at one instant (`at:` one instant; no range, no trigger): `node`'s first event due then (with `from`, its first delivery from that sender; with `event` `timer` instead of `any`, its first timer) runs before every other event due at that instant, the others keeping their order. Not a fault to liveness; never drawn by `simrun fuzz`; `simrun explore --orders` enumerates it; real mode refuses it. The fault record says what moved or that nothing was due.",
+		Name:        KindOrder,
+		Doc:         "The order of the events due at one instant (`at:` one instant; no range, no trigger): `node`'s first event due then (with `from`, its first delivery from that sender; with `event` `timer` instead of `any`, its first timer) runs before every other event due at that instant, the others keeping their order. Not a fault to liveness; never drawn by `simrun fuzz`; `simrun explore --orders` enumerates it; real mode refuses it. The fault record says what moved or that nothing was due.",
+		RealRefusal: "order chooses which of the events due at one instant of simulated time runs first; real servers share no instant to order (their events race in real time), so only the simulator can replay it: run it with simrun run",
 		Fields: []Field{nodeField,
 			{Name: "event", Type: FieldEnum, Enum: []string{"any", "timer"}, Default: "any", Ptr: func(s *Spec) any { return &s.Event },
 				Check: func(s *Spec) string {
@@ -709,11 +784,11 @@ var table = []KindDef{
 		NotDrawn:    true,
 		NotDrawnWhy: "it acts only where the run without it has what it acts on (an order choice needs events due at one instant; simrun explore --orders enumerates them)",
 		Liveness:    sim.LiveNone,
-		words: func(b *strings.Builder, s Spec) {
+		Words: func(b *strings.Builder, s Spec) {
 			fmt.Fprintf(b, " %s", orderWhat(s))
 		},
-		apply: applyOrder,
-		generate: func(g *gen, s Spec, prior []Spec) Spec {
+		Apply: applyOrder,
+		Generate: func(g *Gen, s Spec, prior []Spec) Spec {
 			panic("faults: the generator never draws an order fault (NotDrawn)")
 		},
 	},
@@ -787,7 +862,7 @@ var healAfterField = Field{Name: "heal_after", Type: FieldOptRange, ShrinkMin: t
 // healAfter draws a partition's heal_after: none in one schedule of four,
 // otherwise a size up to maxHealTTLs lock lifetimes (the same draws for the
 // partition kinds, groups and ring).
-func (g *gen) healAfter() *sim.Range {
+func (g *Gen) healAfter() *sim.Range {
 	if g.intn(4) == 0 {
 		return nil
 	}
@@ -808,7 +883,7 @@ func orderWhat(s Spec) string {
 
 // applyOrder moves the event an order fault names ahead of the others due
 // at its instant (KindOrder).
-func applyOrder(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+func applyOrder(in *Installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
 	want := sim.Prefer{Proc: node, From: sim.NoProc, Timer: s.Event == "timer"}
 	if s.From != "" {
 		want.From, _ = in.k.Lookup(s.From)
@@ -836,3 +911,38 @@ func applyOrder(in *installer, s Spec, node sim.ProcID, rec sim.FaultRecord) sim
 	}
 	return rec
 }
+
+// What a kind's Apply and Generate may use, for a kind declared outside
+// this package (Register): the built-in kinds use the same.
+
+// Kernel is the kernel the fault acts on.
+func (in *Installer) Kernel() *sim.Kernel { return in.k }
+
+// Rand is the faults' random stream, for the sizes a fault draws when it
+// acts (a range's draw).
+func (in *Installer) Rand() *sim.Rand { return in.rand }
+
+// Hooks are the world's actions beyond the kernel.
+func (in *Installer) Hooks() Hooks { return in.hooks }
+
+// NotRunning says why a process is not running ("crashed", ...), for a
+// record that says the fault did nothing.
+func (in *Installer) NotRunning(id sim.ProcID) string { return in.notRunning(id) }
+
+// World is the world the generator draws for.
+func (g *Gen) World() GenWorld { return g.w }
+
+// Intn draws an integer in [0, n).
+func (g *Gen) Intn(n int) int { return g.intn(n) }
+
+// Size draws a positive duration up to max at the generator's grain:
+// uniform three times in four, up to max/20 otherwise (the sizes every
+// built-in kind draws).
+func (g *Gen) Size(max time.Duration) time.Duration { return g.size(max) }
+
+// Target draws the process a node fault hits (the campaign's targets or
+// focus when it has them; a selector when the swarm allows one).
+func (g *Gen) Target() string { return g.target() }
+
+// Link draws a one-way link (from, to) between two processes.
+func (g *Gen) Link() (from, to string) { return g.link() }

@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +54,11 @@ func TestKindTable(t *testing.T) {
 					assert.Contains(t, f.Enum, f.Default, f.Name)
 				}
 			}
+			// Real mode asks the declaration, never a list of kinds.
+			assert.True(t, d.Real != "" || d.RealRefusal != "", "a built-in kind says how real mode runs it, or why it cannot")
+			assert.NotNil(t, d.Words)
+			assert.NotNil(t, d.Apply)
+			assert.True(t, d.NotDrawn || d.Generate != nil)
 		})
 	}
 	_, ok := faults.Lookup("meteor")
@@ -173,4 +179,33 @@ func TestGeneratedFaultsPassChecks(t *testing.T) {
 	err := faults.CheckKinds([]string{faults.KindOrder}, w)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "never drawn at random")
+}
+
+// TestRegister: a registered kind is looked up, listed last (the
+// generator's draw order of the built-in kinds is kept) and refused by
+// real mode until it says how real mode runs it; the undo removes it; a
+// clash or an incomplete declaration panics.
+func TestRegister(t *testing.T) {
+	before := append([]string(nil), faults.Kinds...)
+	d := faults.KindDef{Name: "meteor", NotDrawn: true,
+		Words: func(*strings.Builder, faults.Spec) {},
+		Apply: func(_ *faults.Installer, _ faults.Spec, _ sim.ProcID, rec sim.FaultRecord) sim.FaultRecord {
+			return rec
+		}}
+	undo := faults.Register(d)
+	_, ok := faults.Lookup("meteor")
+	assert.True(t, ok)
+	assert.Equal(t, append(append([]string(nil), before...), "meteor"), faults.Kinds)
+	assert.Contains(t, faults.RealRefusal("meteor"), "fault kind meteor registered no real-mode emulation")
+	assert.Empty(t, faults.RealRefusal(faults.KindPause))
+	assert.Contains(t, faults.RealRefusal(faults.KindOrder), "real servers share no instant")
+	assert.Panics(t, func() { faults.Register(d) }, "a name taken")
+	undo()
+	_, ok = faults.Lookup("meteor")
+	assert.False(t, ok)
+	assert.Equal(t, before, faults.Kinds)
+	assert.Panics(t, func() { faults.Register(faults.KindDef{Name: "x", NotDrawn: true}) }, "no Words, no Apply")
+	drawn := d
+	drawn.Name, drawn.NotDrawn = "y", false
+	assert.Panics(t, func() { faults.Register(drawn) }, "drawn without Generate")
 }

@@ -98,7 +98,7 @@ func (s Selector) Resolve(members []string, r *sim.Rand) []string {
 // expand replaces each fault whose node is a selector by one fault per
 // chosen process (Spec.Selector keeps the selector); orig maps each
 // returned spec to the index of the spec it came from.
-func (in *installer) expand(specs []Spec) (out []Spec, orig []int, err error) {
+func (in *Installer) expand(specs []Spec) (out []Spec, orig []int, err error) {
 	var r *sim.Rand
 	for i, s := range specs {
 		sel, ok := ParseSelector(s.Node)

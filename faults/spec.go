@@ -109,7 +109,7 @@ func (s Spec) String() string {
 	var b strings.Builder
 	b.WriteString(s.Kind)
 	if d, ok := Lookup(s.Kind); ok {
-		d.words(&b, s)
+		d.Words(&b, s)
 	}
 	if s.At != nil {
 		fmt.Fprintf(&b, " at %s", *s.At)

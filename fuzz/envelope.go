@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -48,11 +49,15 @@ type EnvelopeResult struct {
 	Value           time.Duration
 	Holds, Violates faults.Spec
 	Kinds           []string // what Violates violated
-	Env             []faults.Spec
-	Placements      int
-	Runs            int
-	Step            time.Duration
-	Lo, Hi          time.Duration
+	// Checks are the properties the search checked (violation kinds, as
+	// simrun fuzz --check names them): a boundary says nothing of the
+	// others.
+	Checks     []string
+	Env        []faults.Spec
+	Placements int
+	Runs       int
+	Step       time.Duration
+	Lo, Hi     time.Duration
 }
 
 // Envelope finds the boundary.
@@ -100,7 +105,7 @@ func Envelope(cfg EnvelopeConfig) (*EnvelopeResult, error) {
 		}
 	}
 	sort.SliceStable(places, func(i, j int) bool { return places[i].at < places[j].at })
-	res := &EnvelopeResult{Param: cfg.Param, Env: pl.Env, Placements: len(places), Step: cfg.Step, Lo: cfg.Lo, Hi: cfg.Hi}
+	res := &EnvelopeResult{Param: cfg.Param, Env: pl.Env, Placements: len(places), Step: cfg.Step, Lo: cfg.Lo, Hi: cfg.Hi, Checks: ec.Checks}
 	spec := func(p place, v time.Duration) faults.Spec {
 		s := faults.Spec{Kind: kind, Node: p.node, At: &sim.Range{Lo: p.at, Hi: p.at}}
 		if kind == faults.KindClockJump {
@@ -170,6 +175,7 @@ func Envelope(cfg EnvelopeConfig) (*EnvelopeResult, error) {
 // WriteEnvelope prints an envelope's result.
 func WriteEnvelope(w interface{ Write([]byte) (int, error) }, base string, r *EnvelopeResult) {
 	fmt.Fprintf(w, "envelope %s --param %s over %s..%s, step %s: %d placements, %d runs\n", base, r.Param, r.Lo, r.Hi, r.Step, r.Placements, r.Runs)
+	fmt.Fprintf(w, "checked: %s (a verdict flip of any other property is not searched; --check chooses)\n", checkTitles(r.Checks))
 	if len(r.Env) > 0 {
 		fmt.Fprintf(w, "environment kept in every run: %s\n", specStringsJoin(r.Env))
 	}
@@ -177,7 +183,46 @@ func WriteEnvelope(w interface{ Write([]byte) (int, error) }, base string, r *En
 		fmt.Fprintf(w, "no value in %s..%s violates at any placement\n", r.Lo, r.Hi)
 		return
 	}
-	fmt.Fprintf(w, "boundary: %s = %s (%s violated from there)\n", r.Param, r.Value, strings.Join(r.Kinds, ", "))
+	fmt.Fprintf(w, "boundary: %s = %s (%s violated from there)\n", r.Param, r.Value, checkTitles(r.Kinds))
 	fmt.Fprintf(w, "  holds:    %s\n", r.Holds)
 	fmt.Fprintf(w, "  violated: %s\n", r.Violates)
+}
+
+// checkTitles names checked properties (violation kinds) by their titles.
+func checkTitles(kinds []string) string {
+	var out []string
+	for _, k := range kinds {
+		t := k
+		for _, p := range checker.Properties() {
+			if p.About().Kind == k {
+				t = p.About().Title
+			}
+		}
+		out = append(out, t)
+	}
+	return strings.Join(out, ", ")
+}
+
+// EnvelopeFiles are the files WriteEnvelopeFiles writes: the boundary's
+// two schedules as scenarios to replay.
+var EnvelopeFiles = []string{"envelope-holds.yaml", "envelope-violated.yaml"}
+
+// EnvelopeScenarios are the boundary's two sides as scenarios: the base
+// with the environment and the fault one step below the boundary (expect:
+// nothing violated, so simrun run exits 0 while it holds), and at the
+// boundary (expect: what it violated).
+func EnvelopeScenarios(base *scenarios.Scenario, r *EnvelopeResult) (holds, violated *scenarios.Scenario, err error) {
+	if !r.Found {
+		return nil, nil, fmt.Errorf("no boundary was found")
+	}
+	with := func(f faults.Spec) []faults.Spec { return append(append([]faults.Spec{}, r.Env...), f) }
+	source := fmt.Sprintf("simrun envelope %s --param %s (%s..%s, step %s)", base.Name, r.Param, r.Lo, r.Hi, r.Step)
+	holds, err = Variant(base, with(r.Holds), nil, base.Seed,
+		fmt.Sprintf("%s one step below the envelope: %s = %s holds", base.Name, r.Param, r.Value-r.Step), source)
+	if err != nil {
+		return nil, nil, err
+	}
+	violated, err = Variant(base, with(r.Violates), r.Kinds, base.Seed,
+		fmt.Sprintf("%s at the envelope: %s = %s violates %s", base.Name, r.Param, r.Value, checkTitles(r.Kinds)), source)
+	return holds, violated, err
 }

@@ -87,6 +87,28 @@ func (r *ShrinkResult) Header() []string {
 	return out
 }
 
+// ShrinkTarget runs s once with seed, as a shrink runs its candidates
+// (opt), and chooses the property a shrink must keep violated
+// (TargetKind). An error running it is returned as is; a run that
+// violates nothing worth keeping is a *BadTarget.
+func ShrinkTarget(s *scenarios.Scenario, seed uint64, opt ShrinkOptions) (string, error) {
+	o, err := opt.run(s, seed)
+	if err != nil {
+		return "", err
+	}
+	kind, err := TargetKind(s, o)
+	if err != nil {
+		return "", &BadTarget{err}
+	}
+	return kind, nil
+}
+
+// BadTarget is ShrinkTarget's error for a run with nothing to shrink.
+type BadTarget struct{ Err error }
+
+func (e *BadTarget) Error() string { return e.Err.Error() }
+func (e *BadTarget) Unwrap() error { return e.Err }
+
 // TargetKind chooses the property a shrink of s must keep violated, given
 // its run o: a property the scenario expects to hold but o violates (the
 // mismatch a user wants explained); else a property it expects violated and

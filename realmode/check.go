@@ -128,13 +128,17 @@ func Check(s *scenarios.Scenario) error {
 		if stalls := f.Kind == faults.KindPartition || f.Kind == faults.KindPartitionRing || (f.Kind == faults.KindCrash && f.Mode == "power"); stalls && s.Duration > sim.RetransmitGiveUp {
 			return &UnsupportedError{Where: where, Why: fmt.Sprintf("the run lasts %v, longer than TCP's retransmission limit (tcp_retries2: %v): a stall that long ends the connection in the model, while real mode's proxy holds the bytes for as long as the stall lasts; shorten the run to at most %v", s.Duration, sim.RetransmitGiveUp, sim.RetransmitGiveUp)}
 		}
-		switch f.Kind {
-		case faults.KindOrder:
+		// Real mode carries out what a kind's kernel actions do
+		// (realmode/faults.go); a kind says in its declaration whether
+		// they have a real counterpart (faults.KindDef.Real).
+		if why := faults.RealRefusal(f.Kind); why != "" {
 			field := fmt.Sprintf("faults[%d].kind", i)
 			if line := s.Line(field); line > 0 {
 				field = fmt.Sprintf("%s:%d: %s", s.File, line, field)
 			}
-			return &UnsupportedError{Where: field, Why: "order chooses which of the events due at one instant of simulated time runs first; real servers share no instant to order (their events race in real time), so only the simulator can replay it: run it with simrun run"}
+			return &UnsupportedError{Where: field, Why: why}
+		}
+		switch f.Kind {
 		case faults.KindDrop:
 			if r.talk(f.From, f.To) {
 				return &UnsupportedError{Where: where, Why: fmt.Sprintf("dropping the next %d messages on the link %s->%s between two real servers has no TCP counterpart (a lost segment is retransmitted); use a partition (the proxy holds the bytes) or a delay", f.Count, f.From, f.To)}

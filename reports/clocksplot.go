@@ -176,7 +176,7 @@ func ClocksImage(hs []*ClockHistory, end sim.Time, title string) (Image, error) 
 	legendH := legendHeight(rows)
 	h := 4.2*vg.Inch + legendH
 	return render(w, h, func(c draw.Canvas) {
-		p.Draw(draw.Crop(c, 0, 0, legendH, 0))
+		p.Draw(draw.Crop(c, 0, 0, legendH, -titleMargin))
 		drawLegend(c, rows, c.Min.X+0.8*vg.Inch, c.Min.Y+legendH-vg.Points(6))
 	})
 }

@@ -23,22 +23,57 @@ type heatmap struct {
 	xLabel     string
 	yLabel     string
 	cells      [][]heatCell // [row][col]
+	// palette colours a cell's value (nil: heatColour, the probability
+	// scale); scale names what a palette other than heatColour shows, for
+	// its own colour bar.
+	palette func(float64) color.RGBA
+	scale   string
 }
 
-// heatColour maps a probability to white (0) through orange to dark red (1).
-func heatColour(p float64) color.RGBA {
-	if math.IsNaN(p) {
-		return color.RGBA{0xee, 0xee, 0xee, 0xff}
+// colour is the colour of a cell's value.
+func (h *heatmap) colour(p float64) color.RGBA {
+	if h.palette != nil {
+		return h.palette(p)
 	}
-	stops := []struct {
-		at float64
-		c  color.RGBA
-	}{
+	return heatColour(p)
+}
+
+// colourStop is a stop of a sequential palette.
+type colourStop struct {
+	at float64
+	c  color.RGBA
+}
+
+// heatColour maps a probability to white (0) through orange to dark red
+// (1): ColorBrewer's sequential OrRd, for the probability of a violation.
+func heatColour(p float64) color.RGBA {
+	return ramp(p, []colourStop{
 		{0, color.RGBA{0xff, 0xff, 0xff, 0xff}},
 		{0.25, color.RGBA{0xfd, 0xd4, 0x9e, 0xff}},
 		{0.5, color.RGBA{0xfc, 0x8d, 0x59, 0xff}},
 		{0.75, color.RGBA{0xe3, 0x4a, 0x33, 0xff}},
 		{1, color.RGBA{0x99, 0x00, 0x00, 0xff}},
+	})
+}
+
+// quantityColour maps a share of the largest value (0 to 1) to white
+// through blue: ColorBrewer's sequential Blues, for a quantity that is
+// not the probability of a violation (the time the lock stood free), so
+// that it never reads as one.
+func quantityColour(p float64) color.RGBA {
+	return ramp(p, []colourStop{
+		{0, color.RGBA{0xf7, 0xfb, 0xff, 0xff}},
+		{0.25, color.RGBA{0xc6, 0xdb, 0xef, 0xff}},
+		{0.5, color.RGBA{0x6b, 0xae, 0xd6, 0xff}},
+		{0.75, color.RGBA{0x21, 0x71, 0xb5, 0xff}},
+		{1, color.RGBA{0x08, 0x30, 0x6b, 0xff}},
+	})
+}
+
+// ramp interpolates stops at p (NaN: light grey, nothing to show).
+func ramp(p float64, stops []colourStop) color.RGBA {
+	if math.IsNaN(p) {
+		return color.RGBA{0xee, 0xee, 0xee, 0xff}
 	}
 	p = math.Max(0, math.Min(1, p))
 	for i := 1; i < len(stops); i++ {
@@ -82,7 +117,7 @@ func (a *heatArtist) Plot(c draw.Canvas, p *plot.Plot) {
 		for ci, cell := range row {
 			x0, x1 := trX(float64(ci)-0.5), trX(float64(ci)+0.5)
 			y0, y1 := trY(y-0.5), trY(y+0.5)
-			bg := heatColour(cell.p)
+			bg := a.h.colour(cell.p)
 			fillRect(c, bg, x0, y0, x1, y1)
 			strokeRect(c, draw.LineStyle{Color: color.White, Width: vg.Points(1.5)}, x0, y0, x1, y1)
 			clr := color.Color(black)
@@ -110,6 +145,12 @@ func (a *heatArtist) Plot(c draw.Canvas, p *plot.Plot) {
 
 // colourBar is a legend item showing the heat scale.
 func colourBar(width vg.Length) legendItem {
+	return paletteBar(width, heatColour, []string{"0", "0.25", "0.5", "0.75", "1"})
+}
+
+// paletteBar is a legend item showing a palette from 0 to 1 with five
+// tick labels.
+func paletteBar(width vg.Length, palette func(float64) color.RGBA, ticks []string) legendItem {
 	return legendItem{text: "", thumb: func(c draw.Canvas, r vg.Rectangle) {
 		const steps = 50
 		sty := textStyle(8, black)
@@ -117,12 +158,12 @@ func colourBar(width vg.Length) legendItem {
 			f := float64(i) / steps
 			x0 := r.Min.X + width*vg.Length(f)
 			x1 := r.Min.X + width*vg.Length(float64(i+1)/steps)
-			fillRect(c, heatColour(f+0.5/steps), x0, r.Min.Y, x1, r.Max.Y)
+			fillRect(c, palette(f+0.5/steps), x0, r.Min.Y, x1, r.Max.Y)
 		}
 		strokeRect(c, draw.LineStyle{Color: grey, Width: vg.Points(0.5)}, r.Min.X, r.Min.Y, r.Min.X+width, r.Max.Y)
 		for _, t := range []float64{0, 0.25, 0.5, 0.75, 1} {
 			x := r.Min.X + width*vg.Length(t)
-			label := []string{"0", "0.25", "0.5", "0.75", "1"}[int(t*4)]
+			label := ticks[int(t*4)]
 			c.FillText(sty, vg.Point{X: x - sty.Width(label)/2, Y: r.Min.Y - sty.Height(label) - vg.Points(1)}, label)
 		}
 	}}

@@ -149,6 +149,9 @@ type pageData struct {
 
 var page = template.Must(template.New("index").Funcs(template.FuncMap{
 	"time": func(t sim.Time) string { return t.String() },
+	// Wall-clock readings as seconds from the run's start, as the
+	// summary prints them, never epoch milliseconds.
+	"wall": func(e sim.Event) string { return sim.ReadableText(&e) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -221,7 +224,7 @@ p, li { max-width: 60em; line-height: 1.45; }
 <h2>Key events</h2>
 <table>
 <tr><th>true time</th><th>process</th><th>event</th><th>detail</th></tr>
-{{range .Events}}<tr><td>{{time .At}}</td><td>{{.Proc}}</td><td>{{.Kind}}</td><td>{{.Text}}</td></tr>
+{{range .Events}}<tr><td>{{time .At}}</td><td>{{.Proc}}</td><td>{{.Kind}}</td><td>{{wall .}}</td></tr>
 {{end}}</table>
 
 <h2>Reproduce</h2>

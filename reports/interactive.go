@@ -103,6 +103,15 @@ func interactiveData(tl *Timeline, trace []sim.Event, avail *checker.Availabilit
 	if d.Events == nil {
 		d.Events = []sim.Event{}
 	}
+	// The texts a reader sees (the event list, the tooltips) give wall
+	// clock readings as seconds from the run's start; the typed fields
+	// keep the readings. A copy: the trace is the caller's.
+	shown := make([]sim.Event, len(d.Events))
+	for i, e := range d.Events {
+		e.Text = sim.RelativeWallTimes(e.Text)
+		shown[i] = e
+	}
+	d.Events = shown
 	b, err := json.Marshal(d)
 	if err != nil {
 		return "", err
@@ -209,7 +218,7 @@ const interactiveScript = `
         var s0 = b * av.bin, s1 = s0 + av.bin;
         if (s1 < t0 || s0 > t1) return;
         var c = clip(s0, s1), w = Math.max(c[1] - c[0], 1);
-        el("rect", {x: c[0], y: y + 2, width: w, height: stripH - 4, fill: "#d62728", "fill-opacity": Math.max(0.15, d / av.bin).toFixed(3), "class": "avail", "data-lock": l.lock},
+        el("rect", {x: c[0], y: y + 2, width: w, height: stripH - 4, fill: "#5e3c99", "fill-opacity": Math.max(0.15, d / av.bin).toFixed(3), "class": "avail", "data-lock": l.lock},
           null, l.lock + " free while a client waited: " + secs(d) + " of " + secs(s0) + ".." + secs(s1));
       });
     });

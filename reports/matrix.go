@@ -168,32 +168,32 @@ td, th { padding: 4px 8px; border: 1px solid #fff; text-align: center; font-size
 th { background: #f0f0f0; }
 td.name { text-align: left; background: #f6f6f6; }
 .scroll { overflow-x: auto; }
-.scroll img { max-width: none; }
+.fit img { max-width: 100%; height: auto; }
 code { font-family: "Liberation Mono", "Courier New", monospace; font-size: 0.85em; }
 </style>
 </head>
 <body>
 <h1>Which lock should we use?</h1>
 <p>Violation rates of lock safety and resource safety over {{.M.Runs}} random fault schedules per cell (base seed {{.M.Seed}}), with 95% Wilson intervals.</p>
-<div class="scroll"><img src="{{.Image}}" alt="matrix heatmap"></div>
+<div class="fit"><a href="matrix.png" title="the image at full size"><img src="{{.Image}}" alt="matrix heatmap"></a></div>
 {{range $vi, $v := .Verdicts}}
 <h2>{{$v}}</h2>
-<table>
+<div class="scroll"><table>
 <tr><th>algorithm</th>{{range $.M.Cols}}<th>{{.}}</th>{{end}}</tr>
 {{range $i, $row := $.M.Cells}}<tr><td class="name">{{index $.M.Rows $i}}</td>{{range $row}}<td style="{{bg . $v}}">{{if .NA}}n/a{{else}}{{rate .Counts $v}}{{end}}</td>{{end}}</tr>
-{{end}}</table>
+{{end}}</table></div>
 {{end}}
 <h2>Numbers</h2>
 <p>Per cell, over its runs: the grants per run, the median of the runs' median acquisition latencies (p50) and the mean time per run the lock stood free while a client waited for it (free); the same as matrix.csv's last three columns.</p>
-<table>
+<div class="scroll"><table>
 <tr><th>algorithm</th>{{range $.M.Cols}}<th>{{.}}</th>{{end}}</tr>
 {{range $i, $row := $.M.Cells}}<tr><td class="name">{{index $.M.Rows $i}}</td>{{range $row}}<td>{{if .NA}}n/a{{else}}{{range $k, $l := .Counts.Numbers.Lines}}{{if $k}}<br>{{end}}{{$l}}{{else}}-{{end}}{{end}}</td>{{end}}</tr>
-{{end}}</table>
+{{end}}</table></div>
 <h2>Replay</h2>
-<table>
+<div class="scroll"><table>
 <tr><th>algorithm</th><th>family</th><th>first violating run</th></tr>
 {{range $i, $row := .M.Cells}}{{range $j, $c := $row}}{{if $c.Replay}}<tr><td class="name">{{index $.M.Rows $i}}</td><td>{{index $.M.Cols $j}}</td><td><code>{{$c.Replay}}</code></td></tr>
-{{end}}{{end}}{{end}}</table>
+{{end}}{{end}}{{end}}</table></div>
 {{if .M.Notes}}<h2>Notes</h2><ul>{{range .M.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </body>
 </html>

@@ -70,6 +70,12 @@ func textStyle(size vg.Length, clr color.Color) text.Style {
 	}
 }
 
+// titleMargin is the room kept above a plot drawn at the top of an image
+// or under another: gonum draws a plot's title against its canvas's top
+// edge, and the glyphs' ascent then reached past it (a title cut at the
+// top), or into the x axis label of the panel above.
+const titleMargin = vg.Length(6)
+
 // newPlot returns a plot in the report's style: sans-serif text, no legend
 // (reports draw their own, outside the data area).
 func newPlot(title string) *plot.Plot {

@@ -297,10 +297,10 @@ func sweepLines(s *Sweep) (Image, error) {
 		// Panel i under the legend: from (n-1-i) to (n-i) panel heights
 		// above the bottom.
 		n := vg.Length(len(panels))
-		cs := []draw.Canvas{draw.Crop(c, 0, 0, below, 0)}
+		cs := []draw.Canvas{draw.Crop(c, 0, 0, below, -titleMargin)}
 		ps := append([]*plot.Plot{p}, panels...)
 		for i := range panels {
-			cs = append(cs, draw.Crop(c, 0, 0, (n-1-vg.Length(i))*panelH, (n-vg.Length(i))*panelH-h))
+			cs = append(cs, draw.Crop(c, 0, 0, (n-1-vg.Length(i))*panelH, (n-vg.Length(i))*panelH-h-titleMargin))
 		}
 		// The same x axis on every panel: each data area starts where the
 		// widest y axis leaves room for.
@@ -420,8 +420,10 @@ func sweepHeatmaps(s *Sweep) (Image, error) {
 	return heatmapsImage(title, maps, "")
 }
 
-// heatmapsImage draws heatmaps side by side under a title, with a colour
-// bar and an optional note.
+// heatmapsImage draws heatmaps under a title, at most maxHeatCols side by
+// side (three or four in one row made an image four times as wide as
+// high), with a colour bar for the probability and one for each other
+// palette (heatmap.scale), and an optional note.
 func heatmapsImage(title string, maps []*heatmap, note string) (Image, error) {
 	panelW := 5.2 * vg.Inch
 	cols := maps[0].cols
@@ -433,33 +435,61 @@ func heatmapsImage(title string, maps []*heatmap, note string) (Image, error) {
 		panelW = wide
 	}
 	panelH := vg.Length(len(maps[0].rows))*0.42*vg.Inch + 1.3*vg.Inch
-	w := panelW * vg.Length(len(maps))
+	perRow := min(len(maps), maxHeatCols)
+	rows := (len(maps) + perRow - 1) / perRow
+	// The colour bars: the probability's, then each other palette's.
+	type bar struct {
+		label   string
+		palette func(float64) color.RGBA
+		ticks   []string
+	}
+	var bars []bar
+	prob := false
+	for _, m := range maps {
+		if m.palette == nil && !prob {
+			prob = true
+			bars = append([]bar{{"probability", heatColour, []string{"0", "0.25", "0.5", "0.75", "1"}}}, bars...)
+		}
+		if m.palette != nil {
+			bars = append(bars, bar{m.scale, m.palette, []string{"0", "", "half", "", "the most"}})
+		}
+	}
+	w := panelW * vg.Length(perRow)
 	head := 0.45 * vg.Inch
-	foot := 0.75 * vg.Inch
-	h := head + panelH + foot
+	foot := 0.45*vg.Inch + vg.Length(len(bars))*vg.Points(30)
+	h := head + panelH*vg.Length(rows) + foot
 	return render(w, h, func(c draw.Canvas) {
 		st := textStyle(14, black)
 		c.FillText(st, vg.Point{X: c.Center().X - st.Width(title)/2, Y: c.Max.Y - head + vg.Points(10)}, title)
 		body := draw.Crop(c, 0, 0, foot, -head)
-		tiles := draw.Tiles{Rows: 1, Cols: len(maps), PadX: vg.Points(10), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
+		tiles := draw.Tiles{Rows: rows, Cols: perRow, PadX: vg.Points(10), PadY: vg.Points(10), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
 		for i, m := range maps {
-			m.plot().Draw(tiles.At(body, i, 0))
+			m.plot().Draw(tiles.At(body, i%perRow, i/perRow))
 		}
-		bar := colourBar(2.5 * vg.Inch)
-		x := c.Min.X + vg.Inch
-		y := c.Min.Y + foot - vg.Points(22)
 		lst := textStyle(9, black)
-		c.FillText(lst, vg.Point{X: x, Y: y + vg.Points(1)}, "probability")
-		bx := x + lst.Width("probability") + vg.Points(8)
-		bar.thumb(c, vg.Rectangle{Min: vg.Point{X: bx, Y: y}, Max: vg.Point{X: bx + 2.5*vg.Inch, Y: y + vg.Points(10)}})
+		x := c.Min.X + vg.Inch
+		var labelW vg.Length
+		for _, b := range bars {
+			labelW = max(labelW, lst.Width(b.label))
+		}
+		for i, b := range bars {
+			y := c.Min.Y + foot - vg.Points(22) - vg.Length(i)*vg.Points(30)
+			c.FillText(lst, vg.Point{X: x, Y: y + vg.Points(1)}, b.label)
+			bx := x + labelW + vg.Points(8)
+			paletteBar(2.5*vg.Inch, b.palette, b.ticks).thumb(c, vg.Rectangle{Min: vg.Point{X: bx, Y: y}, Max: vg.Point{X: bx + 2.5*vg.Inch, Y: y + vg.Points(10)}})
+		}
 		if note != "" {
-			nx := bx + 2.5*vg.Inch + vg.Points(20)
+			nx := x + labelW + 2.5*vg.Inch + vg.Points(28)
+			y := c.Min.Y + foot - vg.Points(22)
 			for i, line := range strings.Split(note, "\n") {
 				c.FillText(lst, vg.Point{X: nx, Y: y + vg.Points(1) - vg.Length(i)*vg.Points(12)}, line)
 			}
 		}
 	})
 }
+
+// maxHeatCols is the most heatmap panels side by side.
+const maxHeatCols = 2
 
 // referenceStyle draws a sweep's reference lines: dashed, dark grey.
 var referenceStyle = draw.LineStyle{Color: color.RGBA{0x44, 0x44, 0x44, 0xff}, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
@@ -506,7 +536,8 @@ func numbersHeatmap(s *Sweep) *heatmap {
 	if !known {
 		return nil
 	}
-	h := &heatmap{title: "numbers (colour: time free while waited, of the most)", rows: rowPar.Values, cols: colPar.Values, xLabel: colPar.axisLabel(), yLabel: rowPar.axisLabel()}
+	h := &heatmap{title: "numbers (colour: time free while waited)", rows: rowPar.Values, cols: colPar.Values, xLabel: colPar.axisLabel(), yLabel: rowPar.axisLabel(),
+		palette: quantityColour, scale: fmt.Sprintf("time free while waited (mean per run; %s the most)", most.Round(time.Millisecond))}
 	for i := range rowPar.Values {
 		var row []heatCell
 		for j := range colPar.Values {

@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/csv"
+	"image/png"
 	"math"
 	"strings"
 	"testing"
@@ -224,12 +225,39 @@ func TestSweepImageShowsNumbers(t *testing.T) {
 			}
 			continue
 		}
-		assert.Contains(t, texts, "numbers (colour: time free while waited, of the most)")
+		assert.Contains(t, texts, "numbers (colour: time free while waited)")
 		assert.NotContains(t, plainTexts, "numbers (colour")
 		assert.Contains(t, texts, "2.0 grants/run")
 		assert.Contains(t, texts, "p50 107ms")
 		assert.Contains(t, texts, "free 7.00s")
 	}
+}
+
+// TestTwoParameterHeatmapScales: a two-parameter sweep's numbers panel
+// (time free while waited) is coloured on a palette of its own, not the
+// probability's violation reds, with its own colour bar beside the
+// probability's; the panels wrap at two per row, so the image is not four
+// times as wide as high.
+func TestTwoParameterHeatmapScales(t *testing.T) {
+	s := sampleSweep(2)
+	for i := range s.Points {
+		s.Points[i].Counts.Numbers.Add(2, 100*time.Millisecond, true, time.Duration(i)*time.Second)
+	}
+	img, err := SweepImage(s)
+	require.NoError(t, err)
+	texts := svgTexts(t, img.SVG)
+	joined := strings.Join(texts, "\n")
+	assert.Equal(t, 1, strings.Count(joined, "probability"), "one probability scale")
+	assert.Contains(t, joined, "time free while waited (mean per run;")
+	assert.Contains(t, joined, "the most")
+	// The numbers' palette is not a red: its darkest end is blue.
+	r, g, b := onWhite(quantityColour(1))
+	assert.Greater(t, hue(r, g, b), 180.0)
+	assert.Less(t, hue(r, g, b), 260.0)
+	cfg, err := png.DecodeConfig(bytes.NewReader(img.PNG))
+	require.NoError(t, err)
+	assert.LessOrEqual(t, float64(cfg.Width)/float64(cfg.Height), 2.0, "%dx%d", cfg.Width, cfg.Height)
+	assert.LessOrEqual(t, cfg.Width, 1600)
 }
 
 // TestMatrixHTMLShowsNumbers: matrix.html has a table of each cell's
@@ -248,4 +276,22 @@ func TestMatrixHTMLShowsNumbers(t *testing.T) {
 	require.Contains(t, html, "<h2>Numbers</h2>")
 	_, numbers, _ := strings.Cut(html, "<h2>Numbers</h2>")
 	assert.Contains(t, numbers, "<td>4.0 grants/run<br>p50 80.0ms<br>free 1.00s</td><td>n/a</td>")
+}
+
+// TestMatrixHTMLFitsTheWindow: matrix.html overflowed a 1400 px window:
+// its image (wider than the page) was shown at full size, and its tables
+// had nothing to scroll in. The image now scales to the page's width
+// (linking to matrix.png at full size) and each table scrolls in its own
+// box. (Measured in headless Chromium at 1400 px: the document's
+// scrollWidth equals its clientWidth.)
+func TestMatrixHTMLFitsTheWindow(t *testing.T) {
+	m := &Matrix{Rows: []string{"redlock"}, Cols: []string{"pause", "failover"}, Runs: 1, Seed: 1,
+		Cells: [][]MatrixCell{{{}, {NA: true}}}}
+	page, err := m.HTML([]byte("<svg/>"))
+	require.NoError(t, err)
+	html := string(page)
+	assert.Contains(t, html, ".fit img { max-width: 100%; height: auto; }")
+	assert.Regexp(t, `<div class="fit"><a href="matrix.png"[^>]*><img src="data:image/svg`, html)
+	assert.Equal(t, strings.Count(html, "<table>"), strings.Count(html, `<div class="scroll"><table>`), "every table scrolls in its own box")
+	assert.NotContains(t, html, "max-width: none")
 }

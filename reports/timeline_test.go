@@ -310,6 +310,37 @@ faults:
 	requirePNG(t, files["clocks.png"])
 }
 
+// TestKeyEventsRelativeTimes: the HTML report's key events show the wall
+// clock readings of an expiry as seconds from the run's start, as the
+// summary does, not epoch milliseconds.
+func TestKeyEventsRelativeTimes(t *testing.T) {
+	s, err := scenarios.Parse("expire.yaml", []byte(`name: expire
+seed: 1
+duration: 10s
+redis:
+  - name: A
+clients:
+  - name: c1
+    lock: {algorithm: redis-single, node: A, ttl: 2s}
+    workload: {start: 0s, cycles: 1, hold: 100ms}
+faults:
+  - at: 50ms
+    kind: pause
+    node: c1
+    for: 5s
+`))
+	require.NoError(t, err)
+	run, _ := runScenario(t, s)
+	files, err := RenderRun(run)
+	require.NoError(t, err)
+	page := string(files["index.html"])
+	require.Contains(t, page, "<td>key-expired</td>")
+	assert.Regexp(t, `<td>key-expired</td><td>&#34;lock&#34; deadline=&#43;2\.\d{3}s now=&#43;2\.\d{3}s</td>`, page)
+	// Nor in the interactive timeline's event texts (its typed fields keep
+	// the readings).
+	assert.NotRegexp(t, `"text":"[^"]*=1767\d{9}`, page, "no raw epoch milliseconds")
+}
+
 // TestKeyEvents keeps what the summary shows and drops the rest.
 func TestKeyEvents(t *testing.T) {
 	tr := []sim.Event{

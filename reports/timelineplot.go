@@ -30,10 +30,10 @@ const (
 func TimelineImage(tl *Timeline, title string) (Image, error) {
 	rows := legendRows(timelineLegend(tl), timelineWidth-1.5*vg.Inch)
 	legendH := legendHeight(rows)
-	plotH := vg.Length(len(tl.Lanes))*laneHeight + vg.Length(len(tl.availRows()))*availHeight + 1.1*vg.Inch
+	plotH := vg.Length(len(tl.Lanes))*laneHeight + vg.Length(len(tl.availRows()))*availHeight + tl.bandSpace() + 1.1*vg.Inch
 	h := plotH + legendH
 	return render(timelineWidth, h, func(c draw.Canvas) {
-		top := draw.Crop(c, 0, 0, legendH, 0)
+		top := draw.Crop(c, 0, 0, legendH, -titleMargin)
 		p := timelinePlot(tl, title)
 		p.Draw(top)
 		drawLegend(c, rows, c.Min.X+vg.Inch, c.Min.Y+legendH-vg.Points(8))
@@ -96,8 +96,10 @@ func (a *availArtist) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// unavailRed is the colour of the availability rows.
-var unavailRed = color.RGBA{0xd6, 0x27, 0x28, 0xff}
+// unavailRed is the colour of the availability rows: a violet, never the
+// red family of the violation windows (lock safety's light red read as
+// the same pink as a lightly shaded bin of "lock free while waiting").
+var unavailRed = color.RGBA{0x5e, 0x3c, 0x99, 0xff}
 
 func timelinePlot(tl *Timeline, title string) *plot.Plot {
 	p := newPlot(title)
@@ -109,7 +111,7 @@ func timelinePlot(tl *Timeline, title string) *plot.Plot {
 	// A little room left of 0, so that a mark at the very start (a crash
 	// at 50 ms) is drawn inside its lane, not over the lane's name.
 	p.X.Min = -p.X.Max / 100
-	p.Y.Min, p.Y.Max = -float64(len(tl.Lanes))+0.5-float64(len(tl.availRows()))*float64(availHeight/laneHeight), 0.5
+	p.Y.Min, p.Y.Max = -float64(len(tl.Lanes))+0.5-float64(len(tl.availRows()))*float64(availHeight/laneHeight)-float64(tl.bandSpace()/laneHeight), 0.5
 	p.Y.Tick.Marker = laneTicks{tl}
 	p.X.Tick.Marker = timeTicks{}
 	p.Y.Tick.Length = 0
@@ -285,6 +287,14 @@ func (a *timelineArtist) drawSpan(c draw.Canvas, l *Lane, s Span, x0, x1, yc, h 
 		if rows < 1 {
 			rows = 1
 		}
+		if rows > maxPartSlices {
+			// Too many partitions at once (a majorities ring: a cut per
+			// position) to give each a slice: the lane is tinted once
+			// per partition it is in, a light grey that darkens with
+			// the number of cuts, and the network lane says which.
+			fillRect(c, alpha(grey, 0x1c), x0, yc-h/2, x1, yc+h/2)
+			break
+		}
 		slice := h / vg.Length(rows)
 		top := yc + h/2 - vg.Length(s.Row)*slice
 		// A light tint behind the bars, and a solid strip of the side's
@@ -385,11 +395,27 @@ func (a *timelineArtist) drawSpan(c draw.Canvas, l *Lane, s Span, x0, x1, yc, h 
 // every violation window.
 const shadeBand = vg.Length(7)
 
+// bandSpace is the strip under the lanes and the availability rows that
+// holds the violation band: a strip of its own, so that the band is never
+// drawn over the availability rows (0 when no window is drawn).
+func (tl *Timeline) bandSpace() vg.Length {
+	if len(tl.Shades) == 0 {
+		return 0
+	}
+	return shadeBand + vg.Points(2)
+}
+
 // alpha returns c with its opacity set to a (0 to 255).
 func alpha(c color.Color, a uint8) color.NRGBA {
 	r, g, b, _ := c.RGBA()
 	return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), a}
 }
+
+// maxPartSlices is the most overlapping partitions whose sides the lanes
+// show, each in a slice of the lane; beyond it (a majorities ring) the
+// slices turned every lane into stripes, and a lane shows only how many
+// cuts it is in.
+const maxPartSlices = 2
 
 // partStrip is the height of the solid strip in a partition side's colour
 // along the top of the lane (slice) it tints.
@@ -739,7 +765,13 @@ func timelineLegend(tl *Timeline) []legendItem {
 			hatch(c, draw.LineStyle{Color: downGrey, Width: vg.Points(0.7)}, vg.Points(3), r.Min.X, r.Min.Y, r.Max.X, r.Max.Y)
 		})
 	}
-	if has[SpanGroup] {
+	if has[SpanGroup] && tl.PartRows > maxPartSlices {
+		add("in a partition (darker: in more of them at once; the network lane names them)", func(c draw.Canvas, r vg.Rectangle) {
+			mx := (r.Min.X + r.Max.X) / 2
+			fillRect(c, alpha(grey, 0x1c), r.Min.X, r.Min.Y, mx, r.Max.Y)
+			fillRect(c, alpha(grey, 0x38), mx, r.Min.Y, r.Max.X, r.Max.Y)
+		})
+	} else if has[SpanGroup] {
 		add("partition side (lane tinted by side as on the network lane; overlapping partitions in rows)", func(c draw.Canvas, r vg.Rectangle) {
 			mx := (r.Min.X + r.Max.X) / 2
 			fillRect(c, alpha(groupColours[0], 0x40), r.Min.X, r.Min.Y, mx, r.Max.Y)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -98,4 +99,16 @@ func TestCatalogueEntry(t *testing.T) {
 	}
 	_, err := Builtin("../catalogue/redlock-clock-jump")
 	assert.Error(t, err)
+}
+
+// TestCatalogueTitlesStandAlone: a title is read alone (simrun list, the
+// matrix, the HTML report), so none may lean on its neighbour in the
+// catalogue ("The same pause, ...").
+func TestCatalogueTitlesStandAlone(t *testing.T) {
+	cat, err := Catalogue()
+	require.NoError(t, err)
+	for _, s := range cat {
+		assert.NotEmpty(t, s.Title, s.Name)
+		assert.False(t, strings.HasPrefix(strings.ToLower(s.Title), "the same"), "%s: title %q leans on another scenario's: say what this one is", s.Name, s.Title)
+	}
 }

@@ -113,8 +113,13 @@ func fromNode(file string, doc *yaml.Node, origin map[*yaml.Node]string) (*Scena
 	if !o.has("duration") {
 		r.errf(root, "duration", "required field is missing (virtual time to simulate, e.g. 60s)")
 	}
-	if o.duration("duration", &s.Duration) && s.Duration <= 0 {
-		r.errf(o.get("duration"), "duration", "must be positive, got %s", s.Duration)
+	if o.duration("duration", &s.Duration) {
+		switch {
+		case s.Duration <= 0:
+			r.errf(o.get("duration"), "duration", "must be positive, got %s", s.Duration)
+		case s.Duration > MaxDuration:
+			r.errf(o.get("duration"), "duration", "%s is more than the %s of virtual time a scenario may run: a lock story needs seconds to hours (the longest measured run is 24h), so this is more likely a unit typed for another; for a long contention test, stop it with --max-events instead", fmtHours(s.Duration), fmtHours(MaxDuration))
+		}
 	}
 	s.Links = r.network(o.get("network"), &s.Network)
 	// Every process kind reads its own section (kinds.go).
@@ -131,11 +136,77 @@ func fromNode(file string, doc *yaml.Node, origin map[*yaml.Node]string) (*Scena
 	o.done()
 	if len(r.errs) == 0 {
 		validate(r, s, root)
+	} else {
+		r.errs = append(r.errs, validateBeside(r, s, root)...)
 	}
 	if len(r.errs) > 0 {
 		return nil, r.errs
 	}
 	return s, nil
+}
+
+// MaxDuration is the longest virtual time a scenario may run. A run of
+// more than a thousand hours is refused (exit 2) rather than warned about:
+// at the kernel's speed it would run for hours of CPU before an event
+// budget stops it (exit 3), while a lock story needs seconds to hours and
+// the longest run locksim measures is 24h (a memory bound); the budget
+// tests and the flat-memory checks run 1000h.
+const MaxDuration = 1000 * time.Hour
+
+// fmtHours writes a long duration in hours ("100000h"), as a user types
+// it, rather than time.Duration's "100000h0m0s".
+func fmtHours(d time.Duration) string {
+	if d%time.Hour == 0 {
+		return fmt.Sprintf("%dh", d/time.Hour)
+	}
+	return d.String()
+}
+
+// validateBeside validates a scenario whose reading found errors, so that
+// a file with several mistakes reports them all at once, and returns the
+// validation's errors that stand on their own: those in a top-level entry
+// (clients[0], faults[2], expect, ...) where reading found nothing wrong.
+// An error in an entry that was misread may only follow from the misread
+// value (a missing name, a zero duration), so those are left for the next
+// run; after an error in a top-level field (name, duration, a whole
+// section) nothing is added. Validation was written for a scenario read
+// without errors: should it fail on a half-read one, the reading's errors
+// alone are reported.
+func validateBeside(r *reader, s *Scenario, root *yaml.Node) (out Errors) {
+	bad := map[string]bool{}
+	for _, e := range r.errs {
+		top := topEntry(e.Path)
+		if top == e.Path && !strings.Contains(top, "[") {
+			return nil // a top-level field: everything else may follow from it
+		}
+		bad[top] = true
+	}
+	v := &reader{file: r.file, origin: r.origin}
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	validate(v, s, root)
+	for _, e := range v.errs {
+		if !bad[topEntry(e.Path)] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// topEntry is the top-level entry a field path lies in: "clients[0]" for
+// "clients[0].lock.ttl", "expect" for "expect.max_wait", "duration" for
+// "duration".
+func topEntry(path string) string {
+	if i := strings.IndexAny(path, "."); i >= 0 {
+		path = path[:i]
+	}
+	if i := strings.Index(path, "]"); i >= 0 {
+		return path[:i+1]
+	}
+	return path
 }
 
 func (r *reader) network(n *yaml.Node, dst *sim.NetConfig) []LinkSpec {

@@ -155,6 +155,8 @@ func TestParseErrors(t *testing.T) {
 		{"zk tick below a millisecond", zkSection("  tick_time: 1ns\n"), []string{"t.yaml:4: zookeeper.tick_time: must be a whole number of milliseconds (zoo.cfg's value is an integer of ms), got 1ns"}},
 		{"zk max session with a fraction", zkSection("  max_session_timeout: 10.5ms\n"), []string{"t.yaml:4: zookeeper.max_session_timeout: must be a whole number of milliseconds"}},
 		{"zk negative tick", zkSection("  tick_time: -1s\n"), []string{"t.yaml:4: zookeeper.tick_time: must be positive (0 or omitted: 2s), got -1s"}},
+		// A duration far beyond any lock story: refused, not run for hours.
+		{"duration of 100,000 hours", strings.Replace(minimal, "duration: 10s", "duration: 100000h", 1), []string{"t.yaml:2: duration: 100000h is more than the 1000h of virtual time a scenario may run"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,6 +167,40 @@ func TestParseErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParseReportsEveryError: a file with a reading error and a
+// validation error elsewhere reports both (the validation used to run
+// only on a file read without errors), and a validation error that may
+// follow from a misread entry is left out.
+func TestParseReportsEveryError(t *testing.T) {
+	t.Run("two errors in two entries", func(t *testing.T) {
+		y := strings.Replace(minimal, "ttl: 5s", "ttl: -5s", 1) + "faults:\n  - {at: 1s, kind: pause, node: A, for: -1s}\n"
+		_, err := Parse("t.yaml", []byte(y))
+		require.Error(t, err)
+		var errs Errors
+		require.ErrorAs(t, err, &errs)
+		assert.Contains(t, err.Error(), "t.yaml:10: faults[0].for: must be positive")
+		assert.Contains(t, err.Error(), "t.yaml:7: clients[0].lock.ttl")
+		assert.Len(t, errs, 2, err.Error())
+	})
+	t.Run("an entry misread reports its reading error only", func(t *testing.T) {
+		// The fault's for is misread; the validation of the same fault
+		// (its node) is not added, whatever it would say.
+		y := minimal + "faults:\n  - {at: 1s, kind: pause, node: Z, for: -1s}\n"
+		_, err := Parse("t.yaml", []byte(y))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "faults[0].for: must be positive")
+		assert.NotContains(t, err.Error(), "unknown process \"Z\"")
+	})
+	t.Run("a top-level field misread reports the reading errors only", func(t *testing.T) {
+		y := strings.Replace(minimal, "duration: 10s", "duration: 10", 1)
+		y = strings.Replace(y, "ttl: 5s", "ttl: -5s", 1)
+		_, err := Parse("t.yaml", []byte(y))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "duration:")
+		assert.NotContains(t, err.Error(), "clients[0].lock.ttl", "the duration may be what the other checks stand on")
+	})
 }
 
 // zkSection is a zookeeper scenario whose zookeeper: block has fields.

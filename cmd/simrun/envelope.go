@@ -2,19 +2,24 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/outdir"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
 func init() { extraCommands = append(extraCommands, newEnvelopeCmd) }
 
 func newEnvelopeCmd() *cobra.Command {
-	var param, rng, targets, checks string
+	var param, rng, targets, checks, out string
 	var step time.Duration
 	cmd := &cobra.Command{
 		Use:   "envelope NAME|FILE --param P [--range A..B]",
@@ -24,7 +29,8 @@ explore places faults: just before and after each action of each target),
 find the smallest value of the fault parameter P (clock-jump.by: a forward
 jump; pause.for) in --range that violates a checked property, by bisection
 at --step, and print it with the schedule on each side (the same placement,
-one step less: holds). Assumes the verdict is monotone in P at one
+one step less: holds), and, with --out, both as scenario files that simrun
+run replays. It names the properties it checked. Assumes the verdict is monotone in P at one
 placement. The base's other faults stay, as for explore.
 
 Exit codes: 0 a boundary was found or none exists in the range; 2 bad input.`,
@@ -59,6 +65,9 @@ Exit codes: 0 a boundary was found or none exists in the range; 2 bad input.`,
 				return withCode(exitInconclusive, err)
 			}
 			fuzz.WriteEnvelope(cmd.OutOrStdout(), base.Name, r)
+			if out != "" && r.Found {
+				return writeEnvelopeFiles(cmd.OutOrStdout(), out, base, r)
+			}
 			return nil
 		},
 	}
@@ -68,5 +77,31 @@ Exit codes: 0 a boundary was found or none exists in the range; 2 bad input.`,
 	fl.DurationVar(&step, "step", time.Millisecond, "resolution of the boundary")
 	fl.StringVar(&targets, "targets", "", "comma-separated processes to hit (default: every process)")
 	fl.StringVar(&checks, "check", "", "comma-separated properties to check (default: as simrun fuzz)")
+	fl.StringVar(&out, "out", "", "folder for the boundary's two schedules as scenario files to replay (envelope-holds.yaml, envelope-violated.yaml)")
 	return cmd
+}
+
+// writeEnvelopeFiles writes the boundary's two sides into dir as scenario
+// files (fuzz.EnvelopeFiles) and says where.
+func writeEnvelopeFiles(w io.Writer, dir string, base *scenarios.Scenario, r *fuzz.EnvelopeResult) error {
+	holds, violated, err := fuzz.EnvelopeScenarios(base, r)
+	if err != nil {
+		return withCode(exitInconclusive, err)
+	}
+	d, err := outdir.Prepare(dir)
+	if err != nil {
+		return badInput("--out: %v", err)
+	}
+	defer d.Close()
+	for i, s := range []*scenarios.Scenario{holds, violated} {
+		b, err := fuzz.FileBytes(s, []string{s.Title, "Replay: simrun run " + filepath.Join(dir, fuzz.EnvelopeFiles[i])})
+		if err != nil {
+			return withCode(exitInconclusive, err)
+		}
+		if err := d.WriteFile(fuzz.EnvelopeFiles[i], b); err != nil {
+			return withCode(exitInconclusive, err)
+		}
+		fmt.Fprintf(w, "wrote %s (replay: simrun run %s)\n", filepath.Join(dir, fuzz.EnvelopeFiles[i]), filepath.Join(dir, fuzz.EnvelopeFiles[i]))
+	}
+	return nil
 }

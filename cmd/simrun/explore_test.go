@@ -53,6 +53,28 @@ func TestExploreFindsAndReplays(t *testing.T) {
 	assert.Positive(t, j.Placements)
 }
 
+// TestEnvelopeSaysWhatItCheckedAndWritesReplays: envelope names the
+// properties it checked, and --out writes the boundary's two sides as
+// scenario files that simrun run replays: one step below, nothing
+// violated; at the boundary, what it violated.
+func TestEnvelopeSaysWhatItCheckedAndWritesReplays(t *testing.T) {
+	out := t.TempDir()
+	r := simrun("envelope", "redlock-clock-jump", "--param", "clock-jump.by", "--range", "1ms..30s", "--out", out)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "checked: lock safety, resource safety")
+	assert.Contains(t, r.stdout, "boundary: clock-jump.by = 4.91s (lock safety, resource safety violated from there)")
+	holds, violated := filepath.Join(out, "envelope-holds.yaml"), filepath.Join(out, "envelope-violated.yaml")
+	assert.Contains(t, r.stdout, "wrote "+holds)
+	rh := simrun("run", holds)
+	require.Equal(t, exitOK, rh.code, rh.stderr+rh.stdout)
+	assert.Contains(t, rh.stdout, "clock-jump: C's wall clock jumped +4.909s")
+	assert.Contains(t, rh.stdout, "  lock safety      holds")
+	rv := simrun("run", violated)
+	require.Equal(t, exitOK, rv.code, rv.stderr+rv.stdout)
+	assert.Contains(t, rv.stdout, "  lock safety      violated   (expected violated: ok)")
+	assert.Contains(t, rv.stdout, "clock-jump: C's wall clock jumped +4.91s")
+}
+
 func TestEnvelopeCommand(t *testing.T) {
 	r := simrun("envelope", "redlock-clock-jump", "--param", "clock-jump.by", "--range", "1ms..30s")
 	require.Equal(t, exitOK, r.code, r.stderr)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -90,12 +91,15 @@ func runShrink(stdout io.Writer, arg string, f shrinkFlags) error {
 		}
 		kind = ks[0]
 	} else {
-		o, err := scenarios.Run(s, seed, scenarios.Options{})
-		if err != nil {
+		// The run that decides what to keep is fuzz's, as are the
+		// candidates': simrun drives no kernel of its own.
+		var bt *fuzz.BadTarget
+		kind, err = fuzz.ShrinkTarget(s, seed, fuzz.ShrinkOptions{})
+		switch {
+		case errors.As(err, &bt):
+			return badInput("%s: %v", arg, bt)
+		case err != nil:
 			return withCode(exitInconclusive, fmt.Errorf("internal error running %s: %w", arg, err))
-		}
-		if kind, err = fuzz.TargetKind(s, o); err != nil {
-			return badInput("%s: %v", arg, err)
 		}
 	}
 	r, err := fuzz.Shrink(s, seed, fuzz.ShrinkOptions{Kind: kind, MaxRuns: f.maxRuns})
