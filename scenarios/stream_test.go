@@ -171,7 +171,7 @@ func checkPieces(t *testing.T, s *scenarios.Scenario, seed uint64) int {
 	require.NotEmpty(t, c.pieces)
 
 	last := c.pieces[len(c.pieces)-1]
-	joined := &sim.History{Faults: last.Faults, Roles: last.Roles, Clocks: last.Clocks, End: last.End}
+	joined := &sim.History{Faults: last.Faults, KeyActs: last.KeyActs, Roles: last.Roles, Clocks: last.Clocks, End: last.End}
 	for i, p := range c.pieces {
 		assert.Equal(t, whole.Clocks, p.Clocks, "piece %d: every piece carries the initial clocks", i)
 		// A piece begins at the cut the one before it ended at, with the
@@ -228,6 +228,9 @@ func checkPieces(t *testing.T, s *scenarios.Scenario, seed uint64) int {
 		}
 		if len(h.Roles) == 0 {
 			h.Roles = nil // role changes are kept whole, as faults are
+		}
+		if len(h.KeyActs) == 0 {
+			h.KeyActs = nil // commands on another's key are kept whole, as faults are
 		}
 	}
 	norm(whole)
