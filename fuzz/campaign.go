@@ -233,6 +233,9 @@ func Prepare(cfg *Config) error {
 	if cfg.MaxFaults < 0 {
 		return fmt.Errorf("--max-faults must not be negative, got %d", cfg.MaxFaults)
 	}
+	if cfg.MaxFaults > faults.MaxFaultsLimit {
+		return fmt.Errorf("--max-faults must be at most %d, got %d (a finding holds its schedule, and a larger one could not be read back)", faults.MaxFaultsLimit, cfg.MaxFaults)
+	}
 	if cfg.MaxFaults == 0 {
 		cfg.MaxFaults = faults.DefaultMaxFaults
 	}

@@ -129,7 +129,9 @@ func TestParseErrors(t *testing.T) {
 		{"link latency beyond the run", strings.Replace(minimal, "redis:", "network: {links: [{from: c1, to: A, extra: 10s}]}\nredis:", 1), []string{"network.links[0].extra: 10s plus the network latency", "nothing sent from c1 to A can arrive"}},
 		{"alias without anchor meaning", "name: t\nduration: *nope\n", []string{"t.yaml:"}},
 		{"merge of a scalar", minimal + "resource: {<<: *x}\nx: &x 1\n", []string{"t.yaml:"}},
-		{"alias bomb", "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n", []string{"expand to more than 100000 nodes"}},
+		{"alias bomb", "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n", []string{"t.yaml:", "the YAML aliases expand to more than 100000 nodes beyond the 62 written in the file"}},
+		// Issue 33: a file of many nodes and no alias blamed aliases.
+		{"too many nodes written", minimal + "faults:\n" + strings.Repeat("  - {at: 1s, kind: heal}\n", 25000), []string{"t.yaml:1: the file holds 125034 YAML nodes, more than a scenario may (100000;"}},
 		{"drift out of range", strings.Replace(minimal, "  - name: A\n", "  - name: A\n    clock: {drift: -2}\n", 1), []string{"redis[0].clock.drift", "drift -2 out of range"}},
 		// ZooKeeper refuses to start with min above max, an unset bound
 		// being 2 or 20 ticks (QuorumPeerConfig); was exit 3 at build.
