@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -251,4 +252,22 @@ func TestParseLivenessWindow(t *testing.T) {
 	timed, err := s.WithFaults(nil)
 	require.NoError(t, err)
 	assert.Equal(t, s.Expect.LivenessWindow, timed.Expect.LivenessWindow, "a window at a true time stays")
+}
+
+// TestSentinelCountErrorAlone: a refused sentinel.count is the one error
+// about the sentinels, not followed by a quorum error against no sentinels
+// ("allowed: 1..0", issue 33 item 12).
+func TestSentinelCountErrorAlone(t *testing.T) {
+	const base = "name: t\nduration: 10s\nredis:\n  - name: A\nsentinel: {master: A, %s}\nclients:\n  - name: c1\n    lock: {algorithm: redis-single, node: A, ttl: 5s}\n"
+	for field, want := range map[string]string{
+		"count: 100000000, quorum: 2": "t.yaml:5: sentinel.count: must be between 1 and 99, got 100000000",
+		"count: 0":                    "t.yaml:5: sentinel.count: must be between 1 and 99, got 0",
+		"names: [], quorum: 2":        "t.yaml:5: sentinel.names: lists no sentinel (allowed: 1 to 99 names)",
+		"count: 3, quorum: 0":         "t.yaml:5: sentinel.quorum: must be at least 1, got 0",
+		"count: 3, quorum: 4":         "t.yaml:5: sentinel.quorum: 4 can never be reached with 3 sentinels (allowed: 1..3)",
+	} {
+		_, err := Parse("t.yaml", []byte(fmt.Sprintf(base, field)))
+		require.Error(t, err, field)
+		assert.Equal(t, want, err.Error(), field)
+	}
 }
