@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
@@ -313,6 +314,19 @@ func Number(res *Result, keep int) {
 	}
 }
 
+// runError says why a run ended without an outcome: a budget stopped it
+// (the kernel's message names the budget and how to raise it), or
+// something that is locksim's fault (issue 33: a memory-budget stop was
+// shown as "internal error").
+func runError(err error) error {
+	var be *sim.ErrBudget
+	var me *sim.ErrMemory
+	if errors.As(err, &be) || errors.As(err, &me) {
+		return fmt.Errorf("run stopped: %v", err)
+	}
+	return fmt.Errorf("internal error: %v", err)
+}
+
 // runOne generates and runs one schedule.
 func runOne(cfg Config, w faults.GenWorld, run int) runResult {
 	seed := RunSeed(cfg.Seed, run)
@@ -327,7 +341,7 @@ func runOne(cfg Config, w faults.GenWorld, run int) runResult {
 	// keeps no more of it than the checker needs.
 	o, err := scenarios.Run(s, seed, scenarios.Options{CheckTimeout: cfg.CheckTimeout, Stream: true})
 	if err != nil {
-		rr.err = fmt.Errorf("internal error: %v", err)
+		rr.err = runError(err)
 		return rr
 	}
 	return rr.judge(o, cfg.Checks, Finding{Run: run, Seed: seed, Swarm: sw, Faults: specs})

@@ -401,7 +401,7 @@ func (k *Kernel) Run(until Time) error {
 		}
 		if k.events&memCheckMask == 0 {
 			if k.cfg.MaxMemory > 0 {
-				if used := heapInUse(); used > k.cfg.MaxMemory {
+				if used := liveHeapOver(k.cfg.MaxMemory); used > 0 {
 					return &ErrMemory{Budget: k.cfg.MaxMemory, InUse: used, At: k.now, Events: k.events,
 						Kept: len(k.tr.events), History: k.hist.Len(), Streamed: k.hs.sink != nil, SinkHeld: k.heldBySink()}
 				}

@@ -21,7 +21,7 @@ type budgetFlags struct {
 func addBudgetFlags(cmd *cobra.Command, b *budgetFlags) {
 	cmd.Flags().Int64Var(&b.events, "max-events", sim.DefaultMaxEvents, "event budget of each run, in kernel events (messages delivered, timers fired; not the trace events the summary counts): a run that executes more stops with exit 3")
 	cmd.Flags().StringVar(&b.memory, "max-memory", "", fmt.Sprintf("memory budget of the process (e.g. 512MiB, 8GiB; 0 = none): a run whose heap outgrows it stops with exit 3 "+
-		"(default %d%% of the memory this process may use, at most 4 GiB: %s here)", sim.DefaultBudgetPercent, sim.FormatBytes(sim.DefaultMaxMemory())))
+		"(default %d%% of the memory this process may use or of 2 GiB, whichever is smaller: %s here)", sim.DefaultBudgetPercent, sim.FormatBytes(sim.DefaultMaxMemory())))
 }
 
 // apply checks the flags and sets them on opt; bad values are exit 2.
