@@ -156,7 +156,7 @@ type pageData struct {
 
 var page = template.Must(template.New("index").Funcs(template.FuncMap{
 	"shadedWindows": func(int) int { return MaxShadedWindows },
-	"time": func(t sim.Time) string { return t.String() },
+	"time":          func(t sim.Time) string { return t.String() },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
