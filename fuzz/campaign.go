@@ -321,7 +321,8 @@ func Number(res *Result, keep int) {
 func runError(err error) error {
 	var be *sim.ErrBudget
 	var me *sim.ErrMemory
-	if errors.As(err, &be) || errors.As(err, &me) {
+	var we *sim.ErrWork
+	if errors.As(err, &be) || errors.As(err, &me) || errors.As(err, &we) {
 		return fmt.Errorf("run stopped: %v", err)
 	}
 	return fmt.Errorf("internal error: %v", err)

@@ -57,6 +57,15 @@ func liveHeapOver(budget int64) int64 {
 	return 0
 }
 
+// SetWork replaces the work budget (Config.MaxWork; 0: DefaultMaxWork,
+// negative: none).
+func (k *Kernel) SetWork(maxWork int64) {
+	if maxWork == 0 {
+		maxWork = DefaultMaxWork
+	}
+	k.cfg.MaxWork = maxWork
+}
+
 // SetBudgets replaces the event budget (per Run; 0 keeps the current one)
 // and the memory budget (bytes; 0 turns it off) set by Config.
 func (k *Kernel) SetBudgets(maxEvents, maxMemory int64) {
@@ -166,6 +175,29 @@ func ParseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is below 1MiB: no run fits in it", s)
 	}
 	return int64(n), nil
+}
+
+// ErrWork is returned by Run when the work budget of the call
+// (Config.MaxWork, bytes of event content) is exhausted.
+type ErrWork struct {
+	Budget int64
+	At     Time
+	Events int64 // events this call executed
+	// Pending names what waited in the queue (see ErrBudget.Pending).
+	Pending string
+}
+
+func (e *ErrWork) Error() string {
+	per := int64(0)
+	if e.Events > 0 {
+		per = e.Budget / e.Events
+	}
+	s := fmt.Sprintf("work budget of %s of event content exhausted at true time %s after %d events (about %s an event: some process sends or stores large values very often)",
+		FormatBytes(e.Budget), e.At, e.Events, FormatBytes(per))
+	if e.Pending != "" {
+		s += "; queued then: " + e.Pending
+	}
+	return s + ". Make the values smaller or rarer, or raise the budget with --max-work"
 }
 
 // ErrBudget is returned by Run when the event budget of the call

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,4 +207,38 @@ func TestMemoryBudgetNotChargedForGarbage(t *testing.T) {
 	})
 	require.NoError(t, w.k.Run(At(10*time.Second)))
 	assert.Equal(t, 10000, n)
+}
+
+// bigMsg is a message whose trace rendering is large.
+type bigMsg struct{ v string }
+
+func (m bigMsg) AppendTrace(b []byte) []byte { return append(b, m.v...) }
+
+// TestWorkBudget: a process whose events carry a megabyte each stops at
+// the work budget (bytes of event content), at the same event whatever
+// the machine (issue 33 item 7: such a run took hours under the event
+// budget alone).
+func TestWorkBudget(t *testing.T) {
+	run := func() *ErrWork {
+		w := newWorld(Config{Seed: 1, MaxWork: 64 << 20, Network: NetConfig{Latency: noLatency}})
+		big := bigMsg{strings.Repeat("x", 1<<20)}
+		var sink ProcID
+		w.add("sink", hooks{})
+		w.add("filler", hooks{
+			init: func(env *Env) { env.After(Mono, time.Nanosecond, "fill") },
+			fire: func(env *Env, _ any) {
+				env.Send(sink, big)
+				env.After(Mono, time.Nanosecond, "fill")
+			},
+		})
+		err := w.k.Run(At(time.Hour))
+		var we *ErrWork
+		require.True(t, errors.As(err, &we), "got %v", err)
+		return we
+	}
+	a, b := run(), run()
+	assert.Equal(t, *a, *b, "the stop is deterministic")
+	assert.Less(t, a.Events, int64(200))
+	assert.Contains(t, a.Error(), "work budget of 64.0 MiB of event content exhausted")
+	assert.Contains(t, a.Error(), "--max-work")
 }
