@@ -15,8 +15,8 @@ import (
 // statistics, expectations, the run's description), and returns one line
 // per field that differs: "lock_safety: recorded holds, replayed
 // violated". A field the recorded result does not have (a result of an
-// older simrun) is not compared, nor the scenario's file name (a replay
-// may name the scenario otherwise). The trace hash alone let a result
+// older simrun) is not compared, nor how the run was asked for (the file
+// name, the --set edits). The trace hash alone let a result
 // whose verdicts were edited replay as "matches" (issue 33 item 11).
 func RecordDifferences(recorded, replayed *record.Run) ([]string, error) {
 	a, err := recordFields(recorded)
@@ -29,7 +29,7 @@ func RecordDifferences(recorded, replayed *record.Run) ([]string, error) {
 	}
 	keys := make([]string, 0, len(a))
 	for k := range a {
-		if k != "file" {
+		if !invocation[k] {
 			keys = append(keys, k)
 		}
 	}
@@ -42,6 +42,11 @@ func RecordDifferences(recorded, replayed *record.Run) ([]string, error) {
 	}
 	return out, nil
 }
+
+// invocation are the fields that say how a run was asked for, not what
+// it did: the scenario's file name and the --set edits (a replay runs the
+// recorded text, edits applied).
+var invocation = map[string]bool{"file": true, "sets": true}
 
 // recordFields is the record as result.json's top-level fields.
 func recordFields(r *record.Run) (map[string]any, error) {

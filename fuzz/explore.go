@@ -374,6 +374,9 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 	}
 	pl.Targets = all
 	end := sim.At(base.Duration)
+	// counted: the single faults placed; over: past --max-schedules
+	// (without --force), when they are only counted.
+	counted, over := 0, false
 	for _, kind := range cfg.Kinds {
 		for _, target := range all {
 			cls := classes(kind, pl.Margins, base.Duration, contains(w.Clients, target))
@@ -461,26 +464,45 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 						pl.Pruned["same gap: the target did not act between two placements of a "+kind+" that does not end"]++
 						continue
 					}
+					// Every single fault is a schedule of its own, so the
+					// space is at least as large as the candidates: past
+					// --max-schedules they are only counted, for the
+					// refusal to say how large the space is.
+					counted++
+					if over {
+						continue
+					}
 					s := faults.Spec{Kind: kind, Node: target, At: &sim.Range{Lo: time.Duration(t), Hi: time.Duration(t)}}
 					class := c.set(&s)
 					pl.Candidates = append(pl.Candidates, Candidate{Spec: s, Target: target, Placement: label(), Class: class})
-					// Every single fault is a schedule of its own, so the
-					// space is at least as large as the candidates: refuse
-					// as soon as they pass the bound.
-					if n := len(pl.Candidates); n > cfg.MaxSchedules && !cfg.Force || n > MaxCandidates {
-						return nil, tooManyCandidates(cfg, n)
+					switch n := len(pl.Candidates); {
+					case n > MaxCandidates:
+						return nil, tooManyCandidates()
+					case n > cfg.MaxSchedules && !cfg.Force:
+						over = true
 					}
 				}
 			}
 		}
 	}
-	if cfg.Orders {
+	if over {
+		// Refused below with the size of the whole space; the single
+		// faults not kept are only counted.
+		pl.Candidates = pl.Candidates[:0]
+		if cfg.Orders {
+			counted += len(orders)
+		}
+	}
+	if cfg.Orders && !over {
 		pl.Candidates = append(pl.Candidates, orders...)
 		for r, n := range orderPruned {
 			pl.Pruned[r] += n
 		}
 	}
-	pl.Total = spaceSize(len(pl.Candidates), pl.K)
+	if !over {
+		counted = len(pl.Candidates)
+	}
+	pl.Total = spaceSize(counted, pl.K)
 	var ms []string
 	for _, m := range pl.Margins {
 		ms = append(ms, m.Name)
@@ -501,7 +523,11 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 		if pl.Total < 0 {
 			size = "more than 2^62"
 		}
-		return nil, &BadBounds{fmt.Sprintf("the space has %s schedules (%d single faults, at most %d per schedule), more than --max-schedules %d: narrow --faults/--targets/--max-faults, raise --max-schedules, or pass --force", size, len(pl.Candidates), pl.K, cfg.MaxSchedules)}
+		hint := "narrow --faults/--targets/--max-faults"
+		if cfg.Grid > 0 {
+			hint = "widen --grid, narrow --faults/--targets/--max-faults"
+		}
+		return nil, &BadBounds{fmt.Sprintf("the space has %s schedules (%d single faults, at most %d per schedule), more than --max-schedules %d: %s, raise --max-schedules, or pass --force", size, counted, pl.K, cfg.MaxSchedules, hint)}
 	}
 	return pl, nil
 }
@@ -512,17 +538,10 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 // of more than 131,072 single faults has more schedules than anyone runs.
 const MaxCandidates = 1 << 17
 
-// tooManyCandidates refuses a space found, while its single faults were
-// being placed, to exceed --max-schedules (or MaxCandidates).
-func tooManyCandidates(cfg *ExploreConfig, n int) error {
-	if cfg.Force {
-		return &BadBounds{fmt.Sprintf("the space has more than %d single faults, the most an exploration may place even with --force: narrow --grid, --faults or --targets", MaxCandidates)}
-	}
-	hint := "narrow --faults/--targets/--max-faults"
-	if cfg.Grid > 0 {
-		hint = "widen --grid, narrow --faults/--targets/--max-faults"
-	}
-	return &BadBounds{fmt.Sprintf("the space has more than %d schedules (at least %d single faults), more than --max-schedules %d: %s, raise --max-schedules, or pass --force", n-1, n, cfg.MaxSchedules, hint)}
+// tooManyCandidates refuses a space of more than MaxCandidates single
+// faults, even with --force.
+func tooManyCandidates() error {
+	return &BadBounds{fmt.Sprintf("the space has more than %d single faults, the most an exploration may place even with --force: widen --grid, narrow --faults or --targets", MaxCandidates)}
 }
 
 // active reports whether an event kind is something a process does (not a
