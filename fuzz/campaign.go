@@ -314,11 +314,11 @@ func Number(res *Result, keep int) {
 	}
 }
 
-// runError says why a run ended without an outcome: a budget stopped it
+// RunErrorOf says why a run ended without an outcome: a budget stopped it
 // (the kernel's message names the budget and how to raise it), or
 // something that is locksim's fault (issue 33: a memory-budget stop was
 // shown as "internal error").
-func runError(err error) error {
+func RunErrorOf(err error) error {
 	var be *sim.ErrBudget
 	var me *sim.ErrMemory
 	var we *sim.ErrWork
@@ -342,7 +342,7 @@ func runOne(cfg Config, w faults.GenWorld, run int) runResult {
 	// keeps no more of it than the checker needs.
 	o, err := scenarios.Run(s, seed, scenarios.Options{CheckTimeout: cfg.CheckTimeout, Stream: true})
 	if err != nil {
-		rr.err = runError(err)
+		rr.err = RunErrorOf(err)
 		return rr
 	}
 	return rr.judge(o, cfg.Checks, Finding{Run: run, Seed: seed, Swarm: sw, Faults: specs})

@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
 )
 
 func builtin(t testing.TB, name string) *scenarios.Scenario {
@@ -337,4 +339,14 @@ func TestMaxFaultsFindingReadsBack(t *testing.T) {
 		_, err = scenarios.Parse(name+".yaml", file)
 		require.NoError(t, err, "%s: a finding of %d faults", name, len(longest))
 	}
+}
+
+// TestRunErrorOf: a budget stop is said as such, never as an internal
+// error (issue 33 item 2: fuzz and sweep showed a memory-budget stop as
+// "internal error").
+func TestRunErrorOf(t *testing.T) {
+	for _, err := range []error{&sim.ErrMemory{Budget: 1 << 20}, &sim.ErrBudget{Budget: 5}, &sim.ErrWork{Budget: 1 << 30}, fmt.Errorf("point 0: %w", &sim.ErrWork{Budget: 1 << 30})} {
+		assert.True(t, strings.HasPrefix(RunErrorOf(err).Error(), "run stopped: "), "%v", err)
+	}
+	assert.Equal(t, "internal error: boom", RunErrorOf(errors.New("boom")).Error())
 }
