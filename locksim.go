@@ -223,6 +223,10 @@ type Options struct {
 	// *sim.ErrMemory error.
 	MaxEvents int64
 	MaxMemory int64
+	// MaxWork is the run's work budget in bytes of event content
+	// (sim.Config.MaxWork: 0, the default; negative, none): a run past it
+	// stops with a *sim.ErrWork error.
+	MaxWork int64
 	// CheckDeterminism runs the scenario a second time and compares the
 	// two traces event by event: a difference is a *DeterminismError.
 	CheckDeterminism bool
@@ -387,6 +391,7 @@ func RunContext(ctx context.Context, s *Scenario, opt Options) (*Result, error) 
 		Describe:     true,
 		MaxEvents:    opt.MaxEvents,
 		MaxMemory:    opt.MaxMemory,
+		MaxWork:      opt.MaxWork,
 		Stop:         stop,
 	}
 	switch {
@@ -415,7 +420,7 @@ func RunContext(ctx context.Context, s *Scenario, opt Options) (*Result, error) 
 	}
 	r := resultOf(o, keys)
 	if opt.CheckDeterminism {
-		o2, err := scenarios.Run(s.s, seed, scenarios.Options{KeepTrace: true, MaxEvents: opt.MaxEvents, MaxMemory: opt.MaxMemory, Stop: stop})
+		o2, err := scenarios.Run(s.s, seed, scenarios.Options{KeepTrace: true, MaxEvents: opt.MaxEvents, MaxMemory: opt.MaxMemory, MaxWork: opt.MaxWork, Stop: stop})
 		if err != nil {
 			return nil, &RunError{Scenario: s.s.Name, Err: fmt.Errorf("the second run: %w", err)}
 		}

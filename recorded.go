@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/bounded"
 	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/scenarios"
@@ -184,7 +184,7 @@ func ReadPages(rec *record.Run, dir string) ([]Page, error) {
 		name    string
 		verdict checker.Verdict
 	}{{checker.PageLock, rec.Verdicts.Of(checker.LockSafety)}, {checker.PageResource, rec.Verdicts.Of(checker.ResourceSafety)}} {
-		b, err := os.ReadFile(filepath.Join(dir, v.name))
+		b, err := bounded.ReadFile(filepath.Join(dir, v.name), "a report page", record.MaxFileBytes)
 		switch {
 		case v.verdict != checker.Violated || errors.Is(err, fs.ErrNotExist):
 			continue

@@ -81,6 +81,16 @@ type GenOptions struct {
 // before it is shrunk. locksim's choice.
 const DefaultMaxFaults = 8
 
+// MaxFaultsLimit bounds GenOptions.MaxFaults (simrun fuzz --max-faults): a
+// finding holds its schedule, and what fuzz writes, run and replay must
+// read (issue 33: --max-faults 30000 wrote a finding of 8,106 faults that
+// the scenario parser refused). A fault takes at most a few dozen YAML
+// nodes, so a thousand of them stay well inside the parser's bound on the
+// nodes of a file (scenarios: maxWrittenNodes, 100,000), and a schedule of
+// a thousand faults already changes the world every few milliseconds of a
+// minute's run. locksim's choice.
+const MaxFaultsLimit = 1000
+
 // Bounds of the generated sizes, as multiples of the world's TTL
 // (issue 7: "pauses up to ~3×ttl, clock jumps ±(0..3×ttl), drift up to
 // ±0.2, restart delays 0..2×ttl"). locksim's choices: a pause or a jump of

@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
@@ -233,6 +234,9 @@ func Prepare(cfg *Config) error {
 	if cfg.MaxFaults < 0 {
 		return fmt.Errorf("--max-faults must not be negative, got %d", cfg.MaxFaults)
 	}
+	if cfg.MaxFaults > faults.MaxFaultsLimit {
+		return fmt.Errorf("--max-faults must be at most %d, got %d (a finding holds its schedule, and a larger one could not be read back)", faults.MaxFaultsLimit, cfg.MaxFaults)
+	}
 	if cfg.MaxFaults == 0 {
 		cfg.MaxFaults = faults.DefaultMaxFaults
 	}
@@ -310,6 +314,20 @@ func Number(res *Result, keep int) {
 	}
 }
 
+// RunErrorOf says why a run ended without an outcome: a budget stopped it
+// (the kernel's message names the budget and how to raise it), or
+// something that is locksim's fault (issue 33: a memory-budget stop was
+// shown as "internal error").
+func RunErrorOf(err error) error {
+	var be *sim.ErrBudget
+	var me *sim.ErrMemory
+	var we *sim.ErrWork
+	if errors.As(err, &be) || errors.As(err, &me) || errors.As(err, &we) {
+		return fmt.Errorf("run stopped: %v", err)
+	}
+	return fmt.Errorf("internal error: %v", err)
+}
+
 // runOne generates and runs one schedule.
 func runOne(cfg Config, w faults.GenWorld, run int) runResult {
 	seed := RunSeed(cfg.Seed, run)
@@ -324,7 +342,7 @@ func runOne(cfg Config, w faults.GenWorld, run int) runResult {
 	// keeps no more of it than the checker needs.
 	o, err := scenarios.Run(s, seed, scenarios.Options{CheckTimeout: cfg.CheckTimeout, Stream: true})
 	if err != nil {
-		rr.err = fmt.Errorf("internal error: %v", err)
+		rr.err = RunErrorOf(err)
 		return rr
 	}
 	return rr.judge(o, cfg.Checks, Finding{Run: run, Seed: seed, Swarm: sw, Faults: specs})

@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
 )
 
 func builtin(t testing.TB, name string) *scenarios.Scenario {
@@ -297,4 +300,53 @@ func TestViolated(t *testing.T) {
 	v, inc = Violated(o, []string{checker.KindLiveness})
 	assert.Equal(t, []string{checker.KindLiveness}, v)
 	assert.False(t, inc)
+}
+
+// TestMaxFaultsFindingReadsBack: a finding of the largest schedule fuzz
+// may draw (faults.MaxFaultsLimit faults) reads back as a scenario for every
+// catalogue scenario, and a larger --max-faults is refused (issue 33 item
+// 5: --max-faults 30000 wrote a finding of 8,106 faults that run and
+// replay refused).
+func TestMaxFaultsFindingReadsBack(t *testing.T) {
+	rcj, err := scenarios.Builtin("redlock-clock-jump")
+	require.NoError(t, err)
+	cfg := Config{Base: rcj, Runs: 1, MaxFaults: faults.MaxFaultsLimit + 1}
+	err = Prepare(&cfg)
+	require.EqualError(t, err, fmt.Sprintf("--max-faults must be at most %d, got %d (a finding holds its schedule, and a larger one could not be read back)", faults.MaxFaultsLimit, faults.MaxFaultsLimit+1))
+
+	names := scenarios.BuiltinNames()
+	if testing.Short() {
+		names = []string{"redlock-clock-jump", "sentinel-failover-default-timings"}
+	}
+	for _, name := range names {
+		base, err := scenarios.Builtin(name)
+		require.NoError(t, err)
+		w := WorldOf(base)
+		var longest []faults.Spec
+		for seed := uint64(1); seed <= 8; seed++ {
+			if _, specs := Schedule(w, seed, nil, faults.MaxFaultsLimit); len(specs) > len(longest) {
+				longest = specs
+			}
+		}
+		if len(longest) == 0 {
+			continue // no fault kind applies
+		}
+		require.Greater(t, len(longest), faults.MaxFaultsLimit/2, name)
+		v, err := Variant(base, longest, []string{"lock-safety"}, 1, "t", "s")
+		require.NoError(t, err, name)
+		file, err := FileBytes(v, []string{"header"})
+		require.NoError(t, err, name)
+		_, err = scenarios.Parse(name+".yaml", file)
+		require.NoError(t, err, "%s: a finding of %d faults", name, len(longest))
+	}
+}
+
+// TestRunErrorOf: a budget stop is said as such, never as an internal
+// error (issue 33 item 2: fuzz and sweep showed a memory-budget stop as
+// "internal error").
+func TestRunErrorOf(t *testing.T) {
+	for _, err := range []error{&sim.ErrMemory{Budget: 1 << 20}, &sim.ErrBudget{Budget: 5}, &sim.ErrWork{Budget: 1 << 30}, fmt.Errorf("point 0: %w", &sim.ErrWork{Budget: 1 << 30})} {
+		assert.True(t, strings.HasPrefix(RunErrorOf(err).Error(), "run stopped: "), "%v", err)
+	}
+	assert.Equal(t, "internal error: boom", RunErrorOf(errors.New("boom")).Error())
 }

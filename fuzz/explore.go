@@ -374,6 +374,9 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 	}
 	pl.Targets = all
 	end := sim.At(base.Duration)
+	// counted: the single faults placed; over: past --max-schedules
+	// (without --force), when they are only counted.
+	counted, over := 0, false
 	for _, kind := range cfg.Kinds {
 		for _, target := range all {
 			cls := classes(kind, pl.Margins, base.Duration, contains(w.Clients, target))
@@ -393,31 +396,67 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 				labels = append(labels, fmt.Sprintf("after %s@%s", in.first, in.at))
 				last = in.at
 			}
-			if cfg.Grid > 0 {
-				for t := sim.Time(0); t < end; t += sim.Time(cfg.Grid) {
-					times = append(times, t)
-					labels = append(labels, fmt.Sprintf("grid@%s", t))
-				}
-			}
 			idx := make([]int, len(times))
 			for i := range idx {
 				idx[i] = i
 			}
 			sort.SliceStable(idx, func(a, b int) bool { return times[idx[a]] < times[idx[b]] })
+			// The grid's placements are drawn as they come, merged in time
+			// order after the actions' (a grid of 10us over a minute is six
+			// million placements: built up front they exhausted memory,
+			// issue 33 item 4); those after the target's last action are
+			// only counted.
+			var gridT sim.Time
+			gridOn := cfg.Grid > 0
+			if gridOn && last >= 0 {
+				idle := int64(0)
+				if first := (last/sim.Time(cfg.Grid) + 1) * sim.Time(cfg.Grid); first < end {
+					idle = int64((end-first-1)/sim.Time(cfg.Grid)) + 1
+				}
+				pl.Pruned["idle until the end: the target does nothing after the fault"] += int(idle) * len(cls)
+			} else if gridOn {
+				pl.Pruned["idle until the end: the target does nothing after the fault"] += int((end-1)/sim.Time(cfg.Grid)+1) * len(cls)
+				gridOn = false
+			}
+			var actAt []sim.Time
+			for _, in := range acts[target] {
+				if in.first != "" {
+					actAt = append(actAt, in.at)
+				}
+			}
+			sort.Slice(actAt, func(a, b int) bool { return actAt[a] < actAt[b] })
+			ai := 0
 			prevGap := -1
-			for _, i := range idx {
-				t := times[i]
+			for k := 0; ; {
+				var t sim.Time
+				var label func() string
+				gridDone := !gridOn || gridT > last || gridT >= end
+				switch {
+				case k < len(idx) && (gridDone || times[idx[k]] <= gridT):
+					i := idx[k]
+					t, label = times[i], func() string { return labels[i] }
+					k++
+				case !gridDone:
+					gt := gridT
+					t, label = gt, func() string { return fmt.Sprintf("grid@%s", gt) }
+					gridT += sim.Time(cfg.Grid)
+				default:
+					t = -1
+				}
+				if t < 0 {
+					break
+				}
 				if t > last {
 					pl.Pruned["idle until the end: the target does nothing after the fault"] += len(cls)
 					continue
 				}
-				// Which gap between two actions t falls in.
-				gap := 0
-				for _, in := range acts[target] {
-					if in.first != "" && in.at < t {
-						gap++
-					}
+				// Which gap between two actions t falls in: the actions
+				// before t, counted as t advances (placements come in
+				// time order).
+				for ai < len(actAt) && actAt[ai] < t {
+					ai++
 				}
+				gap := ai
 				sameGap := gap == prevGap
 				prevGap = gap
 				for _, c := range cls {
@@ -425,20 +464,45 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 						pl.Pruned["same gap: the target did not act between two placements of a "+kind+" that does not end"]++
 						continue
 					}
+					// Every single fault is a schedule of its own, so the
+					// space is at least as large as the candidates: past
+					// --max-schedules they are only counted, for the
+					// refusal to say how large the space is.
+					counted++
+					if over {
+						continue
+					}
 					s := faults.Spec{Kind: kind, Node: target, At: &sim.Range{Lo: time.Duration(t), Hi: time.Duration(t)}}
-					label := c.set(&s)
-					pl.Candidates = append(pl.Candidates, Candidate{Spec: s, Target: target, Placement: labels[i], Class: label})
+					class := c.set(&s)
+					pl.Candidates = append(pl.Candidates, Candidate{Spec: s, Target: target, Placement: label(), Class: class})
+					switch n := len(pl.Candidates); {
+					case n > MaxCandidates:
+						return nil, tooManyCandidates()
+					case n > cfg.MaxSchedules && !cfg.Force:
+						over = true
+					}
 				}
 			}
 		}
 	}
-	if cfg.Orders {
+	if over {
+		// Refused below with the size of the whole space; the single
+		// faults not kept are only counted.
+		pl.Candidates = pl.Candidates[:0]
+		if cfg.Orders {
+			counted += len(orders)
+		}
+	}
+	if cfg.Orders && !over {
 		pl.Candidates = append(pl.Candidates, orders...)
 		for r, n := range orderPruned {
 			pl.Pruned[r] += n
 		}
 	}
-	pl.Total = spaceSize(len(pl.Candidates), pl.K)
+	if !over {
+		counted = len(pl.Candidates)
+	}
+	pl.Total = spaceSize(counted, pl.K)
 	var ms []string
 	for _, m := range pl.Margins {
 		ms = append(ms, m.Name)
@@ -459,9 +523,25 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 		if pl.Total < 0 {
 			size = "more than 2^62"
 		}
-		return nil, &BadBounds{fmt.Sprintf("the space has %s schedules (%d single faults, at most %d per schedule), more than --max-schedules %d: narrow --faults/--targets/--max-faults, raise --max-schedules, or pass --force", size, len(pl.Candidates), pl.K, cfg.MaxSchedules)}
+		hint := "narrow --faults/--targets/--max-faults"
+		if cfg.Grid > 0 {
+			hint = "widen --grid, narrow --faults/--targets/--max-faults"
+		}
+		return nil, &BadBounds{fmt.Sprintf("the space has %s schedules (%d single faults, at most %d per schedule), more than --max-schedules %d: %s, raise --max-schedules, or pass --force", size, counted, pl.K, cfg.MaxSchedules, hint)}
 	}
 	return pl, nil
+}
+
+// MaxCandidates bounds the single faults of an exploration, even with
+// --force: each is kept with its placement and class (about a kilobyte
+// measured with the run it needs), and a space
+// of more than 131,072 single faults has more schedules than anyone runs.
+const MaxCandidates = 1 << 17
+
+// tooManyCandidates refuses a space of more than MaxCandidates single
+// faults, even with --force.
+func tooManyCandidates() error {
+	return &BadBounds{fmt.Sprintf("the space has more than %d single faults, the most an exploration may place even with --force: widen --grid, narrow --faults or --targets", MaxCandidates)}
 }
 
 // active reports whether an event kind is something a process does (not a

@@ -232,7 +232,7 @@ func runSchedule(cfg ExploreConfig, pl *Plan, n int, sink func(*sim.Event)) runR
 	}
 	o, err := scenarios.Run(s, seed, scenarios.Options{Stream: true, TraceSink: sink, TraceBorrow: true})
 	if err != nil {
-		rr.err = fmt.Errorf("internal error: %v", err)
+		rr.err = RunErrorOf(err)
 		return rr
 	}
 	return rr.judge(o, cfg.Checks, Finding{Run: n, Seed: seed, Faults: specs})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -675,4 +676,23 @@ func TestEnvelopeBadRange(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.err)
 		})
 	}
+}
+
+// TestExploreGridBounded: a fine --grid is refused as soon as its single
+// faults pass --max-schedules, without building every placement first
+// (issue 33 item 4: --grid 10us built millions of placements and died of
+// the runtime's out-of-memory before the bound was checked).
+func TestExploreGridBounded(t *testing.T) {
+	s, err := scenarios.Builtin("single-gc-pause")
+	require.NoError(t, err)
+	cfg := ExploreConfig{Base: s, Kinds: []string{faults.KindPause}, Grid: 100 * time.Microsecond, MaxSchedules: 100}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = PlanExplore(&cfg)
+	runtime.ReadMemStats(&after)
+	var bb *BadBounds
+	require.ErrorAs(t, err, &bb)
+	assert.Contains(t, err.Error(), "single faults, at most 1 per schedule), more than --max-schedules 100: widen --grid")
+	// 600,000 grid placements a target when built whole: tens of MB.
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated to plan")
 }

@@ -266,6 +266,17 @@ func NewMatrix(runs int, seed uint64) (*Matrix, error) {
 		fmt.Fprintf(&all, "%s|%s|%v|%v|%v\n", fam.Name, fam.Kind, fam.Failover, fam.Servers, fam.Node)
 	}
 	pl.Hash = Hash([]byte(all.String()))
+	cells := 0
+	for i := range pl.Rows {
+		for _, fam := range MatrixFamilies {
+			if fam.Applies(pl.Worlds[i]) {
+				cells++
+			}
+		}
+	}
+	if cells > 0 && runs > MaxCampaignRuns/cells {
+		return nil, &TooManyRuns{What: fmt.Sprintf("%d cells × --runs %d", cells, runs)}
+	}
 	for i := range pl.Rows {
 		for j, fam := range MatrixFamilies {
 			if !fam.Applies(pl.Worlds[i]) {

@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/bounded"
 	"github.com/locksim/locksim/scenarios"
 
 	"crypto/sha256"
@@ -111,10 +112,14 @@ type Manifest struct {
 // Complete reports whether the shard did all its planned runs.
 func (m *Manifest) Complete() bool { return !m.Interrupted && m.Done == m.End-m.First }
 
+// MaxManifestBytes bounds a campaign manifest (campaign.json): it holds a
+// short record per run, megabytes for a million runs.
+const MaxManifestBytes = 512 << 20
+
 // ReadManifest reads dir/campaign.json; the error names the file.
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, "a campaign manifest", MaxManifestBytes)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, fmt.Errorf("%s: no %s: not the output folder of a campaign or shard (simrun fuzz, explore, sweep or matrix --out)", dir, ManifestFile)

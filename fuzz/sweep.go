@@ -25,6 +25,9 @@ func NewSweep(base *scenarios.Scenario, sets [][][2]string, seeds int, seed uint
 	if seeds < 1 {
 		return nil, fmt.Errorf("seeds must be at least 1, got %d", seeds)
 	}
+	if n := len(sets); n > 0 && seeds > MaxCampaignRuns/n {
+		return nil, &TooManyRuns{What: fmt.Sprintf("%d points × --seeds %d", n, seeds)}
+	}
 	sw := &Sweep{Base: base, Seeds: seeds, Seed: seed}
 	for i, set := range sets {
 		ps, err := base.With(set)
@@ -34,6 +37,23 @@ func NewSweep(base *scenarios.Scenario, sets [][][2]string, seeds int, seed uint
 		sw.Points = append(sw.Points, ps)
 	}
 	return sw, nil
+}
+
+// MaxCampaignRuns bounds the runs of one sweep or matrix (or one shard of
+// it): each keeps its verdicts until the campaign's outputs are written,
+// about 180 bytes a run, so a million runs hold about 180 MB (issue 33:
+// --seeds 1e8 allocated 17.6 GB up front, and --seeds 9223372036854775807
+// overflowed into a panic). A million runs is hours of CPU; more is a
+// mistake or a job for several campaigns.
+const MaxCampaignRuns = 1_000_000
+
+// TooManyRuns is a campaign of more than MaxCampaignRuns runs.
+type TooManyRuns struct {
+	What string // "12 points × --seeds 100000000"
+}
+
+func (e *TooManyRuns) Error() string {
+	return fmt.Sprintf("%s is more than %d runs, the most one campaign may make: fewer seeds or points, or several campaigns", e.What, MaxCampaignRuns)
 }
 
 // PointError is a sweep point whose values do not validate together.

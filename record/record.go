@@ -416,8 +416,8 @@ func notResult(name string, data []byte, err error) error {
 // result is kilobytes to a few megabytes; a larger file is a mistake.
 const MaxFileBytes = 64 << 20
 
-// ReadFile reads a result file of at most MaxFileBytes; a device or a pipe
-// is read up to the bound (simrun replay /dev/zero read for ever).
+// ReadFile reads a result file of at most MaxFileBytes; anything but a
+// regular file is refused (simrun replay /dev/zero read for ever).
 func ReadFile(path string) ([]byte, error) {
 	return bounded.ReadFile(path, "a result file", MaxFileBytes)
 }

@@ -131,6 +131,12 @@ type Shade struct {
 	Lanes []string
 }
 
+// MaxShadedWindows bounds the violation windows a timeline shades: a
+// result locksim writes lists at most checker.MaxViolations violations, but
+// an edited one may list hundreds of thousands, and each shade is drawn in
+// three figures and the page, about 20 KB of SVG each (issue 33 item 11).
+const MaxShadedWindows = 200
+
 // Timeline is what a run's timeline shows, reconstructed from the trace.
 type Timeline struct {
 	Title string
@@ -139,6 +145,9 @@ type Timeline struct {
 	// Clients are the client names in lane order (their colours).
 	Clients []string
 	Shades  []Shade
+	// ShadesLeft counts the violation windows beyond MaxShadedWindows,
+	// not drawn.
+	ShadesLeft int
 	// Keys are the lock keys drawn (a held span's label names the key when
 	// there are several).
 	Keys []string
@@ -1085,6 +1094,10 @@ func (b *builder) finish() {
 			}
 		}
 		for _, w := range v.Windows {
+			if len(b.tl.Shades) == MaxShadedWindows {
+				b.tl.ShadesLeft++
+				continue
+			}
 			b.tl.Shades = append(b.tl.Shades, Shade{Kind: v.Kind, Start: w.Start, End: w.End, Lanes: lanes})
 		}
 	}

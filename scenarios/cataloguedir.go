@@ -2,8 +2,9 @@ package scenarios
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
+
+	"github.com/locksim/locksim/internal/bounded"
 )
 
 // IsCatalogueDir reports whether dir is a copy of the built-in catalogue
@@ -15,7 +16,7 @@ func IsCatalogueDir(dir string) bool {
 		if err != nil {
 			continue
 		}
-		if got, err := os.ReadFile(filepath.Join(dir, n+".yaml")); err == nil && bytes.Equal(got, want) {
+		if got, err := bounded.ReadFile(filepath.Join(dir, n+".yaml"), "a scenario file", MaxFileBytes); err == nil && bytes.Equal(got, want) {
 			return true
 		}
 	}

@@ -92,14 +92,21 @@ func (r *reader) sentinel(n *yaml.Node) *SentinelSpec {
 	}
 	count := 3
 	o.integer("count", &count)
+	// counted: the sentinels are known, so a quorum can be judged against
+	// them (a refused count said what is wrong; a quorum error after it
+	// said "allowed: 1..0", issue 33 item 12).
+	counted := true
 	if !o.strs("names", &s.Names) {
 		if count < 1 || count > maxSentinels {
 			r.errf(o.get("count"), "sentinel.count", "must be between 1 and %d, got %d", maxSentinels, count)
-			count = 0
+			count, counted = 0, false
 		}
 		for i := 1; i <= count; i++ {
 			s.Names = append(s.Names, fmt.Sprintf("s%d", i))
 		}
+	} else if len(s.Names) == 0 {
+		r.errf(o.get("names"), "sentinel.names", "lists no sentinel (allowed: 1 to %d names)", maxSentinels)
+		counted = false
 	} else if o.has("count") && count != len(s.Names) {
 		r.errf(o.get("count"), "sentinel.count", "is %d but names lists %d sentinels", count, len(s.Names))
 	}
@@ -110,7 +117,10 @@ func (r *reader) sentinel(n *yaml.Node) *SentinelSpec {
 	o.serverDuration("failover_timeout", &s.FailoverTimeout, time.Millisecond, 0, "failover-timeout")
 	s.Clock = r.clock(o, "sentinel")
 	o.done()
-	if s.Quorum < 1 || s.Quorum > len(s.Names) {
+	switch {
+	case s.Quorum < 1:
+		r.errf(n, "sentinel.quorum", "must be at least 1, got %d", s.Quorum)
+	case counted && s.Quorum > len(s.Names):
 		r.errf(n, "sentinel.quorum", "%d can never be reached with %d sentinels (allowed: 1..%d)", s.Quorum, len(s.Names), len(s.Names))
 	}
 	if s.DownAfter <= 0 {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -129,7 +130,9 @@ func TestParseErrors(t *testing.T) {
 		{"link latency beyond the run", strings.Replace(minimal, "redis:", "network: {links: [{from: c1, to: A, extra: 10s}]}\nredis:", 1), []string{"network.links[0].extra: 10s plus the network latency", "nothing sent from c1 to A can arrive"}},
 		{"alias without anchor meaning", "name: t\nduration: *nope\n", []string{"t.yaml:"}},
 		{"merge of a scalar", minimal + "resource: {<<: *x}\nx: &x 1\n", []string{"t.yaml:"}},
-		{"alias bomb", "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n", []string{"expand to more than 100000 nodes"}},
+		{"alias bomb", "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n", []string{"t.yaml:", "the YAML aliases expand to more than 100000 nodes beyond the 62 written in the file"}},
+		// Issue 33: a file of many nodes and no alias blamed aliases.
+		{"too many nodes written", minimal + "faults:\n" + strings.Repeat("  - {at: 1s, kind: heal}\n", 25000), []string{"t.yaml:1: the file holds 125034 YAML nodes, more than a scenario may (100000;"}},
 		{"drift out of range", strings.Replace(minimal, "  - name: A\n", "  - name: A\n    clock: {drift: -2}\n", 1), []string{"redis[0].clock.drift", "drift -2 out of range"}},
 		// ZooKeeper refuses to start with min above max, an unset bound
 		// being 2 or 20 ticks (QuorumPeerConfig); was exit 3 at build.
@@ -290,4 +293,22 @@ func TestParseLivenessWindow(t *testing.T) {
 	timed, err := s.WithFaults(nil)
 	require.NoError(t, err)
 	assert.Equal(t, s.Expect.LivenessWindow, timed.Expect.LivenessWindow, "a window at a true time stays")
+}
+
+// TestSentinelCountErrorAlone: a refused sentinel.count is the one error
+// about the sentinels, not followed by a quorum error against no sentinels
+// ("allowed: 1..0", issue 33 item 12).
+func TestSentinelCountErrorAlone(t *testing.T) {
+	const base = "name: t\nduration: 10s\nredis:\n  - name: A\nsentinel: {master: A, %s}\nclients:\n  - name: c1\n    lock: {algorithm: redis-single, node: A, ttl: 5s}\n"
+	for field, want := range map[string]string{
+		"count: 100000000, quorum: 2": "t.yaml:5: sentinel.count: must be between 1 and 99, got 100000000",
+		"count: 0":                    "t.yaml:5: sentinel.count: must be between 1 and 99, got 0",
+		"names: [], quorum: 2":        "t.yaml:5: sentinel.names: lists no sentinel (allowed: 1 to 99 names)",
+		"count: 3, quorum: 0":         "t.yaml:5: sentinel.quorum: must be at least 1, got 0",
+		"count: 3, quorum: 4":         "t.yaml:5: sentinel.quorum: 4 can never be reached with 3 sentinels (allowed: 1..3)",
+	} {
+		_, err := Parse("t.yaml", []byte(fmt.Sprintf(base, field)))
+		require.Error(t, err, field)
+		assert.Equal(t, want, err.Error(), field)
+	}
 }

@@ -11,9 +11,9 @@ import (
 // MB of error (outsider3).
 const MaxFileBytes = 16 << 20
 
-// ReadFile reads a scenario file of at most MaxFileBytes. A device or a
-// pipe is read up to the bound (simrun run /dev/zero read for ever; a
-// pipe, /dev/stdin, still works).
+// ReadFile reads a scenario file of at most MaxFileBytes. Anything but a
+// regular file is refused (simrun run /dev/zero read for ever; a named
+// pipe blocked for ever).
 func ReadFile(path string) ([]byte, error) {
 	return bounded.ReadFile(path, "a scenario file", MaxFileBytes)
 }

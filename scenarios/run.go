@@ -37,6 +37,9 @@ type Options struct {
 	// if 0; negative turns it off). It bounds the heap of the whole
 	// process: runs in parallel share it.
 	MaxMemory int64
+	// MaxWork is the run's work budget in bytes of event content
+	// (sim.Config.MaxWork: 0, sim.DefaultMaxWork; negative, none).
+	MaxWork int64
 	// Stop, when set, is asked every few thousand events whether to stop
 	// the run (sim.Kernel.SetStop): a non-nil error stops it with a
 	// *sim.ErrStopped wrapping that error. It never changes a run that it
@@ -94,6 +97,7 @@ func run(s *Scenario, seed uint64, opt Options) (*Outcome, error) {
 		return nil, err
 	}
 	w.Kernel.SetBudgets(opt.budgets())
+	w.Kernel.SetWork(opt.MaxWork)
 	w.Kernel.SetStop(opt.Stop)
 	if opt.TraceSink != nil {
 		w.Kernel.SetTraceSink(opt.TraceSink)

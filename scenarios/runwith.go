@@ -13,6 +13,7 @@ func RunWith(s *Scenario, seed uint64, opt Options, bopt BuildOptions, prepare f
 		return nil, err
 	}
 	w.Kernel.SetBudgets(opt.budgets())
+	w.Kernel.SetWork(opt.MaxWork)
 	w.Kernel.SetStop(opt.Stop)
 	if opt.TraceSink != nil {
 		w.Kernel.SetTraceSink(opt.TraceSink)

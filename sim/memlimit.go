@@ -34,9 +34,25 @@ func (l MemoryLimit) String() string {
 	return FormatBytes(l.Bytes) + ", " + l.Source
 }
 
-// maxDefaultMemory caps the default budget on machines with plenty of
-// memory: a runaway scenario is stopped at a size that fits a laptop.
-const maxDefaultMemory int64 = 4 << 30
+// maxProcessMemory is the memory the defaults let a process use when the
+// process may use more (or no limit is known): a runaway scenario is
+// stopped at a size that fits a laptop. The default budget is
+// DefaultBudgetPercent of it and the runtime's soft limit stays below it,
+// so that the process stays within it (issue 33 item 8: with a 4 GiB
+// budget, a runaway reached 4.06 GB before it stopped).
+const maxProcessMemory int64 = 2 << 30
+
+// maxDefaultMemory is the largest default budget: DefaultBudgetPercent of
+// maxProcessMemory.
+const maxDefaultMemory = maxProcessMemory / 100 * DefaultBudgetPercent
+
+// effectiveLimit is l, or maxProcessMemory when l is larger or unknown.
+func effectiveLimit(l MemoryLimit) MemoryLimit {
+	if l.Bytes <= 0 || !l.Virtual && l.Bytes > maxProcessMemory {
+		return MemoryLimit{Bytes: maxProcessMemory, Source: "simrun's default ceiling"}
+	}
+	return l
+}
 
 // DefaultBudgetPercent is the share of the process's memory limit (of
 // memory in use: a cgroup's limit, physical memory) that the default
@@ -78,14 +94,12 @@ func ProcessMemoryLimit() MemoryLimit {
 }
 
 // DefaultMaxMemory is the memory budget of a run that sets none:
-// DefaultBudgetPercent of the process's memory limit, at most 4 GiB (4 GiB
-// when no limit is known).
+// DefaultBudgetPercent of the process's memory limit or of 2 GiB,
+// whichever is smaller.
 func DefaultMaxMemory() int64 { return defaultBudgetFor(ProcessMemoryLimit()) }
 
 func defaultBudgetFor(l MemoryLimit) int64 {
-	if l.Bytes <= 0 {
-		return maxDefaultMemory
-	}
+	l = effectiveLimit(l)
 	b := l.Bytes / 100 * DefaultBudgetPercent
 	if l.Virtual {
 		b = (l.Bytes - addressSpaceBase) / 8
@@ -106,8 +120,8 @@ func defaultBudgetFor(l MemoryLimit) int64 {
 func DefaultBudgetNote() string {
 	l := ProcessMemoryLimit()
 	if l.Bytes <= 0 || defaultBudgetFor(l) == maxDefaultMemory {
-		return fmt.Sprintf("the default, %s (no memory limit below %s is set for this process)",
-			FormatBytes(maxDefaultMemory), FormatBytes(maxDefaultMemory*100/DefaultBudgetPercent))
+		return fmt.Sprintf("the default, %s: %d%% of the %s a process may use by default (no smaller memory limit is set for this process)",
+			FormatBytes(maxDefaultMemory), DefaultBudgetPercent, FormatBytes(maxProcessMemory))
 	}
 	if l.Virtual {
 		return fmt.Sprintf("the default, an eighth of the %s of address space this process may use (%s) above the %s the Go runtime reserves",

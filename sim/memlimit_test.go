@@ -60,12 +60,14 @@ func TestCgroupMemoryLimit(t *testing.T) {
 	assert.Zero(t, n)
 }
 
-// TestDefaultMemoryBudget: a share of the memory the process may use, at most
-// 4 GiB; under an address-space limit, an eighth of what is left above the
-// runtime's reservations.
+// TestDefaultMemoryBudget: a share of the memory the process may use or of
+// 2 GiB, whichever is smaller (issue 33 item 8: a 4 GiB budget let a
+// runaway reach 4.06 GB); under an address-space limit, an eighth of what
+// is left above the runtime's reservations.
 func TestDefaultMemoryBudget(t *testing.T) {
-	assert.Equal(t, int64(4<<30), defaultBudgetFor(MemoryLimit{}))
-	assert.Equal(t, int64(4<<30), defaultBudgetFor(MemoryLimit{Bytes: 64 << 30}))
+	assert.Equal(t, int64(2<<30)/100*40, defaultBudgetFor(MemoryLimit{}))
+	assert.Equal(t, int64(2<<30)/100*40, defaultBudgetFor(MemoryLimit{Bytes: 64 << 30}))
+	assert.Equal(t, int64(2<<30)/100*40, defaultBudgetFor(MemoryLimit{Bytes: 64 << 30, Virtual: true}))
 	assert.Equal(t, int64(1<<30)/100*40, defaultBudgetFor(MemoryLimit{Bytes: 1 << 30}))
 	assert.Equal(t, int64(4<<30-addressSpaceBase)/8, defaultBudgetFor(MemoryLimit{Bytes: 4 << 30, Virtual: true}))
 	assert.Equal(t, int64(1<<20), defaultBudgetFor(MemoryLimit{Bytes: 1 << 30, Virtual: true}), "below the runtime's reservations: the smallest budget")

@@ -9,10 +9,10 @@ import (
 	"github.com/locksim/locksim/checker"
 )
 
-// TestSameHashAtAnyGOMAXPROCS: a Redlock of the team's own, acquiring on
+// TestDeterminismAtAnyGOMAXPROCS: a Redlock of the team's own, acquiring on
 // five nodes from parallel goroutines, gives one trace hash per seed at
 // GOMAXPROCS 1 and 2, and finds Kleppmann's clock-jump violation.
-func TestSameHashAtAnyGOMAXPROCS(t *testing.T) {
+func TestDeterminismAtAnyGOMAXPROCS(t *testing.T) {
 	s := builtin(t, "redlock-clock-jump")
 	bind := map[string]func(*Proc) Lock{"c1": newQuorumLock, "c2": newQuorumLock}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))

@@ -16,15 +16,17 @@ import (
 type budgetFlags struct {
 	events int64
 	memory string
+	work   string
 }
 
 func addBudgetFlags(cmd *cobra.Command, b *budgetFlags) {
 	cmd.Flags().Int64Var(&b.events, "max-events", sim.DefaultMaxEvents, "event budget of each run, in kernel events (messages delivered, timers fired; not the trace events the summary counts): a run that executes more stops with exit 3")
+	cmd.Flags().StringVar(&b.work, "max-work", "", fmt.Sprintf("work budget of each run, in bytes of event content (every message, command and value the run records; e.g. 64GiB; 0 = none): a run that records more stops with exit 3 (default %s)", sim.FormatBytes(sim.DefaultMaxWork)))
 	cmd.Flags().StringVar(&b.memory, "max-memory", "", fmt.Sprintf("memory budget of the process (e.g. 512MiB, 8GiB; 0 = none): a run whose heap outgrows it stops with exit 3 "+
-		"(default %d%% of the memory this process may use, at most 4 GiB: %s here)", sim.DefaultBudgetPercent, sim.FormatBytes(sim.DefaultMaxMemory())))
+		"(default %d%% of the memory this process may use or of 2 GiB, whichever is smaller: %s here)", sim.DefaultBudgetPercent, sim.FormatBytes(sim.DefaultMaxMemory())))
 	// The reference states the rule, not this machine's figure.
 	_ = cmd.Flags().SetAnnotation("max-memory", docUsageAnnotation, []string{fmt.Sprintf("memory budget of the process (e.g. 512MiB, 8GiB; 0 = none): a run whose heap outgrows it stops with exit 3 "+
-		"(default %d%% of the memory this process may use, at most 4 GiB)", sim.DefaultBudgetPercent)})
+		"(default %d%% of the memory this process may use or of 2 GiB, whichever is smaller)", sim.DefaultBudgetPercent)})
 }
 
 // apply checks the flags and sets them on opt; bad values are exit 2.
@@ -37,6 +39,16 @@ func (b budgetFlags) apply(opt *locksim.Options) error {
 		var err error
 		if mem, err = sim.ParseBytes(b.memory); err != nil {
 			return badInput("--max-memory: %v", err)
+		}
+	}
+	if b.work != "" {
+		w, err := sim.ParseBytes(b.work)
+		if err != nil {
+			return badInput("--max-work: %v", err)
+		}
+		opt.MaxWork = w
+		if w == 0 {
+			opt.MaxWork = -1
 		}
 	}
 	opt.MaxEvents = b.events
@@ -64,10 +76,11 @@ func (b budgetFlags) apply(opt *locksim.Options) error {
 func budgetError(err error) error {
 	var be *sim.ErrBudget
 	var me *sim.ErrMemory
+	var we *sim.ErrWork
 	if errors.As(err, &me) && me.Budget == sim.DefaultMaxMemory() {
 		return withCode(exitInconclusive, fmt.Errorf("run stopped: %w (the budget was %s)", err, sim.DefaultBudgetNote()))
 	}
-	if errors.As(err, &be) || errors.As(err, &me) {
+	if errors.As(err, &be) || errors.As(err, &me) || errors.As(err, &we) {
 		return withCode(exitInconclusive, fmt.Errorf("run stopped: %w", err))
 	}
 	return err

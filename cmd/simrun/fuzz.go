@@ -120,6 +120,8 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		return checkWorkers(f.workers)
 	case f.maxFaults < 1:
 		return badInput("--max-faults must be at least 1, got %d (a schedule without faults finds nothing)", f.maxFaults)
+	case f.maxFaults > faults.MaxFaultsLimit:
+		return badInput("--max-faults must be at most %d, got %d (a finding holds its schedule, and run and replay must read it back)", faults.MaxFaultsLimit, f.maxFaults)
 	}
 	shard, err := campaign.ParseShard(f.shard)
 	if err != nil {

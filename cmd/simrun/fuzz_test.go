@@ -31,6 +31,8 @@ func TestFuzzBadInput(t *testing.T) {
 		// Issue 18: --workers 0 and --max-faults 0 were accepted.
 		{name: "no workers", args: []string{"fuzz", "redlock-clock-jump", "--workers", "0"}, err: "--workers must be at least 1"},
 		{name: "no faults", args: []string{"fuzz", "redlock-clock-jump", "--max-faults", "0"}, err: "--max-faults must be at least 1"},
+		// Issue 33: --max-faults 30000 wrote a finding that replay refused.
+		{name: "too many faults", args: []string{"fuzz", "redlock-clock-jump", "--max-faults", "30000"}, err: "--max-faults must be at most 1000, got 30000"},
 		{name: "bad shard", args: []string{"fuzz", "redlock-clock-jump", "--shard", "3/3"}, err: "--shard: K must be from 0 to 2"},
 		{name: "shard of a timed campaign", args: []string{"fuzz", "redlock-clock-jump", "--shard", "0/3", "--time", "1s"}, err: "--shard with --time"},
 		{name: "shard with shrink", args: []string{"fuzz", "redlock-clock-jump", "--shard", "0/3", "--shrink"}, err: "simrun merge --shrink"},

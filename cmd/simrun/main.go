@@ -21,6 +21,7 @@ import (
 	"github.com/locksim/locksim/internal/buildinfo"
 	"github.com/locksim/locksim/internal/exit"
 	"github.com/locksim/locksim/internal/suggest"
+	"github.com/locksim/locksim/internal/termsafe"
 )
 
 // Exit codes (internal/exit).
@@ -124,6 +125,10 @@ func newVersionCmd() *cobra.Command {
 
 // run executes simrun with args and returns its exit code.
 func run(args []string, stdout, stderr io.Writer) int {
+	// Everything simrun prints may carry text from a file (a title, a
+	// name, a value in an error): control characters in it are escaped,
+	// never sent raw to the terminal (issue 33 item 12).
+	stdout, stderr = termsafe.NewWriter(stdout), termsafe.NewWriter(stderr)
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -70,6 +71,10 @@ into --out; 'simrun merge' joins the shards into the whole matrix.`,
 // so an error is internal.
 func planMatrix(runs int, seed uint64) (*fuzz.Matrix, error) {
 	pl, err := fuzz.NewMatrix(runs, seed)
+	var tm *fuzz.TooManyRuns
+	if errors.As(err, &tm) {
+		return nil, badInput("--runs: %v", err)
+	}
 	if err != nil {
 		return nil, withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
 	}

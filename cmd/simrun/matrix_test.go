@@ -53,6 +53,8 @@ func TestMatrixErrors(t *testing.T) {
 	}{
 		{"no out", []string{"matrix"}, "--out: required"},
 		{"no runs", []string{"matrix", "--out", t.TempDir(), "--runs", "0"}, "--runs"},
+		// Issue 33: the runtime's out-of-memory under a 4 GiB limit.
+		{"runs 1e8", []string{"matrix", "--out", t.TempDir(), "--runs", "100000000"}, "--runs 100000000 is more than 1000000 runs"},
 		{"no workers", []string{"matrix", "--out", t.TempDir(), "--workers", "0"}, "--workers"},
 		{"an argument", []string{"matrix", "extra"}, "extra"},
 	} {

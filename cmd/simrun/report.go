@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim"
+	"github.com/locksim/locksim/internal/bounded"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
@@ -118,7 +119,7 @@ func recordError(path string, err error) error {
 // not JSON Lines, empty, of another scenario or another seed is bad input,
 // named with flag.
 func readTraceOf(rec *record.Run, resultPath, flag, path string) ([]sim.Event, error) {
-	fh, err := os.Open(path)
+	fh, err := bounded.Open(path, "a trace file")
 	if err != nil {
 		return nil, badInput("%s: %v", flag, err)
 	}

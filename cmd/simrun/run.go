@@ -385,8 +385,21 @@ func replay(w io.Writer, path, arg, traceIn string) error {
 		return withCode(exitInconclusive, err)
 	}
 	if r.TraceHash == rec.TraceHash {
-		fmt.Fprintf(w, "replay of %s seed %d: trace hash %s matches\n", rec.Scenario, rec.Seed, r.TraceHash)
-		return nil
+		// The same events; the verdicts and the rest of the record must
+		// be the replay's too (an edited result replayed as "matches").
+		diffs, err := locksim.RecordDifferences(rec, r.Record())
+		if err != nil {
+			return withCode(exitInconclusive, fmt.Errorf("internal error: %w", err))
+		}
+		if len(diffs) == 0 {
+			fmt.Fprintf(w, "replay of %s seed %d: trace hash %s matches, and so do the verdicts and the run record\n", rec.Scenario, rec.Seed, r.TraceHash)
+			return nil
+		}
+		fmt.Fprintf(w, "replay of %s seed %d: trace hash %s matches, but the result differs from its replay in %d field(s) (edited, or written by another build):\n", rec.Scenario, rec.Seed, r.TraceHash, len(diffs))
+		for _, d := range diffs {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
+		return withCode(exitMismatch, errors.New("recorded result mismatch"))
 	}
 	fmt.Fprintf(w, "replay of %s seed %d: trace hash %s differs from the recorded %s\n", rec.Scenario, rec.Seed, r.TraceHash, rec.TraceHash)
 	if traceIn == "" {

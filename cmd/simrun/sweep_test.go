@@ -162,6 +162,9 @@ func TestSweepErrors(t *testing.T) {
 		{"invalid value", []string{"sweep", "redlock-clock-jump", "--out", dir, "--param", "clients[0].lock.ttl=5s,-1s"}, []string{"--param clients[0].lock.ttl=5s,-1s", `value "-1s"`}},
 		{"same path twice", []string{"sweep", "redlock-clock-jump", "--out", dir, "--param", "faults[1].by=1s", "--param", "faults[1].by=2s"}, []string{"already swept"}},
 		{"bad seeds", []string{"sweep", "redlock-clock-jump", "--out", dir, "--param", "faults[1].by=1s", "--seeds", "0"}, []string{"--seeds"}},
+		// Issue 33: a makeslice panic, and 17.6 GB allocated up front.
+		{"seeds past int64", []string{"sweep", "redlock-clock-jump", "--out", dir, "--param", "faults[1].by=1s,2s", "--seeds", "9223372036854775807"}, []string{"2 points × --seeds 9223372036854775807 is more than 1000000 runs"}},
+		{"seeds 1e8", []string{"sweep", "redlock-clock-jump", "--out", dir, "--param", "faults[1].by=1s", "--seeds", "100000000"}, []string{"1 points × --seeds 100000000 is more than 1000000 runs"}},
 		{"bad workers", []string{"sweep", "redlock-clock-jump", "--out", dir, "--param", "faults[1].by=1s", "--workers", "0"}, []string{"--workers"}},
 		{"unknown scenario", []string{"sweep", "no-such-scenario", "--out", dir, "--param", "faults[1].by=1s"}, []string{"no-such-scenario"}},
 		{"label of an unswept path", []string{"sweep", "redlock-clock-jump", "--out", dir, "--param", "faults[1].by=1s", "--label", "clients[0].lock.ttl=ttl"}, []string{"--label", "clients[0].lock.ttl is not swept (swept: faults[1].by)"}},

@@ -3,7 +3,9 @@ package bounded
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,9 +31,32 @@ func TestReadFile(t *testing.T) {
 	_, err = ReadFile(filepath.Join(dir, "none"), "a thing", 2<<20)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
-	// A device has no size: it is read up to the bound and refused.
+	// A device is refused before it is read (issue 33: not a regular file).
 	if _, serr := os.Stat("/dev/zero"); serr == nil {
 		_, err = ReadFile("/dev/zero", "a thing", 1<<20)
-		assert.EqualError(t, err, "/dev/zero is more than 1 MiB, more than a thing may be")
+		assert.EqualError(t, err, "/dev/zero is a device, not a thing: simrun reads only regular files (a pipe or a device could block or never end)")
+	}
+}
+
+// TestFIFORefused: a named pipe without a writer is refused at once
+// (issue 33: opening one for reading waited for ever). The read runs in a
+// goroutine so that a regression fails the test instead of hanging it.
+func TestFIFORefused(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "x.yaml")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	done := make(chan error, 1)
+	go func() {
+		_, err := ReadFile(fifo, "a scenario file", 1<<20)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		assert.EqualError(t, err, fifo+" is a named pipe (FIFO), not a scenario file: simrun reads only regular files (a pipe or a device could block or never end)")
+	case <-time.After(time.Minute):
+		// Unblock the reader so the goroutine ends.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		t.Fatal("reading a named pipe blocked")
 	}
 }

@@ -219,7 +219,7 @@ func RunVerdicts(ctx context.Context, first, end, workers int, prog *Progress, j
 	}, func(run int, r result) {
 		verdicts[run-first] = r.v
 		if r.err != nil {
-			errs = append(errs, fuzz.RunError{RunRef: fuzz.RunRef{Run: run}, Err: r.err.Error()})
+			errs = append(errs, fuzz.RunError{RunRef: fuzz.RunRef{Run: run}, Err: fuzz.RunErrorOf(r.err).Error()})
 		}
 		prog.Add()
 	})
@@ -274,7 +274,10 @@ func RunShard(stderr io.Writer, what string, id fuzz.Identity, shard fuzz.Shard,
 	verdicts, errs, done := RunVerdicts(ctx, first, end, workers, prog, job)
 	prog.Done()
 	if len(errs) > 0 {
-		return nil, nil, exit.With(exit.Inconclusive, fmt.Errorf("internal error: %s", errs[0].Err))
+		// The error says whether a budget stopped the run or something
+		// went wrong inside locksim (fuzz.RunErrorOf; issue 33: a budget
+		// stop was shown as an internal error).
+		return nil, nil, exit.With(exit.Inconclusive, fmt.Errorf("run %d: %s", errs[0].Run, errs[0].Err))
 	}
 	m := &fuzz.Manifest{Identity: id, Shard: shard.K, Shards: shard.N, First: first, End: end, Done: done}
 	if interrupted() {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/locksim/locksim/internal/termsafe"
 	"golang.org/x/term"
 )
 
@@ -41,9 +43,10 @@ type Progress struct {
 // LogEvery is the interval between two progress lines on a non-terminal.
 const LogEvery = 5 * time.Second
 
-// IsTerminal reports whether w is a terminal.
+// IsTerminal reports whether w is a terminal (or escapes what it writes
+// to one: termsafe.Writer).
 func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := termsafe.Raw(w).(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -58,8 +61,10 @@ func NewProgress(w io.Writer, total int, label string, quiet bool) *Progress {
 	}
 	// The rate and the time left are progress's own (status): the bar's
 	// said "0 runs/hr" before the first run and nothing left for --time.
+	// The bar draws with control sequences of its own: it writes to the
+	// terminal itself, not through the escaping writer.
 	bar := progressbar.NewOptions64(int64(total),
-		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWriter(termsafe.Raw(w)),
 		progressbar.OptionSetDescription(label),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetElapsedTime(true),

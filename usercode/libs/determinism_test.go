@@ -9,11 +9,11 @@ import (
 	"github.com/locksim/locksim"
 )
 
-// TestSameHashAtGOMAXPROCS1And2: every timeline gives one trace hash per
+// TestDeterminismAtGOMAXPROCS1And2: every timeline gives one trace hash per
 // seed at GOMAXPROCS 1 and at 2, with the libraries' own goroutines
 // (redsync acquires on all nodes in parallel), 100 seeds each (10 with
 // -short).
-func TestSameHashAtGOMAXPROCS1And2(t *testing.T) {
+func TestDeterminismAtGOMAXPROCS1And2(t *testing.T) {
 	seeds := uint64(100)
 	if testing.Short() {
 		seeds = 10
