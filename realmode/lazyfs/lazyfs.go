@@ -69,6 +69,9 @@ type undo struct {
 	old []byte
 }
 
+// Type is the file system type of a lazyfs mount in /proc/self/mountinfo.
+const Type = "fuse.lazyfs"
+
 // Mount mounts a lazy view of backing at mnt (both directories must
 // exist).
 func Mount(mnt, backing string) (*FS, error) {
@@ -86,16 +89,57 @@ func Mount(mnt, backing string) (*FS, error) {
 	}
 	rootNode := root.NewNode(root, nil, "", &st)
 	root.RootNode = rootNode
+	fd, err := mountDevice(mnt, backing)
+	if err != nil {
+		return nil, err
+	}
 	zero := time.Duration(0)
-	server, err := fs.Mount(mnt, rootNode, &fs.Options{
-		MountOptions: fuse.MountOptions{DirectMount: true, FsName: backing, Name: "lazyfs"},
+	// The magic mount point /dev/fd/N makes go-fuse serve the connection
+	// already mounted on fd instead of mounting one of its own.
+	server, err := fs.Mount(fmt.Sprintf("/dev/fd/%d", fd), rootNode, &fs.Options{
+		MountOptions: fuse.MountOptions{FsName: backing, Name: Type[len("fuse."):]},
 		AttrTimeout:  &zero, EntryTimeout: &zero, NegativeTimeout: &zero,
 	})
 	if err != nil {
+		_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
+		syscall.Close(fd)
 		return nil, fmt.Errorf("%w: mounting %s: %v", ErrUnavailable, mnt, err)
 	}
 	lfs.server = server
 	return lfs, nil
+}
+
+// mountDevice opens /dev/fuse with close-on-exec and mounts the FUSE
+// connection at mnt, as go-fuse's direct mount does (fuse/mount_linux.go
+// mountDirect) except for the flag: go-fuse opens the device without
+// O_CLOEXEC and, on that path, never sets it, so every process started
+// after the mount (the servers) inherited the connection. The kernel aborts
+// a FUSE connection only when its last descriptor closes (fs/fuse/dev.c
+// fuse_dev_release), so after a SIGKILL of simrun a server waiting on a
+// request the dead daemon had already read stayed in state D for ever: it
+// held that last descriptor itself. With only this process holding it, the
+// death of this process aborts the connection: every waiting request fails
+// with ENOTCONN and the servers die of their death signal. The mount point
+// itself stays (the kernel never unmounts a FUSE file system on its own):
+// the next start removes it (realmode CleanStale).
+func mountDevice(mnt, backing string) (int, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(mnt, &st); err != nil {
+		return -1, fmt.Errorf("lazyfs: %w", err)
+	}
+	fd, err := syscall.Open("/dev/fuse", syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	// The options fusermount passes (go-fuse mountDirect); max_read is
+	// go-fuse's default MaxWrite (fuse/server.go).
+	data := fmt.Sprintf("fd=%d,rootmode=%o,user_id=%d,group_id=%d,max_read=%d",
+		fd, st.Mode&syscall.S_IFMT, os.Geteuid(), os.Getegid(), 128<<10)
+	if err := syscall.Mount(backing, mnt, Type, syscall.MS_NOSUID|syscall.MS_NODEV, data); err != nil {
+		syscall.Close(fd)
+		return -1, fmt.Errorf("%w: mounting %s: %v", ErrUnavailable, mnt, err)
+	}
+	return fd, nil
 }
 
 // PowerLoss drops every write not fsynced: each file gets back the bytes
@@ -136,11 +180,14 @@ func (l *FS) Sync() error {
 // Unmount unmounts the file system and closes its descriptors; when the
 // mount is busy it is detached (umount -l), never left behind.
 func (l *FS) Unmount() error {
-	err := l.server.Unmount()
+	err := syscall.Unmount(l.mnt, 0)
 	if err != nil {
 		if derr := syscall.Unmount(l.mnt, syscall.MNT_DETACH); derr == nil {
 			err = nil
 		}
+	}
+	if err == nil {
+		l.server.Wait() // the serve loops end once the kernel says ENODEV
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

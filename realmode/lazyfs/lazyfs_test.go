@@ -1,7 +1,9 @@
 package lazyfs
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -90,4 +92,31 @@ func TestSyncMakesEverythingDurable(t *testing.T) {
 	got, err := os.ReadFile(p)
 	require.NoError(t, err)
 	assert.Equal(t, "port 1\n", string(got))
+}
+
+// TestChildrenDoNotInheritTheFUSEDevice: a process started after the
+// mount holds no descriptor of /dev/fuse. go-fuse's direct mount opened it
+// without close-on-exec (and never set it), so every server started after a
+// mount kept the FUSE connection open: when simrun was killed, a server
+// blocked on a request the dead daemon had read waited in state D for ever,
+// since the kernel aborts the connection only when its last descriptor
+// closes, and the server itself held one (issue 33, item 1).
+func TestChildrenDoNotInheritTheFUSEDevice(t *testing.T) {
+	mount(t)
+	cmd := exec.Command("sleep", "60")
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	fdDir := fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid)
+	ents, err := os.ReadDir(fdDir)
+	require.NoError(t, err)
+	var fuse []string
+	for _, e := range ents {
+		if target, err := os.Readlink(filepath.Join(fdDir, e.Name())); err == nil && target == "/dev/fuse" {
+			fuse = append(fuse, e.Name())
+		}
+	}
+	assert.Empty(t, fuse, "descriptors of /dev/fuse inherited by a child")
 }
