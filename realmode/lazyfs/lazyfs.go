@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"sync"
 	"syscall"
 	"time"
@@ -48,8 +49,10 @@ func Available() error {
 
 // FS is one mounted lazy file system.
 type FS struct {
-	server *fuse.Server
-	mnt    string
+	server   *fuse.Server
+	mnt      string
+	watchdog *exec.Cmd // unmounts mnt if this process dies (startWatchdog)
+	lifeline *os.File  // the watchdog's stdin: closed when this process dies
 
 	mu    sync.Mutex
 	files map[uint64]*fileState // by backing inode number
@@ -106,7 +109,36 @@ func Mount(mnt, backing string) (*FS, error) {
 		return nil, fmt.Errorf("%w: mounting %s: %v", ErrUnavailable, mnt, err)
 	}
 	lfs.server = server
+	if err := lfs.startWatchdog(); err != nil {
+		_ = lfs.Unmount()
+		return nil, fmt.Errorf("lazyfs: %s: %w", mnt, err)
+	}
 	return lfs, nil
+}
+
+// startWatchdog starts a process that unmounts the file system when this
+// one dies without doing so (SIGKILL), as fusermount3's auto_unmount does:
+// a shell blocked reading a pipe whose only writer is this process (the
+// descriptor is close-on-exec, so no server holds it); the kernel closes
+// it when this process dies, the read ends and the shell detaches the
+// mount. It has its own process group (a terminal's Ctrl-C is not for it)
+// and no death signal: it must outlive this process. Unmount stops it
+// first.
+func (l *FS) startWatchdog() error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	cmd := exec.Command("sh", "-c", `read -r _; exec umount -l -- "$0"`, l.mnt)
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return fmt.Errorf("unmount watchdog: %w", err)
+	}
+	l.watchdog, l.lifeline = cmd, w
+	return nil
 }
 
 // mountDevice opens /dev/fuse with close-on-exec and mounts the FUSE
@@ -121,7 +153,8 @@ func Mount(mnt, backing string) (*FS, error) {
 // death of this process aborts the connection: every waiting request fails
 // with ENOTCONN and the servers die of their death signal. The mount point
 // itself stays (the kernel never unmounts a FUSE file system on its own):
-// the next start removes it (realmode CleanStale).
+// the watchdog removes it (startWatchdog), else the next start
+// (realmode CleanStale).
 func mountDevice(mnt, backing string) (int, error) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(mnt, &st); err != nil {
@@ -180,6 +213,12 @@ func (l *FS) Sync() error {
 // Unmount unmounts the file system and closes its descriptors; when the
 // mount is busy it is detached (umount -l), never left behind.
 func (l *FS) Unmount() error {
+	if l.watchdog != nil {
+		_ = l.watchdog.Process.Kill()
+		_ = l.watchdog.Wait()
+		l.lifeline.Close()
+		l.watchdog = nil
+	}
 	err := syscall.Unmount(l.mnt, 0)
 	if err != nil {
 		if derr := syscall.Unmount(l.mnt, syscall.MNT_DETACH); derr == nil {
@@ -349,9 +388,16 @@ func (f *file) Writev(ctx context.Context, data [][]byte, off int64) (uint32, sy
 	return total, 0
 }
 
+// fsyncHook, when set, runs as an fsync request arrives (tests hold one
+// in flight there).
+var fsyncHook func()
+
 // Fsync makes the file's data durable: its size now is its synced size
 // and nothing is to be undone.
 func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	if fsyncHook != nil {
+		fsyncHook()
+	}
 	if errno := f.LoopbackFile.Fsync(ctx, flags); errno != 0 {
 		return errno
 	}
