@@ -1,10 +1,8 @@
 // Command simrun runs locksim scenarios: list the catalogue, run a named
 // scenario or a scenario file, replay a recorded result.
 //
-// Exit codes (DESIGN.md, "Command line"): 0 the verdicts match the
-// scenario's expectations (or no violation when nothing is expected); 1 they
-// do not; 2 bad input (flags, files, names); 3 inconclusive (a checker
-// timeout) or an internal error.
+// Exit codes: one table for every command (internal/exit Table), printed
+// in every command's help and in docs/exit-codes.md.
 package main
 
 import (
@@ -59,10 +57,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Long: `simrun runs locksim scenarios: deterministic simulations of Redis,
 Redlock, Redisson, ZooKeeper and fencing-token locks under faults (clock jumps,
 pauses, crashes, partitions, failovers), and checks lock safety, resource
-safety and liveness.
-
-Exit codes: 0 verdicts match the scenario's expectations; 1 they do not;
-2 bad input; 3 inconclusive (checker timeout) or internal error.`,
+safety and liveness.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -102,7 +97,21 @@ Exit codes: 0 verdicts match the scenario's expectations; 1 they do not;
 			}
 		}
 	}
+	withExitCodes(root)
 	return root
+}
+
+// withExitCodes appends the table of exit codes to the help of cmd and of
+// every command under it: one table, the same for all (internal/exit).
+func withExitCodes(cmd *cobra.Command) {
+	long := cmd.Long
+	if long == "" {
+		long = cmd.Short
+	}
+	cmd.Long = strings.TrimRight(long, "\n") + "\n\n" + exit.Help()
+	for _, c := range cmd.Commands() {
+		withExitCodes(c)
+	}
 }
 
 // extraCommands are the commands defined in other files of this package

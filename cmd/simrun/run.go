@@ -73,9 +73,7 @@ With several names, files or a directory (its *.yaml and *.yml files), run
 each and print a summary table; --out DIR then writes one report folder per
 scenario under DIR and DIR/index.html listing them, --json a JSON array.
 
-Exit codes: 0 the verdicts match the scenario's expect block (or no violation
-when it expects nothing), for every scenario run; 1 they do not; 2 bad input;
-3 inconclusive; with several scenarios, the worst of their codes.`,
+With several scenarios, simrun exits with the worst of their codes.`,
 		Args:              minArgs(1, "NAME|FILE|DIR"),
 		ValidArgsFunction: completeScenarios,
 		RunE: func(cmd *cobra.Command, args []string) error {
