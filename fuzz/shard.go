@@ -1,6 +1,8 @@
 package fuzz
 
 import (
+	"github.com/locksim/locksim/internal/outdir"
+
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/scenarios"
 
@@ -113,6 +115,9 @@ func (m *Manifest) Complete() bool { return !m.Interrupted && m.Done == m.End-m.
 
 // ReadManifest reads dir/campaign.json; the error names the file.
 func ReadManifest(dir string) (*Manifest, error) {
+	if err := outdir.CheckComplete(dir); err != nil {
+		return nil, err
+	}
 	path := filepath.Join(dir, ManifestFile)
 	data, err := os.ReadFile(path)
 	if err != nil {

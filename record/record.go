@@ -11,6 +11,10 @@
 package record
 
 import (
+	"path/filepath"
+
+	"github.com/locksim/locksim/internal/outdir"
+
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -375,5 +379,10 @@ const MaxFileBytes = 64 << 20
 // ReadFile reads a result file of at most MaxFileBytes; a device or a pipe
 // is read up to the bound (simrun replay /dev/zero read for ever).
 func ReadFile(path string) ([]byte, error) {
+	// A result in a folder that a killed simrun left half rewritten may
+	// sit beside another run's trace (issue 33): refused, naming why.
+	if err := outdir.CheckComplete(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
 	return bounded.ReadFile(path, "a result file", MaxFileBytes)
 }

@@ -205,7 +205,7 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		m.Total, m.End = res.Runs, res.Runs
 	}
 	if shard.N > 1 {
-		if err := campaign.WriteManifest(d, m, baseYAML, fuzz.Record(cfg, res)); err != nil {
+		if err := campaign.WriteShard(d, m, baseYAML, fuzz.Record(cfg, res)); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
 		}
 		fmt.Fprintf(stdout, "fuzz %s shard %s: runs %d..%d of %d, %d violating; wrote %s (join the shards with simrun merge)\n",

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim"
+	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/campaign"
 	"github.com/locksim/locksim/realmode"
 	"github.com/locksim/locksim/record"
@@ -114,6 +116,9 @@ func realScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 		seed = f.seed
 	}
 	if f.outDir != "" {
+		if fileExists(filepath.Join(f.outDir, fuzz.ManifestFile)) {
+			return badInput("--out: %s holds a campaign's results (%s): give another folder", f.outDir, fuzz.ManifestFile)
+		}
 		if err := os.MkdirAll(f.outDir, 0o755); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
 		}

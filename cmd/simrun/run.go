@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim"
+	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
@@ -149,7 +150,7 @@ func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 	defer g.Stop()
 	var out *outdir.Dir
 	if f.outDir != "" {
-		if out, err = outdir.Prepare(f.outDir); err != nil {
+		if out, err = claimRunOut(f.outDir, fmt.Sprintf("simrun run %s", s.Name())); err != nil {
 			return badInput("--out: %v", err)
 		}
 		defer out.Close()
@@ -286,6 +287,16 @@ func writeRunOutputs(g *outdir.Guard, r *locksim.Result, traceOut string, out *o
 		return badInput("--out: %v", err)
 	}
 	return nil
+}
+
+// claimRunOut claims path for a run's report, written by what; a folder
+// holding a campaign's results is refused (a run's report beside a
+// campaign's findings would be a mix of two outputs).
+func claimRunOut(path, what string) (*outdir.Dir, error) {
+	if fileExists(filepath.Join(path, fuzz.ManifestFile)) {
+		return nil, fmt.Errorf("%s holds a campaign's results (%s): give another folder", path, fuzz.ManifestFile)
+	}
+	return outdir.Claim(path, what)
 }
 
 func outcomeCode(o *record.Run) error {
