@@ -127,14 +127,15 @@ func checkName(name string) error {
 }
 
 // createTemp creates a new temporary file in the directory. Its name starts
-// with a dot and ends in ".tmp" so no output pattern matches it.
+// with a dot and ends in ".tmp" so no output pattern matches it; the PID
+// in it tells a later Prepare whether its writer still runs.
 func (d *Dir) createTemp(base string) (*os.File, error) {
 	for range 1000 {
 		d.mu.Lock()
 		d.seq++
 		n := d.seq
 		d.mu.Unlock()
-		name := fmt.Sprintf(".%s.%d-%d.tmp", base, os.Getpid(), n)
+		name := fmt.Sprintf(".%s.simrun-%d-%d.tmp", base, os.Getpid(), n)
 		f, err := d.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, fs.ErrExist) {
 			continue

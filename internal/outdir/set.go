@@ -127,7 +127,7 @@ func CheckComplete(dir string) error {
 }
 
 // removeDeadTemps removes the temporary files (createTemp's
-// ".NAME.PID-N.tmp") that processes no longer running left in the folder
+// ".NAME.simrun-PID-N.tmp") that processes no longer running left in the folder
 // (killed while writing), and returns their names.
 func (d *Dir) removeDeadTemps() []string {
 	ents, err := fs.ReadDir(d.root.FS(), ".")
@@ -151,21 +151,22 @@ func (d *Dir) removeDeadTemps() []string {
 	return removed
 }
 
-// tempOwner is the PID in a temporary file's name ".NAME.PID-N.tmp".
+// tempOwner is the PID in a temporary file's name ".NAME.simrun-PID-N.tmp"
+// (createTemp's; other names are not ours).
 func tempOwner(name string) (int, bool) {
 	s := strings.TrimSuffix(name, ".tmp")
-	dash := strings.LastIndexByte(s, '-')
-	if dash < 0 {
+	i := strings.LastIndex(s, ".simrun-")
+	if i < 0 {
 		return 0, false
 	}
-	if _, err := strconv.Atoi(s[dash+1:]); err != nil {
+	pidText, seq, ok := strings.Cut(s[i+len(".simrun-"):], "-")
+	if !ok {
 		return 0, false
 	}
-	dot := strings.LastIndexByte(s[:dash], '.')
-	if dot < 0 {
+	if _, err := strconv.Atoi(seq); err != nil {
 		return 0, false
 	}
-	pid, err := strconv.Atoi(s[dot+1 : dash])
+	pid, err := strconv.Atoi(pidText)
 	return pid, err == nil && pid > 0
 }
 

@@ -69,10 +69,11 @@ func TestPrepareRemovesTheTemporaryFilesOfKilledWriters(t *testing.T) {
 	dir := t.TempDir()
 	p := exec.Command("true")
 	require.NoError(t, p.Run())
-	dead := fmt.Sprintf(".result.json.%d-3.tmp", p.Process.Pid)
-	live := fmt.Sprintf(".result.json.%d-1.tmp", os.Getppid())
+	dead := fmt.Sprintf(".result.json.simrun-%d-3.tmp", p.Process.Pid)
+	live := fmt.Sprintf(".result.json.simrun-%d-1.tmp", os.Getppid())
 	other := ".not-ours.tmp"
-	for _, n := range []string{dead, live, other} {
+	user := fmt.Sprintf(".notes.%d-3.tmp", p.Process.Pid) // not simrun's
+	for _, n := range []string{dead, live, other, user} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644))
 	}
 	d, err := Prepare(dir)
@@ -82,4 +83,5 @@ func TestPrepareRemovesTheTemporaryFilesOfKilledWriters(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(dir, dead))
 	assert.FileExists(t, filepath.Join(dir, live))
 	assert.FileExists(t, filepath.Join(dir, other))
+	assert.FileExists(t, filepath.Join(dir, user))
 }
