@@ -101,17 +101,16 @@ safety and liveness.`,
 	return root
 }
 
-// withExitCodes appends the table of exit codes to the help of cmd and of
-// every command under it: one table, the same for all (internal/exit).
+// withExitCodes makes the help of cmd and of every command under it end
+// its text with the one table of exit codes (internal/exit), through the
+// help template (inherited by sub-commands), so that the commands' Long
+// texts, which the reference docs render, stay free of it.
 func withExitCodes(cmd *cobra.Command) {
-	long := cmd.Long
-	if long == "" {
-		long = cmd.Short
-	}
-	cmd.Long = strings.TrimRight(long, "\n") + "\n\n" + exit.Help()
-	for _, c := range cmd.Commands() {
-		withExitCodes(c)
-	}
+	cmd.SetHelpTemplate(`{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
+
+{{end}}` + exit.Help() + `
+
+{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}`)
 }
 
 // extraCommands are the commands defined in other files of this package
