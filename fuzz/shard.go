@@ -1,6 +1,8 @@
 package fuzz
 
 import (
+	"github.com/locksim/locksim/internal/outdir"
+
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/bounded"
 	"github.com/locksim/locksim/scenarios"
@@ -118,6 +120,9 @@ const MaxManifestBytes = 512 << 20
 
 // ReadManifest reads dir/campaign.json; the error names the file.
 func ReadManifest(dir string) (*Manifest, error) {
+	if err := outdir.CheckComplete(dir); err != nil {
+		return nil, err
+	}
 	path := filepath.Join(dir, ManifestFile)
 	data, err := bounded.ReadFile(path, "a campaign manifest", MaxManifestBytes)
 	if err != nil {

@@ -259,7 +259,7 @@ func run(ctx context.Context, s *scenarios.Scenario, seed uint64, opt Options, s
 	}
 	dir := opt.Dir
 	if dir == "" {
-		if dir, err = os.MkdirTemp("", "locksim-real-"); err != nil {
+		if dir, err = newRunDir(); err != nil {
 			return nil, err
 		}
 		defer os.RemoveAll(dir)

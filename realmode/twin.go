@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/nodes/redis"
 	"github.com/locksim/locksim/nodes/sentinel"
 	"github.com/locksim/locksim/scenarios"
@@ -132,29 +133,46 @@ func TwinWith(ctx context.Context, s *scenarios.Scenario, runs int, out string, 
 
 // WriteOutputs writes result.json (the outcome, as --json prints it
 // for run), porcupine's pages of an illegal history and trace.jsonl into
-// dir. simrun report DIR/result.json renders the HTML report from these files.
+// dir, each atomically and the folder marked incomplete until all are
+// there and the pages of an earlier run are gone (outdir), so a killed
+// simrun never leaves one run's result beside another's trace. simrun
+// report DIR/result.json renders the HTML report from these files.
 func WriteOutputs(dir string, o *scenarios.Outcome) error {
 	data, err := o.JSON()
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "result.json"), data, 0o644); err != nil {
+	d, err := outdir.Claim(dir, fmt.Sprintf("simrun real %s seed %d", o.Scenario, o.Seed))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Begin(); err != nil {
+		return err
+	}
+	if err := d.WriteFile("result.json", data); err != nil {
 		return err
 	}
 	for _, p := range o.Pages {
-		if err := os.WriteFile(filepath.Join(dir, p.Name), p.HTML, 0o644); err != nil {
+		if err := d.WriteFile(p.Name, p.HTML); err != nil {
 			return err
 		}
 	}
-	fh, err := os.Create(filepath.Join(dir, "trace.jsonl"))
+	fh, err := d.Create("trace.jsonl")
 	if err != nil {
 		return err
 	}
 	if err := sim.WriteJSONL(fh, o.Trace); err != nil {
-		fh.Close()
+		fh.Abort()
 		return err
 	}
-	return fh.Close()
+	if err := fh.Commit(); err != nil {
+		return err
+	}
+	if err := d.RemoveStale(checker.PageNames...); err != nil {
+		return err
+	}
+	return d.Complete()
 }
 
 // WriteTwin prints simrun twin's table: the verdicts of the simulator and of

@@ -11,6 +11,10 @@
 package record
 
 import (
+	"path/filepath"
+
+	"github.com/locksim/locksim/internal/outdir"
+
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -419,5 +423,10 @@ const MaxFileBytes = 64 << 20
 // ReadFile reads a result file of at most MaxFileBytes; anything but a
 // regular file is refused (simrun replay /dev/zero read for ever).
 func ReadFile(path string) ([]byte, error) {
+	// A result in a folder that a killed simrun left half rewritten may
+	// sit beside another run's trace (issue 33): refused, naming why.
+	if err := outdir.CheckComplete(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
 	return bounded.ReadFile(path, "a result file", MaxFileBytes)
 }

@@ -27,8 +27,7 @@ each, every verdict side by side, and whether the trace hashes agree; when
 both traces are at hand (trace.jsonl beside each result, or --trace-a and
 --trace-b) and they belong to their results, the first diverging event.
 
-Exit codes: 0 the runs agree (same verdicts, same trace hash); 1 they
-differ; 2 bad input.`,
+The runs agree when their verdicts and trace hashes are the same.`,
 		Args: exactArgs(2, "A and B (result files or run folders)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return diffRuns(cmd.OutOrStdout(), args[0], args[1], traceA, traceB)

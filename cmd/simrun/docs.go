@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/doc"
-	"go/parser"
-	"go/token"
+	"github.com/locksim/locksim/internal/exit"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -444,14 +440,8 @@ func cliDoc(root string) ([]byte, error) {
 			}
 		}
 	}
-	codes, err := exitCodes(filepath.Join(root, "internal", "exit"))
-	if err != nil {
-		return nil, err
-	}
-	b.WriteString("\n## Exit codes\n\nEvery command exits with one of these (`internal/exit`):\n\n| code | name | meaning |\n|---|---|---|\n")
-	for _, c := range codes {
-		fmt.Fprintf(&b, "| %d | `%s` | %s |\n", c.value, c.name, cell(c.doc))
-	}
+	b.WriteString("\n## Exit codes\n\nEvery command exits with one of these (`internal/exit`, `exit.Table`; [exit codes](../guide/exit-codes.md) says more):\n\n")
+	b.WriteString(exit.Markdown())
 	return b.Bytes(), nil
 }
 
@@ -502,64 +492,6 @@ func indentCode(s string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
-}
-
-// exitCode is one exit code as internal/exit declares it.
-type exitCode struct {
-	name  string
-	value int
-	doc   string
-}
-
-// exitCodes reads the integer constants of the package in dir (its source:
-// internal/exit's table of codes, each with its doc comment), in value
-// order.
-func exitCodes(dir string) ([]exitCode, error) {
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
-	if err != nil {
-		return nil, fmt.Errorf("docs: reading the exit codes: %w", err)
-	}
-	var out []exitCode
-	for _, p := range pkgs {
-		dp := doc.New(p, "internal/exit", doc.AllDecls)
-		for _, cg := range dp.Consts {
-			for _, spec := range cg.Decl.Specs {
-				vs := spec.(*ast.ValueSpec)
-				text := strings.TrimSpace(vs.Doc.Text())
-				if text == "" {
-					text = strings.TrimSpace(vs.Comment.Text())
-				}
-				for i, n := range vs.Names {
-					if !n.IsExported() || i >= len(vs.Values) {
-						continue
-					}
-					lit, ok := vs.Values[i].(*ast.BasicLit)
-					if !ok || lit.Kind != token.INT {
-						continue
-					}
-					v, err := strconv.Atoi(lit.Value)
-					if err != nil {
-						return nil, err
-					}
-					// A doc comment starts with the name ("OK: ...",
-					// "Interrupted is ..."); the table has a column for it.
-					text := strings.Join(strings.Fields(text), " ")
-					for _, p := range []string{n.Name + ": ", n.Name + " is "} {
-						if rest, ok := strings.CutPrefix(text, p); ok {
-							text = strings.ToUpper(rest[:1]) + rest[1:]
-						}
-					}
-					out = append(out, exitCode{name: n.Name, value: v, doc: text})
-				}
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("docs: no exit codes in %s", dir)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].value < out[j].value })
-	return out, nil
 }
 
 // flagsOf is c's own flags that the reference lists (not --help, not

@@ -32,8 +32,7 @@ at --step, and print it with the schedule on each side (the same placement,
 one step less: holds), and, with --out, both as scenario files that simrun
 run replays. It names the properties it checked. Assumes the verdict is monotone in P at one
 placement. The base's other faults stay, as for explore.
-
-Exit codes: 0 a boundary was found or none exists in the range; 2 bad input.`,
+Finding a boundary, or that none exists in the range, is success.`,
 		Args: exactArgs(1, "NAME|FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			base, err := loadScenario(args[0])

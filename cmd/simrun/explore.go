@@ -62,10 +62,7 @@ also shrunk), and the coverage reached. A space larger than
 --max-schedules is refused (exit 2, saying how large) unless --force.
 
 --shard K/N runs the schedules K*total/N to (K+1)*total/N-1 only; 'simrun
-merge' joins the shards into exactly what the whole exploration writes.
-
-Exit codes: 0 no violation; 1 violations; 2 bad input or bounds; 3 a run
-was inconclusive or failed, or interrupted.`,
+merge' joins the shards into exactly what the whole exploration writes.`,
 		Args: exactArgs(1, "NAME|FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runExplore(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)

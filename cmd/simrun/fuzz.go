@@ -74,11 +74,7 @@ joins the shards' folders into what the whole campaign writes. A shard
 exits 0 when it did its runs, whatever they found.
 
 Ctrl-C (or SIGTERM) stops starting runs, writes what was found so far and
-exits; a second Ctrl-C kills at once.
-
-Exit codes: 0 nothing found; 1 violations found; 2 bad input; 3 a run was
-inconclusive (checker timeout) or failed, or the campaign was interrupted
-with nothing found.`,
+exits; a second Ctrl-C kills at once.`,
 		Args: exactArgs(1, "NAME|FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("runs") && !cmd.Flags().Changed("time") {
@@ -210,7 +206,7 @@ func runFuzz(stdout, stderr io.Writer, arg string, f fuzzFlags) error {
 		m.Total, m.End = res.Runs, res.Runs
 	}
 	if shard.N > 1 {
-		if err := campaign.WriteManifest(d, m, baseYAML, fuzz.Record(cfg, res)); err != nil {
+		if err := campaign.WriteShard(d, m, baseYAML, fuzz.Record(cfg, res)); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
 		}
 		fmt.Fprintf(stdout, "fuzz %s shard %s: runs %d..%d of %d, %d violating; wrote %s (join the shards with simrun merge)\n",

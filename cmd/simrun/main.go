@@ -1,10 +1,8 @@
 // Command simrun runs locksim scenarios: list the catalogue, run a named
 // scenario or a scenario file, replay a recorded result.
 //
-// Exit codes (DESIGN.md, "Command line"): 0 the verdicts match the
-// scenario's expectations (or no violation when nothing is expected); 1 they
-// do not; 2 bad input (flags, files, names); 3 inconclusive (a checker
-// timeout) or an internal error.
+// Exit codes: one table for every command (internal/exit Table), printed
+// in every command's help and in docs/guide/exit-codes.md.
 package main
 
 import (
@@ -60,10 +58,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Long: `simrun runs locksim scenarios: deterministic simulations of Redis,
 Redlock, Redisson, ZooKeeper and fencing-token locks under faults (clock jumps,
 pauses, crashes, partitions, failovers), and checks lock safety, resource
-safety and liveness.
-
-Exit codes: 0 verdicts match the scenario's expectations; 1 they do not;
-2 bad input; 3 inconclusive (checker timeout) or internal error.`,
+safety and liveness.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -103,7 +98,20 @@ Exit codes: 0 verdicts match the scenario's expectations; 1 they do not;
 			}
 		}
 	}
+	withExitCodes(root)
 	return root
+}
+
+// withExitCodes makes the help of cmd and of every command under it end
+// its text with the one table of exit codes (internal/exit), through the
+// help template (inherited by sub-commands), so that the commands' Long
+// texts, which the reference docs render, stay free of it.
+func withExitCodes(cmd *cobra.Command) {
+	cmd.SetHelpTemplate(`{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
+
+{{end}}` + exit.Help() + `
+
+{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}`)
 }
 
 // extraCommands are the commands defined in other files of this package

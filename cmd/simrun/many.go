@@ -48,7 +48,7 @@ func runMany(stdout, stderr io.Writer, args []string, f runFlags) error {
 			if seen[sub]++; seen[sub] > 1 {
 				sub = fmt.Sprintf("%s-%d", sub, seen[sub])
 			}
-			d, err := outdir.Prepare(filepath.Join(f.outDir, sub))
+			d, err := claimRunOut(filepath.Join(f.outDir, sub), "simrun run "+items[i].s.Name())
 			if err != nil {
 				return badInput("--out: %v", err)
 			}

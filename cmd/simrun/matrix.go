@@ -22,6 +22,7 @@ type matrixFlags struct {
 	seed    uint64
 	workers int
 	outDir  string
+	force   bool
 	quiet   bool
 	shard   string
 }
@@ -62,6 +63,7 @@ into --out; 'simrun merge' joins the shards into the whole matrix.`,
 	cmd.Flags().Uint64Var(&f.seed, "seed", 1, "base seed")
 	workersFlag(cmd.Flags(), &f.workers, "parallel runs")
 	cmd.Flags().StringVar(&f.outDir, "out", "", "folder for the heatmap and the tables (required)")
+	cmd.Flags().BoolVar(&f.force, "force", false, "replace the results of another campaign (not a matrix's) in --out")
 	cmd.Flags().BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	cmd.Flags().StringVar(&f.shard, "shard", "", "run only shard K/N of the matrix's runs (K from 0 to N-1); join the shards with simrun merge")
 	return cmd
@@ -101,8 +103,8 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 	}
 	id := campaign.MatrixIdentity(pl, version)
 	// The matrix's outputs are regenerated whole: it replaces an earlier
-	// campaign's (force).
-	d, err := campaign.ClaimOut("--out", f.outDir, id, shard, true)
+	// matrix's; another campaign's only with --force.
+	d, err := campaign.ClaimRegenerated("--out", f.outDir, id, shard, f.force)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
@@ -118,7 +120,7 @@ func matrix(stdout, stderr io.Writer, f matrixFlags) error {
 		return err
 	}
 	if shard.N > 1 {
-		if err := campaign.WriteManifest(d, m, nil, fuzz.RecordOf(verdicts)); err != nil {
+		if err := campaign.WriteShard(d, m, nil, fuzz.RecordOf(verdicts)); err != nil {
 			return badInput("--out: %v", err)
 		}
 		fmt.Fprintf(stdout, "matrix shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",
@@ -151,7 +153,7 @@ func mergeMatrix(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f
 	if err != nil {
 		return err
 	}
-	d, err := campaign.ClaimOut("--out", f.out, id, fuzz.Whole, true)
+	d, err := campaign.ClaimRegenerated("--out", f.out, id, fuzz.Whole, f.force)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}

@@ -44,8 +44,7 @@ complete, then write what the unsharded campaign writes:
           (required)
 
 Mixed, missing, duplicated or interrupted shards are named and refused
-with exit 2. Exit codes otherwise as the campaign's command (fuzz, explore: 1 when
-violations were found).`,
+as bad input; otherwise merge exits as the campaign's command would.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return badInput("merge needs DIR...: the output folders of a campaign's shards")

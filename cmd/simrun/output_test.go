@@ -24,6 +24,7 @@ import (
 // signals.
 func TestMain(m *testing.M) {
 	if os.Getenv("SIMRUN_AS_MAIN") == "1" {
+		haltAfterRenames(os.Getenv("SIMRUN_HALT_AFTER_RENAMES"))
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

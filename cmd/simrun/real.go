@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim"
+	"github.com/locksim/locksim/fuzz"
+	"github.com/locksim/locksim/internal/campaign"
 	"github.com/locksim/locksim/realmode"
 	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/scenarios"
@@ -38,14 +39,11 @@ between two servers) is refused with exit 2 naming the fault and why.
 
 Needs the scenario's servers (redis-server and redis-sentinel, memcached,
 mariadb-server, zookeeper with a Java runtime) and, for server clocks, a C
-compiler.
-
-Exit codes as simrun run: 0 the verdicts match; 1 they do not; 2 bad input or
-a scenario real mode cannot run; 3 inconclusive or internal error.`,
+compiler.`,
 		Args: exactArgs(1, "NAME|FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.seedSet = cmd.Flags().Changed("seed")
-			return realScenario(cmd.OutOrStdout(), args[0], f)
+			return realScenario(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
 		},
 	}
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "seed of the run (default: the scenario's seed)")
@@ -56,9 +54,24 @@ a scenario real mode cannot run; 3 inconclusive or internal error.`,
 }
 
 // interruptible returns a context that Ctrl-C (SIGINT) or SIGTERM ends, so
-// that real mode stops its servers before simrun exits.
-func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// that real mode stops its servers before simrun exits with the signal's
+// exit code (130, 143), as every command does.
+func interruptible() (context.Context, func()) {
+	ctx, _, stop := campaign.Interruptible(context.Background())
+	return ctx, stop
+}
+
+// cleanStale removes the servers, mounts and temporary folders that real
+// runs killed by SIGKILL left, and names them on stderr: the first thing
+// real and twin do.
+func cleanStale(stderr io.Writer) {
+	done, err := realmode.CleanStale()
+	for _, d := range done {
+		fmt.Fprintf(stderr, "simrun: removed what a killed real run left: %s\n", d)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun: warning: %v\n", err)
+	}
 }
 
 // realBeforeStart is realmode.Options.BeforeStart of every real run
@@ -70,25 +83,30 @@ var realBeforeStart func(name, addr string)
 func realOutcome(ctx context.Context, s *scenarios.Scenario, seed uint64, outDir string) (*scenarios.Outcome, error) {
 	o, err := realmode.Run(ctx, s, seed, realmode.Options{Visualize: outDir != "", BeforeStart: realBeforeStart})
 	if err != nil {
-		return nil, realError(s, err)
+		return nil, realError(ctx, s, err)
 	}
 	return o, nil
 }
 
 // realError maps real mode's errors to exit codes: 2 when real mode cannot
-// run the scenario here, 3 when interrupted or broken.
-func realError(s *scenarios.Scenario, err error) error {
+// run the scenario here, 130 or 143 when a signal interrupted it (ctx is
+// interruptible's), 3 when broken.
+func realError(ctx context.Context, s *scenarios.Scenario, err error) error {
 	var ue *realmode.UnsupportedError
 	switch {
 	case errors.As(err, &ue), errors.Is(err, realmode.ErrMissingBinary), errors.Is(err, realmode.ErrStart):
 		return withCode(exitBadInput, err)
 	case errors.Is(err, realmode.ErrInterrupted):
+		if ie := campaign.InterruptError(ctx, err.Error()); ie != nil {
+			return ie
+		}
 		return withCode(exitInconclusive, err)
 	}
 	return withCode(exitInconclusive, fmt.Errorf("internal error in the real run of %s: %w", s.Name, err))
 }
 
-func realScenario(stdout io.Writer, arg string, f runFlags) error {
+func realScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
+	cleanStale(stderr)
 	s, err := loadScenario(arg)
 	if err != nil {
 		return err
@@ -98,6 +116,9 @@ func realScenario(stdout io.Writer, arg string, f runFlags) error {
 		seed = f.seed
 	}
 	if f.outDir != "" {
+		if fileExists(filepath.Join(f.outDir, fuzz.ManifestFile)) {
+			return badInput("--out: %s holds a campaign's results (%s): give another folder", f.outDir, fuzz.ManifestFile)
+		}
 		if err := os.MkdirAll(f.outDir, 0o755); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--out: %w", err))
 		}

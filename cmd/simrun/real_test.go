@@ -1,6 +1,10 @@
 package main
 
 import (
+	"path/filepath"
+
+	"github.com/locksim/locksim/internal/outdir"
+
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -71,6 +75,10 @@ func TestRealOwnScenario(t *testing.T) {
 	assert.Equal(t, "holds", got["lock_safety"])
 	assert.Equal(t, true, got["matched"])
 	assert.FileExists(t, out+"/result.json")
+	// One whole set (outdir), which report reads.
+	assert.NoFileExists(t, filepath.Join(out, outdir.IncompleteFile))
+	rr := simrun("report", filepath.Join(out, "result.json"))
+	assert.Equal(t, exitOK, rr.code, rr.stderr)
 }
 
 // TestTwinAgrees runs simrun twin on a short catalogue scenario.

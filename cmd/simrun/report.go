@@ -79,7 +79,7 @@ func reportCmd(w, stderr io.Writer, path, traceIn, outDir string) error {
 	}
 	g := outdir.NewGuard(stderr)
 	defer g.Stop()
-	out, err := outdir.Prepare(outDir)
+	out, err := outdir.Claim(outDir, fmt.Sprintf("simrun report of %s seed %d", rec.Scenario, rec.Seed))
 	if err != nil {
 		return badInput("--out: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim"
+	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/outdir"
 	"github.com/locksim/locksim/record"
 	"github.com/locksim/locksim/sim"
@@ -73,9 +74,7 @@ With several names, files or a directory (its *.yaml and *.yml files), run
 each and print a summary table; --out DIR then writes one report folder per
 scenario under DIR and DIR/index.html listing them, --json a JSON array.
 
-Exit codes: 0 the verdicts match the scenario's expect block (or no violation
-when it expects nothing), for every scenario run; 1 they do not; 2 bad input;
-3 inconclusive; with several scenarios, the worst of their codes.`,
+With several scenarios, simrun exits with the worst of their codes.`,
 		Args:              minArgs(1, "NAME|FILE|DIR"),
 		ValidArgsFunction: completeScenarios,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -151,7 +150,7 @@ func runScenario(stdout, stderr io.Writer, arg string, f runFlags) error {
 	defer g.Stop()
 	var out *outdir.Dir
 	if f.outDir != "" {
-		if out, err = outdir.Prepare(f.outDir); err != nil {
+		if out, err = claimRunOut(f.outDir, fmt.Sprintf("simrun run %s", s.Name())); err != nil {
 			return badInput("--out: %v", err)
 		}
 		defer out.Close()
@@ -288,6 +287,16 @@ func writeRunOutputs(g *outdir.Guard, r *locksim.Result, traceOut string, out *o
 		return badInput("--out: %v", err)
 	}
 	return nil
+}
+
+// claimRunOut claims path for a run's report, written by what; a folder
+// holding a campaign's results is refused (a run's report beside a
+// campaign's findings would be a mix of two outputs).
+func claimRunOut(path, what string) (*outdir.Dir, error) {
+	if fileExists(filepath.Join(path, fuzz.ManifestFile)) {
+		return nil, fmt.Errorf("%s holds a campaign's results (%s): give another folder", path, fuzz.ManifestFile)
+	}
+	return outdir.Claim(path, what)
 }
 
 func outcomeCode(o *record.Run) error {

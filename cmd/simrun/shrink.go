@@ -40,8 +40,7 @@ directory, never beside a built-in scenario), with a comment
 saying what was removed and an expect block set to the kept violation, so
 'simrun run' of it exits 0 while it reproduces.
 
-Exit codes: 0 shrunk; 2 bad input (including a scenario that does not fail);
-3 internal error.`,
+A scenario that does not fail is bad input.`,
 		Args:              exactArgs(1, "FILE"),
 		ValidArgsFunction: completeScenarios,
 		RunE: func(cmd *cobra.Command, args []string) error {

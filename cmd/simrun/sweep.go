@@ -18,6 +18,7 @@ type sweepFlags struct {
 	seedSet bool
 	workers int
 	outDir  string
+	force   bool
 	quiet   bool
 	shard   string
 	labels  []string
@@ -64,6 +65,7 @@ into the same folder, point files included.`,
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "base seed (default: the scenario's seed)")
 	workersFlag(cmd.Flags(), &f.workers, "parallel runs")
 	cmd.Flags().StringVar(&f.outDir, "out", "", "folder for the plot, the CSV and the point scenarios (required)")
+	cmd.Flags().BoolVar(&f.force, "force", false, "replace the results of another campaign (not a sweep's) in --out")
 	cmd.Flags().BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	cmd.Flags().StringVar(&f.shard, "shard", "", "run only shard K/N of the sweep's runs (K from 0 to N-1); join the shards with simrun merge")
 	return cmd
@@ -100,8 +102,9 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 	}
 	id := pl.Identity(version)
 	// A sweep's outputs are regenerated whole, so it replaces an earlier
-	// campaign's (force).
-	d, err := campaign.ClaimOut("--out", f.outDir, id, shard, true)
+	// sweep's; another campaign's only with --force (issue 33: a sweep into
+	// an explore folder left both).
+	d, err := campaign.ClaimRegenerated("--out", f.outDir, id, shard, f.force)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
@@ -112,7 +115,7 @@ func sweep(stdout, stderr io.Writer, arg string, f sweepFlags) error {
 		return stopped
 	}
 	if shard.N > 1 {
-		if err := campaign.WriteManifest(d, m, pl.BaseYAML, fuzz.RecordOf(verdicts)); err != nil {
+		if err := campaign.WriteShard(d, m, pl.BaseYAML, fuzz.RecordOf(verdicts)); err != nil {
 			return badInput("--out: %v", err)
 		}
 		fmt.Fprintf(stdout, "sweep %s shard %s: runs %d..%d of %d; wrote %s (join the shards with simrun merge)\n",
@@ -150,7 +153,7 @@ func mergeSweep(stdout, stderr io.Writer, dirs []string, ms []*fuzz.Manifest, f 
 	if err != nil {
 		return err
 	}
-	d, err := campaign.ClaimOut("--out", f.out, id, fuzz.Whole, true)
+	d, err := campaign.ClaimRegenerated("--out", f.out, id, fuzz.Whole, f.force)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}

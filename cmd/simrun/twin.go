@@ -24,15 +24,14 @@ func newTwinCmd() *cobra.Command {
 		Long: `Run a scenario in the simulator (its seed) and --runs times in real mode (seeds
 seed, seed+1, ...), and print the verdicts side by side.
 
-Exit codes: 0 every real run gives the simulator's verdicts; 1 some real run
-differs (both explanations and both reports' paths are printed); 2 bad input
-or a scenario real mode cannot run; 3 inconclusive or internal error.`,
+A real run whose verdicts differ from the simulator's is a mismatch (both
+explanations and both reports' paths are printed).`,
 		Args: exactArgs(1, "NAME|FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.runs < 1 {
 				return badInput("--runs: %d is not a number of runs (allowed: 1 or more)", f.runs)
 			}
-			return twinScenario(cmd.OutOrStdout(), args[0], f)
+			return twinScenario(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
 		},
 	}
 	cmd.Flags().IntVar(&f.runs, "runs", 1, "number of real runs")
@@ -41,7 +40,8 @@ or a scenario real mode cannot run; 3 inconclusive or internal error.`,
 	return cmd
 }
 
-func twinScenario(stdout io.Writer, arg string, f twinFlags) error {
+func twinScenario(stdout, stderr io.Writer, arg string, f twinFlags) error {
+	cleanStale(stderr)
 	s, err := loadScenario(arg)
 	if err != nil {
 		return err
@@ -59,7 +59,7 @@ func twinScenario(stdout io.Writer, arg string, f twinFlags) error {
 	defer stop()
 	res, err := realmode.TwinWith(ctx, s, f.runs, out, realmode.WriteOutputs, realmode.Options{BeforeStart: realBeforeStart})
 	if err != nil {
-		return realError(s, err)
+		return realError(ctx, s, err)
 	}
 	if f.jsonOut {
 		enc := json.NewEncoder(stdout)

@@ -16,9 +16,11 @@ import (
 
 	"encoding/json"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/fuzz"
 	"github.com/locksim/locksim/internal/exit"
 	"github.com/locksim/locksim/internal/outdir"
+	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -116,41 +118,125 @@ func ClaimMergedOut(path string, id fuzz.Identity, force bool) (*outdir.Dir, err
 
 // ClaimOut prepares the output folder of a campaign. A folder holding the
 // results of another campaign (another base, seed, parameters or shard,
-// per its campaign.json; or result files without a campaign.json) is
-// refused unless force: a second campaign must never overwrite the
-// findings of a first one or leave a mix of both. Files matching patterns
+// per its campaign.json; or result files without a campaign.json), a
+// run's report (result.json), or the incomplete outputs of another
+// stopped campaign (outdir.IncompleteFile) is refused unless force: a
+// second campaign must never overwrite the findings of a first one or
+// leave a mix of both. With force, the other campaign's files are removed
+// when this one's are written (replaceOthers). Files matching patterns
 // that this run does not write are removed after it writes (removeStale).
 func ClaimOut(flag, path string, id fuzz.Identity, shard fuzz.Shard, force bool, patterns ...string) (*outdir.Dir, error) {
+	return claim(flag, path, id, shard, force, false, patterns)
+}
+
+// ClaimRegenerated is ClaimOut for a campaign whose outputs are
+// regenerated whole (sweep, matrix): an earlier campaign of the same
+// command in path is replaced without force; another command's is not.
+func ClaimRegenerated(flag, path string, id fuzz.Identity, shard fuzz.Shard, force bool) (*outdir.Dir, error) {
+	return claim(flag, path, id, shard, force, true, fuzz.FindingPatterns)
+}
+
+func claim(flag, path string, id fuzz.Identity, shard fuzz.Shard, force, sameCommand bool, patterns []string) (*outdir.Dir, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%s: required", flag)
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() && !force {
-		if exists(filepath.Join(path, fuzz.ManifestFile)) {
+	what := fmt.Sprintf("simrun %s, shard %s", id.Describe(), shard)
+	other := false // path holds another campaign's files, replaced with force
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		switch w, incomplete := outdir.Incomplete(path); {
+		case incomplete && w != what:
+			if !force {
+				return nil, fmt.Errorf("%s %s holds the incomplete outputs of a stopped run (%s): give another folder, or --force to replace them", flag, path, w)
+			}
+			other = true
+		case incomplete: // this campaign, stopped: written again whole
+		case exists(filepath.Join(path, fuzz.ManifestFile)):
 			m, err := fuzz.ReadManifest(path)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %v; give another folder, or --force to replace it", flag, err)
+				if !force {
+					return nil, fmt.Errorf("%s: %v; give another folder, or --force to replace it", flag, err)
+				}
+				other = true
+			} else if !Same(m, id, shard) && !(sameCommand && m.Command == id.Command) {
+				if !force {
+					return nil, fmt.Errorf("%s %s holds the results of another campaign (%s, shard %d/%d); this one is %s, shard %s: give another folder, or --force to replace them", flag, path, m.Describe(), m.Shard, m.Shards, id.Describe(), shard)
+				}
+				other = true
 			}
-			if !Same(m, id, shard) {
-				return nil, fmt.Errorf("%s %s holds the results of another campaign (%s, shard %d/%d); this one is %s, shard %s: give another folder, or --force to replace them", flag, path, m.Describe(), m.Shard, m.Shards, id.Describe(), shard)
+		case exists(filepath.Join(path, runResultFile)):
+			if !force {
+				return nil, fmt.Errorf("%s %s holds a run's report (%s): give another folder, or --force to replace it", flag, path, runResultFile)
 			}
-		} else {
+			other = true
+		default:
 			for _, p := range patterns {
 				if names, _ := filepath.Glob(filepath.Join(path, p)); len(names) > 0 {
-					return nil, fmt.Errorf("%s %s holds %s of an earlier campaign without its %s: give another folder, or --force to replace them", flag, path, filepath.Base(names[0]), fuzz.ManifestFile)
+					if !force {
+						return nil, fmt.Errorf("%s %s holds %s of an earlier campaign without its %s: give another folder, or --force to replace them", flag, path, filepath.Base(names[0]), fuzz.ManifestFile)
+					}
+					other = true
 				}
 			}
 		}
 	}
-	d, err := outdir.Prepare(path)
+	d, err := outdir.Claim(path, what)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", flag, err)
 	}
+	if other {
+		d.OnComplete(func() error { return replaceOthers(d, id.Command) })
+	}
 	return d, nil
+}
+
+// runResultFile is the record a run's report folder holds (simrun run
+// --out, real --out).
+const runResultFile = "result.json"
+
+// campaignFiles are the files of every campaign command's folder, and
+// campaignDirs its sub-folders, by the command that writes them.
+var (
+	campaignFiles = []string{"finding-*.yaml", "sweep.png", "sweep.svg", "sweep.csv",
+		"matrix.png", "matrix.svg", "matrix.csv", "matrix.md", "matrix.html",
+		fuzz.BaseFile, fuzz.ManifestFile}
+	campaignDirs = map[string]string{"points": "sweep", "worlds": "matrix", "cases": "matrix"}
+)
+
+// replaceOthers removes, once a campaign of command has written its files
+// into d (with --force over another's), every other campaign file and
+// sub-folder, and a run's report, that it did not write: the folder then
+// holds this campaign's set alone.
+func replaceOthers(d *outdir.Dir, command string) error {
+	names := append(append([]string(nil), campaignFiles...), runResultFile, "trace.jsonl")
+	names = append(append(names, reports.RunFiles...), checker.PageNames...)
+	if err := d.RemoveStale(names...); err != nil {
+		return err
+	}
+	for sub, owner := range campaignDirs {
+		if owner != command {
+			if err := os.RemoveAll(filepath.Join(d.Path(), sub)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// WriteShard writes a shard's campaign.json and base.yaml into d, the
+// folder marked incomplete in between (outdir.Claim).
+func WriteShard(d *outdir.Dir, m *fuzz.Manifest, base []byte, results any) error {
+	if err := d.Begin(); err != nil {
+		return err
+	}
+	if err := WriteManifest(d, m, base, results); err != nil {
+		return err
+	}
+	return d.Complete()
 }
 
 // WriteManifest writes the campaign's campaign.json and base.yaml into d.

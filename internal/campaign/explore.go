@@ -37,7 +37,7 @@ func ExploreIdentity(version string, base *scenarios.Scenario, baseYAML []byte, 
 // what it ran; its error carries the exit code (0 whatever it found).
 func FinishExploreShard(stdout io.Writer, ctx context.Context, d *outdir.Dir, baseYAML []byte, cfg fuzz.ExploreConfig, er *fuzz.ExploreResult, m *fuzz.Manifest) error {
 	res := er.Result
-	if err := WriteManifest(d, m, baseYAML, fuzz.RecordExplore(cfg, er)); err != nil {
+	if err := WriteShard(d, m, baseYAML, fuzz.RecordExplore(cfg, er)); err != nil {
 		return exit.With(exit.BadInput, fmt.Errorf("--out: %w", err))
 	}
 	fmt.Fprintf(stdout, "explore %s shard %d/%d: schedules %d..%d of %d, %d violating; wrote %s (join the shards with simrun merge)\n",

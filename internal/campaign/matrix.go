@@ -16,6 +16,9 @@ import (
 // WriteMatrix writes a whole matrix's outputs into d (matrix without
 // --shard, and simrun merge of matrix shards).
 func WriteMatrix(stdout io.Writer, d *outdir.Dir, pl *fuzz.Matrix, man *fuzz.Manifest, verdicts []fuzz.Verdicts) error {
+	if err := d.Begin(); err != nil {
+		return exit.BadInputf("--out: %v", err)
+	}
 	wd, err := outdir.Prepare(filepath.Join(d.Path(), "worlds"))
 	if err != nil {
 		return exit.BadInputf("--out: %v", err)
@@ -95,6 +98,9 @@ func WriteMatrix(stdout io.Writer, d *outdir.Dir, pl *fuzz.Matrix, man *fuzz.Man
 		}
 	}
 	if err := WriteManifest(d, man, nil, fuzz.RecordOf(verdicts)); err != nil {
+		return exit.BadInputf("--out: %v", err)
+	}
+	if err := d.Complete(); err != nil {
 		return exit.BadInputf("--out: %v", err)
 	}
 	fmt.Fprintf(stdout, "violation rates (lock / resource), %d random schedules per cell, base seed %d:\n\n%s\nwrote %s (matrix.png, matrix.svg, matrix.csv, matrix.md, matrix.html, worlds/, cases/)\n", pl.Runs, pl.Seed, m.Summary(), d.Path())

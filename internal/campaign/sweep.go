@@ -166,6 +166,9 @@ func (pl *SweepPlan) Identity(version string) fuzz.Identity {
 // (removing point files of an earlier sweep), sweep.png, sweep.svg,
 // sweep.csv, json and base.yaml, and prints the table.
 func WriteSweep(stdout io.Writer, d *outdir.Dir, pl *SweepPlan, m *fuzz.Manifest, verdicts []fuzz.Verdicts) error {
+	if err := d.Begin(); err != nil {
+		return exit.BadInputf("--out: %v", err)
+	}
 	pd, err := outdir.Prepare(filepath.Join(d.Path(), "points"))
 	if err != nil {
 		return exit.BadInputf("--out: %v", err)
@@ -222,6 +225,9 @@ func WriteSweep(stdout io.Writer, d *outdir.Dir, pl *SweepPlan, m *fuzz.Manifest
 		}
 	}
 	if err := WriteManifest(d, m, pl.BaseYAML, fuzz.RecordOf(verdicts)); err != nil {
+		return exit.BadInputf("--out: %v", err)
+	}
+	if err := d.Complete(); err != nil {
 		return exit.BadInputf("--out: %v", err)
 	}
 	printSweep(stdout, sw, d.Path())

@@ -30,6 +30,9 @@ func write(stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios
 		}
 	}
 	if d != nil {
+		if err := d.Begin(); err != nil {
+			return exit.With(exit.BadInput, fmt.Errorf("--out: %w", err))
+		}
 		if err := fuzz.WriteFindings(d, base, res); err != nil {
 			return exit.With(exit.BadInput, fmt.Errorf("--out: %w", err))
 		}
@@ -37,6 +40,9 @@ func write(stderr io.Writer, ctx context.Context, d *outdir.Dir, base *scenarios
 			return exit.With(exit.BadInput, fmt.Errorf("--out: %w", err))
 		}
 		if err := d.RemoveStale(fuzz.FindingPatterns...); err != nil {
+			return exit.With(exit.BadInput, fmt.Errorf("--out: %w", err))
+		}
+		if err := d.Complete(); err != nil {
 			return exit.With(exit.BadInput, fmt.Errorf("--out: %w", err))
 		}
 	}

@@ -1,12 +1,12 @@
 // Package exit carries a command's exit code out of the code that decides
-// it (DESIGN.md, "Command line"): 0 the verdicts match; 1 they do not; 2
-// bad input (flags, files, names); 3 inconclusive (a checker timeout) or an
-// internal error; 130 (143) interrupted by SIGINT (SIGTERM).
+// it, and holds the one table of exit codes (Table) that every simrun
+// command's help and docs/guide/exit-codes.md print (DESIGN.md, "Command line").
 package exit
 
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Exit codes.
@@ -29,6 +29,52 @@ const (
 	// Terminated: stopped by SIGTERM, after writing what it found.
 	Terminated = 143
 )
+
+// Code is one row of the table of exit codes.
+type Code struct {
+	Code    int
+	Meaning string
+}
+
+// Table is the meaning of every exit code, the same for every simrun
+// command: an interrupt is 130 or 143 for every command, real and twin
+// included.
+var Table = []Code{
+	{OK, "success: the verdicts match the scenario's expectations (no violation when it expects none), a campaign found nothing, the runs agree"},
+	{Mismatch, "a mismatch: verdicts other than the expected ones, violations found, runs (or real and simulated verdicts) that differ"},
+	{BadInput, "bad input: a flag, file, name or bound, an output folder holding something else, a scenario this mode cannot run"},
+	{Inconclusive, "inconclusive: a checker timeout, a budget (events, memory, time) exhausted, or an internal error"},
+	{Interrupted, "interrupted by SIGINT (Ctrl-C): servers stopped, outputs written so far are whole or marked incomplete"},
+	{Terminated, "stopped by SIGTERM: as for SIGINT"},
+}
+
+// Help is the table as a command's help prints it.
+func Help() string {
+	var b strings.Builder
+	b.WriteString("Exit codes (the same for every simrun command):\n")
+	for _, c := range Table {
+		line := fmt.Sprintf("  %-4d", c.Code)
+		for _, w := range strings.Fields(c.Meaning) {
+			if len(line)+1+len(w) > 79 {
+				b.WriteString(line + "\n")
+				line = "      "
+			}
+			line += " " + w
+		}
+		b.WriteString(line + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Markdown is the table as docs/guide/exit-codes.md holds it.
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("| code | meaning |\n|---|---|\n")
+	for _, c := range Table {
+		fmt.Fprintf(&b, "| %d | %s |\n", c.Code, c.Meaning)
+	}
+	return b.String()
+}
 
 // Error is an error with the exit code it stands for (Err may be nil: the
 // code alone, nothing to print).

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -87,11 +88,28 @@ func (g *Guard) Stage(f *File) {
 
 // Commit renames every staged file into place and then runs after (stale
 // file removal), all under the guard so that an interrupt cannot cut it.
+// The claimed folders (Claim) of the staged files are marked incomplete
+// first and unmarked last, so a SIGKILL, which no guard stops, leaves them
+// marked.
 func (g *Guard) Commit(after func() error) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	files := g.files
 	g.files = nil
+	var sets []*Dir
+	for _, f := range files {
+		if f.d.set != "" && !slices.Contains(sets, f.d) {
+			sets = append(sets, f.d)
+		}
+	}
+	for _, d := range sets {
+		if err := d.Begin(); err != nil {
+			for _, f := range files {
+				f.Abort()
+			}
+			return err
+		}
+	}
 	for i, f := range files {
 		if err := f.Commit(); err != nil {
 			for _, rest := range files[i+1:] {
@@ -101,7 +119,14 @@ func (g *Guard) Commit(after func() error) error {
 		}
 	}
 	if after != nil {
-		return after()
+		if err := after(); err != nil {
+			return err
+		}
+	}
+	for _, d := range sets {
+		if err := d.Complete(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

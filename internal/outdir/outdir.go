@@ -11,6 +11,13 @@
 //     so no name can escape it.
 //   - A second run into the same directory leaves no stale files of the first
 //     (RemoveStale), so a report never links to another run's leftovers.
+//   - A set of files written together (a run's report, a campaign's
+//     findings and manifest) is bracketed by a mark (IncompleteFile,
+//     Claim, Begin, Complete) that readers check (CheckComplete), so a
+//     process killed between two renames leaves a folder marked
+//     incomplete, never an unmarked mix of two runs.
+//   - Temporary files that a killed writer left are removed by the next
+//     Prepare of their folder.
 //   - Output paths are checked before any work starts (CheckOutputFile), so a
 //     long run does not end in "cannot write" and never overwrites its input.
 //
@@ -38,6 +45,13 @@ type Dir struct {
 	written map[string]bool // names committed by this Dir in this run
 	open    map[*File]bool  // files created and neither committed nor aborted
 	seq     int             // numbers the temporary files
+	set     string          // the writer of a claimed set (Claim), "" if none
+	begun   bool            // Begin marked the folder incomplete
+	// onComplete runs in Complete before the mark goes (OnComplete).
+	onComplete func() error
+	// Cleaned lists the temporary files of killed writers that Prepare
+	// removed.
+	Cleaned []string
 }
 
 // Prepare creates the directory path if it is missing (with its parents) and
@@ -80,6 +94,7 @@ func Prepare(path string) (*Dir, error) {
 	name := probe.Name()
 	probe.Close()
 	_ = root.Remove(filepath.Base(name))
+	d.Cleaned = d.removeDeadTemps()
 	return d, nil
 }
 
@@ -112,14 +127,15 @@ func checkName(name string) error {
 }
 
 // createTemp creates a new temporary file in the directory. Its name starts
-// with a dot and ends in ".tmp" so no output pattern matches it.
+// with a dot and ends in ".tmp" so no output pattern matches it; the PID
+// in it tells a later Prepare whether its writer still runs.
 func (d *Dir) createTemp(base string) (*os.File, error) {
 	for range 1000 {
 		d.mu.Lock()
 		d.seq++
 		n := d.seq
 		d.mu.Unlock()
-		name := fmt.Sprintf(".%s.%d-%d.tmp", base, os.Getpid(), n)
+		name := fmt.Sprintf(".%s.simrun-%d-%d.tmp", base, os.Getpid(), n)
 		f, err := d.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, fs.ErrExist) {
 			continue
@@ -206,8 +222,15 @@ func (f *File) Commit() error {
 	f.d.mu.Lock()
 	f.d.written[f.name] = true
 	f.d.mu.Unlock()
+	if AfterRename != nil {
+		AfterRename(filepath.Join(f.d.path, f.name))
+	}
 	return nil
 }
+
+// AfterRename, when set, is called after each file is put in place (tests
+// stop a process there to kill it between two renames).
+var AfterRename func(path string)
 
 // Abort drops the temporary file; the destination is left as it was. Abort
 // after Commit does nothing.

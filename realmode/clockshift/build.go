@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 )
 
 //go:embed csrc/clockshift.c
@@ -50,6 +51,9 @@ func Build(dir string) (string, error) {
 	}
 	out := filepath.Join(tmp, "clockshift.so")
 	cmd := exec.Command(ccPath, "-shared", "-fPIC", "-O2", "-Wall", "-o", out, src)
+	// Killed if this process dies first, like the servers (launch).
+	cmd.Dir = tmp
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("clockshift: %s failed: %v\n%s", ccPath, err, msg)
 	}

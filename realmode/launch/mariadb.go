@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	_ "github.com/go-sql-driver/mysql" // the "mysql" database/sql driver
@@ -149,7 +150,13 @@ func StartMariaDB(o MariaDBOptions) (*Server, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, install, args...).CombinedOutput(); err != nil {
+	cmd := exec.CommandContext(ctx, install, args...)
+	// As every server (Server.start): its own group, and killed if this
+	// process dies before it ends; working in the data directory, where the
+	// next start looks for what a killed run left (realmode CleanStale).
+	cmd.Dir = o.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("launch: %s: %s: %v:\n%s", o.Name, install, err, tail(string(out)))
 	}
 	s := &Server{name: o.Name, bin: bin, dir: o.Dir, ip: o.IP, port: o.Port, timeout: timeout,

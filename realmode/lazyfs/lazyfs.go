@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"sync"
 	"syscall"
 	"time"
@@ -48,8 +49,10 @@ func Available() error {
 
 // FS is one mounted lazy file system.
 type FS struct {
-	server *fuse.Server
-	mnt    string
+	server   *fuse.Server
+	mnt      string
+	watchdog *exec.Cmd // unmounts mnt if this process dies (startWatchdog)
+	lifeline *os.File  // the watchdog's stdin: closed when this process dies
 
 	mu    sync.Mutex
 	files map[uint64]*fileState // by backing inode number
@@ -69,6 +72,9 @@ type undo struct {
 	old []byte
 }
 
+// Type is the file system type of a lazyfs mount in /proc/self/mountinfo.
+const Type = "fuse.lazyfs"
+
 // Mount mounts a lazy view of backing at mnt (both directories must
 // exist).
 func Mount(mnt, backing string) (*FS, error) {
@@ -86,16 +92,87 @@ func Mount(mnt, backing string) (*FS, error) {
 	}
 	rootNode := root.NewNode(root, nil, "", &st)
 	root.RootNode = rootNode
+	fd, err := mountDevice(mnt, backing)
+	if err != nil {
+		return nil, err
+	}
 	zero := time.Duration(0)
-	server, err := fs.Mount(mnt, rootNode, &fs.Options{
-		MountOptions: fuse.MountOptions{DirectMount: true, FsName: backing, Name: "lazyfs"},
+	// The magic mount point /dev/fd/N makes go-fuse serve the connection
+	// already mounted on fd instead of mounting one of its own.
+	server, err := fs.Mount(fmt.Sprintf("/dev/fd/%d", fd), rootNode, &fs.Options{
+		MountOptions: fuse.MountOptions{FsName: backing, Name: Type[len("fuse."):]},
 		AttrTimeout:  &zero, EntryTimeout: &zero, NegativeTimeout: &zero,
 	})
 	if err != nil {
+		_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
+		syscall.Close(fd)
 		return nil, fmt.Errorf("%w: mounting %s: %v", ErrUnavailable, mnt, err)
 	}
 	lfs.server = server
+	if err := lfs.startWatchdog(); err != nil {
+		_ = lfs.Unmount()
+		return nil, fmt.Errorf("lazyfs: %s: %w", mnt, err)
+	}
 	return lfs, nil
+}
+
+// startWatchdog starts a process that unmounts the file system when this
+// one dies without doing so (SIGKILL), as fusermount3's auto_unmount does:
+// a shell blocked reading a pipe whose only writer is this process (the
+// descriptor is close-on-exec, so no server holds it); the kernel closes
+// it when this process dies, the read ends and the shell detaches the
+// mount. It has its own process group (a terminal's Ctrl-C is not for it)
+// and no death signal: it must outlive this process. Unmount stops it
+// first.
+func (l *FS) startWatchdog() error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	cmd := exec.Command("sh", "-c", `read -r _; exec umount -l -- "$0"`, l.mnt)
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return fmt.Errorf("unmount watchdog: %w", err)
+	}
+	l.watchdog, l.lifeline = cmd, w
+	return nil
+}
+
+// mountDevice opens /dev/fuse with close-on-exec and mounts the FUSE
+// connection at mnt, as go-fuse's direct mount does (fuse/mount_linux.go
+// mountDirect) except for the flag: go-fuse opens the device without
+// O_CLOEXEC and, on that path, never sets it, so every process started
+// after the mount (the servers) inherited the connection. The kernel aborts
+// a FUSE connection only when its last descriptor closes (fs/fuse/dev.c
+// fuse_dev_release), so after a SIGKILL of simrun a server waiting on a
+// request the dead daemon had already read stayed in state D for ever: it
+// held that last descriptor itself. With only this process holding it, the
+// death of this process aborts the connection: every waiting request fails
+// with ENOTCONN and the servers die of their death signal. The mount point
+// itself stays (the kernel never unmounts a FUSE file system on its own):
+// the watchdog removes it (startWatchdog), else the next start
+// (realmode CleanStale).
+func mountDevice(mnt, backing string) (int, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(mnt, &st); err != nil {
+		return -1, fmt.Errorf("lazyfs: %w", err)
+	}
+	fd, err := syscall.Open("/dev/fuse", syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	// The options fusermount passes (go-fuse mountDirect); max_read is
+	// go-fuse's default MaxWrite (fuse/server.go).
+	data := fmt.Sprintf("fd=%d,rootmode=%o,user_id=%d,group_id=%d,max_read=%d",
+		fd, st.Mode&syscall.S_IFMT, os.Geteuid(), os.Getegid(), 128<<10)
+	if err := syscall.Mount(backing, mnt, Type, syscall.MS_NOSUID|syscall.MS_NODEV, data); err != nil {
+		syscall.Close(fd)
+		return -1, fmt.Errorf("%w: mounting %s: %v", ErrUnavailable, mnt, err)
+	}
+	return fd, nil
 }
 
 // PowerLoss drops every write not fsynced: each file gets back the bytes
@@ -136,11 +213,20 @@ func (l *FS) Sync() error {
 // Unmount unmounts the file system and closes its descriptors; when the
 // mount is busy it is detached (umount -l), never left behind.
 func (l *FS) Unmount() error {
-	err := l.server.Unmount()
+	if l.watchdog != nil {
+		_ = l.watchdog.Process.Kill()
+		_ = l.watchdog.Wait()
+		l.lifeline.Close()
+		l.watchdog = nil
+	}
+	err := syscall.Unmount(l.mnt, 0)
 	if err != nil {
 		if derr := syscall.Unmount(l.mnt, syscall.MNT_DETACH); derr == nil {
 			err = nil
 		}
+	}
+	if err == nil {
+		l.server.Wait() // the serve loops end once the kernel says ENODEV
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -302,9 +388,16 @@ func (f *file) Writev(ctx context.Context, data [][]byte, off int64) (uint32, sy
 	return total, 0
 }
 
+// fsyncHook, when set, runs as an fsync request arrives (tests hold one
+// in flight there).
+var fsyncHook func()
+
 // Fsync makes the file's data durable: its size now is its synced size
 // and nothing is to be undone.
 func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	if fsyncHook != nil {
+		fsyncHook()
+	}
 	if errno := f.LoopbackFile.Fsync(ctx, flags); errno != 0 {
 		return errno
 	}
