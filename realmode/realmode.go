@@ -463,7 +463,10 @@ func startRedis(rt *runtime, s *scenarios.Scenario, env *startEnv) error {
 		o := redisLaunchOptions(r)
 		o.Bin, o.IP, o.Port, o.Dir = srvBin, ip, port, filepath.Join(dir, r.Name)
 		if lazyDisk(s, r) {
-			if srv.lazy, err = mountLazy(o.Dir); err != nil {
+			// Only the data files go on the mount; the configuration and
+			// the log (which the twin's log reader follows) stay off it.
+			o.DataDir = filepath.Join(o.Dir, "data")
+			if srv.lazy, err = mountLazy(o.DataDir); err != nil {
 				return fmt.Errorf("%s: %w: %v", r.Name, ErrMissingBinary, err)
 			}
 		}

@@ -30,6 +30,13 @@ type RedisOptions struct {
 	IP   string // loopback address to bind; default 127.0.0.1
 	Port int    // 0: a free port
 	Dir  string // required: config, data and log directory (created)
+	// DataDir is where the server keeps its data files (its `dir`: AOF,
+	// RDB, nodes.conf), when not Dir: real mode puts it on a lazyfs
+	// mount, and keeps the configuration and the log in Dir, off the
+	// mount, so that no thread of simrun's ever waits on it (a thread
+	// of the FUSE server's own process blocked on its mount keeps the
+	// FUSE connection open after a SIGKILL, and the server in state D).
+	DataDir string
 
 	AppendOnly  bool
 	AppendFsync string   // always, everysec or no; "" = everysec (Redis's default)
@@ -181,6 +188,13 @@ func StartRedis(o RedisOptions) (*Server, error) {
 	if err := placeOptions(o.Name, &o.IP, o.Dir); err != nil {
 		return nil, err
 	}
+	dataDir := o.Dir
+	if o.DataDir != "" {
+		dataDir = o.DataDir
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("launch: %s: DataDir: %w", o.Name, err)
+		}
+	}
 	switch o.AppendFsync {
 	case "", "always", "everysec", "no":
 	default:
@@ -189,7 +203,7 @@ func StartRedis(o RedisOptions) (*Server, error) {
 	conf := []string{
 		"protected-mode no", // else Redis refuses loopback addresses other than 127.0.0.1
 		"daemonize no",
-		"dir " + quote(o.Dir),
+		"dir " + quote(dataDir),
 		"logfile " + quote(filepath.Join(o.Dir, "redis.log")),
 		"dbfilename dump.rdb",
 	}
