@@ -63,10 +63,16 @@ func (rt *runtime) observe(ev sim.ObservedEvent) {
 		if _, err := fmt.Sscanf(text, "%d ppb", &ppb); err == nil && srv.clock != nil {
 			srv.clock.SetRate(ppb)
 		}
-	case sim.KindPause:
-		ops <- func() { srv.signal(syscall.SIGSTOP) }
-	case sim.KindResume:
-		ops <- func() { srv.signal(syscall.SIGCONT) }
+	case sim.KindPause, sim.KindResume:
+		sig, what := syscall.SIGSTOP, "pause"
+		if ev.Kind == sim.KindResume {
+			sig, what = syscall.SIGCONT, "resume"
+		}
+		ops <- func() {
+			if err := srv.signal(sig); err != nil {
+				rt.inject(func() { rt.k.Tracef(KindReal, ev.Proc, "%s failed: %v", what, err) })
+			}
+		}
 	case sim.KindCrash:
 		if g := rt.gateways[name]; g != nil {
 			g.close()
