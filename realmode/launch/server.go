@@ -413,6 +413,18 @@ func (s *Server) firstStartArgs(args func() ([]string, error)) error {
 func (s *Server) start() error {
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Dir = s.dir
+	if onFUSE(s.dir) {
+		// NB: not on a FUSE file system that this process may serve (a
+		// lazy data directory, realmode/lazyfs). Between fork and exec
+		// the child's chdir asks the file system, while the forking
+		// thread holds its P in vfork; a garbage collection that stops
+		// the world then waits for that P, and the goroutines that would
+		// answer the child are stopped: the whole process hangs, the test
+		// binary's own timeout included (TestTwinSuite on a loaded
+		// machine, issue 32). The servers that run on such a directory
+		// take absolute paths and chdir there themselves (Redis's dir).
+		cmd.Dir = ""
+	}
 	cmd.Env = append(os.Environ(), s.env...)
 	out, err := os.OpenFile(filepath.Join(s.dir, "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
