@@ -1,13 +1,14 @@
 package launch
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,14 +34,44 @@ func TestStartOnOwnFUSE(t *testing.T) {
 		}
 		t.Skipf("SKIPPED: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound for busy machines: the child takes seconds
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestStartOnOwnFUSE$")
-	cmd.Env = append(os.Environ(), "LOCKSIM_LAUNCH_FUSE="+t.TempDir())
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, ctx.Err(), "the child hung starting servers on its own FUSE mount:\n%s", out)
-	require.NoError(t, err, "%s", out)
-	require.Contains(t, string(out), "started 40 times")
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStartOnOwnFUSE$")
+	cmd.Env = append(os.Environ(), "LOCKSIM_LAUNCH_FUSE="+dir)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 5 * time.Second
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "%s", out.String())
+		require.Contains(t, out.String(), "started 40 times")
+	case <-time.After(2 * time.Minute): // a bound for busy machines: the child takes seconds
+		// A hung child cannot exit, nor can the process stuck in its
+		// chdir, until the FUSE connection is aborted.
+		abortErr := abortFUSE(dir)
+		_ = cmd.Process.Kill()
+		<-done
+		_ = syscall.Unmount(filepath.Join(dir, "mnt"), syscall.MNT_DETACH)
+		t.Fatalf("the child hung starting processes on its own FUSE mount (connection aborted: %v)", abortErr)
+	}
+}
+
+// abortFUSE aborts the FUSE connection whose number the child wrote to
+// dir/conn, through the fusectl file system (mounted if need be).
+func abortFUSE(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "conn"))
+	if err != nil {
+		return err
+	}
+	const ctl = "/sys/fs/fuse/connections"
+	if _, err := os.Stat(filepath.Join(ctl, strings.TrimSpace(string(b)))); err != nil {
+		if err := syscall.Mount("fusectl", ctl, "fusectl", 0, ""); err != nil {
+			return fmt.Errorf("mount fusectl: %w", err)
+		}
+	}
+	return os.WriteFile(filepath.Join(ctl, strings.TrimSpace(string(b)), "abort"), []byte("1"), 0o200)
 }
 
 // fuseChild mounts a lazy file system and starts (and stops) a process in
@@ -59,6 +90,13 @@ func fuseChild(dir string) {
 		os.Exit(1)
 	}
 	defer l.Unmount()
+	// The connection's number is the mount's device number (fs/fuse
+	// control.c), for the parent to abort a hung connection.
+	var st syscall.Stat_t
+	if err := syscall.Stat(mnt, &st); err == nil {
+		minor := st.Dev&0xff | (st.Dev>>12)&0xfff00
+		_ = os.WriteFile(filepath.Join(dir, "conn"), []byte(strconv.FormatUint(minor, 10)), 0o644)
+	}
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
