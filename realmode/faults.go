@@ -64,13 +64,13 @@ func (rt *runtime) observe(ev sim.ObservedEvent) {
 			srv.clock.SetRate(ppb)
 		}
 	case sim.KindPause, sim.KindResume:
-		sig, what := syscall.SIGSTOP, "pause"
+		sig, sigName := syscall.SIGSTOP, "SIGSTOP"
 		if ev.Kind == sim.KindResume {
-			sig, what = syscall.SIGCONT, "resume"
+			sig, sigName = syscall.SIGCONT, "SIGCONT"
 		}
 		ops <- func() {
 			if err := srv.signal(sig); err != nil {
-				rt.inject(func() { rt.k.Tracef(KindReal, ev.Proc, "%s failed: %v", what, err) })
+				rt.inject(func() { rt.k.Tracef(KindReal, ev.Proc, "%s failed: %v", sigName, err) })
 			}
 		}
 	case sim.KindCrash:
