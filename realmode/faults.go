@@ -67,10 +67,16 @@ func (rt *runtime) observe(ev sim.ObservedEvent) {
 		if _, err := fmt.Sscanf(text, "%d ppb", &ppb); err == nil && srv.clock != nil {
 			srv.clock.SetRate(ppb)
 		}
-	case sim.KindPause:
-		ops <- func() { srv.signal(syscall.SIGSTOP) }
-	case sim.KindResume:
-		ops <- func() { srv.signal(syscall.SIGCONT) }
+	case sim.KindPause, sim.KindResume:
+		sig, sigName := syscall.SIGSTOP, "SIGSTOP"
+		if ev.Kind == sim.KindResume {
+			sig, sigName = syscall.SIGCONT, "SIGCONT"
+		}
+		ops <- func() {
+			if err := srv.signal(sig); err != nil {
+				rt.inject(func() { rt.k.Tracef(KindReal, ev.Proc, "%s failed: %v", sigName, err) })
+			}
+		}
 	case sim.KindCrash:
 		power := strings.Contains(text, "power")
 		if power {

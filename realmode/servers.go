@@ -61,13 +61,16 @@ func startErr(name string, err error) error {
 
 func (s *server) pid() int { return s.ls.PID() }
 
-func (s *server) signal(sig syscall.Signal) {
+// signal pauses (SIGSTOP) or resumes (SIGCONT) the process; a pause
+// returns once every thread has stopped (launch's Pause).
+func (s *server) signal(sig syscall.Signal) error {
 	switch sig {
 	case syscall.SIGSTOP:
-		s.ls.Pause()
+		return s.ls.Pause()
 	case syscall.SIGCONT:
-		s.ls.Resume()
+		return s.ls.Resume()
 	}
+	return fmt.Errorf("%s: unexpected signal %v", s.name, sig)
 }
 
 // kill SIGKILLs the process and waits until it is reaped.

@@ -189,6 +189,7 @@ func TestRedisLifecycle(t *testing.T) {
 	})
 	t.Run("pause holds replies, resume releases them", func(t *testing.T) {
 		require.NoError(t, s.Pause())
+		requireStopped(t, s.PID(), "a paused redis-server")
 		short := goredis.NewClient(&goredis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true,
 			MaxRetries: -1, ReadTimeout: 200 * time.Millisecond})
 		defer short.Close()

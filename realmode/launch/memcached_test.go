@@ -53,6 +53,7 @@ func TestMemcachedLifecycle(t *testing.T) {
 	})
 	t.Run("pause holds replies", func(t *testing.T) {
 		require.NoError(t, s.Pause())
+		requireStopped(t, s.PID(), "a paused memcached")
 		c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
 		require.NoError(t, err)
 		defer c.Close()

@@ -427,6 +427,18 @@ func (s *Server) firstStartArgs(args func() ([]string, error)) error {
 func (s *Server) start() error {
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Dir = s.dir
+	if onFUSE(s.dir) {
+		// NB: not on a FUSE file system that this process may serve (a
+		// lazy data directory, realmode/lazyfs). Between fork and exec
+		// the child's chdir asks the file system, while the forking
+		// thread holds its P in vfork; a garbage collection that stops
+		// the world then waits for that P, and the goroutines that would
+		// answer the child are stopped: the whole process hangs, the test
+		// binary's own timeout included (TestTwinSuite on a loaded
+		// machine, issue 32). The servers that run on such a directory
+		// take absolute paths and chdir there themselves (Redis's dir).
+		cmd.Dir = ""
+	}
 	cmd.Env = append(os.Environ(), s.env...)
 	out, err := os.OpenFile(filepath.Join(s.dir, "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -570,21 +582,47 @@ func (s *Server) Exited() <-chan struct{} {
 }
 
 func (s *Server) signal(sig syscall.Signal) error {
+	_, err := s.signalPID(sig)
+	return err
+}
+
+// signalPID sends sig to the current process and returns its PID.
+func (s *Server) signalPID(sig syscall.Signal) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd == nil || s.exited() {
-		return fmt.Errorf("launch: %s is not running", s.name)
+		return 0, fmt.Errorf("launch: %s is not running", s.name)
 	}
-	return s.cmd.Process.Signal(sig)
+	return s.cmd.Process.Pid, s.cmd.Process.Signal(sig)
 }
 
 // Pause stops the process (SIGSTOP): its sockets stay open and the kernel
 // keeps accepting bytes into their buffers, as for a process in a long GC
-// pause or descheduled VM.
-func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+// pause or descheduled VM. It returns once every thread of the process has
+// stopped (threads.go: a SIGSTOP stops the threads one after the other),
+// so nothing leaves the process after Pause returns; a thread that has not
+// stopped within 10 s is an error naming it. NB: only the process is
+// stopped, not a child it forked (redis-server's BGSAVE child), as in a GC
+// pause.
+func (s *Server) Pause() error {
+	pid, err := s.signalPID(syscall.SIGSTOP)
+	if err != nil {
+		return err
+	}
+	return waitThreads(s.name, pid, "stop after SIGSTOP", stopped, threadWait)
+}
 
-// Resume continues a paused process (SIGCONT).
-func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+// Resume continues a paused process (SIGCONT) and returns once no thread
+// is stopped any more. The kernel wakes every stopped thread within
+// kill(2) (kernel/signal.c prepare_signal), so this wait is a check that
+// nothing else holds the process, bounded like Pause's.
+func (s *Server) Resume() error {
+	pid, err := s.signalPID(syscall.SIGCONT)
+	if err != nil {
+		return err
+	}
+	return waitThreads(s.name, pid, "resumption after SIGCONT", resumed, threadWait)
+}
 
 // Kill sends SIGKILL (crash: no shutdown work, no final fsync) and waits
 // for the process to exit.

@@ -59,6 +59,7 @@ func TestZooKeeperStandalone(t *testing.T) {
 	})
 	t.Run("pause holds replies", func(t *testing.T) {
 		require.NoError(t, s.Pause())
+		requireStopped(t, s.PID(), "a paused JVM")
 		_, err := ZooKeeperMode(s.Addr(), 300*time.Millisecond)
 		assert.Error(t, err, "a stopped JVM does not answer")
 		require.NoError(t, s.Resume())
