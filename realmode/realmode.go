@@ -554,12 +554,25 @@ func startCluster(rt *runtime, cs *scenarios.ClusterSpec, env *startEnv) error {
 				return fmt.Errorf("%w: %s: no second free port for the cluster bus", ErrStart, n.Name)
 			}
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-		if err != nil {
-			return startErr(n.Name, err)
+		// The bus front's port: the kernel may hand out again a port that
+		// FreePort picked and released (the server's client or bus port,
+		// not yet bound), and the server would then find it in use; pick
+		// again until it differs from both.
+		var busFrontAddr string
+		for try := 0; ; try++ {
+			ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+			if err != nil {
+				return startErr(n.Name, err)
+			}
+			busFrontAddr = ln.Addr().String()
+			ln.Close()
+			if p := frontPort(busFrontAddr); p != port && p != busPort {
+				break
+			}
+			if try == 16 {
+				return fmt.Errorf("%w: %s: no free port for the cluster bus's front apart from the server's", ErrStart, n.Name)
+			}
 		}
-		busFrontAddr := ln.Addr().String()
-		ln.Close()
 		busFront, err := rt.proxy.ListenAlso(n.Name, busFrontAddr, net.JoinHostPort(ip, strconv.Itoa(busPort)))
 		if err != nil {
 			return startErr(n.Name, err)
