@@ -527,6 +527,11 @@ func PlanExplore(cfg *ExploreConfig) (*Plan, error) {
 		if cfg.Grid > 0 {
 			hint = "widen --grid, narrow --faults/--targets/--max-faults"
 		}
+		if pl.Total < 0 {
+			// Past 2^62 schedules no count holds the space, and --force
+			// cannot walk it either: only a narrower space can.
+			return nil, &BadBounds{fmt.Sprintf("the space has %s schedules (%d single faults, at most %d per schedule), more than any exploration can walk, --force or not: %s", size, counted, pl.K, hint)}
+		}
 		return nil, &BadBounds{fmt.Sprintf("the space has %s schedules (%d single faults, at most %d per schedule), more than --max-schedules %d: %s, raise --max-schedules, or pass --force", size, counted, pl.K, cfg.MaxSchedules, hint)}
 	}
 	return pl, nil

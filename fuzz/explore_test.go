@@ -696,3 +696,18 @@ func TestExploreGridBounded(t *testing.T) {
 	// 600,000 grid placements a target when built whole: tens of MB.
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated to plan")
 }
+
+// TestExploreBeyondAnyCountRefusedWithForce: a space past 2^62 schedules is
+// refused even with --force, and the refusal does not tell the user to
+// pass the --force they passed.
+func TestExploreBeyondAnyCountRefusedWithForce(t *testing.T) {
+	s, err := scenarios.Builtin("single-gc-pause")
+	require.NoError(t, err)
+	cfg := ExploreConfig{Base: s, MaxFaults: 1000, MaxSchedules: 100, Force: true}
+	_, err = PlanExplore(&cfg)
+	var bb *BadBounds
+	require.ErrorAs(t, err, &bb)
+	assert.Contains(t, err.Error(), "more than 2^62 schedules")
+	assert.Contains(t, err.Error(), "--force or not")
+	assert.NotContains(t, err.Error(), "pass --force")
+}
