@@ -95,3 +95,33 @@ func makeMemoryCgroup(t *testing.T) (string, string) {
 	}
 	return dir, limit
 }
+
+// TestMemoryBudgetStopChargesOnlyItsRun: a run stopped by the memory
+// budget leaves the runs after it in the same process unharmed (they
+// used to fail "memory budget exceeded ... after 0 events", charged for
+// the heap the stopped run left behind).
+func TestMemoryBudgetStopChargesOnlyItsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a runaway world until 200 MiB of heap: about 20 s under load")
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "run", "testdata/retry-storm.yaml", "single-gc-pause", "redlock-clock-jump", "--max-memory", "200MiB")
+	cmd.Env = append(os.Environ(), "SIMRUN_AS_MAIN=1", "GOMEMLIMIT=")
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, exitInconclusive, ee.ExitCode(), "the worst of the codes: the runaway run's")
+	lines := strings.Split(string(out), "\n")
+	var storm, small int
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, "retry-storm.yaml") && strings.Contains(l, "memory budget of 200.0 MiB exceeded"):
+			storm++
+		case (strings.HasPrefix(l, "single-gc-pause ") || strings.HasPrefix(l, "redlock-clock-jump ")) && strings.Contains(l, "matched"):
+			small++
+		}
+	}
+	assert.Equal(t, 1, storm, "the runaway run is stopped by the budget:\n%s", out)
+	assert.Equal(t, 2, small, "the runs after it match their verdicts:\n%s", out)
+}
