@@ -92,6 +92,7 @@ var nameHomonyms = map[string]map[string]string{
 	"clients/algorithms.go": {"redis": "declares NodeRedis, the kind's name (clients cannot import scenarios)", "zookeeper": "declares NodeZooKeeper, the kind's name",
 		"memcached": "declares NodeMemcached, the kind's name", "mysql": "declares NodeMySQL, the kind's name"},
 	"clients/filler.go": {"filler": "the trace event kind of a filler's writes (sim.Kind)"},
+	"realmode/twin.go":  {"sentinel": "a word of Sentinel's event text (\"+sdown sentinel ...\") skipped when naming the instance"},
 }
 
 // TestNamesDeclaredOnce (issue 12): each process kind, lock algorithm and

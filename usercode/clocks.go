@@ -66,7 +66,9 @@ func absDur(d time.Duration) time.Duration {
 }
 
 // wallOnly reports whether a fault kind moves only the wall clock.
-func wallOnly(kind string) bool { return kind == "clock-jump" || kind == "clock-strobe" }
+func wallOnly(kind string) bool {
+	return kind == faults.KindClockJump || kind == faults.KindClockStrobe
+}
 
 // checkClockFaults refuses the scenario's wall-clock faults on clients
 // bound to user code that does not read Proc.Now.
